@@ -1,0 +1,214 @@
+"""The declarative building blocks of a table: :class:`Column` and :class:`Table`.
+
+A table declaration is the single source of truth; the arrow schema, validation, the card's field tables
+and the Hugging Face ``features`` block are all derived from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import pyarrow as pa
+
+# Scalar type names a column may declare, with their arrow type.
+_SCALAR_TYPES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "bool": pa.bool_(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+}
+# Named composite types.
+_COMPOSITE_TYPES: dict[str, pa.DataType] = {
+    # Tunable parameters: a list of (name, value) pairs, sorted by name. Queryable in arrow/pandas/HF alike.
+    "params": pa.list_(pa.struct([("name", pa.string()), ("value", pa.float64())])),
+    "list<float64>": pa.list_(pa.float64()),
+    "list<int64>": pa.list_(pa.int64()),
+    "list<string>": pa.list_(pa.string()),
+}
+ARROW_TYPES: dict[str, pa.DataType] = {**_SCALAR_TYPES, **_COMPOSITE_TYPES}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table.
+
+    Parameters
+    ----------
+    name : str
+        Column name; units live in the name (``time_ms_median``).
+    type : str
+        One of :data:`ARROW_TYPES`.
+    doc : str
+        One-line description for the card.
+    unit : str, optional
+        Unit of the values, for the card.
+    nullable : bool
+        Whether nulls are allowed at all.
+    min, max : float, optional
+        Inclusive bounds (``min_exclusive`` makes the lower bound strict).
+    values : tuple of str, optional
+        Allowed values (an enumeration).
+    pattern : str, optional
+        Regular expression a string value must match in full.
+    key : bool
+        Whether the column is part of the row key (``row_id`` is the hash of the key columns).
+    required_when : (column, regex), optional
+        The value must be non-null on rows where ``column`` fully matches ``regex``.
+    """
+
+    name: str
+    type: str
+    doc: str
+    unit: str | None = None
+    nullable: bool = True
+    min: float | None = None
+    max: float | None = None
+    min_exclusive: bool = False
+    values: tuple[str, ...] | None = None
+    pattern: str | None = None
+    key: bool = False
+    required_when: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in ARROW_TYPES:
+            raise ValueError(f"column {self.name!r}: unknown type {self.type!r}; use one of {sorted(ARROW_TYPES)}")
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        return ARROW_TYPES[self.type]
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.type in ("int32", "int64", "float32", "float64")
+
+    def rule_text(self) -> str:
+        """Human-readable constraints, for the card's field table."""
+        parts = []
+        if not self.nullable:
+            parts.append("not null")
+        if self.required_when:
+            parts.append(f"required when {self.required_when[0]} ~ `{self.required_when[1]}`")
+        if self.min is not None:
+            parts.append(f"{'>' if self.min_exclusive else '>='} {_fmt_num(self.min)}")
+        if self.max is not None:
+            parts.append(f"<= {_fmt_num(self.max)}")
+        if self.values:
+            parts.append("one of " + ", ".join(f"`{v}`" for v in self.values))
+        if self.pattern:
+            parts.append(f"matches `{self.pattern}`")
+        if self.key:
+            parts.append("key")
+        return "; ".join(parts)
+
+
+def _fmt_num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A dataset table (a Hugging Face config).
+
+    ``ordered`` lists (a, b) column pairs with a <= b wherever both are present.
+    """
+
+    name: str
+    version: str
+    description: str
+    columns: tuple[Column, ...]
+    ordered: tuple[tuple[str, str], ...] = ()
+    changelog: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.columns]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"table {self.name!r} declares columns twice: {dupes}")
+        for a, b in self.ordered:
+            if a not in names or b not in names:
+                raise ValueError(f"table {self.name!r}: ordered pair ({a}, {b}) names an unknown column")
+        for c in self.columns:
+            if c.required_when and c.required_when[0] not in names:
+                raise ValueError(f"column {c.name!r}: required_when names unknown column {c.required_when[0]!r}")
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def key_columns(self) -> list[str]:
+        return [c.name for c in self.columns if c.key]
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        from kgpubench.errors import unknown_name
+
+        raise unknown_name(f"column of table {self.name!r}", name, self.column_names)
+
+    def arrow_schema(self) -> pa.Schema:
+        """The arrow schema, with the table name and schema version in its metadata."""
+        fields = [pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.columns]
+        meta = {b"kgpubench": json.dumps({"config": self.name, "schema_version": self.version}).encode()}
+        return pa.schema(fields, metadata=meta)
+
+    def empty(self) -> pa.Table:
+        """An empty table with the declared schema."""
+        return self.arrow_schema().empty_table()
+
+    def from_rows(self, rows: Sequence[Mapping[str, Any]], *, fill_row_id: bool = True) -> pa.Table:
+        """Build an arrow table from dict rows (missing columns become null), computing ``row_id``.
+
+        Unknown keys in a row raise ``ValueError`` naming them: no silent drop.
+        """
+        names = set(self.column_names)
+        for i, r in enumerate(rows):
+            extra = set(r) - names
+            if extra:
+                raise ValueError(f"row {i}: unknown columns {sorted(extra)} for table {self.name!r}")
+        data = {c.name: [r.get(c.name) for r in rows] for c in self.columns}
+        if fill_row_id and "row_id" in names:
+            data["row_id"] = row_ids(self, rows)
+        arrays = [pa.array(data[c.name], type=c.arrow_type) for c in self.columns]
+        return pa.Table.from_arrays(arrays, schema=self.arrow_schema())
+
+
+def canonical_value(value: Any) -> Any:
+    """A JSON-stable form of a key value (floats that are whole become ints; params are sorted pairs)."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        return repr(value)
+    if isinstance(value, Mapping):
+        return [[str(k), canonical_value(v)] for k, v in sorted(value.items())]
+    if isinstance(value, (list, tuple)):
+        if value and isinstance(value[0], Mapping) and set(value[0]) == {"name", "value"}:
+            return [[p["name"], canonical_value(p["value"])] for p in sorted(value, key=lambda p: p["name"])]
+        return [canonical_value(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalar
+        return canonical_value(value.item())
+    return value
+
+
+def row_id_of(table_name: str, key: Mapping[str, Any]) -> str:
+    """Stable row id: the first 16 hex digits of sha256 over the table name and canonical key values."""
+    payload = json.dumps(
+        [table_name, [[k, canonical_value(key[k])] for k in sorted(key)]], separators=(",", ":"), sort_keys=True
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def row_ids(table: Table, rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Row ids for dict rows of ``table`` (key columns missing from a row count as null)."""
+    keys = table.key_columns
+    return [row_id_of(table.name, {k: r.get(k) for k in keys}) for r in rows]

@@ -1,0 +1,105 @@
+"""Column groups every table carries: identity, GPU, status, timing, power, provenance."""
+
+from __future__ import annotations
+
+from kgpubench.schema._core import Column
+
+STATUSES = ("ok", "compile_error", "launch_error", "verification_failed", "infeasible")
+# `measured` or `imported:<name>`; anything else (a test fake's rows, say) can never validate.
+SOURCE_PATTERN = r"measured|imported:[a-z0-9][a-z0-9_.\-]*"
+MEASURED = ("source", "measured")
+IMPORTED = ("source", r"imported:.*")
+OK = ("status", "ok")
+
+
+def identity_columns() -> list[Column]:
+    return [
+        Column("row_id", "string", "Hash of the key columns (stable across runs and machines).",
+               nullable=False, pattern=r"[0-9a-f]{16}"),
+        Column("run_id", "string", "Identifier of the collection or import run that produced the row.",
+               nullable=False, pattern=r"[0-9A-Za-z_.:\-]{4,64}"),
+        Column("status", "string", "Outcome of the configuration.", nullable=False, values=STATUSES),
+    ]
+
+
+def gpu_columns() -> list[Column]:
+    """GPU identity and hardware features (seed 003 table 2 and more)."""
+    return [
+        Column("gpu_name", "string", "GPU model name as the vendor reports it.", nullable=False, key=True),
+        Column("gpu_vendor", "string", "GPU vendor.", nullable=False, values=("nvidia", "amd", "intel")),
+        Column("gpu_architecture", "string", "Architecture family (e.g. ampere, hopper, cdna2).", nullable=False),
+        Column("gpu_compute_capability", "string", "CUDA compute capability (NVIDIA only).",
+               pattern=r"\d+\.\d+"),
+        Column("gpu_sm_count", "int32", "Streaming multiprocessors (NVIDIA) or compute units (AMD).",
+               nullable=False, min=1),
+        Column("gpu_cores", "int32", "CUDA cores or stream processors.", min=1),
+        Column("gpu_memory_bytes", "int64", "Device memory.", unit="B", min=1),
+        Column("gpu_memory_bandwidth_gbs", "float64", "Peak device-memory bandwidth.", unit="GB/s",
+               min=0, min_exclusive=True),
+        Column("gpu_l2_bytes", "int64", "L2 cache size.", unit="B", min=1),
+        Column("gpu_smem_per_sm_bytes", "int64", "Shared memory (LDS on AMD) per SM or CU.", unit="B", min=1),
+        Column("gpu_clock_sm_mhz", "float64", "Maximum SM clock.", unit="MHz", min=0, min_exclusive=True),
+        Column("gpu_clock_mem_mhz", "float64", "Maximum memory clock.", unit="MHz", min=0, min_exclusive=True),
+        Column("gpu_peak_fp32_gflops", "float64", "Peak fp32 throughput (vendor figure).", unit="GFLOP/s",
+               min=0, min_exclusive=True),
+    ]
+
+
+def timing_columns() -> list[Column]:
+    return [
+        Column("time_ms_median", "float64", "Median time over the repeats.", unit="ms", min=0,
+               min_exclusive=True, required_when=OK),
+        Column("time_ms_min", "float64", "Fastest repeat.", unit="ms", min=0, min_exclusive=True,
+               required_when=OK),
+        Column("time_ms_mean", "float64", "Mean over the repeats.", unit="ms", min=0, min_exclusive=True,
+               required_when=OK),
+        Column("time_ms_std", "float64", "Standard deviation over the repeats (population).", unit="ms",
+               min=0, required_when=OK),
+        Column("repeats", "int32", "Number of timed repeats behind the statistics.", min=1, required_when=OK),
+        Column("time_cv", "float64", "Coefficient of variation of the repeats (std / mean).", min=0),
+    ]
+
+
+def power_columns() -> list[Column]:
+    return [
+        Column("power_w_avg", "float64", "Average board power over the power window.", unit="W",
+               min=0, min_exclusive=True),
+        Column("energy_j", "float64", "Energy per launch.", unit="J", min=0, min_exclusive=True),
+        Column("power_window_ms", "float64", "Length of the power window.", unit="ms", min=0,
+               min_exclusive=True),
+        Column("power_samples", "int32", "Power samples (or energy-counter reads) in the window.", min=1),
+        Column("power_idle_w", "float64", "Idle power measured before the suite.", unit="W", min=0),
+    ]
+
+
+def provenance_columns() -> list[Column]:
+    return [
+        Column("source", "string", "`measured` by kgpubench collect, or `imported:<name>`.", nullable=False,
+               pattern=SOURCE_PATTERN),
+        Column("collected_at", "timestamp", "When the row was measured (or imported).", nullable=False),
+        Column("kgpubench_version", "string", "kgpubench version that wrote the row.", nullable=False),
+        Column("collector_version", "string", "Version of the suite's collector.", required_when=MEASURED),
+        Column("toolchain_version", "string", "Compiler (NVRTC / nvcc) version.", required_when=MEASURED),
+        Column("driver_version", "string", "GPU driver version.", required_when=MEASURED),
+        Column("cuda_version", "string", "CUDA runtime version.", required_when=MEASURED),
+        Column("cupy_version", "string", "CuPy version.", required_when=MEASURED),
+        Column("gpu_uuid_hash", "string", "sha256 prefix of the GPU UUID (never the raw UUID).",
+               required_when=MEASURED, pattern=r"[0-9a-f]{16}"),
+        Column("source_file", "string", "Upstream file the row was imported from.", required_when=IMPORTED),
+        Column("source_commit", "string", "Upstream commit of the imported file."),
+        Column("source_doi", "string", "DOI of the imported data set."),
+        Column("source_license", "string", "Licence of the imported data (SPDX).", required_when=IMPORTED),
+    ]
+
+
+def common_head() -> list[Column]:
+    """Identity and GPU columns: the start of every table."""
+    return identity_columns() + gpu_columns()
+
+
+def common_tail() -> list[Column]:
+    """Timing, power and provenance: the end of every table."""
+    return timing_columns() + power_columns() + provenance_columns()
+
+
+TIMING_ORDER = (("time_ms_min", "time_ms_median"), ("time_ms_min", "time_ms_mean"))

@@ -1,0 +1,64 @@
+"""The `kernels` table: regular (seed 000) and power (seed 002) suites.
+
+One row per GPU x kernel x problem size x launch configuration (x collection run).
+"""
+
+from __future__ import annotations
+
+from kgpubench.schema._core import Column, Table
+from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail
+
+
+def _specific() -> list[Column]:
+    return [
+        Column("suite", "string", "Collector suite.", nullable=False, values=("regular", "power"), key=True),
+        Column("program", "string", "Program the kernel belongs to (e.g. srad_v2, matrix_mul).", nullable=False),
+        Column("kernel", "string", "Kernel name.", nullable=False, key=True),
+        Column("variant", "string", "Kernel variant (e.g. fp32, fp64); empty when there is one.",
+               nullable=False, key=True),
+        Column("bound", "string", "Compute- or memory-bound label from the suite spec (seed 000).",
+               values=("compute", "memory")),
+        Column("size_params", "params", "Problem-size parameters of the configuration.", key=True),
+        Column("grid_x", "int64", "Blocks in x.", nullable=False, min=1, key=True),
+        Column("grid_y", "int64", "Blocks in y.", nullable=False, min=1, key=True),
+        Column("grid_z", "int64", "Blocks in z.", nullable=False, min=1, key=True),
+        Column("block_x", "int32", "Threads per block in x.", nullable=False, min=1, key=True),
+        Column("block_y", "int32", "Threads per block in y.", nullable=False, min=1, key=True),
+        Column("block_z", "int32", "Threads per block in z.", nullable=False, min=1, key=True),
+        # Seed 000 features (table 4).
+        Column("n", "float64", "Input size (seed 000 n).", min=0),
+        Column("s", "float64", "Problem size (seed 000 s).", min=0),
+        Column("cpx", "float64", "Computational complexity order (seed 000 cpx).", min=0),
+        Column("nb", "int64", "Blocks in the grid.", min=1),
+        Column("nt", "int32", "Threads per block.", min=1),
+        Column("w", "int32", "Warps per block.", min=1),
+        Column("alpha", "float64", "On-chip / global-memory statements in the source.", min=0),
+        Column("l", "float64", "Executed PTX instructions (all).", min=0),
+        Column("lc", "float64", "Executed compute instructions.", min=0),
+        Column("lmr", "float64", "Executed global-memory reads.", min=0),
+        Column("lmw", "float64", "Executed global-memory writes.", min=0),
+        Column("lshr", "float64", "Executed shared-memory reads.", min=0),
+        Column("lshw", "float64", "Executed shared-memory writes.", min=0),
+        Column("ls", "float64", "Executed synchronisation instructions.", min=0),
+        Column("ldpu", "float64", "Executed double-precision instructions.", min=0),
+        Column("lsfu", "float64", "Executed special-function instructions.", min=0),
+        Column("dpc", "float64", "Degree of data dependency (seed 000).", min=0, max=1),
+        Column("shmem_words", "int64", "Static shared memory per block in 4-byte words.", min=0),
+        Column("nreg", "int32", "Registers per thread (ptxas).", min=0),
+        # Seed 002 power features.
+        Column("compute_density", "float64", "Power-weighted compute density A = N_a / N_mem (seed 002).",
+               min=0),
+        Column("sm_saturation", "float64", "Active SMs / SMs for the launch (seed 002 Sa).", min=0, max=1),
+        Column("source_lines", "int32", "Effective lines of code of the kernel.", min=0),
+    ]
+
+
+TABLE = Table(
+    name="kernels",
+    version="1.0.0",
+    description="Regular CUDA kernels (seed 000) and the power suite (seed 002): time, power and static "
+    "features per GPU x kernel x size x launch configuration.",
+    columns=tuple(common_head() + _specific() + common_tail()),
+    ordered=TIMING_ORDER,
+    changelog=(("1.0.0", "First declaration."),),
+)
