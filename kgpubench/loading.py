@@ -1,0 +1,76 @@
+"""``load_dataset``: packaged (or any store's) data as a Hugging Face dataset, pandas or arrow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import pyarrow as pa
+
+from kgpubench.errors import SchemaValidationError
+from kgpubench.resources import default_data_dir
+from kgpubench.schema import get_table
+from kgpubench.store import Store
+
+Format = Literal["datasets", "pandas", "arrow"]
+FORMATS = ("datasets", "pandas", "arrow")
+
+
+def load_dataset(
+    config: str,
+    split: str | None = None,
+    fold: str | int | None = None,
+    scheme: str | None = None,
+    format: Format = "datasets",
+    data_dir: Path | str | None = None,
+    task: str | None = None,
+):
+    """Load the rows of one config.
+
+    Parameters
+    ----------
+    config : str
+        ``kernels``, ``npb``, ``stencil`` or ``autotune``.
+    split : {"train", "test"}, optional
+        With ``scheme`` and ``fold``: the training or test rows of that fold.
+    fold : str or int, optional
+        Fold of the scheme (GPU name for ``by-gpu``).
+    scheme : str, optional
+        Split scheme (``random10``, ``holdout80``, ``by-kernel``, ``by-gpu``, ...).
+    format : {"datasets", "pandas", "arrow"}
+        Return a ``datasets.Dataset``, a ``pandas.DataFrame`` or a ``pyarrow.Table``.
+    data_dir : path, optional
+        A store folder; defaults to the packaged data.
+    task : str, optional
+        Task whose split files to use (default: the config's main task).
+
+    Returns
+    -------
+    datasets.Dataset or pandas.DataFrame or pyarrow.Table
+        An empty config gives an empty table with the declared columns.
+    """
+    get_table(config)
+    if format not in FORMATS:
+        raise SchemaValidationError(f"format={format!r} is not supported; use one of {', '.join(FORMATS)}.")
+    table = Store(data_dir or default_data_dir()).read(config)
+    if scheme is not None or fold is not None or split is not None:
+        table = _apply_split(table, config, split=split, fold=fold, scheme=scheme, task=task)
+    return _as_format(table, format)
+
+
+def _apply_split(table: pa.Table, config: str, *, split, fold, scheme, task) -> pa.Table:
+    raise NotImplementedError("split arguments arrive with the splits issue; load without them for now.")
+
+
+def _as_format(table: pa.Table, format: Format):
+    if format == "arrow":
+        return table
+    if format == "pandas":
+        return table.to_pandas()
+    try:
+        import datasets
+    except ImportError:  # pragma: no cover - datasets is a core dependency
+        from kgpubench.errors import MissingDependencyError
+
+        raise MissingDependencyError("format='datasets' needs the `datasets` package: pip install datasets") from None
+    return datasets.Dataset(datasets.table.InMemoryTable(table))
