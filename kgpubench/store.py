@@ -65,6 +65,7 @@ class Store:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self._pending: dict | None = None  # the manifest being committed by a merge (for the README)
 
     # ----- manifest -------------------------------------------------------------------------------------
     @property
@@ -73,6 +74,8 @@ class Store:
 
     def manifest(self) -> dict:
         """The manifest (an empty one, version 0.0.0, for a store that has none yet)."""
+        if self._pending is not None:
+            return json.loads(json.dumps(self._pending))
         if not self.manifest_path.exists():
             if self.path.exists() and not self.path.is_dir():
                 raise DataFileNotFoundError(f"{self.path}: is a file, expected a dataset store folder.")
@@ -150,11 +153,13 @@ class Store:
         return pairs
 
     # ----- merging --------------------------------------------------------------------------------------
-    def merge(self, shards: Iterable[Path], *, note: str | None = None, today: str | None = None) -> MergeReport:
+    def merge(self, shards: Iterable[Path], *, note: str | None = None, today: str | None = None,
+              card_path: Path | None = None) -> MergeReport:
         """Validate ``shards``, add their new rows, bump the minor version; all or nothing.
 
         Raises :class:`SchemaValidationError` listing every violation when any shard is bad (nothing is
-        written). Exact duplicates (same row_id and run_id, in the store or among the shards) are skipped;
+        written). The store's README.md (Hugging Face configs and card) is regenerated in the same
+        transaction, its body taken from ``card_path`` when given, else from the current README. Exact duplicates (same row_id and run_id, in the store or among the shards) are skipped;
         repeated measurements of one key by other runs stay separate rows.
         """
         manifest = self.manifest()
@@ -163,6 +168,8 @@ class Store:
         if not new_by_config:
             return report
         written: list[Path] = []
+        readme = self.path / "README.md"
+        old_readme = readme.read_bytes() if readme.exists() else None
         try:
             for config, table in sorted(new_by_config.items()):
                 entry = self._write_part(config, table, written)
@@ -178,11 +185,18 @@ class Store:
                 "added_rows": dict(sorted(report.added.items())),
                 "note": note or "merged " + ", ".join(f"{n} {c} rows" for c, n in sorted(report.added.items())),
             })
+            self._write_readme(manifest, card_path)
             self._write_manifest(manifest)
         except BaseException:
             for path in written:
                 path.unlink(missing_ok=True)
+            if old_readme is None:
+                readme.unlink(missing_ok=True)
+            elif not readme.exists() or readme.read_bytes() != old_readme:
+                atomic_write_bytes(readme, old_readme)
             raise
+        finally:
+            self._pending = None
         report.version_after = version
         return report
 
@@ -234,6 +248,13 @@ class Store:
         atomic_write_bytes(path, data)
         return {"path": rel, "sha256": digest, "rows": table.num_rows}
 
+    def _write_readme(self, manifest: dict, card_path: Path | None) -> None:
+        from kgpubench.card import readme_body, store_readme
+
+        self._pending = manifest
+        body = card_path.read_text() if card_path is not None else readme_body(self.path / "README.md")
+        atomic_write_bytes(self.path / "README.md", store_readme(self, body).encode())
+
     def _write_manifest(self, manifest: dict) -> None:
         text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
         atomic_write_bytes(self.manifest_path, text.encode())
@@ -256,9 +277,18 @@ def conform(table: pa.Table, config: str, path: Path | str = "<table>") -> pa.Ta
 
 def merge(shards: Iterable[Path], into: Path | str | None = None, *, note: str | None = None) -> MergeReport:
     """Merge shards into a store (default: the packaged one). See :meth:`Store.merge`."""
+    from kgpubench.card import CARD_PATH
     from kgpubench.resources import default_data_dir
 
-    return Store(into or default_data_dir()).merge(shards, note=note)
+    store = Store(into or default_data_dir())
+    packaged = store.path.resolve() == default_data_dir().resolve()
+    card = CARD_PATH if packaged and CARD_PATH.exists() else None
+    report = store.merge(shards, note=note, card_path=card)
+    if card is not None and report.changed:
+        from kgpubench.card import update
+
+        update(store, card)
+    return report
 
 
 def gpus(table: pa.Table) -> list[str]:

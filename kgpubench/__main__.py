@@ -1,0 +1,5 @@
+"""``python -m kgpubench``: the command line."""
+
+from kgpubench.cli import main
+
+main()

@@ -1,0 +1,154 @@
+"""The dataset card: generated blocks of DATASET_CARD.md and the store's Hugging Face README.md.
+
+DATASET_CARD.md is written by people except between ``<!-- BEGIN kgpubench:NAME -->`` and
+``<!-- END kgpubench:NAME -->`` markers, whose contents are generated here from the schema declarations and
+the store's manifest. A store folder's README.md is a YAML header (``configs:`` and the ``features`` of each
+config, for ``datasets.load_dataset(<folder>, <config>)``) followed by the card.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+
+from kgpubench.resources import PACKAGE_DIR
+from kgpubench.schema import TABLES, Table
+from kgpubench.store import Store
+
+CARD_PATH = PACKAGE_DIR.parent / "DATASET_CARD.md"
+_BLOCK = re.compile(r"(<!-- BEGIN kgpubench:(?P<name>[\w:\-]+) -->\n)(?P<body>.*?)(<!-- END kgpubench:(?P=name) -->)",
+                    re.S)
+
+
+def field_table(table: Table) -> str:
+    """Markdown table of a config's columns: name, type, unit, rules, description."""
+    lines = ["| column | type | unit | rules | description |", "|---|---|---|---|---|"]
+    for c in table.columns:
+        lines.append(f"| `{c.name}` | {c.type} | {c.unit or ''} | {c.rule_text()} | {c.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def summary_table(store: Store) -> str:
+    """Rows, GPUs, files and schema version per config."""
+    lines = [f"Dataset version **{store.version}**.", "",
+             "| config | rows | GPUs | files | schema version |", "|---|---|---|---|---|"]
+    for name, decl in TABLES.items():
+        rows = store.rows(name)
+        gpus = _gpu_names(store, name) if rows else []
+        lines.append(f"| `{name}` | {rows} | {', '.join(gpus) or '-'} | {len(store.files(name))} | {decl.version} |")
+    return "\n".join(lines) + "\n"
+
+
+def _gpu_names(store: Store, config: str) -> list[str]:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    names: set[str] = set()
+    for entry in store.files(config):
+        t = pq.read_table(store.path / entry["path"], columns=["gpu_name"])
+        names.update(pc.unique(t["gpu_name"]).to_pylist())
+    return sorted(names)
+
+
+def changelog(store: Store) -> str:
+    """Dataset versions (from the manifest) and schema versions (from the declarations)."""
+    lines = ["Dataset versions:", ""]
+    for entry in reversed(store.manifest().get("changelog", [])):
+        lines.append(f"- {entry['version']} ({entry['date']}): {entry['note']}")
+    if len(lines) == 2:
+        lines.append("- 0.0.0: empty store.")
+    lines += ["", "Schema versions:", ""]
+    for name, decl in TABLES.items():
+        for version, text in decl.changelog:
+            lines.append(f"- `{name}` {version}: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def generated_blocks(store: Store) -> dict[str, str]:
+    blocks = {"summary": summary_table(store), "changelog": changelog(store)}
+    for name, decl in TABLES.items():
+        blocks[f"fields:{name}"] = field_table(decl)
+    return blocks
+
+
+def render_card(text: str, store: Store) -> str:
+    """``text`` with every generated block replaced by its current contents."""
+    blocks = generated_blocks(store)
+
+    def fill(m: re.Match) -> str:
+        name = m.group("name")
+        body = blocks.get(name, m.group("body"))
+        return f"{m.group(1)}{body}{m.group(4)}"
+
+    return _BLOCK.sub(fill, text)
+
+
+def hf_header(store: Store) -> str:
+    """YAML front matter with ``configs`` (the manifest's files) and each config's ``features``."""
+    import yaml
+
+    configs, infos = [], []
+    for name in store.configs():
+        files = [f["path"] for f in store.files(name)]
+        if not files:
+            continue
+        configs.append({"config_name": name, "data_files": [{"split": "train", "path": files}]})
+        infos.append({"config_name": name, "features": _hf_features(TABLES[name].arrow_schema())})
+    meta = {"license": "other", "license_name": "cc-by-4.0-and-upstream",
+            "license_details": "Measured rows: CC BY 4.0. Imported rows keep their upstream licence "
+                               "(see source_license and the card).",
+            "pretty_name": "kgpubench", "tags": ["gpu", "performance", "benchmark", "cuda"],
+            "configs": configs, "dataset_info": infos}
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False, width=120) + "---\n"
+
+
+def _hf_features(schema: pa.Schema) -> list:
+    import datasets
+
+    return datasets.Features.from_arrow_schema(schema)._to_yaml_list()
+
+
+def store_readme(store: Store, card_text: str | None = None) -> str:
+    """The README.md a store folder carries: YAML header plus the card (or a short generated card)."""
+    if card_text is None:
+        card_text = "# kgpubench data\n\n" + "".join(
+            f"<!-- BEGIN kgpubench:{k} -->\n<!-- END kgpubench:{k} -->\n" for k in ("summary", "changelog"))
+    return hf_header(store) + "\n" + render_card(card_text, store)
+
+
+def readme_body(path: Path) -> str | None:
+    """The card part of an existing store README (after its YAML header), or None."""
+    if not path.exists():
+        return None
+    text = path.read_text()
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        if end != -1:
+            text = text[end + 5:].lstrip("\n")
+    return text
+
+
+def update(store: Store, card_path: Path | None = CARD_PATH, *, check: bool = False) -> list[Path]:
+    """Regenerate DATASET_CARD.md (when present) and the store's README.md.
+
+    With ``check``, write nothing and return the files that are out of date.
+    """
+    from kgpubench.shards import atomic_write_bytes
+
+    stale: list[Path] = []
+    if card_path is not None and card_path.exists():
+        card_text = card_path.read_text()
+    else:
+        card_text = readme_body(store.path / "README.md")
+    targets = []
+    if card_path is not None and card_path.exists():
+        targets.append((card_path, render_card(card_text, store)))
+    targets.append((store.path / "README.md", store_readme(store, card_text)))
+    for path, text in targets:
+        if not path.exists() or path.read_text() != text:
+            stale.append(path)
+            if not check:
+                atomic_write_bytes(path, text.encode())
+    return stale

@@ -1,0 +1,110 @@
+"""Data commands: ``info``, ``validate``, ``merge``, ``card``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+DATA_OPTION = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
+
+
+def _store(data: Optional[Path]):
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store import Store
+
+    return Store(data or default_data_dir())
+
+
+def info(data: Optional[Path] = DATA_OPTION,
+         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
+    """Configs, versions, rows and GPUs of a dataset store."""
+    import pyarrow.compute as pc
+
+    from kgpubench import __version__
+    from kgpubench.schema import TABLES
+
+    store = _store(data)
+    if data is not None and not Path(data).is_dir():
+        from kgpubench.errors import DataFileNotFoundError
+
+        raise DataFileNotFoundError(f"--data {data}: no such store folder.")
+    configs = {}
+    for name, decl in TABLES.items():
+        table = store.read(name)
+        gpus = sorted(pc.unique(table["gpu_name"]).to_pylist()) if table.num_rows else []
+        statuses = {}
+        if table.num_rows:
+            vc = pc.value_counts(table["status"]).to_pylist()
+            statuses = {d["values"]: d["counts"] for d in vc}
+        configs[name] = {"rows": table.num_rows, "files": len(store.files(name)), "schema_version": decl.version,
+                         "gpus": gpus, "status": dict(sorted(statuses.items()))}
+    result = {"store": str(store.path), "dataset_version": store.version, "kgpubench_version": __version__,
+              "configs": configs}
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, sort_keys=True))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"kgpubench {__version__} — dataset {store.version} ({store.path})")
+    for col in ("config", "rows", "files", "schema", "GPUs", "status"):
+        t.add_column(col, overflow="fold")
+    for name, c in configs.items():
+        t.add_row(name, str(c["rows"]), str(c["files"]), c["schema_version"],
+                  ", ".join(c["gpus"]) or "no data yet", ", ".join(f"{k} {v}" for k, v in c["status"].items()))
+    Console(width=max(120, Console().width)).print(t)
+
+
+def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders."),
+             as_json: bool = typer.Option(False, "--json", help="Print violations as JSON.")) -> None:
+    """Check shards and stores against the schema; every violation is listed (exit 1 if any)."""
+    from kgpubench.validation import validate_paths
+
+    result = validate_paths(paths)
+    total = sum(len(v) for v in result.values())
+    if as_json:
+        typer.echo(json.dumps({p: [v.to_dict() for v in vs] for p, vs in result.items()}, indent=2))
+    else:
+        for path, violations in result.items():
+            for v in violations:
+                typer.echo(str(v))
+            typer.echo(f"{path}: {'ok' if not violations else f'{len(violations)} violation(s)'}", err=True)
+    raise typer.Exit(1 if total else 0)
+
+
+def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders to merge."),
+          into: Optional[Path] = typer.Option(None, "--into", help="Store folder (default: the packaged data)."),
+          note: Optional[str] = typer.Option(None, "--note", help="Changelog note for the new version.")) -> None:
+    """Validate shards and merge their new rows into a store (all or nothing; bumps the minor version)."""
+    from kgpubench.store import merge as do_merge
+
+    report = do_merge(shards, into, note=note)
+    added = ", ".join(f"{n} {c}" for c, n in sorted(report.added.items())) or "nothing new"
+    dupes = sum(report.duplicates.values())
+    typer.echo(f"merged {added}; {dupes} exact duplicate(s) skipped; dataset version "
+               f"{report.version_before} -> {report.version_after}")
+
+
+def card(data: Optional[Path] = DATA_OPTION,
+         check: bool = typer.Option(False, "--check", help="Only report files that are out of date (exit 1).")) -> None:
+    """Regenerate the generated blocks of DATASET_CARD.md and the store's README.md."""
+    from kgpubench.card import CARD_PATH, update
+    from kgpubench.resources import default_data_dir
+
+    store = _store(data)
+    packaged = store.path.resolve() == default_data_dir().resolve()
+    stale = update(store, CARD_PATH if packaged else None, check=check)
+    for path in stale:
+        typer.echo(f"{'out of date' if check else 'updated'}: {path}")
+    if check and stale:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("info")(info)
+    app.command("validate")(validate)
+    app.command("merge")(merge)
+    app.command("card")(card)
