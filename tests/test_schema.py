@@ -1,0 +1,77 @@
+import datetime as dt
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from kgpubench.schema import TABLES, Column, Table, get_table, row_id_of
+from kgpubench.errors import UnknownNameError
+from kgpubench.shards import read_shard, write_shard
+from kgpubench.testing import valid_row, valid_table
+
+
+@pytest.mark.parametrize("config", sorted(TABLES))
+def test_written_file_schema_equals_declared_schema(tmp_path, config):
+    path = write_shard(valid_table(config), tmp_path / "s.parquet")
+    on_disk = pq.read_schema(path)
+    declared = get_table(config).arrow_schema()
+    assert on_disk.equals(declared, check_metadata=False)
+    assert on_disk.metadata[b"kgpubench"] == declared.metadata[b"kgpubench"]
+    name, table = read_shard(path)
+    assert name == config
+    assert table.to_pylist()[0]["gpu_name"] == "Test GPU"
+
+
+@pytest.mark.parametrize("config", sorted(TABLES))
+def test_every_table_carries_the_common_columns(config):
+    names = set(get_table(config).column_names)
+    for needed in ("row_id", "run_id", "status", "gpu_name", "gpu_sm_count", "gpu_memory_bandwidth_gbs",
+                   "gpu_l2_bytes", "gpu_smem_per_sm_bytes", "gpu_clock_sm_mhz", "time_ms_median", "time_ms_min",
+                   "time_ms_mean", "time_ms_std", "repeats", "power_w_avg", "energy_j", "power_window_ms",
+                   "source", "collector_version", "toolchain_version", "driver_version", "collected_at"):
+        assert needed in names, needed
+    assert "gpu_name" in get_table(config).key_columns
+
+
+def test_row_id_is_hash_of_key_columns_only():
+    a = valid_row("autotune")
+    b = valid_row("autotune", time_ms_median=5.0, run_id="other-run")
+    c = valid_row("autotune", params=[{"name": "block_size_x", "value": 32.0}])
+    ids = get_table("autotune").from_rows([a, b, c])["row_id"].to_pylist()
+    assert ids[0] == ids[1]
+    assert ids[0] != ids[2]
+    assert len(ids[0]) == 16 and int(ids[0], 16) >= 0
+
+
+def test_row_id_is_stable_and_order_free():
+    key = {"gpu_name": "X", "kernel": "k", "problem_size": "1", "params": [{"name": "b", "value": 2.0},
+                                                                           {"name": "a", "value": 1.0}]}
+    reordered = dict(reversed(list(key.items())))
+    reordered["params"] = list(reversed(key["params"]))
+    assert row_id_of("autotune", key) == row_id_of("autotune", reordered)
+    # A whole float and the same int hash alike; 1.5 does not.
+    assert row_id_of("t", {"v": 2.0}) == row_id_of("t", {"v": 2})
+    assert row_id_of("t", {"v": 1.5}) != row_id_of("t", {"v": 1})
+
+
+def test_unknown_config_suggests_the_close_name():
+    with pytest.raises(UnknownNameError, match="did you mean 'kernels'|Did you mean 'kernels'"):
+        get_table("kernel")
+
+
+def test_from_rows_refuses_unknown_columns():
+    with pytest.raises(ValueError, match="unknown columns \\['bogus'\\]"):
+        get_table("npb").from_rows([valid_row("npb", bogus=1)])
+
+
+def test_declaration_errors_are_caught_early():
+    with pytest.raises(ValueError, match="unknown type"):
+        Column("x", "float128", "bad")
+    with pytest.raises(ValueError, match="twice"):
+        Table("t", "1.0.0", "d", (Column("a", "int64", "a"), Column("a", "int64", "a")))
+
+
+def test_timestamps_are_utc_microseconds():
+    table = valid_table("stencil", collected_at=dt.datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=dt.timezone.utc))
+    assert table.schema.field("collected_at").type == pa.timestamp("us", tz="UTC")
+    assert table["collected_at"][0].as_py().microsecond == 123456
