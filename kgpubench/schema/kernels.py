@@ -53,12 +53,39 @@ def _specific() -> list[Column]:
     ]
 
 
+def _measurement_extras() -> list[Column]:
+    """Harness columns beyond the common ones (schema 1.1.0): CV flag, status detail, power-window state."""
+    return [
+        Column("status_detail", "string", "Why a row is not ok (error code, limit exceeded, mismatch)."),
+        Column("time_cv_high", "bool", "Coefficient of variation above the harness threshold (0.05)."),
+        Column("power_method", "string", "How the power window was read.",
+               values=("energy_counter", "sampling")),
+        Column("power_launches", "int64", "Launches looped inside the power window.", min=1),
+        Column("clock_sm_mhz_before", "float64", "SM clock just before the power window.", unit="MHz", min=0),
+        Column("clock_sm_mhz_after", "float64", "SM clock just after the power window.", unit="MHz", min=0),
+        Column("clock_mem_mhz_before", "float64", "Memory clock just before the power window.", unit="MHz",
+               min=0),
+        Column("clock_mem_mhz_after", "float64", "Memory clock just after the power window.", unit="MHz",
+               min=0),
+        Column("temperature_c_before", "float64", "GPU temperature just before the power window.", unit="C"),
+        Column("temperature_c_after", "float64", "GPU temperature just after the power window.", unit="C"),
+        Column("throttle_reasons_before", "int64",
+               "NVML clock-event (throttle) reason bitmask just before the power window.", min=0),
+        Column("throttle_reasons_after", "int64",
+               "NVML clock-event (throttle) reason bitmask just after the power window.", min=0),
+    ]
+
+
 TABLE = Table(
     name="kernels",
-    version="1.0.0",
     description="Regular CUDA kernels (seed 000) and the power suite (seed 002): time, power and static "
     "features per GPU x kernel x size x launch configuration.",
-    columns=tuple(common_head() + _specific() + common_tail()),
+    version="1.1.0",
+    columns=tuple(common_head() + _specific() + common_tail() + _measurement_extras()),
     ordered=TIMING_ORDER,
-    changelog=(("1.0.0", "First declaration."),),
+    changelog=(
+        ("1.0.0", "First declaration."),
+        ("1.1.0", ("Nullable harness columns: status_detail, time_cv_high, power_method, power_launches, "
+                  "SM/memory clocks, temperature and throttle reasons before and after the power window.")),
+    ),
 )

@@ -1,0 +1,232 @@
+"""The CuPy backend: NVRTC compilation (``cupy.RawModule``), CUDA-event timing, device query.
+
+CuPy is imported inside the functions that use it; importing this module needs only NumPy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from kgpubench.measure.backend import (
+    CaseFailure,
+    CompileFailed,
+    DeviceInfo,
+    Infeasible,
+    failure_for_code,
+    uuid_hash,
+)
+from kgpubench.measure.suite import Dim3, KernelSource
+
+DEFAULT_SMEM_PER_BLOCK = 48 * 1024
+
+
+def cupy_available() -> tuple[bool, str]:
+    """Whether CuPy imports and sees at least one GPU; the reason when not."""
+    try:
+        import cupy
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken CUDA install raising at import
+        return False, (f"CuPy is not usable ({type(exc).__name__}); install the GPU extra "
+                       "(`pip install \"kgpubench[gpu]\"` or `kgpubench[gpu13]` for CUDA 13) on a machine "
+                       "with an NVIDIA GPU.")
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - any CUDA failure means no usable GPU
+        return False, f"no NVIDIA GPU is usable here (CUDA runtime: {type(exc).__name__}); run on a GPU machine."
+    if count < 1:
+        return False, "no NVIDIA GPU found (CUDA reports 0 devices); run on a GPU machine."
+    return True, ""
+
+
+class CupyKernel:
+    """A kernel from a compiled ``cupy.RawModule``, callable as ``kernel(grid, block, args, shared_mem=0)``."""
+
+    def __init__(self, module: Any, name: str) -> None:
+        self._module = module
+        self.name = name
+        self._fn = module.get_function(name)
+        self.max_threads_per_block = int(self._fn.max_threads_per_block)
+        self._smem_set = DEFAULT_SMEM_PER_BLOCK
+
+    def __call__(self, grid: Dim3, block: Dim3, args: tuple, shared_mem: int = 0) -> None:
+        if shared_mem > self._smem_set:
+            self._fn.max_dynamic_shared_size_bytes = int(shared_mem)
+            self._smem_set = int(shared_mem)
+        self._fn(tuple(grid), tuple(block), args, shared_mem=int(shared_mem))
+
+    def function(self, name: str) -> CupyKernel:
+        return CupyKernel(self._module, name)
+
+    @property
+    def registers(self) -> int:
+        """Registers per thread of the compiled kernel."""
+        return int(self._fn.num_regs)
+
+
+class CupyBackend:
+    """Backend on a real GPU through CuPy. Rows it produces have ``source = "measured"``."""
+
+    name = "cupy"
+    row_source = "measured"
+
+    def __init__(self, device: int = 0) -> None:
+        import cupy
+
+        self.xp = cupy
+        self._index = int(device)
+        cupy.cuda.Device(self._index).use()
+        self._modules: dict[tuple, Any] = {}
+        self._info: DeviceInfo | None = None
+        self._nvml: Any = None
+        self._nvml_tried = False
+
+    # -- compilation ---------------------------------------------------------------------------------
+    def compile(self, source: KernelSource) -> CupyKernel:
+        """Compile ``source`` with NVRTC for this device (cached per text, defines, options and arch)."""
+        import cupy
+
+        text = source.path.read_text()
+        options = source.define_options() + tuple(source.options) + ("-std=c++17",)
+        key = (hashlib.sha256(text.encode()).hexdigest(), options, self.device().arch)
+        module = self._modules.get(key)
+        try:
+            if module is None:
+                module = cupy.RawModule(code=text, options=options, backend="nvrtc")
+            kernel = CupyKernel(module, source.kernel)
+        except cupy.cuda.compiler.CompileException as exc:
+            raise CompileFailed(f"NVRTC failed on {source.path.name} {' '.join(options)}: "
+                                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from exc
+        except Exception as exc:
+            failure = self.classify(exc)
+            if failure is None:
+                raise
+            raise failure from exc
+        self._modules[key] = module
+        return kernel
+
+    # -- timing --------------------------------------------------------------------------------------
+    def time_launches(self, fn: Callable[[], None], count: int) -> list[float]:
+        """Times in ms of ``count`` back-to-back calls of ``fn``, between consecutive CUDA events."""
+        import cupy
+
+        events = [cupy.cuda.Event() for _ in range(count + 1)]
+        events[0].record()
+        for i in range(count):
+            fn()
+            events[i + 1].record()
+        events[-1].synchronize()
+        return [cupy.cuda.get_elapsed_time(events[i], events[i + 1]) for i in range(count)]
+
+    def synchronize(self) -> None:
+        import cupy
+
+        cupy.cuda.Device(self._index).synchronize()
+
+    def free_memory_bytes(self) -> int:
+        import cupy
+
+        pool = cupy.get_default_memory_pool()
+        pool.free_all_blocks()
+        free, _total = cupy.cuda.runtime.memGetInfo()
+        return int(free)
+
+    # -- errors --------------------------------------------------------------------------------------
+    def classify(self, exc: BaseException) -> CaseFailure | None:
+        """Map a CuPy exception to a row failure by type and CUDA error code; ``None`` if not a case failure."""
+        import cupy
+
+        if isinstance(exc, CaseFailure):
+            return exc
+        if isinstance(exc, cupy.cuda.compiler.CompileException):
+            return CompileFailed(f"NVRTC: {type(exc).__name__}")
+        if isinstance(exc, cupy.cuda.memory.OutOfMemoryError):
+            return Infeasible("out of device memory", code=2)
+        code = getattr(exc, "status", None)
+        if isinstance(code, int) and isinstance(exc, _cuda_error_types()):
+            return failure_for_code(code)
+        return None
+
+    # -- device --------------------------------------------------------------------------------------
+    def device(self) -> DeviceInfo:
+        if self._info is None:
+            self._info = self._query()
+        return self._info
+
+    def _query(self) -> DeviceInfo:
+        import cupy
+
+        rt = cupy.cuda.runtime
+        props = rt.getDeviceProperties(self._index)
+        attrs = cupy.cuda.Device(self._index).attributes
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        clock_khz = attrs.get("ClockRate") or props.get("clockRate")
+        mem_khz = attrs.get("MemoryClockRate") or props.get("memoryClockRate")
+        bus = attrs.get("GlobalMemoryBusWidth") or props.get("memoryBusWidth")
+        raw_uuid = props.get("uuid")
+        nvml = self.nvml()
+        uuid_text = _format_uuid(raw_uuid) if raw_uuid else (nvml.uuid() if nvml else None)
+        rv = rt.runtimeGetVersion()
+        try:
+            nv = cupy.cuda.nvrtc.getVersion()
+            toolchain = f"nvrtc {nv[0]}.{nv[1]}"
+        except Exception:  # noqa: BLE001 - depends on the CUDA install
+            toolchain = None
+        smem_block = int(props.get("sharedMemPerBlock", DEFAULT_SMEM_PER_BLOCK))
+        return DeviceInfo(
+            name=name,
+            compute_capability=f"{props['major']}.{props['minor']}",
+            sm_count=int(props["multiProcessorCount"]),
+            memory_bytes=int(props["totalGlobalMem"]),
+            l2_bytes=_positive(props.get("l2CacheSize")),
+            smem_per_sm_bytes=_positive(props.get("sharedMemPerMultiprocessor")),
+            smem_per_block_bytes=smem_block,
+            smem_per_block_optin_bytes=int(props.get("sharedMemPerBlockOptin") or smem_block),
+            max_threads_per_block=int(props["maxThreadsPerBlock"]),
+            max_block_dim=tuple(int(v) for v in props["maxThreadsDim"]),
+            max_grid_dim=tuple(int(v) for v in props["maxGridSize"]),
+            warp_size=int(props.get("warpSize", 32)),
+            clock_sm_mhz=clock_khz / 1000.0 if clock_khz else None,
+            clock_mem_mhz=mem_khz / 1000.0 if mem_khz else None,
+            memory_bus_width_bits=_positive(bus),
+            uuid_hash=uuid_hash(uuid_text) if uuid_text else None,
+            driver_version=(nvml.driver_version() if nvml else None) or _version_text(rt.driverGetVersion()),
+            cuda_version=_version_text(rv),
+            toolchain_version=toolchain,
+            cupy_version=cupy.__version__,
+        )
+
+    def nvml(self) -> Any | None:
+        """The NVML handle of this GPU (matched by PCI bus id), or ``None`` without nvidia-ml-py/NVML."""
+        if not self._nvml_tried:
+            self._nvml_tried = True
+            import cupy
+
+            from kgpubench.measure.power import open_nvml_device
+
+            self._nvml = open_nvml_device(cupy.cuda.Device(self._index).pci_bus_id)
+        return self._nvml
+
+
+def _cuda_error_types() -> tuple[type, ...]:
+    """CuPy's CUDA driver and runtime error classes (both carry the error code in ``status``)."""
+    import cupy
+    from cupy_backends.cuda.api import runtime
+
+    return (cupy.cuda.driver.CUDADriverError, runtime.CUDARuntimeError)
+
+
+def _positive(value: Any) -> int | None:
+    return int(value) if value else None
+
+
+def _version_text(v: int) -> str:
+    """CUDA's integer version (13000) as text (``13.0``)."""
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def _format_uuid(raw: Any) -> str:
+    """A 16-byte UUID as ``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`` (NVML's spelling)."""
+    data = bytes(raw) if not isinstance(raw, str) else raw.encode("latin-1")
+    h = data.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
