@@ -28,6 +28,8 @@ _SCALAR_TYPES: dict[str, pa.DataType] = {
 _COMPOSITE_TYPES: dict[str, pa.DataType] = {
     # Tunable parameters: a list of (name, value) pairs, sorted by name. Queryable in arrow/pandas/HF alike.
     "params": pa.list_(pa.struct([("name", pa.string()), ("value", pa.float64())])),
+    # Non-numeric tunable parameters (strings, booleans): (name, JSON text of the value), sorted by name.
+    "params_text": pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())])),
     "list<float64>": pa.list_(pa.float64()),
     "list<int64>": pa.list_(pa.int64()),
     "list<string>": pa.list_(pa.string()),
