@@ -1,0 +1,14 @@
+"""Seed 000: multi-layer perceptron on min-max scaled inputs (scikit-learn), learning log(time)."""
+
+from __future__ import annotations
+
+from sklearn.neural_network import MLPRegressor
+
+from kgpubench.tasks.preprocess import tabular_model
+
+TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power")
+
+
+def make_model(task, seed):
+    mlp = MLPRegressor(hidden_layer_sizes=(64, 32), max_iter=500, early_stopping=True, random_state=seed)
+    return tabular_model(mlp, scale=True, log=task.target.startswith("time"))

@@ -1,0 +1,13 @@
+"""Seed 003: regression tree (depth 19, as tuned in the seed); regress time, pick the argmin."""
+
+from __future__ import annotations
+
+from sklearn.tree import DecisionTreeRegressor
+
+from kgpubench.tasks.preprocess import tabular_model
+
+TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "stencil-tile", "autotune-config")
+
+
+def make_model(task, seed):
+    return tabular_model(DecisionTreeRegressor(max_depth=19, random_state=seed), one_hot=False)

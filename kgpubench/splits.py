@@ -1,0 +1,213 @@
+"""Fixed cross-validation splits: a pure hash rule, committed fold files, and a splitter.
+
+Rules (a fold is a string):
+
+- ``random10``: ``fold = h(key) mod 10`` with ``h`` the first 8 bytes of sha256 over the scheme name and
+  the key, read as a big-endian integer. The key is the ``row_id``, or, for a recommendation task, the
+  problem (its ``problem_columns`` as canonical JSON) so that all configurations of a problem stay together.
+- ``holdout80``: the same key; ``holdout`` when ``h(key) mod 5 == 0`` (20 %), else ``train``; only the
+  ``holdout`` fold is evaluated (seed 000's 80/20).
+- ``by-kernel``: leave one kernel out; the fold is the ``kernel`` value.
+- ``by-gpu``: leave one GPU out; the fold is the ``gpu_name`` value.
+
+A row's fold depends on nothing but its own key columns and the scheme: regenerating a file is
+byte-identical, and rows added in a later dataset version never move older rows between folds.
+Files: ``splits/<task>/<scheme>.csv``, header ``row_id,fold``, one line per row id, sorted by row id.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from kgpubench.errors import DataFileNotFoundError, KgpubenchError, SchemaValidationError, unknown_name
+from kgpubench.tasks import Task, get_task, main_task, problem_keys, task_rows
+
+HOLDOUT, TRAIN_ONLY = "holdout", "train"
+SPLITS = ("train", "test")
+
+
+class SplitError(KgpubenchError, ValueError):
+    """A split request that cannot be met (fold missing, split without scheme, ...)."""
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A split scheme: ``hash`` (k folds), ``holdout`` (one 20 % fold) or ``column`` (fold = a column)."""
+
+    name: str
+    kind: str
+    description: str
+    n_folds: int = 0
+    column: str | None = None
+
+
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (
+    Scheme("random10", "hash", "10 folds by hash of the row (of the problem, for recommendation tasks)", 10),
+    Scheme("holdout80", "holdout", "one 20 % test fold by hash (seed 000's 80/20)", 5),
+    Scheme("by-kernel", "column", "leave one kernel out (generalisation to unseen code)", column="kernel"),
+    Scheme("by-gpu", "column", "leave one GPU out; folds are named by GPU", column="gpu_name"),
+)}
+
+
+def get_scheme(name: str) -> Scheme:
+    """The scheme called ``name`` (error with suggestions when unknown)."""
+    try:
+        return SCHEMES[name]
+    except KeyError:
+        raise unknown_name("scheme", name, SCHEMES) from None
+
+
+def hash_bucket(key: str, scheme: str, n: int) -> int:
+    """``int.from_bytes(sha256(scheme + '\\x1f' + key)[:8], 'big') mod n``."""
+    digest = hashlib.sha256(f"{scheme}\x1f{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % n
+
+
+def assign_folds(task: Task, table: pa.Table, scheme: str) -> np.ndarray:
+    """The fold of every row of ``table`` under ``scheme`` (the pure rule; no file is read)."""
+    sch = get_scheme(scheme)
+    if scheme not in task.schemes:
+        raise unknown_name(f"scheme of task {task.name!r}", scheme, task.schemes)
+    if sch.kind == "column":
+        if sch.column not in table.column_names:
+            raise SchemaValidationError(f"scheme {scheme!r} needs column {sch.column!r}, absent from the table.")
+        return np.asarray([str(v) for v in table[sch.column].to_pylist()], dtype=object)
+    keys = problem_keys(task, table) if task.group_columns else table["row_id"].to_pylist()
+    buckets = np.fromiter((hash_bucket(k, scheme, sch.n_folds) for k in keys), dtype=np.int64,
+                          count=table.num_rows)
+    if sch.kind == "holdout":
+        return np.where(buckets == 0, HOLDOUT, TRAIN_ONLY).astype(object)
+    return buckets.astype(str).astype(object)
+
+
+def evaluated_folds(scheme: str, folds) -> list[str]:
+    """The folds that serve as test folds, in order (numeric folds by number, others by name)."""
+    names = sorted({str(f) for f in folds} - {TRAIN_ONLY})
+    if get_scheme(scheme).kind == "hash":
+        names.sort(key=int)
+    return names
+
+
+class FoldSplitter:
+    """A cross-validation splitter over predefined folds (the idea of scikit-learn's ``PredefinedSplit``).
+
+    Parameters
+    ----------
+    test_fold : array of str
+        The fold of every sample; fold ``train`` is never a test fold.
+    folds : list of str, optional
+        Which folds to yield, in order (default: every test fold).
+    """
+
+    def __init__(self, test_fold, folds: list[str] | None = None) -> None:
+        self.test_fold = np.asarray(test_fold, dtype=object)
+        present = sorted({str(f) for f in self.test_fold} - {TRAIN_ONLY})
+        self.folds = list(folds) if folds is not None else present
+
+    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+        return len(self.folds)
+
+    def split(self, X=None, y=None, groups=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield ``(train_index, test_index)`` for every fold in :attr:`folds`."""
+        for fold in self.folds:
+            test = self.test_fold == fold
+            yield np.flatnonzero(~test), np.flatnonzero(test)
+
+
+# ----- committed files -------------------------------------------------------------------------------------
+def splits_root() -> Path:
+    """The committed ``splits/`` folder (checkout or wheel)."""
+    from kgpubench.resources import bundled_path
+
+    return bundled_path("splits")
+
+
+def split_path(task: str, scheme: str, root: Path | None = None) -> Path:
+    return Path(root or splits_root()) / task / f"{scheme}.csv"
+
+
+def render_split_file(task: Task, table: pa.Table, scheme: str) -> bytes:
+    """The bytes of the split file of ``task`` and ``scheme`` for the config's full ``table``."""
+    rows = task_rows(task, table)
+    pairs = sorted(set(zip(rows["row_id"].to_pylist(), assign_folds(task, rows, scheme))))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["row_id", "fold"])
+    writer.writerows(pairs)
+    return buf.getvalue().encode()
+
+
+def write_split_files(table: pa.Table, task: Task, root: Path | None = None) -> list[Path]:
+    """Write one file per scheme of ``task`` (none when the task has no rows); returns the paths."""
+    if task_rows(task, table).num_rows == 0:
+        return []
+    out = []
+    for scheme in task.schemes:
+        path = split_path(task.name, scheme, root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(render_split_file(task, table, scheme))
+        out.append(path)
+    return out
+
+
+def read_split_file(path: Path) -> dict[str, str]:
+    """``row_id -> fold`` from a committed file."""
+    path = Path(path)
+    if not path.exists():
+        raise DataFileNotFoundError(f"{path}: no split file; write it with `kgpubench leaderboard splits`.")
+    with open(path, newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header != ["row_id", "fold"]:
+            raise SplitError(f"{path}: header {header!r}, expected ['row_id', 'fold']; regenerate the file.")
+        return {row[0]: row[1] for row in reader}
+
+
+def split_sha256(task: str, scheme: str, root: Path | None = None) -> str | None:
+    """sha256 of the committed split file (None when there is none)."""
+    path = split_path(task, scheme, root)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+def fold_column(task: Task, table: pa.Table, scheme: str, root: Path | None = None) -> np.ndarray:
+    """Folds of ``table``'s rows: the committed file's where it lists the row, the rule otherwise."""
+    folds = assign_folds(task, table, scheme)
+    path = split_path(task.name, scheme, root)
+    if path.exists():
+        committed = read_split_file(path)
+        ids = table["row_id"].to_pylist()
+        folds = np.asarray([committed.get(r, f) for r, f in zip(ids, folds)], dtype=object)
+    return folds
+
+
+def select_rows(table: pa.Table, config: str, *, split: str | None, fold, scheme: str | None,
+                task: str | None = None, root: Path | None = None) -> pa.Table:
+    """The train or test rows of one fold (what ``load_dataset(..., scheme=, fold=, split=)`` returns)."""
+    the_task = get_task(task) if task else main_task(config)
+    if the_task.config != config:
+        raise SplitError(f"task {the_task.name!r} belongs to config {the_task.config!r}, not {config!r}; "
+                         f"pass task=None or a task of {config!r}.")
+    if scheme is None:
+        raise SplitError("split/fold given without scheme; pass scheme= (one of "
+                         f"{', '.join(the_task.schemes)}).")
+    if split not in SPLITS:
+        raise SplitError(f"split={split!r}; expected 'train' or 'test' together with scheme= and fold=.")
+    folds = fold_column(the_task, table, scheme, root)
+    if fold is None:
+        if get_scheme(scheme).kind != "holdout":
+            raise SplitError(f"scheme {scheme!r} needs fold= (one of {', '.join(evaluated_folds(scheme, folds))}).")
+        fold = HOLDOUT
+    fold = str(fold)
+    known = evaluated_folds(scheme, folds)
+    if fold not in known:
+        raise unknown_name(f"fold of scheme {scheme!r}", fold, known)
+    mask = folds == fold
+    return table.filter(pa.array(mask if split == "test" else ~mask))

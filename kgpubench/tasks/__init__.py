@@ -1,0 +1,81 @@
+"""The task registry: every benchmark task as a frozen declaration.
+
+>>> from kgpubench.tasks import get_task
+>>> get_task("autotune-config").config
+'autotune'
+"""
+
+from __future__ import annotations
+
+from kgpubench.errors import KgpubenchError, unknown_name
+from kgpubench.tasks._core import (
+    PARAMS_PREFIX, Task, check_features, feature_frame, forbidden_features, problem_keys, task_rows,
+)
+from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
+
+
+class DuplicateTaskError(KgpubenchError, ValueError):
+    """A task name is registered twice."""
+
+
+class TaskRegistry:
+    """Name -> :class:`Task`; refuses duplicates, answers unknown names with suggestions."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] = {}
+
+    def register(self, task: Task) -> Task:
+        """Add ``task``; a second task of the same name raises :class:`DuplicateTaskError`."""
+        if not isinstance(task, Task):
+            raise TypeError(f"register() takes a Task, got {type(task).__name__}")
+        check_features(task)
+        if task.name in self._tasks:
+            raise DuplicateTaskError(
+                f"task {task.name!r} is already registered (config {self._tasks[task.name].config!r}); "
+                "give the new task another name.")
+        self._tasks[task.name] = task
+        return task
+
+    def get(self, name: str) -> Task:
+        try:
+            return self._tasks[name]
+        except KeyError:
+            raise unknown_name("task", name, self._tasks) from None
+
+    def names(self) -> list[str]:
+        return list(self._tasks)
+
+    def __iter__(self):
+        return iter(self._tasks.values())
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+
+REGISTRY = TaskRegistry()
+for _task in ALL_TASKS:
+    REGISTRY.register(_task)
+
+
+def get_task(name: str) -> Task:
+    """The registered task called ``name`` (:class:`~kgpubench.errors.UnknownNameError` with suggestions)."""
+    return REGISTRY.get(name)
+
+
+def list_tasks() -> list[Task]:
+    """All registered tasks, in declaration order."""
+    return list(REGISTRY)
+
+
+def main_task(config: str) -> Task:
+    """The task whose split files ``load_dataset(config, scheme=...)`` uses by default."""
+    from kgpubench.schema import get_table
+
+    get_table(config)
+    return get_task(CONFIG_MAIN_TASK[config])
+
+
+__all__ = [
+    "CONFIG_MAIN_TASK", "DuplicateTaskError", "PARAMS_PREFIX", "REGISTRY", "Task", "TaskRegistry",
+    "check_features", "feature_frame", "forbidden_features", "get_task", "list_tasks", "main_task", "problem_keys", "task_rows",
+]

@@ -1,0 +1,117 @@
+"""Small synthetic tables for the task, split, baseline and leaderboard tests.
+
+Values come from closed-form formulas (not measurements) and rows carry ``source = imported:test`` through
+:func:`kgpubench.testing.valid_row`, so they validate for the logic under test but are recognisable.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pyarrow as pa
+
+from kgpubench.schema import get_table
+from kgpubench.shards import write_shard
+from kgpubench.store import Store
+from kgpubench.testing import valid_row
+
+GPUS = {
+    "GPU A": dict(gpu_sm_count=40, gpu_cores=2560, gpu_memory_bandwidth_gbs=320.0, gpu_peak_fp32_gflops=8100.0,
+                  gpu_l2_bytes=4 * 2**20),
+    "GPU B": dict(gpu_sm_count=80, gpu_cores=5120, gpu_memory_bandwidth_gbs=900.0, gpu_peak_fp32_gflops=15700.0,
+                  gpu_l2_bytes=6 * 2**20),
+    "GPU C": dict(gpu_sm_count=108, gpu_cores=6912, gpu_memory_bandwidth_gbs=1555.0,
+                  gpu_peak_fp32_gflops=19500.0, gpu_l2_bytes=40 * 2**20),
+}
+
+
+def _timing(t: float) -> dict:
+    return dict(time_ms_median=t, time_ms_min=0.99 * t, time_ms_mean=1.01 * t, time_ms_std=0.01 * t, repeats=10)
+
+
+def autotune_table(gpus=("GPU A", "GPU B", "GPU C")) -> pa.Table:
+    rows = []
+    for g in gpus:
+        hw = GPUS[g]
+        for kernel, base in (("gemm", 2.0), ("conv", 0.5)):
+            for bx in (16, 32, 64, 128):
+                for tile in (1, 2, 4):
+                    t = base * 1000.0 / hw["gpu_memory_bandwidth_gbs"] * (1 + 0.3 * abs(math.log2(bx / 64))) \
+                        * (1 + 0.2 * abs(tile - 2))
+                    params = [{"name": "block_size_x", "value": float(bx)}, {"name": "tile", "value": float(tile)}]
+                    rows.append(valid_row("autotune", gpu_name=g, **hw, kernel=kernel, problem_size="1024x1024",
+                                          params=params, **_timing(t)))
+    return get_table("autotune").from_rows(rows)
+
+
+def kernels_table() -> pa.Table:
+    rows = []
+    for g in ("GPU A", "GPU B"):
+        hw = GPUS[g]
+        for kernel, bound, flops in (("vadd", "memory", 1.0), ("mm", "compute", 64.0), ("hotspot", "compute", 16.0)):
+            for n in (1024, 2048, 4096, 8192):
+                for nt in (64, 128, 256):
+                    nb = n // nt
+                    lc = flops * 10
+                    t = 1e-3 * n * (flops / hw["gpu_peak_fp32_gflops"] * 100 + 8.0 / hw["gpu_memory_bandwidth_gbs"]) \
+                        * (1 + 0.1 * abs(math.log2(nt / 128)))
+                    rows.append(valid_row(
+                        "kernels", gpu_name=g, **hw, suite="regular", program=kernel, kernel=kernel, bound=bound,
+                        size_params=[{"name": "n", "value": float(n)}], grid_x=nb, block_x=nt, n=float(n),
+                        s=float(n), cpx=float(n), nb=nb, nt=nt, w=nt // 32, alpha=flops / 4, l=lc + 3,
+                        lc=lc, lmr=2.0, lmw=1.0, lshr=0.0, lshw=0.0, ls=0.0, ldpu=0.0, lsfu=0.0, dpc=0.3,
+                        shmem_words=0, nreg=16, **_timing(t)))
+        for kernel, lines in (("dot", 20), ("transpose", 35)):
+            for sa in (0.3, 0.6, 0.8, 1.0):
+                for cd in (0.5, 1.0, 2.0, 4.0):
+                    b0, b1, b2 = (60.0, 30.0, 0.2) if g == "GPU A" else (95.0, 45.0, 0.15)
+                    p = b0 * sa + b1 * cd ** b2
+                    rows.append(valid_row(
+                        "kernels", gpu_name=g, **hw, suite="power", program=kernel, kernel=kernel,
+                        size_params=[{"name": "sa", "value": sa}, {"name": "cd", "value": cd}],
+                        compute_density=cd, sm_saturation=sa, source_lines=lines, power_w_avg=p, **_timing(1.0)))
+    return get_table("kernels").from_rows(rows)
+
+
+def stencil_table() -> pa.Table:
+    rows = []
+    for g in ("GPU A", "GPU B"):
+        hw = GPUS[g]
+        for n in (64, 96, 128):
+            for dtype in ("float32", "float64"):
+                for so in (2, 8):
+                    for tile in ((1, 1, 1), (2, 2, 2), (4, 4, 4), (1, 4, 8), (8, 8, 8)):
+                        vol = tile[0] * tile[1] * tile[2]
+                        best = 8 if n >= 96 else 64
+                        t = n ** 3 * so * (2 if dtype == "float64" else 1) / hw["gpu_memory_bandwidth_gbs"] * 1e-4 \
+                            * (1 + 0.25 * abs(math.log2(vol / best)))
+                        rows.append(valid_row(
+                            "stencil", gpu_name=g, **hw, grid_nx=n, grid_ny=n, grid_nz=n, dtype=dtype,
+                            space_order=so, tile_b1=tile[0], tile_b2=tile[1], tile_b3=tile[2], **_timing(t)))
+    return get_table("stencil").from_rows(rows)
+
+
+def npb_table(extra=None) -> pa.Table:
+    rows = []
+    for g in ("GPU A", "GPU B"):
+        hw = GPUS[g]
+        for bench in ("EP", "CG"):
+            for kernel, calls, best in (("k1", 10, 128), ("k2", 100, 256)):
+                for tpb in (32, 64, 128, 256, 512, 1024):
+                    t = (1.0 if bench == "EP" else 2.0) * (1 + 0.1 * abs(math.log2(tpb / best)))
+                    row = valid_row("npb", gpu_name=g, **hw, benchmark=bench, npb_class="B", kernel=kernel, tpb=tpb,
+                                    calls_per_run=calls, **_timing(t))
+                    row.update(extra or {})
+                    rows.append(row)
+    return get_table("npb").from_rows(rows)
+
+
+def make_store(path: Path, *tables: pa.Table) -> Store:
+    """A store at ``path`` holding ``tables`` (one shard each)."""
+    store = Store(path)
+    shards = []
+    for i, table in enumerate(tables):
+        shards.append(write_shard(table, path.parent / f"{path.name}-shard{i}.parquet"))
+    store.merge(shards, today="2026-01-01")
+    return store
