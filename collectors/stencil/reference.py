@@ -14,10 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-try:  # loaded as a package (collectors.stencil) or by file path next to weights.py
-    from .weights import fd_weights_float
-except ImportError:  # pragma: no cover - file-path loading
-    from weights import fd_weights_float  # type: ignore[no-redef]
+from .weights import fd_weights_float
 
 
 def _interior(radius: int, shape: Sequence[int]) -> tuple[slice, slice, slice]:

@@ -1,4 +1,9 @@
-"""The `stencil` table: 3-D acoustic wave stencil with tile sizes (seed 003)."""
+"""The `stencil` table: 3-D acoustic wave stencil with tile sizes (seed 003).
+
+One row = one GPU x grid x dtype x space order x tile x variant x block size (x collection run). Times are per
+time step (a timed run of ``steps`` steps divided by ``steps``). The GPU hardware features of seed 003 table 2
+(SM count, CUDA cores, memory bandwidth, shared memory, L2 size) are the common ``gpu_*`` columns.
+"""
 
 from __future__ import annotations
 
@@ -23,11 +28,45 @@ def _specific() -> list[Column]:
     ]
 
 
+def _collector_extras() -> list[Column]:
+    """Schema 1.1.0: sweep part, launch shape, static features, harness flags."""
+    return [
+        Column("sweep_group", "string", "Part of the sweep: training grids, seed 003 evaluation grids, quick.",
+               values=("train", "eval", "quick")),
+        Column("tile_count", "int64", "Tiles covering the interior: threads (thread-tile) or blocks "
+               "(shared-tile) of the launch.", min=1),
+        Column("smem_dynamic_bytes", "int32", "Dynamic shared memory per block (shared-tile: padded tile).",
+               unit="B", min=0),
+        Column("nb", "int64", "Blocks in the grid.", min=1),
+        Column("l", "float64", "Executed PTX instructions (all).", min=0),
+        Column("lc", "float64", "Executed compute instructions.", min=0),
+        Column("lmr", "float64", "Executed global-memory reads.", min=0),
+        Column("lmw", "float64", "Executed global-memory writes.", min=0),
+        Column("lshr", "float64", "Executed shared-memory reads.", min=0),
+        Column("lshw", "float64", "Executed shared-memory writes.", min=0),
+        Column("ls", "float64", "Executed synchronisation instructions.", min=0),
+        Column("ldpu", "float64", "Executed double-precision instructions.", min=0),
+        Column("lsfu", "float64", "Executed special-function instructions.", min=0),
+        Column("dpc", "float64", "Degree of data dependency (seed 000).", min=0, max=1),
+        Column("alpha", "float64", "On-chip / global-memory statements in the source.", min=0),
+        Column("shmem_words", "int64", "Static shared memory per block in 4-byte words.", min=0),
+        Column("nreg", "int32", "Registers per thread (ptxas).", min=0),
+        Column("source_lines", "int32", "Effective lines of code of the kernel.", min=0),
+        Column("status_detail", "string", "Why a row is not ok (error code, limit exceeded, mismatch)."),
+        Column("time_cv_high", "bool", "Coefficient of variation above the harness threshold (0.05)."),
+    ]
+
+
 TABLE = Table(
     name="stencil",
-    version="1.0.0",
+    version="1.1.0",
     description="Simwave-style 3-D acoustic wave stencil: time per step for tile sizes (seed 003).",
-    columns=tuple(common_head() + _specific() + common_tail()),
+    columns=tuple(common_head() + _specific() + common_tail() + _collector_extras()),
     ordered=TIMING_ORDER,
-    changelog=(("1.0.0", "First declaration."),),
+    changelog=(
+        ("1.0.0", "First declaration."),
+        ("1.1.0", ("Nullable columns: sweep_group, tile_count, smem_dynamic_bytes, nb, the static features "
+                   "(l, lc, lmr, lmw, lshr, lshw, ls, ldpu, lsfu, dpc, alpha, shmem_words, nreg, "
+                   "source_lines) and the harness columns status_detail, time_cv_high.")),
+    ),
 )

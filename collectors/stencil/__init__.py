@@ -1,0 +1,65 @@
+"""The ``stencil`` suite: Simwave-style 3-D acoustic wave update with 3-D tile sizes (seed 003).
+
+Loaded by :func:`kgpubench.measure.suites.load_suite` as ``kgpubench_collectors.stencil``; exposes
+:data:`SUITE`. What is measured is in :mod:`.spec` (the sweep), :mod:`.cases` (one harness case per
+configuration), :mod:`.prepared` (inputs, timed unit, verification), ``stencil.cu`` (the kernels),
+:mod:`.weights` and :mod:`.reference` (generated finite-difference weights, NumPy reference).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Sequence
+
+from kgpubench.errors import unknown_name
+
+from .cases import make_case
+from .prepared import StencilRun
+from .spec import VARIANTS, StencilConfig, sweep
+
+COLLECTOR_VERSION = "1.0.0"
+
+
+class StencilSuite:
+    """The stencil suite (harness contract :class:`kgpubench.measure.suite.Suite`).
+
+    ``--kernel`` names are the variants: ``thread-tile`` and ``shared-tile``.
+    """
+
+    name = "stencil"
+    table = "stencil"
+    collector_version = COLLECTOR_VERSION
+
+    def kernels(self) -> Sequence[str]:
+        """The variants, accepted by ``--kernel``."""
+        return VARIANTS
+
+    def configs(self, *, quick: bool, kernels: Sequence[str] | None = None) -> Iterator[StencilConfig]:
+        """The sweep's configurations, optionally only the named variants."""
+        for k in kernels or ():
+            if k not in VARIANTS:
+                raise unknown_name("stencil kernel", k, VARIANTS)
+        return sweep(quick, kernels)
+
+    def cases(self, *, quick: bool, kernels: Sequence[str] | None = None) -> Iterable[Any]:
+        """One harness case per configuration (see :mod:`.spec` for the sweep)."""
+        return (make_case(cfg) for cfg in self.configs(quick=quick, kernels=kernels))
+
+    def prepare(self, case: Any, kernel: Any, xp: Any, rng: Any) -> StencilRun:
+        """Allocate the fields of ``case`` (and its verification grid) and bind ``kernel``."""
+        return StencilRun(config_of(case), kernel, xp, rng)
+
+
+def config_of(case: Any) -> StencilConfig:
+    """Rebuild the :class:`StencilConfig` of a case made by :func:`make_case`."""
+    k, c = case.key, case.columns
+    return StencilConfig(
+        grid=(int(k["grid_nx"]), int(k["grid_ny"]), int(k["grid_nz"])), dtype=str(k["dtype"]),
+        space_order=int(k["space_order"]), tile=(int(k["tile_b1"]), int(k["tile_b2"]), int(k["tile_b3"])),
+        variant=str(k["variant"]), block_size=int(k["block_size"]), steps=int(c["steps"]),
+        group=str(c["sweep_group"]),
+    )
+
+
+SUITE = StencilSuite()
+
+__all__ = ["COLLECTOR_VERSION", "SUITE", "StencilSuite", "config_of"]
