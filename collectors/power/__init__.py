@@ -1,0 +1,122 @@
+"""The ``power`` suite (seed 002 tables 2 and 3): our own CUDA kernels of the programs whose average power the
+seed study predicted, swept over the number of blocks so that SM saturation spans about 0.1 to 1.0, every
+configuration with a power window.
+
+Layout: ``kernels/*.cu`` (``extern "C"`` kernels, compile-time parameters as ``-D`` defines), ``spec.py``
+(kernels, sizes, launches, trip counts), ``reference.py`` (NumPy references), ``prepare.py`` (inputs and
+checks). The harness loads this folder as ``kgpubench_collectors.power`` and uses :data:`SUITE`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kgpubench.measure.suite import Case, KernelSource
+
+from . import spec
+from .prepare import prepare as _prepare
+
+KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
+COLLECTOR_VERSION = "1.0.0"
+_ROLLED = re.compile(r"^\s*#pragma\s+unroll\s+1\s*$")
+_FOR = re.compile(r"^\s*for\s*\(")
+
+
+@cache
+def rolled_loop_lines(source: str) -> tuple[int, ...]:
+    """1-based source lines of the loops kept rolled (``#pragma unroll 1`` then ``for``) in ``kernels/source``.
+
+    These are the loops left in the PTX; the features API names each ``line:N`` after its ``for`` line.
+    """
+    lines = (KERNEL_DIR / source).read_text().splitlines()
+    found = []
+    for i, text in enumerate(lines[:-1]):
+        if _ROLLED.match(text):
+            if not _FOR.match(lines[i + 1]):
+                raise ValueError(f"{source}:{i + 1}: '#pragma unroll 1' must be followed by a for loop")
+            found.append(i + 2)
+    return tuple(found)
+
+
+def trip_counts(pk: spec.PowerKernel) -> dict[str, str]:
+    """``{"line:N": expression}`` for the rolled loops of ``pk`` (source order matches ``pk.loops``)."""
+    lines = rolled_loop_lines(pk.source)
+    if len(lines) != len(pk.loops):
+        raise ValueError(f"{pk.source} keeps {len(lines)} loops rolled but the spec of {pk.name} gives "
+                         f"{len(pk.loops)} trip counts; update spec.KERNELS")
+    return {f"line:{n}": expr for n, expr in zip(lines, pk.loops)}
+
+
+def device_sm_count() -> int:
+    """SM count of the current CUDA device (through CuPy)."""
+    from kgpubench.errors import NoGpuError
+
+    try:
+        import cupy
+
+        return int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+    except (ImportError, RuntimeError, KeyError) as exc:  # no CuPy, no device or driver
+        raise NoGpuError(f"the power suite needs the device's SM count to size its grids and CuPy could not "
+                         f"read it ({type(exc).__name__}); run on a GPU machine with `kgpubench[gpu]`, or "
+                         "pass sm_count= to cases().") from None
+
+
+def make_case(pk: spec.PowerKernel, sizes: dict, block: spec.Dim3, grid: spec.GridChoice) -> Case:
+    """The :class:`Case` of one kernel, problem size, block shape and block count."""
+    source = KernelSource(path=KERNEL_DIR / pk.source, kernel=pk.kernel, defines=pk.defines(sizes, block))
+    columns = {"program": pk.program, "bound": pk.bound, "sm_saturation": grid.saturation, **pk.derived(sizes)}
+    return Case(
+        key={"suite": "power", "kernel": pk.kernel, "variant": pk.variant, "size_params": dict(sizes)},
+        columns=columns,
+        source=source,
+        grid=(grid.nb, 1, 1),
+        block=tuple(block),
+        sizes=dict(sizes),
+        trip_counts=trip_counts(pk),
+        power=True,
+        memory_bytes=int(pk.memory(sizes, grid.nb)),
+    )
+
+
+class PowerSuite:
+    """The power suite; see the package doc and :mod:`spec` for what it sweeps."""
+
+    name = "power"
+    table = "kernels"
+    collector_version = COLLECTOR_VERSION
+
+    def kernels(self) -> Sequence[str]:
+        """Names accepted by ``--kernel`` (``madd`` covers fp32 and fp64; ``madd/fp64`` picks one)."""
+        return spec.kernel_names()
+
+    def cases(self, *, quick: bool, kernels: Sequence[str] | None = None, device: Any = None,
+              sm_count: int | None = None) -> Iterable[Case]:
+        """Every configuration (quick: first size, middle block shape, Sa 0.5 and 1.0).
+
+        The grids depend on the SM count: ``sm_count``, else ``device.sm_count`` (a harness ``DeviceInfo``),
+        else the current CUDA device's (raises :class:`~kgpubench.errors.NoGpuError` without one).
+        """
+        if sm_count is None:
+            sm_count = getattr(device, "sm_count", None) or device_sm_count()
+        return list(self._iter(quick, spec.select(kernels), int(sm_count)))
+
+    def _iter(self, quick: bool, chosen: list, sm_count: int) -> Iterator[Case]:
+        grids = spec.grid_choices(sm_count, quick=quick)
+        for pk in chosen:
+            sizes = pk.sizes[:1] if quick else pk.sizes
+            blocks = pk.blocks[len(pk.blocks) // 2:][:1] if quick else pk.blocks
+            for size in sizes:
+                for block in blocks:
+                    for grid in grids:
+                        yield make_case(pk, dict(size), block, grid)
+
+    def prepare(self, case: Case, kernel: Any, xp: Any, rng: Any):
+        """Fresh random inputs for ``case`` on the device, bound to ``kernel`` (see :mod:`prepare`)."""
+        return _prepare(case, kernel, xp, rng)
+
+
+SUITE = PowerSuite()
