@@ -14,7 +14,7 @@ import typer
 
 from kgpubench.errors import KgpubenchError
 
-COMMAND_MODULES = ["data"]
+COMMAND_MODULES = ["data", "importexport"]
 
 app = typer.Typer(
     name="kgpubench",

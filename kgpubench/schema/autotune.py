@@ -11,7 +11,9 @@ from __future__ import annotations
 from kgpubench.schema._core import Column, Table
 from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail
 
-FAILURES = ("CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig")
+# Kernel Tuner failure markers, then T4 `invalidity` values other than "correct".
+FAILURES = ("CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig", "compile", "runtime", "correctness",
+            "constraints", "timeout")
 SOURCE_FORMATS = ("kernel-tuner-cache", "t4")
 
 
@@ -30,7 +32,7 @@ def _specific() -> list[Column]:
                "by name; empty when every parameter is a number.", key=True),
         Column("time_ms_reported", "float64", "The `time` the source file reports for the configuration.",
                unit="ms", min=0, min_exclusive=True),
-        Column("failure", "string", "The source's failure marker for a failed configuration (null when ok).",
+        Column("failure", "string", "The source's failure marker (Kernel Tuner string or T4 invalidity); null when ok.",
                values=FAILURES),
         Column("objective", "string", "The tuning objective the source file names (e.g. `time`)."),
         Column("gflops_reported", "float64", "The `GFLOP/s` the source reports for the configuration.",

@@ -1,0 +1,147 @@
+"""Export kgpubench rows with tunable parameters as T4 results files.
+
+Each config says what its kernel, problem size and tunable configuration are:
+
+========== ========================================= ===================== =====================================
+config     kernel                                    problem size          configuration
+========== ========================================= ===================== =====================================
+autotune   ``kernel``                                ``problem_size``      ``params`` + ``params_text``
+stencil    ``wave3d-<variant>-<dtype>-so<order>``    ``nx x ny x nz``      tile_b1, tile_b2, tile_b3, block_size
+npb        ``<benchmark>.<kernel>.<variant>``        ``npb_class``         tpb
+kernels    ``<suite>.<program>.<kernel>[.<variant>]`` size_params as n=v   block_x/y/z, grid_x/y/z
+========== ========================================= ===================== =====================================
+
+One file per (GPU, kernel, problem size), named ``<config>__<gpu>__<kernel>__<size>.json``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kgpubench.errors import KgpubenchError
+from kgpubench.importers.common import ImportFormatError
+from kgpubench.importers.t4 import configuration_of_autotune, t4_document, t4_result, write_t4
+
+class NoRowsError(KgpubenchError, LookupError):
+    """An export selected no rows."""
+
+
+Mapper = Callable[[Mapping[str, Any]], tuple[str, str, dict[str, Any]]]
+
+
+def _autotune(r: Mapping[str, Any]) -> tuple[str, str, dict]:
+    return r["kernel"], r["problem_size"], configuration_of_autotune(r)
+
+
+def _stencil(r: Mapping[str, Any]) -> tuple[str, str, dict]:
+    kernel = f"wave3d-{r['variant']}-{r['dtype']}-so{r['space_order']}"
+    size = f"{r['grid_nx']}x{r['grid_ny']}x{r['grid_nz']}"
+    return kernel, size, {k: r[k] for k in ("block_size", "tile_b1", "tile_b2", "tile_b3")}
+
+
+def _npb(r: Mapping[str, Any]) -> tuple[str, str, dict]:
+    return f"{r['benchmark']}.{r['kernel']}.{r['variant']}", str(r["npb_class"]), {"tpb": r["tpb"]}
+
+
+def _kernels(r: Mapping[str, Any]) -> tuple[str, str, dict]:
+    kernel = f"{r['suite']}.{r['program']}.{r['kernel']}" + (f".{r['variant']}" if r.get("variant") else "")
+    sizes = sorted(r.get("size_params") or [], key=lambda p: p["name"])
+    size = ",".join(f"{p['name']}={_num(p['value'])}" for p in sizes) or "-"
+    return kernel, size, {k: r[k] for k in ("block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z")}
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+MAPPERS: dict[str, Mapper] = {"autotune": _autotune, "stencil": _stencil, "npb": _npb, "kernels": _kernels}
+
+
+def parse_where(table: pa.Table, clauses: Iterable[str]) -> pa.Table:
+    """Rows of ``table`` matching every ``column=value`` / ``column!=value`` clause (values typed by column)."""
+    from kgpubench.errors import unknown_name
+
+    for clause in clauses:
+        m = re.fullmatch(r"\s*([A-Za-z_][\w]*)\s*(!=|=)\s*(.*?)\s*", clause)
+        if not m:
+            raise ImportFormatError(f"--where {clause!r}: expected COLUMN=VALUE or COLUMN!=VALUE "
+                                    "(e.g. --where gpu_name='NVIDIA H100 PCIe').")
+        name, op, text = m.groups()
+        if name not in table.column_names:
+            raise unknown_name("column", name, table.column_names)
+        col = table[name]
+        try:
+            value = pa.scalar(text).cast(col.type) if not pa.types.is_string(col.type) else pa.scalar(text)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise ImportFormatError(f"--where {clause!r}: {text!r} is not a value of column {name!r} "
+                                    f"({col.type}).") from None
+        mask = pc.equal(col, value) if op == "=" else pc.not_equal(col, value)
+        table = table.filter(pc.fill_null(mask, False))
+    return table
+
+
+def export_t4_table(table: pa.Table, config: str, out_dir: Path | str,
+                    extra_meta: Mapping[str, Any] | None = None) -> list[Path]:
+    """Write the rows of ``table`` (rows of ``config``) as T4 results files in ``out_dir``; returns the paths."""
+    try:
+        mapper = MAPPERS[config]
+    except KeyError:
+        from kgpubench.errors import unknown_name
+
+        raise unknown_name("config with tunable parameters", config, MAPPERS) from None
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for row in table.to_pylist():
+        kernel, size, configuration = mapper(row)
+        groups.setdefault((row["gpu_name"], kernel, size), []).append(t4_result(row, configuration))
+    out = Path(out_dir)
+    paths = []
+    for (gpu, kernel, size), results in sorted(groups.items()):
+        doc = t4_document(results, device_name=gpu, kernel_name=kernel, problem_size=size,
+                          extra={"kgpubench_config": config, **(extra_meta or {})})
+        paths.append(write_t4(out / f"{config}__{_slug(gpu)}__{_slug(kernel)}__{_slug(size)}.json", doc))
+    return paths
+
+
+def export_t4(config: str, out_dir: Path | str, *, where: Iterable[str] = (),
+              data_dir: Path | str | None = None) -> list[Path]:
+    """Export a config of a store (default: the packaged data) as T4 results files.
+
+    Parameters
+    ----------
+    config : str
+        ``autotune``, ``stencil``, ``npb`` or ``kernels``.
+    out_dir : path
+        Folder for the files (created).
+    where : iterable of str
+        ``COLUMN=VALUE`` / ``COLUMN!=VALUE`` filters, all of which must hold.
+    data_dir : path, optional
+        Store folder.
+
+    Returns
+    -------
+    list of Path
+        The files written, one per (GPU, kernel, problem size).
+    """
+    from kgpubench.loading import load_dataset
+    from kgpubench.store import Store
+    from kgpubench.resources import default_data_dir
+
+    if config not in MAPPERS:
+        from kgpubench.errors import unknown_name
+
+        raise unknown_name("config with tunable parameters", config, MAPPERS)
+    table = parse_where(load_dataset(config, format="arrow", data_dir=data_dir), where)
+    if table.num_rows == 0:
+        raise NoRowsError(f"config {config!r} has no rows{' matching ' + ' and '.join(where) if where else ''}; "
+                              "nothing to export (check `kgpubench info` and the --where clauses).")
+    version = Store(data_dir or default_data_dir()).version
+    return export_t4_table(table, config, out_dir, extra_meta={"kgpubench_dataset_version": version})
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.=,+-]+", "_", str(text)).strip("_") or "_"
