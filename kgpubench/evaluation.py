@@ -139,6 +139,8 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
     for fold in wanted:
         test = np.flatnonzero(data.folds == fold)
         train = np.flatnonzero(data.folds != fold)
+        if train.size == 0:  # e.g. by-kernel with a single kernel: nothing to learn from
+            continue
         if rank is not None and train.size > task.max_train_rows:
             train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
         model = factory(task=task, seed=seed)
@@ -151,6 +153,9 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
             keep = test[np.argsort(sample_rank[test], kind="mergesort")[: SAMPLE_POINTS // max(1, len(wanted))]]
             pos = {t: i for i, t in enumerate(test)}
             samples += [(float(data.y[k]), float(pred[pos[k]])) for k in keep]
+    if not out:
+        raise NoDataError(f"task {task.name!r} scheme {data.scheme!r}: every fold has an empty training set "
+                          f"(folds {wanted}); the scheme needs at least two groups in the data.")
     return out, samples
 
 
@@ -225,6 +230,7 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         "task": the_task.name,
         "scheme": scheme,
         "model": path.stem,
+        "model_file": _model_label(path),
         "model_sha256": file_sha256(path),
         "dataset": data.dataset,
         "split_sha256": split_sha256(the_task.name, scheme),
@@ -237,6 +243,12 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         "date": _dt.date.today().isoformat(),
         "wall_time_s": (time.perf_counter_ns() - start) / 1e9,
     }
+
+
+def _model_label(path: Path) -> str:
+    from kgpubench.leaderboard import model_label
+
+    return model_label(path)
 
 
 def round_floats(obj: Any, digits: int = 6) -> Any:

@@ -14,7 +14,7 @@ import typer
 
 from kgpubench.errors import KgpubenchError
 
-COMMAND_MODULES = ["data", "importexport"]
+COMMAND_MODULES = ["data", "collect", "importexport", "leaderboard"]
 
 app = typer.Typer(
     name="kgpubench",

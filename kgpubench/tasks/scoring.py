@@ -88,11 +88,14 @@ def npb_app_time_s(calls: np.ndarray, time_ms: np.ndarray, remainder_s: float) -
 
 
 def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, float]:
-    for col in ("calls_per_run", NPB_REMAINDER):
-        if col not in rows.column_names:
-            raise SchemaValidationError(f"npb-tpb scoring needs column {col!r}; the npb table lacks it.")
+    if "calls_per_run" not in rows.column_names:
+        raise SchemaValidationError("npb-tpb scoring needs column 'calls_per_run'; the npb table lacks it.")
     calls = np.asarray(rows["calls_per_run"].to_pylist(), dtype=float)
-    rem = np.asarray(rows[NPB_REMAINDER].to_pylist(), dtype=float)
+    if np.isnan(calls).any():
+        raise SchemaValidationError("npb-tpb scoring needs calls_per_run on every ok row; some are null.")
+    # The non-kernel remainder counts when the table records it (else the ratio covers kernel time only).
+    rem = (np.asarray(rows[NPB_REMAINDER].to_pylist(), dtype=float) if NPB_REMAINDER in rows.column_names
+           else np.zeros(rows.num_rows))
     kernel_keys = problem_keys(task, rows, task.problem_columns + task.choice_columns)
     problem_of = problem_keys(task, rows)
     best_app, chosen_app = [], []
