@@ -1,5 +1,6 @@
-"""``python -m kgpubench``: the command line."""
+"""``python -m kgpubench``: the same as the ``kgpubench`` command (works from a checkout without installing)."""
 
 from kgpubench.cli import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""The regular suite object: cases from :mod:`.spec`, inputs and checks from :mod:`.reference`.
+
+Inputs are drawn once per (kernel, sizes) from the generator the harness passes for the first case of that
+size and kept on the host (with the reference outputs) while the following cases of the same size run: each
+case still gets freshly allocated, poisoned device outputs and is verified against the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kgpubench.measure.suite import Case, CompiledKernel, KernelSource
+from kgpubench.measure.verify import compare, poison, to_host
+
+from . import reference as ref
+from .spec import SPEC_BY_KERNEL, SPECS, KernelSpec, Launch, trip_counts
+
+COLLECTOR_VERSION = "1.0.0"
+F32 = np.float32
+HOT = {"step": 0.5, "rx1": 0.2, "ry1": 0.2, "rz1": 0.05, "amb": 80.0}
+SRAD_LAMBDA = 0.5
+MM_CHECK_ROWS = 64
+
+
+@dataclass
+class Prepared:
+    """Device arrays of one case and how to launch, poison and check them.
+
+    ``outputs`` holds (name, device array, expected host array, selector); the selector picks the part of
+    the output the kernel writes (``None``: all of it). ``reset`` restores in-place inputs before a check.
+    """
+
+    kernel: CompiledKernel
+    launch_cfg: Launch
+    args: tuple
+    outputs: list[tuple[str, Any, np.ndarray, Any]]
+    reset: Callable[[], None] | None = None
+    all_finite: tuple[str, ...] = ()
+    arrays: dict[str, Any] = field(default_factory=dict)
+
+    def launch(self) -> None:
+        cfg = self.launch_cfg
+        self.kernel(cfg.grid, cfg.block, self.args, shared_mem=cfg.shared_mem)
+
+    def poison(self) -> None:
+        if self.reset is not None:
+            self.reset()
+        for name, arr, _exp, _sel in self.outputs:
+            if name not in self.in_place:
+                poison(arr)
+
+    @property
+    def in_place(self) -> set[str]:
+        return set(self.arrays.get("_in_place", ()))
+
+    def verify(self) -> tuple[bool, str]:
+        details = []
+        for name, arr, expected, sel in self.outputs:
+            host = to_host(arr)
+            got = host if sel is None else host[sel]
+            if name in self.all_finite and not np.all(np.isfinite(host)):
+                return False, f"{name}: {int(np.count_nonzero(~np.isfinite(host)))} values left unwritten (NaN)"
+            ok, detail = compare(got, expected, name=name)
+            if not ok:
+                return False, detail
+            details.append(detail)
+        return True, "; ".join(details)
+
+    def release(self) -> None:
+        self.outputs.clear()
+        self.arrays.clear()
+        self.args = ()
+
+
+class RegularSuite:
+    """Seed 000's regular kernels: vector add, NN euclid, SRAD v2 (2), Hotspot, tiled matmul, Fan1, Fan2."""
+
+    name = "regular"
+    table = "kernels"
+    collector_version = COLLECTOR_VERSION
+
+    def __init__(self) -> None:
+        self._cache_key: tuple | None = None
+        self._cache: dict[str, Any] = {}
+
+    def kernels(self) -> list[str]:
+        return [s.kernel for s in SPECS]
+
+    def cases(self, *, quick: bool = False, kernels: Sequence[str] | None = None) -> Iterable[Case]:
+        for spec in SPECS:
+            if kernels and spec.kernel not in kernels:
+                continue
+            for sizes in spec.quick_sizes if quick else spec.sizes:
+                for launch in spec.launches(sizes, quick):
+                    yield self._case(spec, sizes, launch)
+
+    def _case(self, spec: KernelSpec, sizes: dict[str, int], launch: Launch) -> Case:
+        n, s, cpx = spec.measures(sizes)
+        return Case(
+            key={"suite": self.name, "kernel": spec.kernel, "variant": "", "size_params": dict(sizes)},
+            columns={"program": spec.program, "bound": spec.bound, "n": float(n), "s": float(s),
+                     "cpx": float(cpx)},
+            source=KernelSource(spec.path, spec.kernel),
+            grid=launch.grid, block=launch.block, shared_mem_bytes=launch.shared_mem,
+            sizes=dict(sizes), trip_counts=trip_counts(spec, sizes), memory_bytes=spec.memory(sizes),
+        )
+
+    # -- inputs -----------------------------------------------------------------------------------------
+    def host_data(self, kernel: str, sizes: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+        """Inputs and reference outputs for ``kernel`` at ``sizes`` (drawn once per size, then reused)."""
+        key = (kernel, tuple(sorted(sizes.items())))
+        if key != self._cache_key:
+            self._cache = {}  # drop the previous size first: large inputs
+            self._cache = MAKERS[kernel](sizes, rng)
+            self._cache_key = key
+        return self._cache
+
+    def prepare(self, case: Case, kernel: CompiledKernel, xp: Any, rng: Any) -> Prepared:
+        name = case.key["kernel"]
+        sizes = dict(case.sizes)
+        data = self.host_data(name, sizes, rng)
+        launch = Launch(tuple(case.grid), tuple(case.block), case.shared_mem_bytes)
+        return BINDERS[name](data, sizes, kernel, launch, xp)
+
+
+# ---- per-kernel inputs (host) and bindings (device) -------------------------------------------------------
+def _uniform(rng: np.random.Generator, shape: Any, lo: float, hi: float) -> np.ndarray:
+    return rng.uniform(lo, hi, size=shape).astype(F32)
+
+
+def _make_vector_add(sz: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+    a, b = _uniform(rng, sz["n"], -1, 1), _uniform(rng, sz["n"], -1, 1)
+    return {"a": a, "b": b, "c": ref.vector_add(a, b)}
+
+
+def _make_euclid(sz: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+    rec = np.empty(2 * sz["n"], dtype=F32)
+    rec[0::2] = _uniform(rng, sz["n"], -90, 90)
+    rec[1::2] = _uniform(rng, sz["n"], -180, 180)
+    lat, lng = float(F32(rng.uniform(-90, 90))), float(F32(rng.uniform(-180, 180)))
+    return {"records": rec, "lat": lat, "lng": lng, "d": ref.euclid(rec, lat, lng)}
+
+
+def _srad_image(sz: dict[str, int], rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    J = _uniform(rng, (sz["rows"], sz["cols"]), 0.5, 1.5)
+    q0sqr = float(F32(np.var(J, dtype=np.float64) / np.mean(J, dtype=np.float64) ** 2))
+    return J, q0sqr
+
+
+def _make_srad_1(sz: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+    J, q0sqr = _srad_image(sz, rng)
+    return {"J": J, "q0sqr": q0sqr, **ref.srad_1(J, q0sqr)}
+
+
+def _make_srad_2(sz: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+    J, q0sqr = _srad_image(sz, rng)
+    d = ref.srad_1(J, q0sqr)
+    return {"J": J, **d, "J_out": ref.srad_2(J, d["dN"], d["dS"], d["dW"], d["dE"], d["C"], SRAD_LAMBDA)}
+
+
+def _make_hotspot(sz: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+    shape = (sz["rows"], sz["cols"])
+    power, temp = _uniform(rng, shape, 0, 1), _uniform(rng, shape, 70, 90)
+    return {"power": power, "temp": temp, "out": ref.hotspot(power, temp, sz["iters"], **HOT)}
+
+
+def _make_matrix_mul(sz: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+    n = sz["n"]
+    A, B = _uniform(rng, (n, n), -1, 1), _uniform(rng, (n, n), -1, 1)
+    rows = np.sort(rng.choice(n, size=min(n, MM_CHECK_ROWS), replace=False))
+    return {"A": A, "B": B, "rows": rows, "C_rows": ref.matrix_mul(A, B, rows)}
+
+
+def _gauss_matrix(sz: dict[str, int], rng: np.random.Generator) -> np.ndarray:
+    a = _uniform(rng, (sz["n"], sz["n"]), -1, 1)
+    a[sz["t"], sz["t"]] = sz["n"]  # a well-conditioned pivot
+    return a
+
+
+def _make_fan1(sz: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+    a = _gauss_matrix(sz, rng)
+    return {"a": a, "m": ref.fan1(a, sz["t"])}
+
+
+def _make_fan2(sz: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
+    a = _gauss_matrix(sz, rng)
+    b, m = _uniform(rng, sz["n"], -1, 1), _uniform(rng, sz["n"], -1, 1)
+    a_out, b_out = ref.fan2(a, b, m, sz["t"])
+    return {"a": a, "b": b, "m_in": m, "a_out": a_out, "b_out": b_out}
+
+
+MAKERS: dict[str, Callable[[dict[str, int], np.random.Generator], dict[str, Any]]] = {
+    "vector_add": _make_vector_add, "euclid": _make_euclid, "srad_cuda_1": _make_srad_1,
+    "srad_cuda_2": _make_srad_2, "calculate_temp": _make_hotspot, "matrix_mul": _make_matrix_mul,
+    "fan1": _make_fan1, "fan2": _make_fan2,
+}
+
+
+def _empty(xp: Any, shape: Any) -> Any:
+    return xp.empty(shape, dtype=F32)
+
+
+def _bind_vector_add(d, sz, k, launch, xp) -> Prepared:
+    a, b, c = xp.asarray(d["a"]), xp.asarray(d["b"]), _empty(xp, sz["n"])
+    return Prepared(k, launch, (a, b, c, np.int32(sz["n"])), [("c", c, d["c"], None)])
+
+
+def _bind_euclid(d, sz, k, launch, xp) -> Prepared:
+    rec, dist = xp.asarray(d["records"]), _empty(xp, sz["n"])
+    args = (rec, dist, np.int32(sz["n"]), F32(d["lat"]), F32(d["lng"]))
+    return Prepared(k, launch, args, [("distances", dist, d["d"], None)])
+
+
+def _bind_srad_1(d, sz, k, launch, xp) -> Prepared:
+    shape = (sz["rows"], sz["cols"])
+    J = xp.asarray(d["J"])
+    outs = {name: _empty(xp, shape) for name in ("dN", "dS", "dW", "dE", "C")}
+    args = (J, *outs.values(), np.int32(sz["rows"]), np.int32(sz["cols"]), F32(d["q0sqr"]))
+    return Prepared(k, launch, args, [(n, arr, d[n], None) for n, arr in outs.items()])
+
+
+def _bind_srad_2(d, sz, k, launch, xp) -> Prepared:
+    ins = [xp.asarray(d[n]) for n in ("J", "dN", "dS", "dW", "dE", "C")]
+    out = _empty(xp, (sz["rows"], sz["cols"]))
+    args = (*ins, out, np.int32(sz["rows"]), np.int32(sz["cols"]), F32(SRAD_LAMBDA))
+    return Prepared(k, launch, args, [("J_out", out, d["J_out"], None)])
+
+
+def _bind_hotspot(d, sz, k, launch, xp) -> Prepared:
+    power, temp = xp.asarray(d["power"]), xp.asarray(d["temp"])
+    out = _empty(xp, (sz["rows"], sz["cols"]))
+    args = (power, temp, out, np.int32(sz["rows"]), np.int32(sz["cols"]), np.int32(sz["iters"]),
+            *(F32(HOT[n]) for n in ("step", "rx1", "ry1", "rz1", "amb")))
+    return Prepared(k, launch, args, [("temp_out", out, d["out"], None)])
+
+
+def _bind_matrix_mul(d, sz, k, launch, xp) -> Prepared:
+    A, B, C = xp.asarray(d["A"]), xp.asarray(d["B"]), _empty(xp, (sz["n"], sz["n"]))
+    args = (A, B, C, np.int32(sz["n"]), np.int32(sz["tk"]))
+    return Prepared(k, launch, args, [("C", C, d["C_rows"], d["rows"])], all_finite=("C",))
+
+
+def _bind_fan1(d, sz, k, launch, xp) -> Prepared:
+    a, m = xp.asarray(d["a"]), _empty(xp, sz["n"])
+    t = sz["t"]
+    return Prepared(k, launch, (a, m, np.int32(sz["n"]), np.int32(t)), [("m", m, d["m"], slice(t + 1, None))])
+
+
+def _bind_fan2(d, sz, k, launch, xp) -> Prepared:
+    a, b, m = xp.asarray(d["a"]), xp.asarray(d["b"]), xp.asarray(d["m_in"])
+
+    def reset() -> None:  # in-place kernel: restore the inputs; unwritten outputs then differ from the reference
+        a[...] = xp.asarray(d["a"])
+        b[...] = xp.asarray(d["b"])
+
+    p = Prepared(k, launch, (a, b, m, np.int32(sz["n"]), np.int32(sz["t"])),
+                 [("a", a, d["a_out"], None), ("b", b, d["b_out"], None)], reset=reset)
+    p.arrays["_in_place"] = ("a", "b")
+    return p
+
+
+BINDERS: dict[str, Callable[..., Prepared]] = {
+    "vector_add": _bind_vector_add, "euclid": _bind_euclid, "srad_cuda_1": _bind_srad_1,
+    "srad_cuda_2": _bind_srad_2, "calculate_temp": _bind_hotspot, "matrix_mul": _bind_matrix_mul,
+    "fan1": _bind_fan1, "fan2": _bind_fan2,
+}
+
+assert set(MAKERS) == set(BINDERS) == set(SPEC_BY_KERNEL)

@@ -1,0 +1,135 @@
+"""``kgpubench collect``: run suites on this machine's GPU and write resumable shards.
+
+Imports only the harness (NumPy, pyarrow, rich, typer; CuPy and nvidia-ml-py when measuring): never
+datasets, lightgbm or xgboost.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+NO_GPU_EXIT = 2
+DEFAULT_OUT = Path("kgpubench-shards")
+
+
+SUITE_OPTION = typer.Option(None, "--suite", "-s", help="Suite to run (regular, power, stencil, npb); repeat "
+                            "for several. Default: all, in that order.")
+KERNEL_OPTION = typer.Option(None, "--kernel", "-k", help="Only this kernel; repeatable.")
+OUT_OPTION = typer.Option(DEFAULT_OUT, "--out", "-o", help="Output folder; each suite writes the shard folder "
+                          "OUT/<suite>/. Rerunning skips rows already there.")
+MAX_MINUTES_OPTION = typer.Option(None, "--max-minutes", min=0.0,
+                                  help="Per suite: start no new configuration after this many minutes.")
+
+
+def collect(
+    suite: Optional[list[str]] = SUITE_OPTION,  # noqa: UP045 - typer reads the annotation
+    kernel: Optional[list[str]] = KERNEL_OPTION,  # noqa: UP045
+    quick: bool = typer.Option(False, "--quick", help="A few sizes per kernel: a smoke run."),
+    out: Path = OUT_OPTION,
+    max_minutes: Optional[float] = MAX_MINUTES_OPTION,  # noqa: UP045
+    device: int = typer.Option(0, "--device", min=0, help="CUDA device index."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List suites, kernels and case counts; no GPU needed."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary (or dry-run plan) as JSON."),
+) -> None:
+    """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
+    from kgpubench.measure.suites import SUITE_ORDER, available_suites, load_suite
+
+    names = list(suite) if suite else [s for s in SUITE_ORDER if s in available_suites()]
+    if not names:
+        from kgpubench.errors import DataFileNotFoundError
+
+        raise DataFileNotFoundError("no suite found under collectors/; pass --suite with an existing suite.")
+    suites = [load_suite(n) for n in names]
+    if dry_run:
+        _print_plan(suites, kernel, quick, out, as_json)
+        return
+    from kgpubench.errors import NoGpuError
+    from kgpubench.measure.backend import get_backend
+
+    try:
+        backend = get_backend("cupy", device=device)
+    except NoGpuError as exc:
+        from rich.markup import escape
+
+        from kgpubench.cli import fail
+
+        fail(escape(str(exc)), NO_GPU_EXIT)
+    summaries = {s.name: _run_one(s, backend, kernel, quick, out, max_minutes) for s in suites}
+    if as_json:
+        typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
+
+
+def _kernels_for(s, kernel: list[str] | None) -> list[str] | None:
+    """The --kernel names that belong to suite ``s`` (all of them when only one suite is run)."""
+    if not kernel:
+        return None
+    from kgpubench.measure.runner import suite_kernels
+
+    mine = [k for k in kernel if k in set(suite_kernels(s))]
+    return mine or kernel
+
+
+def _print_plan(suites, kernel, quick: bool, out: Path, as_json: bool) -> None:
+    from collections import Counter
+
+    from kgpubench.measure.runner import CollectOptions, _select_cases
+
+    plan = {}
+    for s in suites:
+        cases = _select_cases(s, CollectOptions(quick=quick, kernels=_kernels_for(s, kernel)))
+        per_kernel = Counter(c.key.get("kernel", c.source.kernel) for c in cases)
+        plan[s.name] = {"table": s.table, "out": str(out / s.name), "cases": len(cases),
+                        "kernels": dict(sorted(per_kernel.items()))}
+    if as_json:
+        typer.echo(json.dumps(plan, sort_keys=True, indent=1))
+        return
+    for name, p in plan.items():
+        typer.echo(f"{name}: {p['cases']} cases -> {p['out']} (table {p['table']})")
+        for k, n in p["kernels"].items():
+            typer.echo(f"  {k}: {n}")
+
+
+def _run_one(s, backend, kernel, quick: bool, out: Path, max_minutes: float | None) -> dict:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from kgpubench.measure.output import ShardWriter
+    from kgpubench.measure.runner import CollectOptions, collect_suite
+
+    console = Console(stderr=True)
+    writer = ShardWriter(out / s.name, s.table)
+    options = CollectOptions(quick=quick, kernels=_kernels_for(s, kernel), max_minutes=max_minutes)
+    columns = (TextColumn("[bold]{task.fields[suite]}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.description}"))
+    try:
+        with Progress(*columns, console=console, transient=False) as bar:
+            task = bar.add_task("", total=None, suite=s.name)
+
+            def progress(done: int, total: int, label: str) -> None:
+                bar.update(task, completed=done, total=total, description=label[:60])
+
+            summary = collect_suite(s, backend, writer, options, progress=progress)
+    finally:
+        writer.close()
+    statuses = ", ".join(f"{k}={v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
+    console.print(f"{s.name}: {summary.written} rows written, {summary.skipped} already there ({statuses})"
+                  f"{'; stopped at --max-minutes' if summary.stopped_early else ''} -> {writer.folder}")
+    return {"written": summary.written, "skipped": summary.skipped, "total": summary.total,
+            "statuses": dict(summary.statuses), "stopped_early": summary.stopped_early,
+            "wall_s": summary.wall_s, "measured_ms": summary.measured_ms, "run_id": summary.run_id,
+            "out": str(writer.folder)}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("collect")(collect)
