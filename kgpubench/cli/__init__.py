@@ -14,7 +14,7 @@ import typer
 
 from kgpubench.errors import KgpubenchError
 
-COMMAND_MODULES = ["data", "collect", "importexport", "leaderboard"]
+COMMAND_MODULES = ["data", "collect", "importexport", "leaderboard", "features"]
 
 app = typer.Typer(
     name="kgpubench",
