@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from kgpubench.schema.autotune import FAILURES
 from kgpubench.importers.common import (
     ImportFormatError, LoadedFile, Provenance, TimingBatch, base_row, check_times, collected_at, is_number,
     join_params, number_or_none, problem_size_text, resolve_gpu, run_id_for, split_params,
@@ -107,6 +108,8 @@ def _row(shared: dict, i: int, result: Any, prov: Provenance, path: Path, batch:
     for name, (col, _unit) in MEASURED.items():
         if is_number(measured.get(name)):
             row[col] = int(measured[name]) if col in INT_COLUMNS else float(measured[name])
+    if invalidity != "correct" and measured.get("failure") in FAILURES:
+        row["failure"] = measured["failure"]
     if row["status"] == "ok":
         if is_number(measured.get("time")):
             row["time_ms_reported"] = float(measured["time"])
@@ -141,6 +144,8 @@ def t4_result(row: Mapping[str, Any], configuration: Mapping[str, Any]) -> dict[
     for name, (col, unit) in MEASURED.items():
         if row.get(col) is not None:
             measurements.append({"name": name, "value": row[col], "unit": unit})
+    if failure and failure not in INVALIDITY:  # keep the source's own marker (e.g. CompilationFailedConfig)
+        measurements.append({"name": "failure", "value": failure, "unit": ""})
     out = {"timestamp": _iso(row.get("collected_at")), "configuration": dict(configuration), "times": times,
            "invalidity": invalidity, "correctness": 0 if status == "verification_failed" else 1,
            "measurements": measurements, "objectives": ["time"]}
