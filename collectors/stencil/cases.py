@@ -7,6 +7,7 @@ and a partial one, where the NumPy reference of several steps costs milliseconds
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,18 +62,32 @@ def sizes(cfg: StencilConfig) -> dict[str, float]:
     }
 
 
-def trip_counts(cfg: StencilConfig) -> dict[str, str]:
-    """Mean trip counts of the kernel's loops per thread, as expressions over :func:`sizes`.
+def loop_lines(source: Path = SOURCE) -> dict[str, int]:
+    """Source line of each loop of ``stencil.cu``, from its ``// loop:NAME`` marker comment."""
+    lines = {}
+    for number, text in enumerate(source.read_text().splitlines(), start=1):
+        match = re.search(r"//\s*loop:(\w+)", text)
+        if match:
+            lines[match.group(1)] = number
+    return lines
 
-    thread-tile: the i, j, k loops of a tile run ``(n - 2R) / T`` times on average (B in full tiles,
-    less in the last one). shared-tile: the load loop covers the padded box and the compute loop the tile,
-    both strided by the block.
+
+def trip_counts(cfg: StencilConfig) -> dict[str, str]:
+    """Mean trip counts of the kernel's loops per entry, as expressions over :func:`sizes` and ``nt``.
+
+    The loops are named ``line:N`` (features API), N being the line of their ``// loop:NAME`` marker; they
+    are compiled with ``#pragma unroll 1`` so every build keeps exactly these loops. thread-tile: the i, j,
+    k loops of a tile run ``(n - 2R) / T`` times on average (B in full tiles, less in the last one; tiles are
+    a Cartesian product, so the mean of the nest is the product of these means). shared-tile: the load loop
+    covers the padded box and the compute loop the tile, both strided by the ``nt`` threads of the block.
     """
+    at = loop_lines()
     if cfg.variant == "thread-tile":
-        return {"tile_i": "(n1 - 2*R) / T1", "tile_j": "(n2 - 2*R) / T2", "tile_k": "(n3 - 2*R) / T3"}
+        return {f"line:{at['tile_i']}": "(n1 - 2*R) / T1", f"line:{at['tile_j']}": "(n2 - 2*R) / T2",
+                f"line:{at['tile_k']}": "(n3 - 2*R) / T3"}
     return {
-        "load": "((n1 - 2*R) / T1 + 2*R) * ((n2 - 2*R) / T2 + 2*R) * ((n3 - 2*R) / T3 + 2*R) / nt",
-        "compute": "((n1 - 2*R) / T1) * ((n2 - 2*R) / T2) * ((n3 - 2*R) / T3) / nt",
+        f"line:{at['load']}": "((n1 - 2*R) / T1 + 2*R) * ((n2 - 2*R) / T2 + 2*R) * ((n3 - 2*R) / T3 + 2*R) / nt",
+        f"line:{at['compute']}": "((n1 - 2*R) / T1) * ((n2 - 2*R) / T2) * ((n3 - 2*R) / T3) / nt",
     }
 
 

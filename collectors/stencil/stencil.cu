@@ -72,9 +72,14 @@ stencil_thread_tile(const real* __restrict__ cur, real* __restrict__ nxt, const 
     const long long s1 = (long long)n2 * n3;
     const long long s2 = n3;
     const real centre = coef[0] + coef[KG_R + 1] + coef[2 * (KG_R + 1)];
-    for (int i = tile.i0; i < tile.i1; ++i) {
-        for (int j = tile.j0; j < tile.j1; ++j) {
-            for (int k = tile.k0; k < tile.k1; ++k) {
+    // The tile loops are kept as loops (not unrolled) so that their trip counts are well defined for the
+    // static features; the radius loop is unrolled fully.
+#pragma unroll 1
+    for (int i = tile.i0; i < tile.i1; ++i) {  // loop:tile_i
+#pragma unroll 1
+        for (int j = tile.j0; j < tile.j1; ++j) {  // loop:tile_j
+#pragma unroll 1
+            for (int k = tile.k0; k < tile.k1; ++k) {  // loop:tile_k
                 const long long p = i * s1 + j * s2 + k;
                 real lap = centre * cur[p];
 #pragma unroll
@@ -111,14 +116,16 @@ stencil_shared_tile(const real* __restrict__ cur, real* __restrict__ nxt, const 
     const int e2 = tile.j1 - tile.j0 + 2 * KG_R;
     const int e3 = tile.k1 - tile.k0 + 2 * KG_R;
     const long long base = (tile.i0 - KG_R) * s1 + (tile.j0 - KG_R) * s2 + (tile.k0 - KG_R);
-    for (int q = threadIdx.x; q < e1 * e2 * e3; q += blockDim.x) {
+#pragma unroll 1
+    for (int q = threadIdx.x; q < e1 * e2 * e3; q += blockDim.x) {  // loop:load
         const int a = q / (e2 * e3), b = (q / e3) % e2, c = q % e3;
         box[(a * KG_P2 + b) * KG_P3 + c] = cur[base + a * s1 + b * s2 + c];
     }
     __syncthreads();
     const real centre = coef[0] + coef[KG_R + 1] + coef[2 * (KG_R + 1)];
     const int m1 = e1 - 2 * KG_R, m2 = e2 - 2 * KG_R, m3 = e3 - 2 * KG_R;
-    for (int q = threadIdx.x; q < m1 * m2 * m3; q += blockDim.x) {
+#pragma unroll 1
+    for (int q = threadIdx.x; q < m1 * m2 * m3; q += blockDim.x) {  // loop:compute
         const int a = q / (m2 * m3) + KG_R, b = (q / m3) % m2 + KG_R, c = q % m3 + KG_R;
         const int s = (a * KG_P2 + b) * KG_P3 + c;
         real lap = centre * box[s];

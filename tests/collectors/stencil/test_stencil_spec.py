@@ -90,7 +90,9 @@ def test_case_of_a_configuration():
     assert case.grid == (432, 1, 1) and case.block == (128, 1, 1)
     from kgpubench.features.expr import evaluate
     env = {**case.sizes, "nt": 128.0}
-    assert evaluate(case.trip_counts["tile_j"], env) == pytest.approx(16.0)
+    line_j = cases.loop_lines()["tile_j"]
+    # Interior 192 along j in 12 tiles: 16 per tile.
+    assert evaluate(case.trip_counts[f"line:{line_j}"], env) == pytest.approx(16.0)
 
 
 def test_unknown_variant_is_named():
