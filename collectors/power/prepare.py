@@ -68,11 +68,12 @@ def _released(*_host: Any) -> tuple[bool, str]:
 def within(got: np.ndarray, expected: np.ndarray, tol: Any, what: str) -> tuple[bool, str]:
     """Whether ``|got - expected| <= tol`` everywhere (NaN fails), with a one-line detail."""
     got64 = np.asarray(got, dtype=np.float64).ravel()
-    exp64 = np.asarray(expected, dtype=np.float64).ravel()
+    exp64 = np.asarray(expected, dtype=np.float64)
+    tol_arr = np.broadcast_to(np.asarray(tol, dtype=np.float64), exp64.shape).ravel()
+    exp64 = exp64.ravel()
     if got64.shape != exp64.shape:
         return False, f"{what}: {got64.size} values, expected {exp64.size}"
     err = np.abs(got64 - exp64)
-    tol_arr = np.broadcast_to(np.asarray(tol, dtype=np.float64).ravel(), err.shape)
     bad = ~(err <= tol_arr)
     if not bad.any():
         return True, f"{what}: max abs error {float(err.max(initial=0.0)):.3g} within tolerance"
