@@ -30,16 +30,19 @@ def static_features(case: Case, dev: DeviceInfo) -> dict[str, Any]:
     except ImportError as exc:
         _warn_once("import", f"static features skipped: kgpubench.features does not import ({exc}).")
         return {}
-    extract = getattr(api, "case_features", None)
-    if extract is None:
-        _warn_once("api", "static features skipped: kgpubench.features has no case_features() yet.")
-        return {}
-    from kgpubench.errors import ToolchainError
+    extract = api.case_features
+    from kgpubench.errors import KgpubenchError, ToolchainError
 
     try:
-        return dict(extract(case, arch=dev.arch, env=trip_env(case)))
+        return dict(extract(case, arch=dev.arch, env=trip_env(case), sm_count=dev.sm_count))
     except ToolchainError as exc:
-        _warn_once("toolchain", f"static features skipped (fill them later on a machine with nvcc): {exc}")
+        _warn_once(f"toolchain:{type(exc).__name__}:{case.source.kernel}",
+                   f"static features of {case.source.kernel} skipped (fill them later on a machine with nvcc): "
+                   f"{exc}")
+        return {}
+    except KgpubenchError as exc:  # a suite's trip counts that do not fit its kernel: say so, keep measuring
+        _warn_once(f"features:{type(exc).__name__}:{case.source.kernel}",
+                   f"static features of {case.source.kernel} skipped: {exc}")
         return {}
 
 

@@ -146,8 +146,6 @@ def case_row_base(case: Case, table: Table, gpu: dict[str, Any]) -> dict[str, An
     for col in table.columns:
         if col.type == "params" and isinstance(row.get(col.name), dict):
             row[col.name] = [{"name": str(k), "value": float(v)} for k, v in sorted(row[col.name].items())]
-    if "sm_saturation" in names and row.get("sm_saturation") is None and gpu.get("gpu_sm_count"):
-        row["sm_saturation"] = min(1.0, case.blocks / gpu["gpu_sm_count"])
     return {k: v for k, v in row.items() if k in names}
 
 
@@ -228,6 +226,9 @@ def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any
     for k, v in features(case, dev).items():
         if k in names and row.get(k) is None:
             row[k] = v
+    if "sm_saturation" in names and row.get("sm_saturation") is None:
+        # Without the features' occupancy model: the share of SMs that get at least one block.
+        row["sm_saturation"] = min(1.0, case.blocks / dev.sm_count)
     row.update({k: v for k, v in result.items() if not k.startswith("_")})
     row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
                                   collector_version=suite.collector_version))
