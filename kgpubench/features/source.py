@@ -236,7 +236,7 @@ def source_features(source: str, kernel: str) -> SourceFeatures:
         is_texture = bool(_TEXTURE.search(stmt))
         is_global = is_texture or "__ldg" in stmt or _derefs(stmt, global_ptrs)
         counts["texture"] += is_texture
-        counts["shared"] += _derefs(stmt, shared_ptrs)
+        counts["shared"] += _derefs(stmt, shared_ptrs) and not _DECL_ONLY.match(stmt)
         counts["constant"] += any(re.search(rf"\b{re.escape(c)}\b", stmt) for c in constant)
         if is_global:
             counts["global"] += 1
