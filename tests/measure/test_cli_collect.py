@@ -1,0 +1,54 @@
+"""``kgpubench collect`` on a machine without a GPU: one line and exit 2; ``--dry-run`` plans; light imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgpubench.measure.cupy_backend import cupy_available
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "kgpubench.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=120)
+
+
+@pytest.mark.skipif(cupy_available()[0], reason="a GPU is present: collect would measure")
+def test_collect_without_gpu_is_one_line_and_exit_2(tmp_path):
+    res = _run("collect", "--suite", "regular", "--quick", "--out", str(tmp_path))
+    assert res.returncode == 2
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "CuPy" in lines[0] and "kgpubench[gpu]" in lines[0]
+    assert res.stdout == "" and not any(tmp_path.iterdir())
+
+
+def test_dry_run_plan_json():
+    res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--json")
+    assert res.returncode == 0, res.stderr
+    plan = json.loads(res.stdout)["regular"]
+    # 8 kernels x 2 quick sizes x 2 launches
+    assert plan["cases"] == 32 and plan["table"] == "kernels" and len(plan["kernels"]) == 8
+    res = _run("collect", "--suite", "regular", "--kernel", "fan2", "--dry-run", "--json")
+    assert json.loads(res.stdout)["regular"]["kernels"] == {"fan2": 486}
+
+
+def test_unknown_suite_is_exit_1():
+    res = _run("collect", "--suite", "regulr", "--dry-run")
+    assert res.returncode == 1 and "Did you mean 'regular'" in res.stderr
+
+
+def test_collect_path_imports_no_heavy_ml_packages():
+    code = ("import sys\nsys.argv = ['kgpubench', 'collect', '--suite', 'regular', '--quick', '--dry-run']\n"
+            "from kgpubench.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('HEAVY', sorted(m for m in ('datasets', 'lightgbm', 'xgboost') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert "HEAVY []" in res.stdout, res.stdout + res.stderr
