@@ -8,7 +8,8 @@ configuration), :mod:`.prepared` (inputs, timed unit, verification), ``stencil.c
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from kgpubench.errors import unknown_name
 

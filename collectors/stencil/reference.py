@@ -10,7 +10,7 @@ exactly as the CUDA kernels do: buffer ``s % 2`` receives step ``s``.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

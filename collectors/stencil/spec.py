@@ -26,8 +26,8 @@ Quick sweep (``quick=True``): one 64^3 grid, both dtypes, order 8, four thread t
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 TILE_VALUES = (1, 2, 4, 8, 16, 32, 64)
 TILE_CAP = 512

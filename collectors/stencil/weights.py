@@ -18,7 +18,7 @@ solved here exactly in rational arithmetic (Gauss-Jordan over :class:`fractions.
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from math import factorial
 
 from kgpubench.errors import KgpubenchError
@@ -52,7 +52,7 @@ def _solve_exact(matrix: list[list[Fraction]], rhs: list[Fraction]) -> list[Frac
     return [a[r][n] for r in range(n)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def fd_weights(order: int) -> tuple[Fraction, ...]:
     """Exact weights ``(c_0, c_1, ..., c_R)`` of the central second derivative of accuracy ``order``.
 
