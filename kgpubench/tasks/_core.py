@@ -133,7 +133,9 @@ def feature_frame(task: Task, table: pa.Table) -> pd.DataFrame:
             out[name] = table[name].to_numpy(zero_copy_only=False).astype(np.float64)
         else:
             out[name] = np.asarray(table[name].to_pylist(), dtype=object)
-    return pd.DataFrame(out, index=pd.RangeIndex(table.num_rows))
+    frame = pd.DataFrame(out, index=pd.RangeIndex(table.num_rows))
+    strings = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    return frame.astype({c: object for c in strings})  # object, not pandas' string dtype, for every version
 
 
 def _expand_params(values: list, kind: type) -> dict[str, np.ndarray]:

@@ -39,13 +39,15 @@ ALL_TASKS: tuple[Task, ...] = (
         description="Predict a kernel's average board power (W) from its power-weighted compute density, "
         "SM saturation, lines of code and the GPU (seed 002)."),
     Task(
-        name="npb-tpb", config="npb", target="time_ms_median", seed="001", kind="recommendation",
-        features=("benchmark", "npb_class", "kernel", "tpb", *GPU_FEATURES),
+        name="npb-tpb", config="npb", target="time_ms_mean", seed="001", kind="recommendation",
+        filters=(("row_kind", ("kernel",)), ("assignment", ("one-kernel",))),
+        features=("benchmark", "npb_class", "kernel", "tpb", "calls_per_run", *GPU_FEATURES),
         problem_columns=("gpu_name", "benchmark", "npb_class", "variant"), choice_columns=("kernel",),
         metrics=("app_time_ratio", "mape"), schemes=("random10", "by-gpu"),
         description="Choose the threads per block of every kernel of an NPB application; scored by the "
-        "application time the choice gives (sum over kernels of calls x time per call, plus the "
-        "non-kernel remainder) relative to the best possible (seed 001)."),
+        "application time the choice gives (sum over kernels of calls x mean time per call, plus the "
+        "non-kernel remainder, the median remainder_s of the problem's kernel rows) relative to the best "
+        "possible (seed 001)."),
     Task(
         name="stencil-tile", config="stencil", target="time_ms_median", seed="003", kind="recommendation",
         features=("gpu_sm_count", "gpu_cores", "gpu_memory_bandwidth_gbs", "gpu_smem_per_sm_bytes",

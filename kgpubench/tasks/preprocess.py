@@ -33,7 +33,7 @@ def tabular_preprocessor(*, scale: bool = False, one_hot: bool = True):
         strings = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)
     return ColumnTransformer(
         [("num", make_pipeline(*numeric), make_column_selector(dtype_include=np.number)),
-         ("str", strings, make_column_selector(dtype_include=object))],
+         ("str", strings, make_column_selector(dtype_include=[object, "string"]))],
         sparse_threshold=0.0,
     )
 

@@ -11,7 +11,7 @@ from kgpubench.metrics import METRICS, app_time_ratio, improvement_coefficient, 
 from kgpubench.tasks._core import Task, problem_keys
 
 # NPB: the non-kernel part of an application run (seconds); rows of one problem carry the same value.
-NPB_REMAINDER = "app_remainder_s"
+NPB_REMAINDER = "remainder_s"
 
 
 def score_fold(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, *, predicts_target: bool = True
@@ -109,7 +109,7 @@ def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dic
             fastest = k[np.argmin(y[k])]
             b_calls.append(calls[fastest])
             b_time.append(y[fastest])
-        remainder = float(np.nanmax(rem[idx])) if np.isfinite(rem[idx]).any() else 0.0
+        remainder = float(np.nanmedian(rem[idx])) if np.isfinite(rem[idx]).any() else 0.0
         chosen_app.append(npb_app_time_s(np.array(c_calls), np.array(c_time), remainder))
         best_app.append(npb_app_time_s(np.array(b_calls), np.array(b_time), remainder))
     return {"app_time_ratio": app_time_ratio(best_app, chosen_app)}

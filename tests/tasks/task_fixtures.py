@@ -101,7 +101,7 @@ def npb_table(extra=None) -> pa.Table:
                 for tpb in (32, 64, 128, 256, 512, 1024):
                     t = (1.0 if bench == "EP" else 2.0) * (1 + 0.1 * abs(math.log2(tpb / best)))
                     row = valid_row("npb", gpu_name=g, **hw, benchmark=bench, npb_class="B", kernel=kernel, tpb=tpb,
-                                    calls_per_run=calls, **_timing(t))
+                                    calls_per_run=calls, remainder_s=0.5, **_timing(t))
                     row.update(extra or {})
                     rows.append(row)
     return get_table("npb").from_rows(rows)

@@ -1,0 +1,114 @@
+"""Registry, leakage guard, feature frames and fold scoring of the tasks."""
+
+import numpy as np
+import pytest
+from task_fixtures import autotune_table, npb_table, stencil_table
+
+from kgpubench.errors import SchemaValidationError, UnknownNameError
+from kgpubench.schema import get_table
+from kgpubench.tasks import (
+    DuplicateTaskError, Task, TaskRegistry, feature_frame, forbidden_features, get_task, list_tasks, task_rows,
+)
+from kgpubench.tasks.scoring import score_fold
+
+
+def test_registry_rejects_duplicates_and_suggests_names():
+    reg = TaskRegistry()
+    reg.register(get_task("kernel-time"))
+    with pytest.raises(DuplicateTaskError, match="already registered"):
+        reg.register(get_task("kernel-time"))
+    with pytest.raises(UnknownNameError, match="Did you mean 'autotune-config'"):
+        get_task("autotune-confg")
+
+
+def test_tasks_are_frozen_and_refuse_unknown_fields():
+    t = get_task("kernel-time")
+    with pytest.raises(AttributeError):
+        t.target = "power_w_avg"
+    with pytest.raises(TypeError):
+        Task(**{f: getattr(t, f) for f in t.__dataclass_fields__}, colour="red")
+
+
+def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
+    names = [t.name for t in list_tasks()]
+    assert names == ["kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb",
+                     "stencil-tile", "autotune-config"]
+    for task in list_tasks():
+        cols = get_table(task.config).column_names
+        assert set(task.features) <= set(cols), task.name
+        assert not set(task.features) & forbidden_features(task.config), task.name
+        assert task.target not in task.features
+        assert not any(f.startswith(("time_", "power_", "energy")) for f in task.features)
+
+
+def test_leakage_guard_refuses_time_derived_inputs():
+    assert {"time_ms_reported", "gflops_reported", "compile_time_ms", "time_ms_median"} <= forbidden_features("autotune")
+    assert "gpu_peak_fp32_gflops" not in forbidden_features("autotune")  # a hardware spec, not an outcome
+    t = get_task("autotune-config")
+    bad = Task(**{**{f: getattr(t, f) for f in t.__dataclass_fields__}, "name": "leaky",
+                  "features": t.features + ("gflops_reported",)})
+    with pytest.raises(SchemaValidationError, match="gflops_reported"):
+        TaskRegistry().register(bad)
+    ghost = Task(**{**{f: getattr(t, f) for f in t.__dataclass_fields__}, "name": "ghost",
+                    "features": ("no_such_column",)})
+    with pytest.raises(SchemaValidationError, match="no_such_column"):
+        TaskRegistry().register(ghost)
+
+
+def test_feature_frame_expands_params_and_drops_everything_else():
+    table = autotune_table(gpus=("GPU A",))
+    X = feature_frame(get_task("autotune-config"), table)
+    assert "param.block_size_x" in X.columns and "param.tile" in X.columns
+    assert "time_ms_median" not in X.columns and "row_id" not in X.columns
+    assert X["param.block_size_x"].tolist()[:3] == [16.0, 16.0, 16.0]
+    assert X["kernel"].dtype == object
+
+
+def test_task_rows_filters_status_and_declared_values():
+    table = npb_table()
+    rows = task_rows(get_task("npb-tpb"), table)
+    assert rows.num_rows == table.num_rows  # all ok kernel rows
+    from kgpubench.testing import valid_row
+
+    extra = get_table("npb").from_rows([valid_row("npb", status="launch_error", time_ms_median=None,
+                                                  time_ms_mean=None, time_ms_min=None, time_ms_std=None)])
+    assert task_rows(get_task("npb-tpb"), extra).num_rows == 0
+
+
+def test_stencil_scoring_by_hand():
+    table = stencil_table().slice(0, 5)  # one problem: GPU A, 64^3, float32, so 2; tiles 111,222,444,148,888
+    task = get_task("stencil-tile")
+    y = np.array([10.0, 8.0, 5.0, 6.0, 4.0])
+    p = np.array([9.0, 1.0, 7.0, 8.0, 9.0])  # picks tile (2,2,2): 8.0
+    s = score_fold(task, table, y, p)
+    assert s["improvement_coefficient"] == pytest.approx(10.0 / 8.0)
+    assert s["pct_improved"] == 100.0
+    assert s["regret"] == pytest.approx(8.0 / 4.0 - 1)
+    assert s["mape"] == pytest.approx(np.mean(np.abs(p - y) / y) * 100)
+
+
+def test_npb_app_time_ratio_by_hand():
+    task = get_task("npb-tpb")
+    table = npb_table()
+    rows = table.filter(np.array([g == "GPU A" and b == "EP" for g, b in zip(table["gpu_name"].to_pylist(),
+                                                                         table["benchmark"].to_pylist())]))
+    tpb = np.array(rows["tpb"].to_pylist())
+    kern = np.array(rows["kernel"].to_pylist())
+    y = np.array(rows["time_ms_mean"].to_pylist())
+    # choose 32 for every kernel (score = tpb)
+    s = score_fold(task, rows, y, tpb.astype(float), predicts_target=False)
+    best = 0.5 + (10 * y[(kern == "k1")].min() + 100 * y[(kern == "k2")].min()) / 1000
+    chosen = 0.5 + (10 * y[(kern == "k1") & (tpb == 32)][0] + 100 * y[(kern == "k2") & (tpb == 32)][0]) / 1000
+    assert s["app_time_ratio"] == pytest.approx(chosen / best)
+    assert s["mape"] is None
+
+
+def test_autotune_problem_metrics_by_hand():
+    table = autotune_table(gpus=("GPU A",)).slice(0, 12)  # one problem: GPU A gemm
+    task = get_task("autotune-config")
+    y = np.array(table["time_ms_median"].to_pylist())
+    s = score_fold(task, table, y, -y)  # the exact reverse order: picks the slowest
+    assert s["top1_regret"] == pytest.approx(y.max() / y.min() - 1)
+    assert s["kendall_tau"] < -0.9
+    s2 = score_fold(task, table, y, y)
+    assert s2["top1_regret"] == 0.0 and s2["kendall_tau"] == pytest.approx(1.0) and s2["mape"] == 0.0

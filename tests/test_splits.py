@@ -1,0 +1,115 @@
+"""Split stability: pure hash rule, byte-identical files, old rows never move, no group crosses folds."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "tasks"))
+import task_fixtures as fx  # noqa: E402
+
+from kgpubench.errors import UnknownNameError  # noqa: E402
+from kgpubench.loading import load_dataset  # noqa: E402
+from kgpubench.splits import (  # noqa: E402
+    FoldSplitter, SplitError, assign_folds, hash_bucket, read_split_file, render_split_file, write_split_files,
+)
+from kgpubench.tasks import get_task, problem_keys  # noqa: E402
+
+
+def test_hash_bucket_is_the_documented_rule():
+    import hashlib
+
+    digest = hashlib.sha256(b"random10\x1fabc").digest()
+    assert hash_bucket("abc", "random10", 10) == int.from_bytes(digest[:8], "big") % 10
+
+
+def test_regeneration_is_byte_identical_and_matches_the_rule(tmp_path):
+    table = fx.kernels_table()
+    task = get_task("kernel-time")
+    a = write_split_files(table, task, tmp_path / "a")
+    b = write_split_files(table.take(np.arange(table.num_rows)[::-1]), task, tmp_path / "b")  # other order
+    assert [p.name for p in a] == ["random10.csv", "holdout80.csv", "by-kernel.csv", "by-gpu.csv"]
+    for pa_, pb in zip(a, b):
+        assert pa_.read_bytes() == pb.read_bytes()
+    committed = read_split_file(a[0])
+    rows = table.filter(pa.compute.equal(table["suite"], "regular"))
+    for rid in rows["row_id"].to_pylist()[:10]:
+        assert committed[rid] == str(hash_bucket(rid, "random10", 10))
+
+
+def test_rows_added_later_never_move_old_rows():
+    task = get_task("autotune-config")
+    old = fx.autotune_table(gpus=("GPU A", "GPU B"))
+    both = fx.autotune_table(gpus=("GPU A", "GPU B", "GPU C"))
+    for scheme in ("random10", "holdout80", "by-gpu", "by-kernel"):
+        before = dict(zip(old["row_id"].to_pylist(), assign_folds(task, old, scheme)))
+        after = dict(zip(both["row_id"].to_pylist(), assign_folds(task, both, scheme)))
+        assert all(after[r] == f for r, f in before.items())
+
+
+def test_no_problem_crosses_folds_in_recommendation_tasks():
+    for task_name, table in (("autotune-config", fx.autotune_table()), ("stencil-tile", fx.stencil_table())):
+        task = get_task(task_name)
+        keys = problem_keys(task, table)
+        for scheme in task.schemes:
+            folds = assign_folds(task, table, scheme)
+            owner = {}
+            for k, f in zip(keys, folds):
+                assert owner.setdefault(k, f) == f, (task_name, scheme, k)
+
+
+def test_by_gpu_folds_are_named_by_gpu_and_holdout_is_a_fifth():
+    task = get_task("kernel-time")
+    table = fx.kernels_table()
+    assert sorted(set(assign_folds(task, table, "by-gpu"))) == ["GPU A", "GPU B"]
+    ids = [f"{i:016x}" for i in range(5000)]
+    t = pa.table({"row_id": ids})
+    frac = np.mean(assign_folds(task, t, "holdout80") == "holdout")
+    assert 0.18 < frac < 0.22
+
+
+def test_fold_splitter_is_like_predefined_split():
+    s = FoldSplitter(["0", "1", "train", "0"])
+    assert s.get_n_splits() == 2
+    (tr0, te0), (tr1, te1) = list(s.split())
+    assert te0.tolist() == [0, 3] and tr0.tolist() == [1, 2]
+    assert te1.tolist() == [1] and tr1.tolist() == [0, 2, 3]
+
+
+def test_load_dataset_applies_the_split(tmp_path):
+    store = fx.make_store(tmp_path / "store", fx.autotune_table())
+    full = load_dataset("autotune", format="arrow", data_dir=store.path)
+    test = load_dataset("autotune", scheme="by-gpu", fold="GPU B", split="test", format="arrow", data_dir=store.path)
+    train = load_dataset("autotune", scheme="by-gpu", fold="GPU B", split="train", format="pandas",
+                         data_dir=store.path)
+    assert set(test["gpu_name"].to_pylist()) == {"GPU B"} and test.num_rows == 24
+    assert set(train["gpu_name"]) == {"GPU A", "GPU C"} and len(train) + test.num_rows == full.num_rows
+    with pytest.raises(UnknownNameError, match="GPU Z"):
+        load_dataset("autotune", scheme="by-gpu", fold="GPU Z", split="test", data_dir=store.path)
+    with pytest.raises(SplitError, match="scheme="):
+        load_dataset("autotune", fold="0", split="test", data_dir=store.path)
+    with pytest.raises(UnknownNameError, match="random10"):
+        load_dataset("autotune", scheme="random11", fold="0", split="test", data_dir=store.path)
+
+
+def test_committed_split_files_match_the_rule():
+    """Every committed file equals what the rule gives on the packaged data."""
+    from kgpubench.resources import default_data_dir
+    from kgpubench.splits import split_path, splits_root
+    from kgpubench.store import Store
+    from kgpubench.tasks import list_tasks
+
+    store = Store(default_data_dir())
+    checked = 0
+    for task in list_tasks():
+        files = [split_path(task.name, s) for s in task.schemes if split_path(task.name, s).exists()]
+        if not files:
+            continue
+        table = store.read(task.config)
+        for path in files:
+            assert render_split_file(task, table, path.stem) == path.read_bytes(), path
+            checked += 1
+    if not checked:
+        pytest.skip(f"no committed split files under {splits_root()} yet")
