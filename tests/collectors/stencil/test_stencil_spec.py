@@ -100,3 +100,12 @@ def test_unknown_variant_is_named():
         list(SUITE.cases(quick=True, kernels=["shared_tile"]))
     only = list(SUITE.cases(quick=True, kernels=["shared-tile"]))
     assert len(only) == 2 and all(c.source.kernel == "stencil_shared_tile" for c in only)
+
+
+def test_a_case_gives_back_its_configuration():
+    stencil = importlib.import_module("kgpubench_collectors.stencil")
+    cfg = spec.StencilConfig((512,) * 3, "float64", 16, (64, 2, 1), "thread-tile", steps=10, group="train")
+    case = cases.make_case(cfg)
+    assert stencil.config_of(case) == cfg
+    # 3 arrays of 512^3 float64 plus 3 arrays of the verification grid: (3*64 + 32 + 16, max(7, 12) + 16, 12 + 16).
+    assert case.memory_bytes == 3 * 8 * 512**3 + 3 * 8 * (240 * 28 * 28)
