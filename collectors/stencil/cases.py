@@ -15,7 +15,8 @@ from kgpubench.measure.suite import Case, KernelSource
 
 from .spec import C_TYPES, KERNELS, StencilConfig
 
-SOURCE = Path(__file__).resolve().parent / "stencil.cu"
+KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
+SOURCE = KERNEL_DIR / "stencil.cu"
 VERIFY_MIN_INTERIOR = 12
 VERIFY_STEPS = 3
 

@@ -1,10 +1,4 @@
-"""The ``stencil`` suite: Simwave-style 3-D acoustic wave update with 3-D tile sizes (seed 003).
-
-Loaded by :func:`kgpubench.measure.suites.load_suite` as ``kgpubench_collectors.stencil``; exposes
-:data:`SUITE`. What is measured is in :mod:`.spec` (the sweep), :mod:`.cases` (one harness case per
-configuration), :mod:`.prepared` (inputs, timed unit, verification), ``stencil.cu`` (the kernels),
-:mod:`.weights` and :mod:`.reference` (generated finite-difference weights, NumPy reference).
-"""
+"""The stencil suite object: the harness contract (:class:`kgpubench.measure.suite.Suite`) over the sweep."""
 
 from __future__ import annotations
 
@@ -59,8 +53,3 @@ def config_of(case: Any) -> StencilConfig:
         variant=str(k["variant"]), block_size=int(k["block_size"]), steps=int(c["steps"]),
         group=str(c["sweep_group"]),
     )
-
-
-SUITE = StencilSuite()
-
-__all__ = ["COLLECTOR_VERSION", "SUITE", "StencilSuite", "config_of"]
