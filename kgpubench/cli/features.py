@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -43,23 +42,31 @@ def _number(text: str) -> float | str:
         return text
 
 
+FILE_ARG = typer.Argument(None, help="CUDA source (.cu); optional with --ptx.")
+KERNEL_OPT = typer.Option(..., "--kernel", "-k", help="Kernel function name (plain or mangled).")
+SIZE_OPT = typer.Option(None, "--size", help="Size variable NAME=VALUE (repeatable).")
+TRIP_OPT = typer.Option(None, "--trip", help="Loop trip count LOOP=EXPR, LOOP being L1, a PTX header label "
+                        "or line:N (repeatable).")
+PTX_OPT = typer.Option(None, "--ptx", help="Analyse this PTX instead of compiling.")
+DEFINE_OPT = typer.Option(None, "-D", help="Macro K=V (repeatable).")
+
+
 def features(
-    file: Optional[Path] = typer.Argument(None, help="CUDA source (.cu); optional with --ptx."),
-    kernel: str = typer.Option(..., "--kernel", "-k", help="Kernel function name (plain or mangled)."),
-    define: Optional[list[str]] = typer.Option(None, "-D", help="Macro K=V (repeatable)."),
+    file: Path | None = FILE_ARG,
+    kernel: str = KERNEL_OPT,
+    define: list[str] | None = DEFINE_OPT,
     arch: str = typer.Option("sm_90", "--arch", help="Target architecture (sm_75 ... sm_90)."),
     grid: str = typer.Option("1,1,1", "--grid", help="Blocks X,Y,Z."),
     block: str = typer.Option("1,1,1", "--block", help="Threads per block X,Y,Z."),
-    size: Optional[list[str]] = typer.Option(None, "--size", help="Size variable NAME=VALUE (repeatable)."),
-    trip: Optional[list[str]] = typer.Option(None, "--trip", help="Loop trip count LOOP=EXPR, LOOP being L1, "
-                                             "a PTX header label or line:N (repeatable)."),
+    size: list[str] | None = SIZE_OPT,
+    trip: list[str] | None = TRIP_OPT,
     static_counts: bool = typer.Option(False, "--static-counts", help="Loops without --trip count once."),
-    n: Optional[str] = typer.Option(None, "--n", help="Seed-000 input size n (number or expression)."),
-    s: Optional[str] = typer.Option(None, "--s", help="Seed-000 problem size s (number or expression)."),
-    cpx: Optional[str] = typer.Option(None, "--cpx", help="Seed-000 complexity cpx (number or expression)."),
-    sm_count: Optional[int] = typer.Option(None, "--sm-count", help="SMs of the GPU (for sm_saturation)."),
+    n: str | None = typer.Option(None, "--n", help="Seed-000 input size n (number or expression)."),
+    s: str | None = typer.Option(None, "--s", help="Seed-000 problem size s (number or expression)."),
+    cpx: str | None = typer.Option(None, "--cpx", help="Seed-000 complexity cpx (number or expression)."),
+    sm_count: int | None = typer.Option(None, "--sm-count", help="SMs of the GPU (for sm_saturation)."),
     dynamic_smem: int = typer.Option(0, "--dynamic-smem", help="Dynamic shared memory per block (bytes)."),
-    ptx: Optional[Path] = typer.Option(None, "--ptx", help="Analyse this PTX instead of compiling."),
+    ptx: Path | None = PTX_OPT,
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the feature cache."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

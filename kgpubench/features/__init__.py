@@ -13,11 +13,41 @@ from kgpubench.features.analysis import KernelAnalysis, LoopInfo, TripCountError
 from kgpubench.features.expr import ExpressionError, evaluate
 from kgpubench.features.occupancy import LIMITS, Occupancy, limits_for, occupancy, sm_saturation
 from kgpubench.features.ptx import PtxParseError, parse_ptx
-from kgpubench.features.record import (SCHEMA_COLUMNS, KernelFeatures, LaunchConfigError, analyse_kernel,
-                                       analyse_ptx, case_features, extract_features, launch_env)
+from kgpubench.features.record import (
+                                       SCHEMA_COLUMNS,
+                                       KernelFeatures,
+                                       LaunchConfigError,
+                                       analyse_kernel,
+                                       analyse_ptx,
+                                       case_features,
+                                       extract_features,
+                                       launch_env,
+)
 from kgpubench.features.toolchain import CompileError, Resources, Toolchain, find_toolchain
 
-__all__ = ["extract_features", "case_features", "analyse_kernel", "analyse_ptx", "launch_env", "KernelFeatures",
-           "KernelAnalysis", "LoopInfo", "SCHEMA_COLUMNS", "TripCountError", "ExpressionError", "PtxParseError",
-           "CompileError", "LaunchConfigError", "Resources", "Toolchain", "find_toolchain", "parse_ptx",
-           "evaluate", "occupancy", "Occupancy", "limits_for", "LIMITS", "sm_saturation"]
+__all__ = [
+                                       "LIMITS",
+                                       "SCHEMA_COLUMNS",
+                                       "CompileError",
+                                       "ExpressionError",
+                                       "KernelAnalysis",
+                                       "KernelFeatures",
+                                       "LaunchConfigError",
+                                       "LoopInfo",
+                                       "Occupancy",
+                                       "PtxParseError",
+                                       "Resources",
+                                       "Toolchain",
+                                       "TripCountError",
+                                       "analyse_kernel",
+                                       "analyse_ptx",
+                                       "case_features",
+                                       "evaluate",
+                                       "extract_features",
+                                       "find_toolchain",
+                                       "launch_env",
+                                       "limits_for",
+                                       "occupancy",
+                                       "parse_ptx",
+                                       "sm_saturation",
+]

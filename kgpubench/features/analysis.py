@@ -19,7 +19,7 @@ from kgpubench.features.ptx import PtxEntry
 from kgpubench.features.source import SourceFeatures
 from kgpubench.features.toolchain import Resources
 
-__all__ = ["TripCountError", "LoopInfo", "KernelAnalysis", "analyse_entry", "VECTOR_FIELDS"]
+__all__ = ["VECTOR_FIELDS", "KernelAnalysis", "LoopInfo", "TripCountError", "analyse_entry"]
 
 VECTOR_FIELDS = (tuple(isa.SEED_CLASSES) + tuple(f"mix_{c}" for c in isa.MIX_CLASSES)
                  + ("global_bytes_read", "global_bytes_written", "flops", "flops_fp64"))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from kgpubench.features.ptx import Instruction, PtxEntry, PtxParseError
 
-__all__ = ["Block", "Loop", "ControlFlow", "build_cfg", "dpc"]
+__all__ = ["Block", "ControlFlow", "Loop", "build_cfg", "dpc"]
 
 
 @dataclass(frozen=True)

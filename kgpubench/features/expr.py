@@ -43,7 +43,7 @@ _FUNCS = {
 }
 
 
-def evaluate(expression: str | int | float, env: Mapping[str, float] | None = None,
+def evaluate(expression: str | float, env: Mapping[str, float] | None = None,
              *, what: str = "expression") -> float:
     """Evaluate an arithmetic ``expression`` with the names in ``env``.
 
@@ -85,7 +85,7 @@ def evaluate(expression: str | int | float, env: Mapping[str, float] | None = No
         raise ExpressionError(f"{what}: evaluating {text!r} with {env} failed ({exc}).") from None
 
 
-def names_in(expression: str | int | float) -> set[str]:
+def names_in(expression: str | float) -> set[str]:
     """Return the variable names an expression uses (function names excluded)."""
     if isinstance(expression, (int, float)):
         return set()

@@ -30,7 +30,7 @@ import re
 
 from kgpubench.features.ptx import Instruction
 
-__all__ = ["SEED_CLASSES", "MIX_CLASSES", "seed_class", "mix_class", "global_bytes", "flops", "space"]
+__all__ = ["MIX_CLASSES", "SEED_CLASSES", "flops", "global_bytes", "mix_class", "seed_class", "space"]
 
 SEED_CLASSES = ("lc", "lmr", "lmw", "lshr", "lshw", "ls", "ldpu", "lsfu")
 MIX_CLASSES = ("int", "fp32", "fp64", "fp16", "tensor", "sfu", "ld_global", "st_global", "ld_shared",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from kgpubench.errors import unknown_name
 
-__all__ = ["SmLimits", "LIMITS", "limits_for", "Occupancy", "occupancy", "sm_saturation"]
+__all__ = ["LIMITS", "Occupancy", "SmLimits", "limits_for", "occupancy", "sm_saturation"]
 
 KB = 1024
 

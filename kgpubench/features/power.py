@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from kgpubench.errors import KgpubenchError
 
-__all__ = ["DEFAULT_POWER_FACTORS", "ARITHMETIC_CLASSES", "compute_density", "branch_density", "memory_counts"]
+__all__ = ["ARITHMETIC_CLASSES", "DEFAULT_POWER_FACTORS", "branch_density", "compute_density", "memory_counts"]
 
 #: Memory-space power factors r (global is the reference and must stay 1).
 DEFAULT_POWER_FACTORS: dict[str, float] = {"global": 1.0, "shared": 1.0, "constant": 1.0, "texture": 1.0}

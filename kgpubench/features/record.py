@@ -23,11 +23,27 @@ from kgpubench.features.occupancy import occupancy as occupancy_of
 from kgpubench.features.occupancy import sm_saturation
 from kgpubench.features.ptx import parse_ptx
 from kgpubench.features.source import SourceFeatures, source_features
-from kgpubench.features.toolchain import (DiskCache, Resources, ToolchainError, cache_dir, compile_to_ptx,
-                                          find_toolchain, ptxas_resources)
+from kgpubench.features.toolchain import (
+    DiskCache,
+    Resources,
+    ToolchainError,
+    cache_dir,
+    compile_to_ptx,
+    find_toolchain,
+    ptxas_resources,
+)
 
-__all__ = ["KernelFeatures", "extract_features", "analyse_kernel", "analyse_ptx", "case_features", "launch_env",
-           "LaunchConfigError", "SCHEMA_COLUMNS", "FORMAT_VERSION"]
+__all__ = [
+    "FORMAT_VERSION",
+    "SCHEMA_COLUMNS",
+    "KernelFeatures",
+    "LaunchConfigError",
+    "analyse_kernel",
+    "analyse_ptx",
+    "case_features",
+    "extract_features",
+    "launch_env",
+]
 
 #: Bump when the analysis changes, so that cached analyses are recomputed.
 FORMAT_VERSION = 1
@@ -127,7 +143,7 @@ class KernelFeatures:
 def _include_digest(text: str, base: Path | None, include_dirs: Sequence[str], seen: set[Path]) -> list[str]:
     """Hashes of the files named by ``#include "..."`` (recursively), so header edits change the cache key."""
     out: list[str] = []
-    for name in re.findall(r'^\s*#\s*include\s*"([^"]+)"', text, re.M):
+    for name in re.findall(r'^\s*#\s*include\s*"([^"]+)"', text, re.MULTILINE):
         for folder in ([base] if base else []) + [Path(d) for d in include_dirs]:
             path = (folder / name).resolve()
             if path.is_file():

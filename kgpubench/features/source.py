@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from kgpubench.errors import UnknownNameError
 
-__all__ = ["SourceFeatures", "source_features", "kernel_body", "strip_source"]
+__all__ = ["SourceFeatures", "kernel_body", "source_features", "strip_source"]
 
 _TEXTURE = re.compile(r"\b(tex1Dfetch|tex1D|tex2D|tex3D|tex1DLayered|tex2DLayered|texCubemap\w*|tex2Dgather|"
                       r"surf[123]D\w*|surfCubemap\w*)\s*[<(]")

@@ -26,8 +26,19 @@ from pathlib import Path
 
 from kgpubench.errors import ToolchainError
 
-__all__ = ["Toolchain", "Resources", "CompileError", "find_toolchain", "compile_to_ptx", "ptxas_resources",
-           "parse_ptxas_report", "cache_dir", "DiskCache", "arch_number", "INSTALL_HINT"]
+__all__ = [
+    "INSTALL_HINT",
+    "CompileError",
+    "DiskCache",
+    "Resources",
+    "Toolchain",
+    "arch_number",
+    "cache_dir",
+    "compile_to_ptx",
+    "find_toolchain",
+    "parse_ptxas_report",
+    "ptxas_resources",
+]
 
 ENV_NVCC = "KGPUBENCH_NVCC"
 ENV_CACHE = "KGPUBENCH_CACHE_DIR"
@@ -121,7 +132,8 @@ def _version(program: Path) -> str:
     hit = store.get("toolchain-" + disk_key)
     if hit is None:
         try:
-            out = subprocess.run([str(program), "--version"], capture_output=True, text=True, timeout=60)
+            out = subprocess.run([str(program), "--version"], capture_output=True, text=True, timeout=60,
+                                 check=False)
         except OSError as exc:
             raise ToolchainError(f"cannot run {program} ({exc}); {INSTALL_HINT}.") from None
         m = re.search(r"V(\d+\.\d+\.\d+)", out.stdout) or re.search(r"release (\d+\.\d+)", out.stdout)
@@ -179,7 +191,7 @@ def compile_to_ptx(source: str, *, filename: str, kernel: str, arch: str, define
         cmd = [toolchain.nvcc, "-ptx", "-lineinfo", f"-arch={arch}", "-o", str(out)]
         cmd += [f"-D{k}" if v is None or v == "" else f"-D{k}={v}" for k, v in sorted(defines.items())]
         cmd += [f"-I{d}" for d in include_dirs] + list(options) + [str(src)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, check=False)
         if proc.returncode != 0 or not out.is_file():
             message = (proc.stderr + proc.stdout).replace(str(src), filename).strip()
             raise CompileError(f"nvcc could not compile {filename} (kernel {kernel}, {arch}, "
@@ -195,7 +207,7 @@ def ptxas_resources(ptx: str, *, arch: str, toolchain: Toolchain) -> dict[str, R
         src = Path(tmp) / "in.ptx"
         src.write_text(ptx)
         proc = subprocess.run([toolchain.ptxas, "-v", f"-arch={arch}", "-o", str(Path(tmp) / "out.cubin"),
-                               str(src)], capture_output=True, text=True)
+                               str(src)], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise CompileError(f"ptxas could not assemble the PTX for {arch}:\n{(proc.stderr + proc.stdout).strip()}")
     return parse_ptxas_report(proc.stderr + proc.stdout)

@@ -19,7 +19,7 @@ NEST = (DATA / "nest.ptx").read_text()
 def _no_toolchain(monkeypatch, tmp_path):
     # Hand-written PTX needs no compiler: hide ptxas so that no figure comes from it.
     monkeypatch.setenv("KGPUBENCH_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr("kgpubench.features.toolchain._candidate_dirs", lambda: [])
+    monkeypatch.setattr("kgpubench.features.toolchain._candidate_dirs", list)
 
 
 def nest(**kw):

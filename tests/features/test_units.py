@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgpubench.errors import ToolchainError
-from kgpubench.features import ExpressionError, evaluate, occupancy, parse_ptx, sm_saturation
-from kgpubench.features import isa
+from kgpubench.features import ExpressionError, evaluate, isa, occupancy, parse_ptx, sm_saturation
 from kgpubench.features.power import PowerFactorError, compute_density
 from kgpubench.features.source import source_features
 from kgpubench.features.toolchain import find_toolchain, parse_ptxas_report
@@ -42,8 +41,8 @@ def one(text: str):
     ("cp.async.wait_all;", "ls", "sync"),
     ("tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [t, {%f5, %f6}];", "lmr", "texture"),
     ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];", "lshr", "ld_shared"),
-    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
-     "{%f5,%f6,%f7,%f8};", "lc", "tensor"),
+    (("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
+      "{%f5,%f6,%f7,%f8};"), "lc", "tensor"),
     ("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd1,%fd2}, {%fd3}, {%fd4}, {%fd5,%fd6};", "ldpu", "tensor"),
     ("shfl.sync.bfly.b32 %r1|%p1, %r2, 1, 31, -1;", "lc", "warp"),
     ("add.rn.f16x2 %r1, %r2, %r3;", "lc", "fp16"),
@@ -179,6 +178,6 @@ ptxas info    : Used 8 registers, 356 bytes cmem[0]
 
 def test_no_toolchain_is_one_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("KGPUBENCH_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr("kgpubench.features.toolchain._candidate_dirs", lambda: [])
+    monkeypatch.setattr("kgpubench.features.toolchain._candidate_dirs", list)
     with pytest.raises(ToolchainError, match=r'pip install "kgpubench\[features\]"'):
         find_toolchain("sm_90")
