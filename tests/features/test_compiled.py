@@ -104,3 +104,19 @@ def test_cache_hit_runs_no_compiler(compiled, monkeypatch):
     assert again == feats["rowsum"]
     with pytest.raises(AssertionError, match="compiler called"):  # other defines: another key, a compile
         extract_features(CU, "rowsum", arch=arch, defines={"TILE": 8}, sizes=SIZES, trip_counts=TRIPS["rowsum"])
+
+
+def test_case_features_for_the_harness(compiled):
+    from types import SimpleNamespace
+
+    from kgpubench.features import SCHEMA_COLUMNS, case_features
+
+    arch, _, _ = compiled
+    case = SimpleNamespace(source=SimpleNamespace(path=CU, kernel="rowsum", defines={}, options=()),
+                           grid=(16, 16, 1), block=(16, 16, 1), shared_mem_bytes=0, sizes=SIZES,
+                           trip_counts=TRIPS["rowsum"], columns={"n": 7.0})
+    cols = case_features(case, arch=arch, sm_count=1000)
+    assert set(SCHEMA_COLUMNS) <= set(cols)
+    assert (cols["lsfu"], cols["n"], cols["nb"], cols["nt"], cols["w"]) == (100, 7.0, 256, 256, 8)
+    assert cols["sm_saturation"] == pytest.approx(256 / 1000)
+    assert isinstance(cols["nreg"], int) and isinstance(cols["shmem_words"], int)
