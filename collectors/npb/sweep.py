@@ -27,13 +27,13 @@ def _failed(item: PlanItem, status: str, detail: str) -> RunMeasurement:
     return RunMeasurement(assignment=item.assignment, status=status, detail=detail)
 
 
-def _measure(item: PlanItem, app: Any, backend: Any, rule: SweepRule, cache: dict) -> RunMeasurement:
+def _measure(item: PlanItem, app: Any, backend: Any, rule: SweepRule, cache: dict, clock: Any) -> RunMeasurement:
     key = tuple(sorted(item.assignment.items()))
     if key in cache:
         return cache[key]
     try:
         kernels = compile_assignment(backend, app.benchmark, item.assignment)
-        meas = measure_assignment(app, kernels, item.assignment, clock=event_clock(backend),
+        meas = measure_assignment(app, kernels, item.assignment, clock=clock,
                                   sync=backend.synchronize, rule=rule)
     except Exception as exc:
         failure = backend.classify(exc)
@@ -71,6 +71,12 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
     from kgpubench.schema import row_id_of
 
     rule = rule or SweepRule()
+    clock = event_clock(backend)
+    if clock is None:
+        from kgpubench.errors import NoGpuError
+
+        raise NoGpuError(f"the {getattr(backend, 'name', '?')!r} backend has no device events, so NPB kernel calls "
+                         "cannot be timed; run `kgpubench collect --suite npb` with the CuPy backend on a GPU.")
     dev = backend.device()
     gpu = gpu_columns(dev)
     run_id = writer.run_id or new_run_id()
@@ -94,7 +100,7 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
                 if app is None:
                     app = APPS[bench](cls, backend.xp)
                     app.setup()
-                meas = _measure(item, app, backend, rule, cache)
+                meas = _measure(item, app, backend, rule, cache, clock)
                 row = {**_row(item, meas), **gpu}
                 row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
                                               collector_version=COLLECTOR_VERSION))

@@ -54,6 +54,7 @@ def _specific() -> list[Column]:
         Column("verification_value", "list<float64>", "The verified quantities of the last run: EP [sx, sy], "
                "CG [zeta], MG [L2 norm], FT [re_1, im_1, ..., re_niter, im_niter]."),
         Column("verification_error", "float64", "Worst relative error against the official values.", min=0),
+        Column("status_detail", "string", "Why a row is not ok (compile or launch error, failed check)."),
     ]
 
 
@@ -68,6 +69,6 @@ TABLE = Table(
         ("1.0.0", "First declaration."),
         ("1.1.0", "Kernel and run rows (`row_kind`, `assignment`, `tpb_assignment`); `tpb` nullable on run "
                   "rows; `tpb_effective`, `kernel_time_s`, `remainder_s`, `runs`, `verification_value`, "
-                  "`verification_error` for offline additivity and verification checks."),
+                  "`verification_error`, `status_detail` for offline additivity and verification checks."),
     ),
 )
