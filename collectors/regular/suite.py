@@ -200,38 +200,43 @@ MAKERS: dict[str, Callable[[dict[str, int], np.random.Generator], dict[str, Any]
 }
 
 
+def _dev(xp: Any, host: np.ndarray) -> Any:
+    """A device copy of a host input (a copy under NumPy too: kernels must never touch the cached inputs)."""
+    return xp.array(host, copy=True)
+
+
 def _empty(xp: Any, shape: Any) -> Any:
     return xp.empty(shape, dtype=F32)
 
 
 def _bind_vector_add(d, sz, k, launch, xp) -> Prepared:
-    a, b, c = xp.asarray(d["a"]), xp.asarray(d["b"]), _empty(xp, sz["n"])
+    a, b, c = _dev(xp, d["a"]), _dev(xp, d["b"]), _empty(xp, sz["n"])
     return Prepared(k, launch, (a, b, c, np.int32(sz["n"])), [("c", c, d["c"], None)])
 
 
 def _bind_euclid(d, sz, k, launch, xp) -> Prepared:
-    rec, dist = xp.asarray(d["records"]), _empty(xp, sz["n"])
+    rec, dist = _dev(xp, d["records"]), _empty(xp, sz["n"])
     args = (rec, dist, np.int32(sz["n"]), F32(d["lat"]), F32(d["lng"]))
     return Prepared(k, launch, args, [("distances", dist, d["d"], None)])
 
 
 def _bind_srad_1(d, sz, k, launch, xp) -> Prepared:
     shape = (sz["rows"], sz["cols"])
-    J = xp.asarray(d["J"])
+    J = _dev(xp, d["J"])
     outs = {name: _empty(xp, shape) for name in ("dN", "dS", "dW", "dE", "C")}
     args = (J, *outs.values(), np.int32(sz["rows"]), np.int32(sz["cols"]), F32(d["q0sqr"]))
     return Prepared(k, launch, args, [(n, arr, d[n], None) for n, arr in outs.items()])
 
 
 def _bind_srad_2(d, sz, k, launch, xp) -> Prepared:
-    ins = [xp.asarray(d[n]) for n in ("J", "dN", "dS", "dW", "dE", "C")]
+    ins = [_dev(xp, d[n]) for n in ("J", "dN", "dS", "dW", "dE", "C")]
     out = _empty(xp, (sz["rows"], sz["cols"]))
     args = (*ins, out, np.int32(sz["rows"]), np.int32(sz["cols"]), F32(SRAD_LAMBDA))
     return Prepared(k, launch, args, [("J_out", out, d["J_out"], None)])
 
 
 def _bind_hotspot(d, sz, k, launch, xp) -> Prepared:
-    power, temp = xp.asarray(d["power"]), xp.asarray(d["temp"])
+    power, temp = _dev(xp, d["power"]), _dev(xp, d["temp"])
     out = _empty(xp, (sz["rows"], sz["cols"]))
     args = (power, temp, out, np.int32(sz["rows"]), np.int32(sz["cols"]), np.int32(sz["iters"]),
             *(F32(HOT[n]) for n in ("step", "rx1", "ry1", "rz1", "amb")))
@@ -239,23 +244,23 @@ def _bind_hotspot(d, sz, k, launch, xp) -> Prepared:
 
 
 def _bind_matrix_mul(d, sz, k, launch, xp) -> Prepared:
-    A, B, C = xp.asarray(d["A"]), xp.asarray(d["B"]), _empty(xp, (sz["n"], sz["n"]))
+    A, B, C = _dev(xp, d["A"]), _dev(xp, d["B"]), _empty(xp, (sz["n"], sz["n"]))
     args = (A, B, C, np.int32(sz["n"]), np.int32(sz["tk"]))
     return Prepared(k, launch, args, [("C", C, d["C_rows"], d["rows"])], all_finite=("C",))
 
 
 def _bind_fan1(d, sz, k, launch, xp) -> Prepared:
-    a, m = xp.asarray(d["a"]), _empty(xp, sz["n"])
+    a, m = _dev(xp, d["a"]), _empty(xp, sz["n"])
     t = sz["t"]
     return Prepared(k, launch, (a, m, np.int32(sz["n"]), np.int32(t)), [("m", m, d["m"], slice(t + 1, None))])
 
 
 def _bind_fan2(d, sz, k, launch, xp) -> Prepared:
-    a, b, m = xp.asarray(d["a"]), xp.asarray(d["b"]), xp.asarray(d["m_in"])
+    a, b, m = _dev(xp, d["a"]), _dev(xp, d["b"]), _dev(xp, d["m_in"])
 
     def reset() -> None:  # in-place kernel: restore the inputs; unwritten outputs then differ from the reference
-        a[...] = xp.asarray(d["a"])
-        b[...] = xp.asarray(d["b"])
+        a[...] = _dev(xp, d["a"])
+        b[...] = _dev(xp, d["b"])
 
     p = Prepared(k, launch, (a, b, m, np.int32(sz["n"]), np.int32(sz["t"])),
                  [("a", a, d["a_out"], None), ("b", b, d["b_out"], None)], reset=reset)

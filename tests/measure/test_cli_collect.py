@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _run(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "kgpubench.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=120)
+                          check=False, cwd=ROOT, env=env, timeout=120)
 
 
 @pytest.mark.skipif(cupy_available()[0], reason="a GPU is present: collect would measure")
@@ -49,6 +49,6 @@ def test_collect_path_imports_no_heavy_ml_packages():
     code = ("import sys\nsys.argv = ['kgpubench', 'collect', '--suite', 'regular', '--quick', '--dry-run']\n"
             "from kgpubench.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
             "print('HEAVY', sorted(m for m in ('datasets', 'lightgbm', 'xgboost') if m in sys.modules))")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert "HEAVY []" in res.stdout, res.stdout + res.stderr

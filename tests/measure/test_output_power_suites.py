@@ -94,8 +94,8 @@ def test_feasibility_limits():
     check_feasible(ok, FAKE_DEVICE)
     from kgpubench.measure.backend import Infeasible
 
-    for bad in (dict(block=(2048, 1, 1)), dict(block=(1, 1, 128)), dict(grid=(1, 70000, 1)),
-                dict(shared_mem_bytes=200_000)):
+    for bad in ({"block": (2048, 1, 1)}, {"block": (1, 1, 128)}, {"grid": (1, 70000, 1)},
+                {"shared_mem_bytes": 200_000}):
         case = Case(key={}, columns={}, source=src, **{"grid": (1, 1, 1), "block": (32, 1, 1), **bad})
         with pytest.raises(Infeasible):
             check_feasible(case, FAKE_DEVICE)

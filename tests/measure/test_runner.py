@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
+from measure_fakes import DoubleSuite, double_impl, no_features
 
 from kgpubench.measure.backend import ContextLostError, get_backend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, collect_suite
 from kgpubench.measure.timing import RepeatRule
-
-from measure_fakes import DoubleSuite, double_impl, no_features
 
 FAST = RepeatRule(min_count=10, min_total_ms=100.0, warmup=3)
 
@@ -51,7 +50,7 @@ def test_unwritten_output_fails_verification_and_has_no_time(tmp_path):
 
 def test_compile_error_rows(tmp_path):
     backend = get_backend("fake", compile_errors={"double"})
-    summary, rows = _run(tmp_path, backend)
+    summary, _rows = _run(tmp_path, backend)
     assert summary.statuses == {"compile_error": 4}
 
 
@@ -116,7 +115,7 @@ def test_max_minutes_stops_before_next_case(tmp_path):
 
 def test_power_window_with_energy_counter(tmp_path):
     backend = get_backend("fake", implementations={"double": double_impl}, time_ms=2.0, power_w=200.0)
-    summary, rows = _run(tmp_path, backend, DoubleSuite(sizes=(16,), blocks=(32,), power=True))
+    _summary, rows = _run(tmp_path, backend, DoubleSuite(sizes=(16,), blocks=(32,), power=True))
     r = rows[0]
     assert r["power_method"] == "energy_counter"
     assert r["power_w_avg"] == pytest.approx(200.0)
