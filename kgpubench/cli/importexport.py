@@ -3,37 +3,51 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 import_app = typer.Typer(help="Import public tuning measurements as `autotune` shards.", no_args_is_help=True)
 export_app = typer.Typer(help="Export kgpubench rows in the community's formats.", no_args_is_help=True)
 
+_FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).")
+_GPU = typer.Option(None, "--gpu", help="GPU name or alias from the GPU table; required when a "
+    "file's device_name is empty or unknown (e.g. --gpu MI250X).")
+_SOURCE = typer.Option("benchmark_hub", "--source", help="Provenance name: rows get "
+    "source=imported:<NAME>.")
+_OUT = typer.Option(None, "--out", help="Shard to write (default: <NAME>-autotune.parquet).")
+_KERNEL = typer.Option(None, "--kernel", help="Kernel name for T4 files that do not say it.")
+_PROBLEM_SIZE = typer.Option(None, "--problem-size", help="Problem size for such T4 files.")
+_LICENSE = typer.Option(None, "--license", help="SPDX licence of the data (required for a "
+    "source kgpubench does not know).")
+_COMMIT = typer.Option(None, "--commit", help="Upstream commit of the files.")
+_DOI = typer.Option(None, "--doi", help="DOI of the upstream data set.")
+_COLLECTED_AT = typer.Option(None, "--collected-at", help="ISO date for configurations "
+    "without a timestamp.")
+_CONFIG = typer.Option(..., "--config", help="Config to export: autotune, stencil, npb or kernels.")
+_OUT_DIR = typer.Option(..., "--out", help="Folder for the T4 results files.")
+_WHERE = typer.Option([], "--where", help="COLUMN=VALUE or COLUMN!=VALUE filter (repeatable).")
+_DATA = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
+
 
 def kernel_tuner(
-    files: list[Path] = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz)."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU name or alias from the GPU table; required when a "
-                                      "file's device_name is empty or unknown (e.g. --gpu MI250X)."),
-    source: str = typer.Option("benchmark_hub", "--source", help="Provenance name: rows get "
-                               "source=imported:<NAME>."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Shard to write (default: <NAME>-autotune.parquet)."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", help="Kernel name for T4 files that do not say it."),
-    problem_size: Optional[str] = typer.Option(None, "--problem-size", help="Problem size for such T4 files."),
-    license: Optional[str] = typer.Option(None, "--license", help="SPDX licence of the data (required for a "
-                                          "source kgpubench does not know)."),
-    commit: Optional[str] = typer.Option(None, "--commit", help="Upstream commit of the files."),
-    doi: Optional[str] = typer.Option(None, "--doi", help="DOI of the upstream data set."),
-    collected_at: Optional[str] = typer.Option(None, "--collected-at", help="ISO date for configurations "
-                                               "without a timestamp."),
+    files: list[Path] = _FILES,
+    gpu: str | None = _GPU,
+    source: str = _SOURCE,
+    out: Path | None = _OUT,
+    kernel: str | None = _KERNEL,
+    problem_size: str | None = _PROBLEM_SIZE,
+    license: str | None = _LICENSE,
+    commit: str | None = _COMMIT,
+    doi: str | None = _DOI,
+    collected_at: str | None = _COLLECTED_AT,
 ) -> None:
     """Import Kernel Tuner caches / T4 results into an `autotune` shard (then `kgpubench merge SHARD`)."""
     import pyarrow.compute as pc
 
-    from kgpubench.importers import import_to_shard, provenance_for
+    from kgpubench.importers import import_to_shard
+    from kgpubench.importers.common import source_name
 
-    name = provenance_for(source, license=license or "unchecked").name
-    target = out or Path(f"{name}-autotune.parquet")
+    target = out or Path(f"{source_name(source)}-autotune.parquet")
     path, table = import_to_shard(files, target, gpu=gpu, source=source, kernel=kernel, problem_size=problem_size,
                                   license=license, commit=commit, doi=doi, collected_at=collected_at)
     counts = {d["values"]: d["counts"] for d in pc.value_counts(table["status"]).to_pylist()}
@@ -43,10 +57,10 @@ def kernel_tuner(
 
 
 def t4(
-    config: str = typer.Option(..., "--config", help="Config to export: autotune, stencil, npb or kernels."),
-    out: Path = typer.Option(..., "--out", help="Folder for the T4 results files."),
-    where: list[str] = typer.Option([], "--where", help="COLUMN=VALUE or COLUMN!=VALUE filter (repeatable)."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data)."),
+    config: str = _CONFIG,
+    out: Path = _OUT_DIR,
+    where: list[str] = _WHERE,
+    data: Path | None = _DATA,
 ) -> None:
     """Write rows with tunable parameters as T4 results files, one per GPU x kernel x problem size."""
     from kgpubench.importers import export_t4

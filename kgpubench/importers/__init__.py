@@ -7,12 +7,28 @@ rows/shard) and :func:`export_t4` / :func:`export_t4_table` (rows with tunable p
 from __future__ import annotations
 
 from kgpubench.importers.api import import_rows, import_table, import_to_shard
-from kgpubench.importers.common import BENCHMARK_HUB, KNOWN_SOURCES, ImportFormatError, Provenance, provenance_for
+from kgpubench.importers.common import (
+    BENCHMARK_HUB,
+    KNOWN_SOURCES,
+    ImportFormatError,
+    Provenance,
+    provenance_for,
+)
 from kgpubench.importers.export import MAPPERS, export_t4, export_t4_table, parse_where
 from kgpubench.importers.t4 import T4_SCHEMA_VERSION
 
 __all__ = [
-    "BENCHMARK_HUB", "ImportFormatError", "KNOWN_SOURCES", "MAPPERS", "Provenance", "T4_SCHEMA_VERSION",
-    "export_t4", "export_t4_table", "import_rows", "import_table", "import_to_shard", "parse_where",
+    "BENCHMARK_HUB",
+    "KNOWN_SOURCES",
+    "MAPPERS",
+    "T4_SCHEMA_VERSION",
+    "ImportFormatError",
+    "Provenance",
+    "export_t4",
+    "export_t4_table",
+    "import_rows",
+    "import_table",
+    "import_to_shard",
+    "parse_where",
     "provenance_for",
 ]

@@ -8,9 +8,10 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +59,16 @@ BENCHMARK_HUB = Provenance(
 KNOWN_SOURCES: dict[str, Provenance] = {BENCHMARK_HUB.name: BENCHMARK_HUB}
 
 
+def source_name(source: str) -> str:
+    """The ``<name>`` of ``imported:<name>`` for ``source`` (given with or without the prefix), checked."""
+    name = source.removeprefix("imported:")
+    if not re.fullmatch(SOURCE_PATTERN, f"imported:{name}"):
+        raise ImportFormatError(
+            f"--source {source!r}: a source name is lower-case letters, digits, '_', '.' or '-' and starts with a "
+            "letter or digit (it becomes `imported:<name>`); e.g. --source my_lab.")
+    return name
+
+
 def provenance_for(source: str = "benchmark_hub", *, license: str | None = None, commit: str | None = None,
                    doi: str | None = None, collected_at: str | _dt.datetime | None = None) -> Provenance:
     """The provenance of an import from ``source`` (a known source's facts, overridden by the arguments).
@@ -67,11 +78,7 @@ def provenance_for(source: str = "benchmark_hub", *, license: str | None = None,
     ImportFormatError
         When the name breaks the ``imported:<name>`` rules or an unknown source has no licence.
     """
-    name = source[len("imported:"):] if source.startswith("imported:") else source
-    if not re.fullmatch(SOURCE_PATTERN, f"imported:{name}"):
-        raise ImportFormatError(
-            f"--source {source!r}: a source name is lower-case letters, digits, '_', '.' or '-' and starts with a "
-            "letter or digit (it becomes `imported:<name>`); e.g. --source my_lab.")
+    name = source_name(source)
     base = KNOWN_SOURCES.get(name, Provenance(name=name))
     undated = parse_timestamp(collected_at, "--collected-at") if collected_at is not None else base.undated
     prov = Provenance(name=name, license=license or base.license, commit=commit or base.commit,
@@ -239,7 +246,7 @@ class TimingBatch:
         by_len: dict[int, list[int]] = {}
         for i, t in enumerate(self.times):
             by_len.setdefault(len(t), []).append(i)
-        for _n, idx in by_len.items():
+        for idx in by_len.values():
             arr = np.asarray([self.times[i] for i in idx], dtype=np.float64)
             med, mn, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.mean(axis=1), arr.std(axis=1))
             for j, i in enumerate(idx):

@@ -17,8 +17,9 @@ One file per (GPU, kernel, problem size), named ``<config>__<gpu>__<kernel>__<si
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,6 +27,7 @@ import pyarrow.compute as pc
 from kgpubench.errors import KgpubenchError
 from kgpubench.importers.common import ImportFormatError
 from kgpubench.importers.t4 import configuration_of_autotune, t4_document, t4_result, write_t4
+
 
 class NoRowsError(KgpubenchError, LookupError):
     """An export selected no rows."""
@@ -128,8 +130,8 @@ def export_t4(config: str, out_dir: Path | str, *, where: Iterable[str] = (),
         The files written, one per (GPU, kernel, problem size).
     """
     from kgpubench.loading import load_dataset
-    from kgpubench.store import Store
     from kgpubench.resources import default_data_dir
+    from kgpubench.store import Store
 
     if config not in MAPPERS:
         from kgpubench.errors import unknown_name

@@ -12,8 +12,20 @@ from pathlib import Path
 from typing import Any
 
 from kgpubench.importers.common import (
-    ImportFormatError, LoadedFile, Provenance, TimingBatch, base_row, check_times, collected_at, is_number,
-    kt_status, number_or_none, problem_size_text, resolve_gpu, run_id_for, split_params,
+    ImportFormatError,
+    LoadedFile,
+    Provenance,
+    TimingBatch,
+    base_row,
+    check_times,
+    collected_at,
+    is_number,
+    kt_status,
+    number_or_none,
+    problem_size_text,
+    resolve_gpu,
+    run_id_for,
+    split_params,
 )
 
 FORMAT = "kernel-tuner-cache"

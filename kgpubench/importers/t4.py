@@ -13,14 +13,27 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from kgpubench.schema.autotune import FAILURES
 from kgpubench.importers.common import (
-    ImportFormatError, LoadedFile, Provenance, TimingBatch, base_row, check_times, collected_at, is_number,
-    join_params, number_or_none, problem_size_text, resolve_gpu, run_id_for, split_params,
+    ImportFormatError,
+    LoadedFile,
+    Provenance,
+    TimingBatch,
+    base_row,
+    check_times,
+    collected_at,
+    is_number,
+    join_params,
+    number_or_none,
+    problem_size_text,
+    resolve_gpu,
+    run_id_for,
+    split_params,
 )
+from kgpubench.schema.autotune import FAILURES
 
 FORMAT = "t4"
 T4_SCHEMA_VERSION = "1.0.0"

@@ -154,7 +154,7 @@ def test_source_option_rules():
 
 
 def test_reimport_merges_nothing_new(tmp_path):
-    shard, table = import_to_shard([CONV_2080, CONV_W7800], tmp_path / "a.parquet")
+    shard, _table = import_to_shard([CONV_2080, CONV_W7800], tmp_path / "a.parquet")
     again, _ = import_to_shard([CONV_2080, CONV_W7800], tmp_path / "b.parquet")
     assert shard.read_bytes() == again.read_bytes()  # byte-stable: no wall-clock anywhere
     store = Store(tmp_path / "store")

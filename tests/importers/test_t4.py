@@ -11,7 +11,13 @@ import pytest
 
 from kgpubench.errors import UnknownNameError
 from kgpubench.importers import (
-    ImportFormatError, export_t4, export_t4_table, import_rows, import_table, import_to_shard, parse_where,
+    ImportFormatError,
+    export_t4,
+    export_t4_table,
+    import_rows,
+    import_table,
+    import_to_shard,
+    parse_where,
 )
 from kgpubench.store import Store
 
@@ -20,7 +26,7 @@ T4_INPUT = DATA / "t4_results_input.json"
 FACTS = json.loads((DATA / "t4_results_schema_facts.json").read_text())
 CACHES = [DATA / "convolution_RTX_2080_Ti_excerpt.json", DATA / "convolution_W7800_excerpt.json.gz"]
 MI250X = DATA / "dedispersion_MI250X_excerpt.json.gz"
-T4_OPTS = dict(gpu="RTX 2080 Ti", kernel="convolution_kernel", problem_size="4096x4096")
+T4_OPTS = {"gpu": "RTX 2080 Ti", "kernel": "convolution_kernel", "problem_size": "4096x4096"}
 
 _JSON_TYPES = {"object": dict, "array": list, "string": str, "number": (int, float)}
 
