@@ -48,7 +48,7 @@ def gpu_columns(dev: DeviceInfo) -> dict[str, Any]:
     cols = {
         "gpu_name": dev.name,
         "gpu_vendor": "nvidia",
-        "gpu_architecture": architecture(dev.compute_capability),
+        "gpu_architecture": _by_cc(_ARCH, dev.compute_capability),
         "gpu_compute_capability": dev.compute_capability,
         "gpu_sm_count": dev.sm_count,
         "gpu_cores": cores,
@@ -63,23 +63,18 @@ def gpu_columns(dev: DeviceInfo) -> dict[str, Any]:
     for k, v in _curated(dev.name).items():
         if cols.get(k) is None and v is not None:
             cols[k] = v
+    cols["gpu_architecture"] = cols["gpu_architecture"] or "unknown"
     return cols
 
 
 def _curated(name: str) -> dict[str, Any]:
-    """Columns from ``kgpubench.hardware`` for ``name`` when that module and an entry exist, else ``{}``."""
+    """Columns from the curated table (:func:`kgpubench.hardware.find_gpu`) for ``name``, ``{}`` if unknown."""
     try:
-        from kgpubench import hardware
+        from kgpubench.hardware import find_gpu
     except ImportError:
         return {}
-    lookup = getattr(hardware, "gpu_columns", None)
-    if lookup is None:
-        return {}
-    try:
-        found = lookup(name)
-    except Exception:  # noqa: BLE001 - unknown GPU in the table: the device query is all we have
-        return {}
-    return {k: v for k, v in dict(found or {}).items() if k.startswith("gpu_")}
+    spec = find_gpu(name)
+    return {k: v for k, v in spec.columns().items() if k.startswith("gpu_")} if spec is not None else {}
 
 
 def provenance_columns(dev: DeviceInfo, *, row_source: str, run_id: str, collector_version: str,
