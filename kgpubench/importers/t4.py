@@ -139,7 +139,9 @@ def t4_result(row: Mapping[str, Any], configuration: Mapping[str, Any]) -> dict[
 
     Times: the tuner phase times that the row has; ``runtimes`` is empty because kgpubench keeps the repeat
     statistics, not every repeat: those travel as ``measurements`` (``time_ms_median`` ... ``repeats``), next to
-    ``time`` (the objective: the source's reported time, else the mean, as Kernel Tuner defines it).
+    ``time`` (the objective: the source's reported time, else the mean, as Kernel Tuner defines it). A source
+    failure marker that is not a T4 invalidity (e.g. ``CompilationFailedConfig``) travels as the string
+    measurement ``failure``, so a re-import restores it.
     """
     times: dict[str, Any] = {WRITE_TIME_KEYS[c]: row[c] for c in WRITE_TIME_KEYS if row.get(c) is not None}
     times["runtimes"] = []
