@@ -89,6 +89,10 @@ class ShardWriter:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def rows(self) -> list[dict[str, Any]]:
+        """The rows in the shard, in the order they were written (first copy of each ``row_id``)."""
+        return list(self._rows.values())
+
     # -- writing -------------------------------------------------------------------------------------
     def append(self, row: Mapping[str, Any]) -> str:
         """Write ``row`` at once as its own part (built with ``Table.from_rows``); return its ``row_id``."""

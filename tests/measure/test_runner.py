@@ -19,7 +19,7 @@ def _run(tmp_path, backend, suite=None, **opts):
     writer = ShardWriter(tmp_path / "shard", "kernels")
     summary = collect_suite(suite, backend, writer, CollectOptions(rule=FAST, **opts), features=no_features)
     writer.close()
-    rows = ShardWriter(tmp_path / "shard", "kernels")._rows.values()
+    rows = ShardWriter(tmp_path / "shard", "kernels").rows()
     return summary, sorted(rows, key=lambda r: (r["grid_x"], r["block_x"]))
 
 

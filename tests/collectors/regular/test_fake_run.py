@@ -42,7 +42,7 @@ def _collect(tmp_path, impls, kernels, features=None):
     kwargs = {"features": features} if features else {}
     summary = collect_suite(regular(), backend, writer, opts, **kwargs)
     writer.close()
-    return summary, list(ShardWriter(tmp_path / "regular", "kernels")._rows.values())
+    return summary, list(ShardWriter(tmp_path / "regular", "kernels").rows())
 
 
 def test_vector_add_and_fan2_verify_and_get_features(tmp_path):
