@@ -117,10 +117,12 @@ def _nv(name: str, arch: str, cc: str, sms: int, per_sm: int, mem_gib: float, bu
                    aliases=aliases)
 
 
-_A100 = dict(arch="ampere", cc="8.0", sms=108, per_sm=64, bus=5120, l2=40 * MiB, boost=1410.0, peak=19500.0)
+_A100 = {"arch": "ampere", "cc": "8.0", "sms": 108, "per_sm": 64, "bus": 5120, "l2": 40 * MiB, "boost": 1410.0,
+         "peak": 19500.0}
 _A100_SRC = "NVIDIA A100 Tensor Core GPU data sheet; NVIDIA A100 Tensor Core GPU Architecture whitepaper"
 _H100_SRC = "NVIDIA H100 Tensor Core GPU data sheet; NVIDIA H100 Tensor Core GPU Architecture whitepaper"
-_V100 = dict(arch="volta", cc="7.0", sms=80, per_sm=64, bus=4096, bw=900.0, l2=6 * MiB, mem_clock=877.0)
+_V100 = {"arch": "volta", "cc": "7.0", "sms": 80, "per_sm": 64, "bus": 4096, "bw": 900.0, "l2": 6 * MiB,
+         "mem_clock": 877.0}
 _V100_SRC = "NVIDIA Tesla V100 GPU data sheet; NVIDIA Tesla V100 GPU Architecture whitepaper"
 _V100_SXM2 = dict(_V100, boost=1530.0, peak=15700.0, source=_V100_SRC)
 _V100_PCIE = dict(_V100, boost=1380.0, peak=14000.0, source=_V100_SRC)

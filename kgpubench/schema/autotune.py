@@ -58,8 +58,8 @@ TABLE = Table(
     ordered=TIMING_ORDER,
     changelog=(
         ("1.0.0", "First declaration."),
-        ("1.1.0", "Added params_text (non-numeric parameters, key), failure, objective, gflops_reported, "
+        ("1.1.0", ("Added params_text (non-numeric parameters, key), failure, objective, gflops_reported, "
                   "gbs_reported, the tuner's per-phase times (compile/benchmark/verification/framework/strategy "
-                  "_time_ms), search_space_size and source_format. All new columns are nullable."),
+                  "_time_ms), search_space_size and source_format. All new columns are nullable.")),
     ),
 )
