@@ -10,6 +10,6 @@ TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "stencil-ti
 def make_model(task, seed):
     from lightgbm import LGBMRegressor
 
-    booster = LGBMRegressor(n_estimators=200, num_leaves=63, learning_rate=0.1, n_jobs=1, deterministic=True,
+    booster = LGBMRegressor(n_estimators=100, num_leaves=63, learning_rate=0.1, n_jobs=1, deterministic=True,
                             force_row_wise=True, random_state=seed, verbose=-1)
     return tabular_model(booster, one_hot=False)

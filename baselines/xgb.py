@@ -10,6 +10,6 @@ TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "stencil-ti
 def make_model(task, seed):
     from xgboost import XGBRegressor
 
-    booster = XGBRegressor(n_estimators=200, max_depth=8, learning_rate=0.1, tree_method="hist", n_jobs=1,
+    booster = XGBRegressor(n_estimators=100, max_depth=8, learning_rate=0.1, tree_method="hist", n_jobs=1,
                            random_state=seed)
     return tabular_model(booster, one_hot=False)

@@ -65,7 +65,7 @@ ALL_TASKS: tuple[Task, ...] = (
         problem_columns=("gpu_name", "kernel", "problem_size"),
         metrics=("top1_regret", "top5_regret", "kendall_tau", "mape"),
         schemes=("random10", "holdout80", "by-kernel", "by-gpu"), board_schemes=("random10", "by-gpu"),
-        max_train_rows=20_000,
+        max_train_rows=8_000,
         description="Rank the configurations of an auto-tuning search space (imported Kernel Tuner data) "
         "and pick the best per kernel, problem size and GPU; also scored as regression of time."),
 )

@@ -1,0 +1,144 @@
+"""Every baseline on a small fixture: fit, predict, determinism, and scikit-learn conventions."""
+
+import warnings
+
+import numpy as np
+import pytest
+from task_fixtures import autotune_table, kernels_table, npb_table, stencil_table
+
+from kgpubench.evaluation import load_model_module, model_factory, model_tasks
+from kgpubench.leaderboard import baseline_files
+from kgpubench.tasks import feature_frame, get_task, task_rows
+
+TABLES = {"kernels": kernels_table, "autotune": autotune_table, "stencil": stencil_table, "npb": npb_table}
+_CACHE = {}
+
+
+def _data(task_name):
+    task = get_task(task_name)
+    if task_name not in _CACHE:
+        rows = task_rows(task, TABLES[task.config]())
+        _CACHE[task_name] = (feature_frame(task, rows), np.asarray(rows[task.target].to_pylist(), float))
+    return task, *_CACHE[task_name]
+
+
+def _cases():
+    for path in baseline_files():
+        tasks = model_tasks(load_model_module(path))
+        # one task per baseline keeps the suite quick; the first declared task is the seed's own
+        yield pytest.param(path, tasks[0], id=path.stem)
+
+
+def test_every_baseline_declares_tasks_and_a_factory():
+    names = sorted(p.stem for p in baseline_files())
+    assert names == sorted(["c45", "elm", "knn", "lgbm", "median", "mlp", "npb_max", "npb_qlearning", "npb_warp",
+                            "power_nonlinear", "random_forest", "regression_tree", "roofline", "svr", "wavelet_nn",
+                            "xgb"])
+    for path in baseline_files():
+        module = load_model_module(path)
+        assert model_tasks(module), path.name
+        assert callable(model_factory(module, path))
+
+
+@pytest.mark.parametrize("path,task_name", list(_cases()))
+def test_fit_predict_deterministic(path, task_name):
+    task, X, y = _data(task_name)
+    factory = model_factory(load_model_module(path), path)
+    half = np.arange(len(y)) % 2 == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = factory(task=task, seed=0).fit(X[half].reset_index(drop=True), y[half]).predict(
+            X[~half].reset_index(drop=True))
+        b = factory(task=task, seed=0).fit(X[half].reset_index(drop=True), y[half]).predict(
+            X[~half].reset_index(drop=True))
+    assert a.shape == (int((~half).sum()),)
+    assert np.all(np.isfinite(a))
+    np.testing.assert_array_equal(a, b)  # same seed, same machine: identical to the last digit
+
+
+def _module(name):
+    from kgpubench.leaderboard import baseline_files
+
+    return load_model_module(next(p for p in baseline_files() if p.stem == name))
+
+
+def test_elm_solves_a_linear_target_and_passes_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    elm = _module("elm").ELMRegressor
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 3))
+    y = 2 * X[:, 0] - X[:, 1] + 0.5
+    model = elm(n_hidden=50, alpha=0.0, random_state=1).fit(X, y)
+    assert np.max(np.abs(model.predict(X) - y)) < 1e-3
+    assert model.weights_.shape == (3, 50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(elm())
+
+
+def test_wavelet_passes_check_estimator_and_median_is_the_median():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(_module("wavelet_nn").WaveletNNRegressor(max_nfev=5))
+    # the median floor accepts string columns (so no check_estimator): its value is checked by hand
+    X = np.zeros((4, 1))
+    assert _module("median").MedianRegressor().fit(X, [1.0, 5.0, 2.0, 9.0]).predict(X[:2]).tolist() == [3.5, 3.5]
+
+
+def test_wavelet_pieces_follow_the_seed_formulas():
+    mod = _module("wavelet_nn")
+    assert mod.morlet(np.array([0.0]))[0] == 1.0
+    assert mod.morlet(np.array([1.0]))[0] == pytest.approx(np.cos(1.67) * np.exp(-0.5))
+    x = 0.7
+    assert mod.squash(np.array([x]))[0] == pytest.approx(1.716 * (1 - np.exp(-0.667 * x)) / (1 + np.exp(-0.667 * x)),
+                                                        rel=1e-4)
+
+
+def test_power_model_recovers_the_seed_coefficients():
+    mod = _module("power_nonlinear")
+    x1 = np.array([0.3, 0.6, 0.8, 1.0] * 4)
+    x2 = np.repeat([0.5, 1.0, 2.0, 4.0], 4)
+    y = 65.6 * x1 + 29.4 * x2 ** 0.2  # seed 002's GTX260 fit
+    b = mod.fit_power(x1, x2, y)
+    np.testing.assert_allclose(b, [65.6, 29.4, 0.2], rtol=1e-4)
+
+
+def test_roofline_is_the_max_of_compute_and_memory_time():
+    import pandas as pd
+
+    mod = _module("roofline")
+    X = pd.DataFrame({"lc": [1e3, 1.0], "ldpu": [0.0, 0.0], "lsfu": [0.0, 0.0], "lmr": [1.0, 1e3], "lmw": [0.0, 0.0],
+                      "nb": [1000, 1000], "nt": [1000, 1000], "gpu_peak_fp32_gflops": [1000.0, 1000.0],
+                      "gpu_memory_bandwidth_gbs": [100.0, 100.0]})
+    t = mod.RooflineRegressor().roofline_ms(X)
+    # row 0: 1e9 ops / 1e12 = 1 ms vs 4e6 B / 1e11 = 0.04 ms; row 1: 4e9 B / 1e11 = 40 ms
+    np.testing.assert_allclose(t, [1.0, 40.0])
+    model = mod.RooflineRegressor().fit(X, 2 * t)
+    assert model.scale_ == pytest.approx(2.0)
+
+
+def test_qlearning_with_an_exact_surrogate_picks_the_fastest_tpb():
+    mod = _module("npb_qlearning")
+    task, X, y = _data("npb-tpb")
+
+    class Exact:
+        def predict(self, _):
+            return y
+
+    model = mod.QLearningTPB(random_state=0)
+    model.surrogate_ = Exact()
+    scores = model.predict(X)
+    for (gpu, bench, kernel), idx in X.groupby(["gpu_peak_fp32_gflops", "benchmark", "kernel"]).groups.items():
+        idx = np.asarray(idx)
+        assert y[idx[np.argmin(scores[idx])]] == y[idx].min(), (gpu, bench, kernel)
+
+
+def test_max_and_warp_strategies():
+    import pandas as pd
+
+    X = pd.DataFrame({"tpb": [32, 64, 1024]})
+    assert np.argmin(_module("npb_max").MaxTPB().fit(X, None).predict(X)) == 2
+    assert np.argmin(_module("npb_warp").WarpTPB().fit(X, None).predict(X)) == 0

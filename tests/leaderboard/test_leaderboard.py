@@ -1,0 +1,184 @@
+"""Leaderboard run/verify/render on a fixture store, submission refusals, predictions scoring, CI verify."""
+
+import json
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from task_fixtures import autotune_table, make_store
+
+from kgpubench import leaderboard as lb
+from kgpubench.errors import SchemaValidationError
+from kgpubench.evaluation import SubmissionError, evaluate, task_data
+from kgpubench.leaderboard_render import render_markdown
+from kgpubench.submission import check_factory, score_predictions, submit
+
+FAST = [p for p in lb.baseline_files() if p.stem in ("median", "regression_tree")]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return make_store(tmp_path_factory.mktemp("lb") / "store", autotune_table())
+
+
+@pytest.fixture(scope="module")
+def board(store, tmp_path_factory):
+    out = tmp_path_factory.mktemp("board") / "results"
+    written = lb.run(data_dir=store.path, out_dir=out, models=FAST, tasks=["autotune-config"])
+    return out, written
+
+
+def test_run_writes_results_and_renders_the_board(board):
+    out, written = board
+    assert sorted(p.relative_to(out).as_posix() for p in written) == [
+        "autotune-config/by-gpu/median.json", "autotune-config/by-gpu/regression_tree.json",
+        "autotune-config/random10/median.json", "autotune-config/random10/regression_tree.json"]
+    res = json.loads((out / "autotune-config/by-gpu/median.json").read_text())
+    assert sorted(res["folds"]) == ["GPU A", "GPU B", "GPU C"]
+    assert res["folds"]["GPU A"]["n_test"] == 24 and res["folds"]["GPU A"]["n_train"] == 48
+    assert res["model_file"] == "baselines/median.py" and len(res["model_sha256"]) == 64
+    assert res["dataset"]["version"] == "0.1.0" and res["dataset"]["rows"] == 72
+    for key in ("packages", "seed", "wall_time_s", "split_sha256", "aggregate"):
+        assert key in res
+    text = (out / "autotune-config/by-gpu/median.json").read_text()
+    assert list(json.loads(text)) == sorted(json.loads(text))  # sorted keys
+    readme = (out.parent / "README.md").read_text()
+    assert "### autotune-config — `by-gpu`" in readme and "*No data yet*" in readme
+    assert (out.parent / "plots" / "autotune-config--by-gpu.png").stat().st_size > 1000
+    assert "<table>" in (out.parent / "index.html").read_text()
+
+
+def test_tree_beats_the_median_floor_on_top1_regret(board):
+    out, _ = board
+    med = json.loads((out / "autotune-config/by-gpu/median.json").read_text())
+    tree = json.loads((out / "autotune-config/by-gpu/regression_tree.json").read_text())
+    assert tree["aggregate"]["top1_regret"]["mean"] < med["aggregate"]["top1_regret"]["mean"]
+
+
+def test_verify_passes_then_lists_every_tampered_score(board, store, tmp_path):
+    out, _ = board
+    assert lb.verify(root=out, data_dir=store.path, only=["median"]) == 2
+    import shutil
+
+    copy = tmp_path / "results"
+    shutil.copytree(out, copy)
+    path = copy / "autotune-config/by-gpu/median.json"
+    res = json.loads(path.read_text())
+    res["folds"]["GPU A"]["scores"]["mape"] *= 1.01
+    res["folds"]["GPU B"]["scores"]["top1_regret"] += 0.5
+    res["model_sha256"] = "0" * 64
+    path.write_text(json.dumps(res))
+    with pytest.raises(lb.VerifyError) as err:
+        lb.verify(root=copy, data_dir=store.path, only=["median"])
+    problems = err.value.problems
+    assert len(problems) == 3
+    assert any("fold GPU A mape" in p for p in problems) and any("fold GPU B top1_regret" in p for p in problems)
+    assert any("model sha256" in p for p in problems)
+
+
+def test_rendering_is_pure_and_ranks_by_the_primary_metric():
+    def fake(model, regret):
+        return {"task": "autotune-config", "scheme": "by-gpu", "model": model, "date": "2026-01-01",
+                "dataset": {"version": "1.0.0"}, "folds": {"a": {}},
+                "aggregate": {"top1_regret": {"mean": regret, "std": 0.0}}}
+    text = render_markdown([fake("worse", 0.5), fake("better", 0.1)])
+    assert text.index("| 1 | better |") < text.index("| 2 | worse |")
+    assert text == render_markdown([fake("worse", 0.5), fake("better", 0.1)])
+
+
+def _write(tmp_path, name, body):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_submit_refuses_a_module_without_factory(tmp_path):
+    path = _write(tmp_path, "nofactory.py", "def build_model(task, seed):\n    return None\n")
+    with pytest.raises(SubmissionError, match="no top-level `make_model"):
+        check_factory(path)
+    with pytest.raises(SubmissionError, match="make_model"):
+        submit(path, "autotune-config")
+
+
+def test_submit_refuses_a_model_over_the_time_limit(tmp_path, store):
+    path = _write(tmp_path, "slow.py", """
+        import time
+        def make_model(task, seed):
+            time.sleep(60)
+        """)
+    with pytest.raises(SubmissionError, match="time limit of 3 s"):
+        submit(path, "autotune-config", "by-gpu", data_dir=store.path, timeout_s=3, out=tmp_path / "r.json")
+
+
+def test_submit_runs_a_good_model_in_a_child_process(tmp_path, store):
+    path = _write(tmp_path, "mine.py", """
+        import numpy as np
+        def make_model(task, seed):
+            class M:
+                def fit(self, X, y):
+                    self.m = float(np.mean(y)); return self
+                def predict(self, X):
+                    return np.full(len(X), self.m)
+            return M()
+        """)
+    out = submit(path, "autotune-config", "by-gpu", data_dir=store.path, timeout_s=120, out=tmp_path / "r.json")
+    res = json.loads(out.read_text())
+    assert res["task"] == "autotune-config" and sorted(res["folds"]) == ["GPU A", "GPU B", "GPU C"]
+
+
+def test_wrong_prediction_shape_is_a_clear_error(tmp_path, store):
+    path = _write(tmp_path, "short.py", """
+        def make_model(task, seed):
+            class M:
+                def fit(self, X, y): return self
+                def predict(self, X): return [1.0]
+            return M()
+        """)
+    with pytest.raises(SubmissionError, match=r"shape \(1,\), expected \(24,\)"):
+        evaluate(path, "autotune-config", "by-gpu", data_dir=store.path)
+
+
+def _predictions(store):
+    data = task_data("autotune-config", "by-gpu", store.path)
+    return pd.DataFrame({"row_id": data.rows["row_id"].to_pylist(), "fold": list(data.folds), "prediction": data.y})
+
+
+def test_score_accepts_exact_coverage_and_refuses_wrong_rows(tmp_path, store):
+    df = _predictions(store)
+    good = tmp_path / "good.parquet"
+    df.to_parquet(good)
+    res = score_predictions(good, "autotune-config", "by-gpu", data_dir=store.path)
+    assert res["aggregate"]["top1_regret"]["mean"] == 0.0 and res["aggregate"]["mape"]["mean"] == 0.0
+    bad = tmp_path / "bad.parquet"
+    df.drop(index=[0, 1]).to_parquet(bad)
+    with pytest.raises(SchemaValidationError, match="fold GPU A: 2 test row\\(s\\) missing"):
+        score_predictions(bad, "autotune-config", "by-gpu", data_dir=store.path)
+    extra = df.copy()
+    extra.loc[0, "fold"] = "GPU Z"
+    extra.to_parquet(bad)
+    with pytest.raises(SchemaValidationError, match="GPU Z"):
+        score_predictions(bad, "autotune-config", "by-gpu", data_dir=store.path)
+
+
+def test_cli_evaluate_and_unknown_task(tmp_path, store):
+    from typer.testing import CliRunner
+
+    from kgpubench.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "r.json"
+    r = runner.invoke(app, ["evaluate", str(FAST[0]), "--task", "autotune-config", "--scheme", "by-gpu",
+                            "--fold", "GPU B", "--data", str(store.path), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert list(json.loads(out.read_text())["folds"]) == ["GPU B"]
+    r = runner.invoke(app, ["evaluate", str(FAST[0]), "--task", "autotune-confg"])
+    assert r.exit_code != 0
+
+
+@pytest.mark.skipif(not any(lb.results_dir().glob("autotune-config/*/median.json")) if lb.results_dir().exists()
+                    else True, reason="no committed leaderboard results yet")
+def test_ci_verify_fast_baselines_on_the_packaged_data():
+    """`make test` re-runs the committed results of the fast baselines on the packaged data."""
+    assert lb.verify(only=list(lb.FAST_BASELINES)) >= 2
