@@ -4,6 +4,15 @@
 them to the device with ``xp.asarray`` and returns a :class:`PreparedPower` whose ``verify`` compares the
 device outputs with :mod:`reference`. Tolerances are bounds on the float32 (or float64) rounding of each
 kernel's own operation order, written next to each check; integer outputs must match exactly.
+
+Every output element is checked for having been written (poison: NaN for floats, all ones bits for integers,
+values a correct kernel never produces here). The values are compared with the reference in full where that
+is cheap (the per-block partial sums of ``dotp`` and ``histogram256``) and otherwise on a random sample of
+independent units drawn at ``prepare`` time (``SAMPLE_ELEMENTS`` elements, ``SAMPLE_ROWS`` rows or vectors,
+``SAMPLE_TILES`` DCT tiles): the units are computed independently by the kernel, so a wrong unit is found
+with the probability of drawing it, and a systematic error (indexing, arithmetic) is found at once. Full
+references of the device-filling sizes would take several CPU seconds per configuration, for every one of
+the sweep's configurations.
 """
 
 from __future__ import annotations
@@ -21,6 +30,9 @@ OPTION_RANGES = {"s": (5.0, 30.0), "k": (1.0, 100.0), "t": (0.25, 10.0)}
 RISK_FREE = 0.02
 VOLATILITY = 0.30
 BINOMIAL_CHECKED = 64
+SAMPLE_ELEMENTS = 1 << 16
+SAMPLE_ROWS = 256
+SAMPLE_TILES = 4096
 
 Check = Callable[..., tuple[bool, str]]
 
@@ -107,10 +119,11 @@ def block_shares(n: int, nb: int, nt: int) -> np.ndarray:
 def block_sums(values: np.ndarray, nb: int, nt: int) -> np.ndarray:
     """float64 sums of ``values`` per block of a flat grid-stride loop (see :func:`block_shares`)."""
     stride = int(nb) * int(nt)
-    rounds = -(-values.size // stride)
-    padded = np.zeros(rounds * stride, dtype=values.dtype)
-    padded[:values.size] = values
-    return padded.reshape(rounds, nb, nt).sum(axis=(0, 2), dtype=np.float64)
+    full = values.size // stride
+    sums = values[:full * stride].reshape(full, nb, nt).sum(axis=(0, 2), dtype=np.float64)
+    rest = np.zeros(stride, dtype=np.float64)
+    rest[:values.size - full * stride] = values[full * stride:]
+    return sums + rest.reshape(nb, nt).sum(axis=1)
 
 
 def _uniform(rng: Any, shape: Any, lo: float, hi: float, dtype: Any = np.float32) -> np.ndarray:
@@ -120,6 +133,32 @@ def _uniform(rng: Any, shape: Any, lo: float, hi: float, dtype: Any = np.float32
 
 def _options(rng: Any, nopt: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tuple(_uniform(rng, nopt, *OPTION_RANGES[name]) for name in ("s", "k", "t"))  # type: ignore
+
+
+def sample(rng: Any, n: int, k: int) -> np.ndarray:
+    """Sorted distinct indices: all of ``range(n)`` when ``n <= k``, else about ``k`` drawn at random."""
+    if n <= k:
+        return np.arange(n)
+    return np.unique(rng.integers(0, n, k))
+
+
+def all_written(got: np.ndarray, what: str) -> tuple[bool, str]:
+    """Whether no element still holds the poison (NaN or infinity for floats, all ones bits for integers)."""
+    flat = np.asarray(got).ravel()
+    bad = ~np.isfinite(flat) if flat.dtype.kind == "f" else flat == np.iinfo(flat.dtype).max
+    if not bad.any():
+        return True, ""
+    first = int(np.flatnonzero(bad)[0])
+    return False, f"{what}: {int(bad.sum())} of {flat.size} values not written (poison left); first at {first}"
+
+
+def _then(*checks: Callable[[], tuple[bool, str]]) -> tuple[bool, str]:
+    detail = ""
+    for check in checks:
+        ok, detail = check()
+        if not ok:
+            return ok, detail
+    return True, detail
 
 
 # -- one builder per kernel: (case, xp, rng) -> (args, outputs, check) ----------------------------------------
@@ -143,12 +182,15 @@ def _madd(case: Any, xp: Any, rng: Any):
     eps = EPS64 if dtype == np.float64 else EPS32
     count = case.sizes["side"] ** 2
     a, b, c = (_uniform(rng, count, -1.0, 1.0, dtype) for _ in range(3))
+    picked = sample(rng, count, SAMPLE_ELEMENTS)
     d = xp.empty(count, dtype=dtype)
 
     def check(got):
+        pa, pb, pc = a[picked], b[picked], c[picked]
         # One rounding of a*b and one of the sum (or one of a fused multiply-add).
-        tol = 2 * eps * (np.abs(a.astype(np.float64) * b) + np.abs(c)) + 1e-300
-        return within(got, ref.madd(a, b, c), tol, f"madd {np.dtype(dtype).name}")
+        tol = 2 * eps * (np.abs(pa.astype(np.float64) * pb) + np.abs(pc)) + 1e-300
+        return _then(lambda: all_written(got, "madd"),
+                     lambda: within(got[picked], ref.madd(pa, pb, pc), tol, f"madd {np.dtype(dtype).name}"))
 
     return (xp.asarray(a), xp.asarray(b), xp.asarray(c), d, np.int64(count)), [d], check
 
@@ -156,23 +198,30 @@ def _madd(case: Any, xp: Any, rng: Any):
 def _mtrans(case: Any, xp: Any, rng: Any):
     side = case.sizes["side"]
     x = rng.random((side, side), dtype=np.float32)
+    rows = sample(rng, side, SAMPLE_ROWS)
     out = xp.empty((side, side), dtype=np.float32)
 
     def check(got):
-        return exact(got.reshape(side, side), ref.mtrans(x), "mtrans")
+        got = got.reshape(side, side)
+        return _then(lambda: all_written(got, "mtrans"),
+                     lambda: exact(got[rows], ref.mtrans(x[:, rows]), f"mtrans ({rows.size} output rows)"))
 
     return (xp.asarray(x), out, np.int32(side), np.int32(side)), [out], check
 
 
 def _scalar_prod(case: Any, xp: Any, rng: Any):
     nvec, length = case.sizes["nvec"], case.sizes["len"]
-    a, b = (_uniform(rng, nvec * length, -1.0, 1.0) for _ in range(2))
+    a, b = (_uniform(rng, (nvec, length), -1.0, 1.0) for _ in range(2))
+    vecs = sample(rng, nvec, 4 * SAMPLE_ROWS)
     out = xp.empty(nvec, dtype=np.float32)
 
     def check(got):
-        scale = ref.scalar_prod(np.abs(a), np.abs(b), nvec, length)
+        pa, pb = a[vecs], b[vecs]
+        scale = ref.scalar_prod(np.abs(pa), np.abs(pb), vecs.size, length)
         # len / nt serial adds plus log2(nt) tree levels per vector: < 40 roundings of at most sum|a b|.
-        return within(got, ref.scalar_prod(a, b, nvec, length), 1e-5 * scale + 1e-6, "scalar_prod")
+        want = ref.scalar_prod(pa, pb, vecs.size, length)
+        return _then(lambda: all_written(got, "scalar_prod"),
+                     lambda: within(got[vecs], want, 1e-5 * scale + 1e-6, f"scalar_prod ({vecs.size} vectors)"))
 
     return (xp.asarray(a), xp.asarray(b), out, np.int32(nvec), np.int32(length)), [out], check
 
@@ -180,23 +229,30 @@ def _scalar_prod(case: Any, xp: Any, rng: Any):
 def _fwt(case: Any, xp: Any, rng: Any):
     nvec, log2_len = case.sizes["nvec"], case.sizes["log2_len"]
     x = _uniform(rng, (nvec, 2 ** log2_len), -1.0, 1.0)
+    vecs = sample(rng, nvec, SAMPLE_ROWS)
     out = xp.empty(x.shape, dtype=np.float32)
 
     def check(got):
+        got = got.reshape(x.shape)
+        px = x[vecs]
         # Every stage rounds values bounded by sum|x_row| once: log2_len * eps * sum|x_row| bounds the error.
-        tol = log2_len * EPS32 * np.abs(x).sum(axis=1, dtype=np.float64)[:, None] + 1e-6
-        return within(got.reshape(x.shape), ref.fwt(x), tol, "fwt_batch")
+        tol = log2_len * EPS32 * np.abs(px).sum(axis=1, dtype=np.float64)[:, None] + 1e-6
+        return _then(lambda: all_written(got, "fwt_batch"),
+                     lambda: within(got[vecs], ref.fwt(px), tol, f"fwt_batch ({vecs.size} vectors)"))
 
     return (xp.asarray(x), out, np.int32(nvec)), [out], check
 
 
 def _scan(case: Any, xp: Any, rng: Any):
     shape = (case.sizes["nrows"], case.sizes["row_len"])
-    x = rng.integers(0, 1024, shape, dtype=np.uint32)
+    x = rng.integers(0, 1024, shape, dtype=np.uint32)  # row sums < 2^32 - 1: the poison never occurs
+    rows = sample(rng, shape[0], SAMPLE_ROWS)
     out = xp.empty(shape, dtype=np.uint32)
 
     def check(got):
-        return exact(got, ref.scan_exclusive(x), "scan_rows")
+        got = got.reshape(shape)
+        return _then(lambda: all_written(got, "scan_rows"),
+                     lambda: exact(got[rows], ref.scan_exclusive(x[rows]), f"scan_rows ({rows.size} rows)"))
 
     return (xp.asarray(x), out, np.int32(shape[0])), [out], check
 
@@ -208,10 +264,9 @@ def _histogram(case: Any, xp: Any, rng: Any):
 
     def check(got):
         per_block = got.reshape(nb, 256).astype(np.int64)
-        ok, detail = exact(per_block.sum(axis=1), 4 * block_shares(nwords, nb, nt), "histogram256 block totals")
-        if not ok:
-            return ok, detail
-        return exact(per_block.sum(axis=0), ref.histogram256(words), "histogram256 bins")
+        return _then(
+            lambda: exact(per_block.sum(axis=1), 4 * block_shares(nwords, nb, nt), "histogram256 block totals"),
+            lambda: exact(per_block.sum(axis=0), ref.histogram256(words), "histogram256 bins"))
 
     return (xp.asarray(words), partial, np.int64(nwords)), [partial], check
 
@@ -219,12 +274,19 @@ def _histogram(case: Any, xp: Any, rng: Any):
 def _dct(case: Any, xp: Any, rng: Any):
     side = case.sizes["side"]
     img = _uniform(rng, (side, side), 0.0, 255.0)
+    tiles = sample(rng, (side // 8) ** 2, SAMPLE_TILES)
     out = xp.empty((side, side), dtype=np.float32)
 
+    def stack(a: np.ndarray) -> np.ndarray:  # the sampled 8 x 8 tiles one under the other
+        t = a.reshape(side // 8, 8, side // 8, 8).transpose(0, 2, 1, 3).reshape(-1, 8, 8)
+        return t[tiles].reshape(-1, 8)
+
     def check(got):
+        got = got.reshape(side, side)
         # Two 8-term passes with |C| rows of norm 1: |Y| <= 8 max|X|; < 32 roundings of that size.
         tol = 32 * EPS32 * 8 * float(np.abs(img).max())
-        return within(got.reshape(side, side), ref.dct8x8(img), tol, "dct8x8")
+        return _then(lambda: all_written(got, "dct8x8"),
+                     lambda: within(stack(got), ref.dct8x8(stack(img)), tol, f"dct8x8 ({tiles.size} tiles)"))
 
     return (xp.asarray(img), out, np.int32(side), np.int32(side)), [out], check
 
@@ -232,16 +294,18 @@ def _dct(case: Any, xp: Any, rng: Any):
 def _black_scholes(case: Any, xp: Any, rng: Any):
     nopt = case.sizes["nopt"]
     s, k, t = _options(rng, nopt)
+    picked = sample(rng, nopt, SAMPLE_ELEMENTS)
     call, put = xp.empty(nopt, dtype=np.float32), xp.empty(nopt, dtype=np.float32)
 
     def check(got_call, got_put):
-        want_call, want_put = ref.black_scholes(s, k, t, RISK_FREE, VOLATILITY)
+        ps, pk, pt = s[picked], k[picked], t[picked]
+        want_call, want_put = ref.black_scholes(ps, pk, pt, RISK_FREE, VOLATILITY)
         # float32 log/erfc/exp with a few ulp each on prices made of terms up to s and k.
-        tol = 5e-5 * (s.astype(np.float64) + k)
-        ok, detail = within(got_call, want_call, tol, "black_scholes call")
-        if not ok:
-            return ok, detail
-        return within(got_put, want_put, tol, "black_scholes put")
+        tol = 5e-5 * (ps.astype(np.float64) + pk)
+        return _then(lambda: all_written(got_call, "black_scholes call"),
+                     lambda: all_written(got_put, "black_scholes put"),
+                     lambda: within(got_call[picked], want_call, tol, f"black_scholes call ({picked.size})"),
+                     lambda: within(got_put[picked], want_put, tol, f"black_scholes put ({picked.size})"))
 
     args = (xp.asarray(s), xp.asarray(k), xp.asarray(t), call, put, np.float32(RISK_FREE),
             np.float32(VOLATILITY), np.int32(nopt))
@@ -251,7 +315,7 @@ def _black_scholes(case: Any, xp: Any, rng: Any):
 def _binomial(case: Any, xp: Any, rng: Any):
     nopt, steps = case.sizes["nopt"], case.sizes["steps"]
     s, k, t = _options(rng, nopt)
-    picked = np.sort(rng.choice(nopt, size=min(BINOMIAL_CHECKED, nopt), replace=False))
+    picked = sample(rng, nopt, BINOMIAL_CHECKED)
     price = xp.empty(nopt, dtype=np.float32)
 
     def check(got):

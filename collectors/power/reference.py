@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 DCT_SIZE = 8
+HISTOGRAM_CHUNK = 1 << 22
 
 
 def dotp(a: np.ndarray, b: np.ndarray) -> float:
@@ -64,10 +65,12 @@ def scan_exclusive(x: np.ndarray) -> np.ndarray:
 
 def histogram256(words: np.ndarray) -> np.ndarray:
     """Counts of the 256 byte values in an array of 32-bit words (four bytes per word), as int64."""
-    w = np.asarray(words, dtype=np.uint32)
+    w = np.asarray(words, dtype=np.uint32).ravel()
     counts = np.zeros(256, dtype=np.int64)
-    for shift in (0, 8, 16, 24):
-        counts += np.bincount(((w >> np.uint32(shift)) & np.uint32(0xFF)).astype(np.intp), minlength=256)
+    for start in range(0, w.size, HISTOGRAM_CHUNK):  # chunks bound the temporary index arrays
+        chunk = w[start:start + HISTOGRAM_CHUNK]
+        for shift in (0, 8, 16, 24):
+            counts += np.bincount(((chunk >> np.uint32(shift)) & np.uint32(0xFF)).astype(np.intp), minlength=256)
     return counts
 
 

@@ -60,6 +60,7 @@ def mtrans(grid, block, args, smem):
 
 def scalar_prod(grid, block, args, smem):
     a, b, out, nvec, length = args
+    a, b = a.ravel(), b.ravel()  # the kernel sees flat memory
     for v in range(int(nvec)):
         out[v] = np.dot(a[v * length:(v + 1) * length].astype(float), b[v * length:(v + 1) * length])
 
@@ -224,3 +225,34 @@ def test_every_kernel_verifies_on_the_gpu(pk):
     for case in SUITE.cases(quick=True, kernels=[pk.name], sm_count=sms):
         out = measure_case(case, SUITE, backend)
         assert out["status"] == "ok", (case.label(), out.get("status_detail"))
+
+
+def test_sample_is_everything_when_small_and_distinct_sorted_draws_when_large():
+    rng = np.random.default_rng(1)
+    np.testing.assert_array_equal(prepare.sample(rng, 10, 20), np.arange(10))
+    picked = prepare.sample(rng, 10**9, 100)
+    assert 95 <= picked.size <= 100  # birthday collisions among 100 draws of 1e9 are rare
+    assert (np.diff(picked) > 0).all() and picked[0] >= 0 and picked[-1] < 10**9
+
+
+def test_all_written_finds_a_single_poisoned_element():
+    out = np.zeros(1000, dtype=np.float32)
+    out[7] = np.nan
+    ok, detail = prepare.all_written(out, "x")
+    assert not ok and "1 of 1000" in detail and "first at 7" in detail
+    ints = np.zeros(50, dtype=np.uint32)
+    ints[49] = 0xFFFFFFFF
+    assert prepare.all_written(ints, "y")[0] is False
+    assert prepare.all_written(np.arange(50, dtype=np.uint32), "z") == (True, "")
+
+
+def test_a_systematic_error_on_a_sampled_large_output_fails():
+    pk = _kernel("madd", "fp32")
+    grid = spec.GridChoice(nb=4, fraction=1.0, blocks_per_sm=1, saturation=1.0)
+    case = power.make_case(pk, {"side": 512}, pk.blocks[0], grid)  # 262144 elements > 65536 sampled
+
+    def scaled(args):
+        args[3][:] *= np.float32(1 + 1e-5)
+
+    assert measure_case(case, SUITE, FakeBackend(implementations=IMPLS))["status"] == "ok"
+    assert measure_case(case, SUITE, _broken("madd", scaled))["status"] == "verification_failed"
