@@ -2,14 +2,13 @@
 
 Each config says what its kernel, problem size and tunable configuration are:
 
-========== ========================================= ===================== =====================================
-config     kernel                                    problem size          configuration
-========== ========================================= ===================== =====================================
-autotune   ``kernel``                                ``problem_size``      ``params`` + ``params_text``
-stencil    ``wave3d-<variant>-<dtype>-so<order>``    ``nx x ny x nz``      tile_b1, tile_b2, tile_b3, block_size
-npb        ``<benchmark>.<kernel>.<variant>``        ``npb_class``         tpb
-kernels    ``<suite>.<program>.<kernel>[.<variant>]`` size_params as n=v   block_x/y/z, grid_x/y/z
-========== ========================================= ===================== =====================================
+- ``autotune``: kernel ``kernel``, size ``problem_size``, configuration ``params`` + ``params_text``;
+- ``stencil``: kernel ``wave3d-<variant>-<dtype>-so<order>``, size ``<nx>x<ny>x<nz>``, configuration
+  tile_b1, tile_b2, tile_b3, block_size;
+- ``npb``: kernel ``<benchmark>.<kernel>.<variant>``, size ``npb_class``, configuration ``tpb`` (run rows:
+  ``tpb_<kernel>`` for every kernel of the run's assignment);
+- ``kernels``: kernel ``<suite>.<program>.<kernel>[.<variant>]``, size ``size_params`` as ``n=v,...``,
+  configuration block_x/y/z and grid_x/y/z.
 
 One file per (GPU, kernel, problem size), named ``<config>__<gpu>__<kernel>__<size>.json``.
 """
@@ -25,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgpubench.errors import KgpubenchError
-from kgpubench.importers.common import ImportFormatError
+from kgpubench.importers.common import ImportFormatError, join_params
 from kgpubench.importers.t4 import configuration_of_autotune, t4_document, t4_result, write_t4
 
 
@@ -47,7 +46,11 @@ def _stencil(r: Mapping[str, Any]) -> tuple[str, str, dict]:
 
 
 def _npb(r: Mapping[str, Any]) -> tuple[str, str, dict]:
-    return f"{r['benchmark']}.{r['kernel']}.{r['variant']}", str(r["npb_class"]), {"tpb": r["tpb"]}
+    name = f"{r['benchmark']}.{r['kernel']}.{r['variant']}"
+    if r.get("row_kind") == "run":  # a whole run: its configuration is every kernel's threads per block
+        assignment = join_params(r.get("tpb_assignment"), None)
+        return name, str(r["npb_class"]), {f"tpb_{k}": v for k, v in assignment.items()}
+    return name, str(r["npb_class"]), {"tpb": r["tpb"]}
 
 
 def _kernels(r: Mapping[str, Any]) -> tuple[str, str, dict]:

@@ -180,3 +180,21 @@ def test_where_filters(store):
         parse_where(table, ["gpu_nam=x"])
     with pytest.raises(ImportFormatError, match="not a value of column 'repeats'"):
         parse_where(table, ["repeats=many"])
+
+
+def test_export_npb_kernel_and_run_rows(tmp_path):
+    base = {"gpu_name": "NVIDIA H100 PCIe", "benchmark": "CG", "npb_class": "S", "variant": "kgpubench",
+            "collected_at": None, "time_ms_mean": 2.0, "time_ms_median": 2.0, "time_ms_min": 2.0,
+            "time_ms_std": 0.0, "repeats": 5}
+    kernel_row = dict(base, row_kind="kernel", kernel="spmv", tpb=128, status="ok", tpb_assignment=None)
+    run_row = dict(base, row_kind="run", kernel="app", tpb=None, status="verification_failed",
+                   tpb_assignment=[{"name": "spmv", "value": 256.0}, {"name": "dot", "value": 64.0}])
+    paths = export_t4_table(pa.Table.from_pylist([kernel_row, run_row]), "npb", tmp_path)
+    docs = {p.name: json.loads(p.read_text()) for p in paths}
+    assert sorted(docs) == ["npb__NVIDIA_H100_PCIe__CG.app.kgpubench__S.json",
+                            "npb__NVIDIA_H100_PCIe__CG.spmv.kgpubench__S.json"]
+    (run,) = docs["npb__NVIDIA_H100_PCIe__CG.app.kgpubench__S.json"]["results"]
+    assert run["configuration"] == {"tpb_dot": 64, "tpb_spmv": 256}
+    assert (run["invalidity"], run["correctness"]) == ("correctness", 0)
+    (k,) = docs["npb__NVIDIA_H100_PCIe__CG.spmv.kgpubench__S.json"]["results"]
+    assert k["configuration"] == {"tpb": 128} and check_t4_structure({"schema_version": "1.0.0", "results": [k]}) == []
