@@ -77,3 +77,21 @@ def test_bad_assignments_raise_with_the_fix(npb):
         sources.defines("CG", {"kernel_tree": 64})
     with pytest.raises(ValueError, match="power of two"):
         sources.defines("MG", {"resid": 96})
+
+
+def test_static_features_extract_for_every_kernel(npb):
+    """Through the harness entry point (``kgpubench.features.case_features``) on the suite's quick cases.
+
+    Loops with data-dependent trip counts (reductions, CSR rows, FFT passes) are counted statically here;
+    loop-free kernels get exact executed counts."""
+    from kgpubench.features import case_features
+
+    seen = {}
+    for case in npb.SUITE.cases(quick=True):
+        key = (case.key["benchmark"], case.source.kernel)
+        if key not in seen:
+            seen[key] = case_features(case, arch="sm_80", static_counts=True)
+    assert len(seen) == 1 + 11 + 7 + 14
+    assert all(f["nreg"] > 0 and f["l"] > 0 for f in seen.values())
+    # the first planned kernel_two case is TPB 32: its reduction array is 32 doubles = 64 words
+    assert seen[("CG", "kernel_two")]["shmem_words"] == 64 and seen[("MG", "zero3")]["shmem_words"] == 0
