@@ -105,6 +105,26 @@ class CupyBackend:
         self._modules[key] = module
         return kernel
 
+    def ptx(self, source: KernelSource) -> str:
+        """PTX of ``source`` from NVRTC for this device, with line info (for static features without nvcc)."""
+        from cupy.cuda import nvrtc
+
+        cc = self.device().compute_capability.replace(".", "")
+        options = [*source.define_options(), *source.options, "-std=c++17", f"--gpu-architecture=compute_{cc}",
+                   "--generate-line-info"]
+        key = ("ptx", source.path.read_text(), tuple(options))
+        if key not in self._modules:
+            prog = nvrtc.createProgram(key[1], source.path.name, [], [])
+            try:
+                nvrtc.compileProgram(prog, options)
+                ptx = nvrtc.getPTX(prog)
+            except nvrtc.NVRTCError as exc:
+                raise CompileFailed(f"NVRTC could not make PTX of {source.path.name}: {exc}") from exc
+            finally:
+                nvrtc.destroyProgram(prog)
+            self._modules[key] = (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00")
+        return self._modules[key]
+
     # -- timing --------------------------------------------------------------------------------------
     def time_launches(self, fn: Callable[[], None], count: int) -> list[float]:
         """Times in ms of ``count`` back-to-back calls of ``fn``, between consecutive CUDA events."""

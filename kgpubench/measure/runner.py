@@ -83,6 +83,7 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: RepeatRule =
     try:
         check_feasible(case, dev, backend.free_memory_bytes() if case.memory_bytes else None)
         kernel = backend.compile(case.source)
+        nreg = getattr(kernel, "registers", None)
         if case.threads_per_block > kernel.max_threads_per_block:
             return _status("infeasible", f"{case.threads_per_block} threads per block > "
                            f"{kernel.max_threads_per_block} allowed by the compiled kernel (registers)")
@@ -96,7 +97,7 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: RepeatRule =
         times = repeat_until(lambda k: backend.time_launches(prepared.launch, k), rule,
                              divisor=max(1, case.time_divisor))
         stats = summarize(times)
-        out: dict[str, Any] = {"status": "ok", **stats.columns(),
+        out: dict[str, Any] = {"status": "ok", **stats.columns(), "_nreg": nreg,
                                "_measured_ms": sum(times) * max(1, case.time_divisor)}
         nvml = backend.nvml()
         if case.power and nvml is not None:
@@ -180,7 +181,12 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     Raises :class:`ContextLostError` after writing the row of a case that left a sticky CUDA error.
     """
     if features is None:
-        from kgpubench.measure.features_link import static_features as features
+        from kgpubench.measure.features_link import static_features
+
+        ptx_source = getattr(backend, "ptx", None)
+
+        def features(case: Case, dev: Any) -> dict[str, Any]:
+            return static_features(case, dev, ptx_source)
     table = get_table(suite.table)
     dev = backend.device()
     gpu = gpu_columns(dev)
@@ -226,6 +232,8 @@ def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any
     for k, v in features(case, dev).items():
         if k in names and row.get(k) is None:
             row[k] = v
+    if "nreg" in names and row.get("nreg") is None and result.get("_nreg") is not None:
+        row["nreg"] = int(result["_nreg"])  # from the compiled kernel when ptxas was not there
     if "sm_saturation" in names and row.get("sm_saturation") is None:
         # Without the features' occupancy model: the share of SMs that get at least one block.
         row["sm_saturation"] = min(1.0, case.blocks / dev.sm_count)

@@ -66,3 +66,32 @@ def test_trip_counts_drive_the_counts():
     assert _features(hot)["ls"] == 1 + 2 * hot.sizes["iters"]
     eu = next(c for c in regular().cases(quick=True, kernels=["euclid"]))
     assert _features(eu)["lsfu"] > 0  # sqrtf
+
+
+@needs_nvcc
+def test_features_from_backend_ptx_when_nvcc_is_missing(monkeypatch, tmp_path):
+    """On a GPU machine without nvcc the harness analyses the backend's PTX: same counts, no ptxas figures."""
+    import kgpubench.features as api
+    from kgpubench.errors import ToolchainError
+    from kgpubench.measure.fake import FAKE_DEVICE
+    from kgpubench.measure.features_link import static_features
+
+    case = next(c for c in regular().cases(quick=True, kernels=["matrix_mul"]) if c.block == (16, 16, 1))
+    direct = static_features(case, FAKE_DEVICE)
+
+    def ptx_of(source):
+        out = tmp_path / "k.ptx"
+        subprocess.run(["nvcc", "--ptx", "-arch=sm_90", "-lineinfo", str(source.path), "-o", str(out)],
+                       check=True, capture_output=True)
+        return out.read_text()
+
+    def no_nvcc(*args, **kwargs):
+        raise ToolchainError("nvcc not found")
+
+    monkeypatch.setattr(api, "case_features", no_nvcc)
+    monkeypatch.setattr(api.record, "find_toolchain", no_nvcc, raising=False)
+    fallback = static_features(case, FAKE_DEVICE, ptx_of)
+    for col in ("l", "lc", "lmr", "lmw", "lshr", "lshw", "ls", "dpc", "nb", "nt", "alpha", "n", "s", "cpx"):
+        assert fallback[col] == pytest.approx(direct[col]), col
+    assert fallback.get("nreg") is None and direct["nreg"] > 0
+    assert static_features(case, FAKE_DEVICE) == {}  # no PTX source: nothing, with a warning
