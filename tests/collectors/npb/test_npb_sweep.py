@@ -62,7 +62,7 @@ def test_cg_sweep_rows_resume_and_never_validate(npb, sweep, tmp_path):
     s = sweep.collect_npb(_backend(npb), writer, benchmarks=["CG"], classes=["S"], tpbs=[32, 1024],
                           kernels=["kernel_three"], rule=rule)
     assert (s.total, s.written, s.skipped) == (5, 5, 0) and s.statuses == {"ok": 5}
-    rows = sorted(writer._rows.values(), key=lambda r: (r["row_kind"], r["assignment"], r["tpb"] or 0))
+    rows = sorted(writer.rows(), key=lambda r: (r["row_kind"], r["assignment"], r["tpb"] or 0))
     kinds = [(r["row_kind"], r["assignment"], r["tpb"]) for r in rows]
     assert kinds == [("kernel", "one-kernel", 32), ("kernel", "one-kernel", 1024), ("run", "default", None),
                      ("run", "max", 1024), ("run", "warp", 32)]
@@ -76,7 +76,7 @@ def test_cg_sweep_rows_resume_and_never_validate(npb, sweep, tmp_path):
     assert (again.written, again.skipped) == (0, 5)
     writer.close()
     # a fake backend's rows are never data: validation rejects their source
-    table = writer.table.from_rows(list(writer._rows.values()), fill_row_id=False)
+    table = writer.table.from_rows(writer.rows(), fill_row_id=False)
     bad = validate_table(table, "npb")
     assert bad and {v.column for v in bad} == {"source"}
 
@@ -97,4 +97,4 @@ def test_compile_error_becomes_rows(npb, sweep, tmp_path):
     s = sweep.collect_npb(_backend(npb, compile_errors={"comm3"}), writer, benchmarks=["MG"], classes=["S"],
                           tpbs=[32], kernels=["zero3"])
     assert s.statuses == {"compile_error": 4}
-    assert all("fake compile error" in r["status_detail"] for r in writer._rows.values())
+    assert all("fake compile error" in r["status_detail"] for r in writer.rows())
