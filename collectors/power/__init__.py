@@ -10,6 +10,7 @@ checks). The harness loads this folder as ``kgpubench_collectors.power`` and use
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
@@ -22,6 +23,8 @@ from .prepare import prepare as _prepare
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 COLLECTOR_VERSION = "1.0.0"
+PLAN_SM_COUNT = 132  # H100 SXM: grids for plans (--dry-run) made where no GPU can be asked
+_warned: set[str] = set()
 _ROLLED = re.compile(r"^\s*#pragma\s+unroll\s+1\s*$")
 _FOR = re.compile(r"^\s*for\s*\(")
 
@@ -51,24 +54,29 @@ def trip_counts(pk: spec.PowerKernel) -> dict[str, str]:
     return {f"line:{n}": expr for n, expr in zip(lines, pk.loops)}
 
 
-def device_sm_count() -> int:
-    """SM count of the current CUDA device (through CuPy)."""
-    from kgpubench.errors import NoGpuError
-
+def device_sm_count() -> int | None:
+    """SM count of the current CUDA device (through CuPy), or ``None`` when CuPy or a device is missing."""
     try:
         import cupy
 
-        return int(cupy.cuda.Device().attributes["MultiProcessorCount"])
-    except (ImportError, RuntimeError, KeyError) as exc:  # no CuPy, no device or driver
-        raise NoGpuError(f"the power suite needs the device's SM count to size its grids and CuPy could not "
-                         f"read it ({type(exc).__name__}); run on a GPU machine with `kgpubench[gpu]`, or "
-                         "pass sm_count= to cases().") from None
+        return int(cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["multiProcessorCount"])
+    except (ImportError, RuntimeError, KeyError):  # no CuPy, no device or driver
+        return None
+
+
+def _planning_sm_count() -> int:
+    if "planning" not in _warned:
+        _warned.add("planning")
+        print(f"warning: power suite: no CUDA device to read the SM count from; grids are planned for "
+              f"{PLAN_SM_COUNT} SMs. A collection on a GPU sizes them from that GPU.", file=sys.stderr)
+    return PLAN_SM_COUNT
 
 
 def make_case(pk: spec.PowerKernel, sizes: dict, block: spec.Dim3, grid: spec.GridChoice) -> Case:
     """The :class:`Case` of one kernel, problem size, block shape and block count."""
     source = KernelSource(path=KERNEL_DIR / pk.source, kernel=pk.kernel, defines=pk.defines(sizes, block))
-    columns = {"program": pk.program, "bound": pk.bound, "sm_saturation": grid.saturation, **pk.derived(sizes)}
+    # sm_saturation is left to the harness, which computes min(1, nb / SMs) from the device it measures on.
+    columns = {"program": pk.program, "bound": pk.bound, **pk.derived(sizes)}
     return Case(
         key={"suite": "power", "kernel": pk.kernel, "variant": pk.variant, "size_params": dict(sizes)},
         columns=columns,
@@ -98,10 +106,11 @@ class PowerSuite:
         """Every configuration (quick: first size, middle block shape, Sa 0.5 and 1.0).
 
         The grids depend on the SM count: ``sm_count``, else ``device.sm_count`` (a harness ``DeviceInfo``),
-        else the current CUDA device's (raises :class:`~kgpubench.errors.NoGpuError` without one).
+        else the current CUDA device's; without any (a plan on a machine without a GPU) ``PLAN_SM_COUNT``,
+        with a warning.
         """
         if sm_count is None:
-            sm_count = getattr(device, "sm_count", None) or device_sm_count()
+            sm_count = getattr(device, "sm_count", None) or device_sm_count() or _planning_sm_count()
         return list(self._iter(quick, spec.select(kernels), int(sm_count)))
 
     def _iter(self, quick: bool, chosen: list, sm_count: int) -> Iterator[Case]:
