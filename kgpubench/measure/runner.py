@@ -7,6 +7,7 @@ Entry points: :func:`collect_suite` (a whole suite, resumable, with progress) an
 
 from __future__ import annotations
 
+import inspect
 import time
 import zlib
 from collections import Counter
@@ -150,7 +151,7 @@ def case_row_base(case: Case, table: Table, gpu: dict[str, Any]) -> dict[str, An
     return {k: v for k, v in row.items() if k in names}
 
 
-def _select_cases(suite: Any, options: CollectOptions) -> list[Case]:
+def _select_cases(suite: Any, options: CollectOptions, device: Any = None) -> list[Case]:
     kernels = list(options.kernels) if options.kernels else None
     if kernels:
         known = set(suite_kernels(suite))
@@ -159,7 +160,10 @@ def _select_cases(suite: Any, options: CollectOptions) -> list[Case]:
                 from kgpubench.errors import unknown_name
 
                 raise unknown_name(f"kernel of suite {suite.name!r}", name, known)
-    return list(suite.cases(quick=options.quick, kernels=kernels))
+    kwargs: dict[str, Any] = {"quick": options.quick, "kernels": kernels}
+    if device is not None and "device" in inspect.signature(suite.cases).parameters:
+        kwargs["device"] = device
+    return list(suite.cases(**kwargs))
 
 
 def suite_kernels(suite: Any) -> list[str]:
@@ -190,7 +194,7 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     table = get_table(suite.table)
     dev = backend.device()
     gpu = gpu_columns(dev)
-    cases = _select_cases(suite, options)
+    cases = _select_cases(suite, options, dev)
     run_id = writer.run_id or new_run_id()
     summary = CollectSummary(total=len(cases), run_id=run_id)
     start = clock()

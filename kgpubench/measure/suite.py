@@ -192,7 +192,12 @@ class Suite(Protocol):
         source's kernel name) of all non-quick cases."""
 
     def cases(self, *, quick: bool, kernels: Sequence[str] | None = None) -> Iterable[Case]:
-        """All configurations (a few per kernel when ``quick``), optionally only the named kernels."""
+        """All configurations (a few per kernel when ``quick``), optionally only the named kernels.
+
+        A suite whose configurations depend on the GPU (e.g. grids sized by the SM count) may add a keyword
+        ``device=None``: the harness then passes the :class:`~kgpubench.measure.backend.DeviceInfo` it measures
+        on (``None`` for a plan without a GPU, ``kgpubench collect --dry-run``).
+        """
 
     def prepare(self, case: Case, kernel: CompiledKernel, xp: Any, rng: Any) -> PreparedCase:
         """Allocate fresh random inputs with ``xp`` (CuPy, or NumPy under the fake backend) and bind ``kernel``.

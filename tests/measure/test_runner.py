@@ -147,3 +147,17 @@ def test_fake_rows_never_validate(tmp_path):
     measured = table.set_column(table.column_names.index("source"), "source",
                                 pa.array(["measured"] * table.num_rows))
     assert [v for v in validate_table(measured, "kernels") if v.column == "source"] == []
+
+
+def test_device_is_passed_to_suites_that_ask_for_it(tmp_path):
+    seen = []
+
+    class SizedByDevice(DoubleSuite):
+        def cases(self, *, quick=False, kernels=None, device=None):
+            seen.append(device)
+            self.sizes = (device.sm_count * 8,)
+            return super().cases(quick=quick, kernels=kernels)
+
+    backend = get_backend("fake", implementations={"double": double_impl})
+    _summary, rows = _run(tmp_path, backend, SizedByDevice(blocks=(32,)))
+    assert seen[0].sm_count == 4 and [r["size_params"] for r in rows] == [[{"name": "n", "value": 32.0}]]

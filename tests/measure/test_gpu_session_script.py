@@ -1,0 +1,30 @@
+"""scripts/gpu_session.sh --dry-run: what a GPU session would run, in priority order, without a GPU."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_dry_run_lists_tests_then_suites_in_order(tmp_path):
+    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
+    res = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_session.sh"), "--dry-run", "--minutes", "3",
+                          "--suites", "regular power"], capture_output=True, text=True, check=False, env=env,
+                         cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    commands = [ln[2:] for ln in res.stdout.splitlines() if ln.startswith("+ ")]
+    assert "-m pytest -m gpu" in commands[0] and "tests/collectors/regular/test_gpu.py" in commands[0]
+    assert "conftest.py" not in commands[0]
+    collects = [c for c in commands if " collect " in c]
+    assert [c.split("--suite ")[1].split()[0] for c in collects] == ["regular", "power"]
+    assert all("--max-minutes 3" in c and f"--out {tmp_path}/shards" in c for c in collects)
+    assert "regular: 2363 cases" in res.stdout  # the plan of the full regular sweep
+    assert not any((tmp_path / "shards").iterdir())  # nothing written in a dry run
