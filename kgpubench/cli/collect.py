@@ -44,8 +44,15 @@ def collect(
 
         raise DataFileNotFoundError("no suite found under collectors/; pass --suite with an existing suite.")
     suites = [load_suite(n) for n in names]
+    selected = {s.name: _kernels_for(s, kernel, len(suites) > 1) for s in suites}
+    unknown = [k for k in kernel or () if k not in _all_kernels(suites)]
+    if unknown:
+        from kgpubench.errors import unknown_name
+
+        raise unknown_name("kernel", unknown[0], _all_kernels(suites))
+    suites = [s for s in suites if selected[s.name] != []]
     if dry_run:
-        _print_plan(suites, kernel, quick, out, as_json)
+        _print_plan(suites, selected, quick, out, as_json)
         return
     from kgpubench.errors import NoGpuError
     from kgpubench.measure.backend import get_backend
@@ -58,29 +65,38 @@ def collect(
         from kgpubench.cli import fail
 
         fail(escape(str(exc)), NO_GPU_EXIT)
-    summaries = {s.name: _run_one(s, backend, kernel, quick, out, max_minutes) for s in suites}
+    summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes) for s in suites}
     if as_json:
         typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
 
 
-def _kernels_for(s, kernel: list[str] | None) -> list[str] | None:
-    """The --kernel names that belong to suite ``s`` (all of them when only one suite is run)."""
+def _kernels_for(s, kernel: list[str] | None, several: bool) -> list[str] | None:
+    """The --kernel names for suite ``s``: all of them for a single suite (unknown ones are an error), those
+    it knows when several suites run ([] when none: the suite is skipped)."""
     if not kernel:
         return None
+    if not several:
+        return list(kernel)
     from kgpubench.measure.runner import suite_kernels
 
-    mine = [k for k in kernel if k in set(suite_kernels(s))]
-    return mine or kernel
+    known = set(suite_kernels(s))
+    return [k for k in kernel if k in known]
 
 
-def _print_plan(suites, kernel, quick: bool, out: Path, as_json: bool) -> None:
+def _all_kernels(suites) -> list[str]:
+    from kgpubench.measure.runner import suite_kernels
+
+    return sorted({k for s in suites for k in suite_kernels(s)})
+
+
+def _print_plan(suites, selected: dict, quick: bool, out: Path, as_json: bool) -> None:
     from collections import Counter
 
     from kgpubench.measure.runner import CollectOptions, _select_cases
 
     plan = {}
     for s in suites:
-        cases = _select_cases(s, CollectOptions(quick=quick, kernels=_kernels_for(s, kernel)))
+        cases = _select_cases(s, CollectOptions(quick=quick, kernels=selected[s.name]))
         per_kernel = Counter(c.key.get("kernel", c.source.kernel) for c in cases)
         plan[s.name] = {"table": s.table, "out": str(out / s.name), "cases": len(cases),
                         "kernels": dict(sorted(per_kernel.items()))}
@@ -93,7 +109,7 @@ def _print_plan(suites, kernel, quick: bool, out: Path, as_json: bool) -> None:
             typer.echo(f"  {k}: {n}")
 
 
-def _run_one(s, backend, kernel, quick: bool, out: Path, max_minutes: float | None) -> dict:
+def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | None) -> dict:
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -109,7 +125,7 @@ def _run_one(s, backend, kernel, quick: bool, out: Path, max_minutes: float | No
 
     console = Console(stderr=True)
     writer = ShardWriter(out / s.name, s.table)
-    options = CollectOptions(quick=quick, kernels=_kernels_for(s, kernel), max_minutes=max_minutes)
+    options = CollectOptions(quick=quick, kernels=kernels, max_minutes=max_minutes)
     columns = (TextColumn("[bold]{task.fields[suite]}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.description}"))
     try:

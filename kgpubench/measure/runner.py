@@ -157,9 +157,9 @@ def _select_cases(suite: Any, options: CollectOptions, device: Any = None) -> li
         known = set(suite_kernels(suite))
         for name in kernels:
             if name not in known:
-                from kgpubench.errors import unknown_name
+                from kgpubench.errors import UnknownNameError, unknown_name
 
-                raise unknown_name(f"kernel of suite {suite.name!r}", name, known)
+                raise UnknownNameError(f"suite {suite.name!r}: {unknown_name('kernel', name, known)}")
     kwargs: dict[str, Any] = {"quick": options.quick, "kernels": kernels}
     if device is not None and "device" in inspect.signature(suite.cases).parameters:
         kwargs["device"] = device

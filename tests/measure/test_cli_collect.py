@@ -52,3 +52,12 @@ def test_collect_path_imports_no_heavy_ml_packages():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert "HEAVY []" in res.stdout, res.stdout + res.stderr
+
+
+def test_kernel_filter_across_suites():
+    res = _run("collect", "--suite", "regular", "--suite", "stencil", "--kernel", "fan1", "--dry-run", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout).keys() == {"regular"}  # stencil has no fan1: skipped
+    res = _run("collect", "--suite", "regular", "--suite", "stencil", "--kernel", "fan1", "--kernel", "fann1",
+               "--dry-run")
+    assert res.returncode == 1 and "unknown kernel 'fann1'" in res.stderr
