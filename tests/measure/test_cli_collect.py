@@ -61,3 +61,19 @@ def test_kernel_filter_across_suites():
     res = _run("collect", "--suite", "regular", "--suite", "stencil", "--kernel", "fan1", "--kernel", "fann1",
                "--dry-run")
     assert res.returncode == 1 and "unknown kernel 'fann1'" in res.stderr
+
+
+def test_run_one_with_fake_backend_writes_and_summarises(tmp_path, capsys):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from measure_fakes import DoubleSuite, double_impl
+
+    from kgpubench.cli.collect import _run_one
+    from kgpubench.measure.backend import get_backend
+
+    backend = get_backend("fake", implementations={"double": double_impl}, time_ms=20.0)
+    summary = _run_one(DoubleSuite(), backend, None, False, tmp_path, None)
+    assert summary["written"] == 4 and summary["statuses"] == {"ok": 4} and summary["out"] == str(tmp_path / "regular")
+    assert len(list((tmp_path / "regular").glob("*.parquet"))) == 1  # compacted on close
+    again = _run_one(DoubleSuite(), backend, None, False, tmp_path, None)
+    assert (again["written"], again["skipped"]) == (0, 4)
+    assert "4 already there" in capsys.readouterr().err
