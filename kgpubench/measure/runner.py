@@ -97,6 +97,8 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: RepeatRule =
             return _status("verification_failed", detail)
         times = repeat_until(lambda k: backend.time_launches(prepared.launch, k), rule,
                              divisor=max(1, case.time_divisor))
+        if not all(t > 0 for t in times):  # never seen in practice; a row that says so beats a crash
+            return _status("launch_error", f"CUDA events gave non-positive times ({min(times)} ms); rerun")
         stats = summarize(times)
         out: dict[str, Any] = {"status": "ok", **stats.columns(), "_nreg": nreg,
                                "_measured_ms": sum(times) * max(1, case.time_divisor)}

@@ -161,3 +161,9 @@ def test_device_is_passed_to_suites_that_ask_for_it(tmp_path):
     backend = get_backend("fake", implementations={"double": double_impl})
     _summary, rows = _run(tmp_path, backend, SizedByDevice(blocks=(32,)))
     assert seen[0].sm_count == 4 and [r["size_params"] for r in rows] == [[{"name": "n", "value": 32.0}]]
+
+
+def test_zero_event_time_is_a_status_not_a_crash(tmp_path):
+    backend = get_backend("fake", implementations={"double": double_impl}, time_ms=lambda name, i: 0.0)
+    summary, rows = _run(tmp_path, backend, DoubleSuite(sizes=(16,), blocks=(32,)))
+    assert summary.statuses == {"launch_error": 1} and "non-positive" in rows[0]["status_detail"]
