@@ -27,6 +27,13 @@ What the harness does with a case, in order
    appended to the shard at once.
 Exceptions classified as launch errors (by CUDA error code) give ``launch_error`` rows.
 
+A suite whose unit of work is not one case at a time (npb: whole application runs) may instead define
+``collect_into(backend, writer, options, *, progress)`` returning a
+:class:`~kgpubench.measure.runner.CollectSummary`; ``kgpubench collect`` then calls it in place of
+:func:`~kgpubench.measure.runner.collect_suite` and it uses the building blocks itself (``backend.compile``,
+``backend.time_launches``, :func:`~kgpubench.measure.timing.repeat_until`, :func:`~kgpubench.measure.timing.summarize`,
+:func:`~kgpubench.measure.provenance.gpu_columns` / ``provenance_columns``, ``writer.append``).
+
 Columns the harness fills
 -------------------------
 ``gpu_*`` and provenance columns, ``run_id``, ``status``, timing, power, ``source``; and, when the table
