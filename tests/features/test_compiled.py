@@ -1,4 +1,4 @@
-"""Real kernels compiled here with nvcc: ptxas figures, the l identity, loop weighting, the cache."""
+"""Real kernels compiled here (nvcc; NVRTC 12 + ptxas 12 for sm_70): ptxas figures, the l identity, the cache."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from kgpubench.errors import ToolchainError
 from kgpubench.features import extract_features, find_toolchain
+from kgpubench.features.toolchain import compile_to_ptx
 
 CU = Path(__file__).parent / "data" / "kernels.cu"
 KERNELS = ("tiled_matmul", "dist64", "rowsum")
@@ -25,10 +26,20 @@ def _toolchain_or_skip(arch: str):
 
 
 def _reference_ptxas(arch: str, tmp: Path) -> dict[str, tuple[int, int]]:
-    """Registers and smem per entry straight from `nvcc -cubin -Xptxas -v` (parsed here, independently)."""
+    """Registers and smem per entry straight from `ptxas -v` (parsed here, independently).
+
+    nvcc toolchains: `nvcc -cubin -Xptxas -v` on the source. NVRTC toolchains (sm_70 with CUDA 13 on PATH):
+    the toolchain's own ptxas (CUDA 12) run here with `-v` on the PTX that NVRTC makes of the source.
+    """
     tc = _toolchain_or_skip(arch)
-    proc = subprocess.run([tc.nvcc, "-cubin", f"-arch={arch}", "-Xptxas", "-v", "-o", str(tmp / f"{arch}.cubin"),
-                           str(CU)], capture_output=True, text=True, check=True)
+    if tc.nvcc is None:
+        ptx = tmp / f"{arch}.ptx"
+        ptx.write_text(compile_to_ptx(CU.read_text(), filename=str(CU), kernel="*", arch=arch, defines={},
+                                      options=(), include_dirs=(), toolchain=tc))
+        cmd = [tc.ptxas, "-v", f"-arch={arch}", "-o", str(tmp / f"{arch}.cubin"), str(ptx)]
+    else:
+        cmd = [tc.nvcc, "-cubin", f"-arch={arch}", "-Xptxas", "-v", "-o", str(tmp / f"{arch}.cubin"), str(CU)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
     out: dict[str, tuple[int, int]] = {}
     current = None
     for line in (proc.stderr + proc.stdout).splitlines():
@@ -99,6 +110,7 @@ def test_cache_hit_runs_no_compiler(compiled, monkeypatch):
         raise AssertionError(f"compiler called on a cache hit: {args[0] if args else kwargs}")
 
     monkeypatch.setattr("kgpubench.features.toolchain.subprocess.run", no_compiler)
+    monkeypatch.setattr("kgpubench.features.toolchain._nvrtc_compile", no_compiler)  # NVRTC (sm_70)
     again = extract_features(CU, "rowsum", arch=arch, grid=(16, 16), block=(16, 16), sizes=SIZES,
                              trip_counts=TRIPS["rowsum"])
     assert again == feats["rowsum"]

@@ -179,5 +179,6 @@ ptxas info    : Used 8 registers, 356 bytes cmem[0]
 def test_no_toolchain_is_one_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("KGPUBENCH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr("kgpubench.features.toolchain._candidate_dirs", list)
+    monkeypatch.setattr("kgpubench.features.toolchain._nvrtc_candidates", list)
     with pytest.raises(ToolchainError, match=r'pip install "kgpubench\[features\]"'):
         find_toolchain("sm_90")
