@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 from kgpubench.errors import KgpubenchError
 from kgpubench.evaluation import (
-    NoDataError, TaskData, evaluate, load_model_module, model_tasks, result_json, task_data,
+    NoDataError,
+    TaskData,
+    evaluate,
+    load_model_module,
+    model_tasks,
+    result_json,
+    task_data,
 )
 from kgpubench.tasks import get_task, list_tasks
 
@@ -203,7 +209,12 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
         except NoDataError as exc:
             problems.append(f"{res['_path']}: {exc}")
             continue
-        fresh = round_floats(evaluate(model, res["task"], res["scheme"], seed=res["seed"], data=cache[key]))
+        if res.get("kind") == "predictions":  # scored predictions: re-score the committed file
+            from kgpubench.submission import score_predictions
+
+            fresh = round_floats(score_predictions(model, res["task"], res["scheme"], data_dir=data_dir))
+        else:
+            fresh = round_floats(evaluate(model, res["task"], res["scheme"], seed=res["seed"], data=cache[key]))
         problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
     if problems:
         raise VerifyError(f"verify failed: {len(problems)} problem(s) in {len(results)} result(s) "
@@ -218,5 +229,18 @@ def timed(fn, *args, **kwargs):
     return out, (time.perf_counter_ns() - start) / 1e9
 
 
-__all__ = ["ABS_TOL", "FAST_BASELINES", "Job", "REL_TOL", "VerifyError", "baseline_files", "compare",
-           "get_task", "load_results", "plan", "result_path", "run", "verify"]
+__all__ = [
+    "ABS_TOL",
+    "FAST_BASELINES",
+    "REL_TOL",
+    "Job",
+    "VerifyError",
+    "baseline_files",
+    "compare",
+    "get_task",
+    "load_results",
+    "plan",
+    "result_path",
+    "run",
+    "verify",
+]

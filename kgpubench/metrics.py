@@ -7,8 +7,8 @@ times (or scores: only their order matters) for the same candidates.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

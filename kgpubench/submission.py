@@ -19,7 +19,14 @@ import numpy as np
 
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
 from kgpubench.evaluation import (
-    FACTORY, SubmissionError, aggregate, check_predictions, file_sha256, package_versions, result_json, task_data,
+    FACTORY,
+    SubmissionError,
+    aggregate,
+    check_predictions,
+    file_sha256,
+    package_versions,
+    result_json,
+    task_data,
 )
 from kgpubench.splits import split_sha256
 from kgpubench.tasks import get_task
@@ -98,8 +105,8 @@ def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path
 
 
 def _child(argv: list[str] | None = None) -> int:
-    from kgpubench.evaluation import evaluate
     from kgpubench.errors import KgpubenchError
+    from kgpubench.evaluation import evaluate
 
     ap = argparse.ArgumentParser(prog="python -m kgpubench.submission")
     ap.add_argument("--model", required=True)
@@ -172,7 +179,9 @@ def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Pat
             f"{path}: predictions must cover exactly the test rows of every fold of {task!r}/{scheme!r}:\n"
             + "\n".join(f"  {p}" for p in problems) + "\nList the test rows with kgpubench.load_dataset("
             f"{the_task.config!r}, scheme={scheme!r}, fold=F, split='test', task={task!r}).", problems)
-    return {"format": 1, "task": task, "scheme": scheme, "model": Path(path).stem, "model_file": Path(path).name,
+    from kgpubench.leaderboard import model_label
+
+    return {"format": 1, "task": task, "scheme": scheme, "model": Path(path).stem, "model_file": model_label(path),
             "model_sha256": file_sha256(Path(path)), "kind": "predictions", "dataset": data.dataset,
             "split_sha256": split_sha256(task, scheme), "folds": folds, "aggregate": aggregate(folds),
             "samples": [], "seed": None, "train_subsample": None, "packages": package_versions(),

@@ -8,14 +8,20 @@ import pyarrow as pa
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "tasks"))
-import task_fixtures as fx  # noqa: E402
+import task_fixtures as fx
 
-from kgpubench.errors import UnknownNameError  # noqa: E402
-from kgpubench.loading import load_dataset  # noqa: E402
-from kgpubench.splits import (  # noqa: E402
-    FoldSplitter, SplitError, assign_folds, hash_bucket, read_split_file, render_split_file, write_split_files,
+from kgpubench.errors import UnknownNameError
+from kgpubench.loading import load_dataset
+from kgpubench.splits import (
+    FoldSplitter,
+    SplitError,
+    assign_folds,
+    hash_bucket,
+    read_split_file,
+    render_split_file,
+    write_split_files,
 )
-from kgpubench.tasks import get_task, problem_keys  # noqa: E402
+from kgpubench.tasks import get_task, problem_keys
 
 
 def test_hash_bucket_is_the_documented_rule():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -27,10 +26,10 @@ def _progress():
 
 
 def evaluate(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
-             task: str = TASK, scheme: Optional[str] = SCHEME,
-             fold: Optional[List[str]] = typer.Option(None, "--fold", help="Only this fold; repeat for several."),
-             data: Optional[Path] = DATA, seed: int = typer.Option(0, "--seed"),
-             out: Optional[Path] = typer.Option(None, "--out", "-o", help="Result file (default: print it).")) -> None:
+             task: str = TASK, scheme: str | None = SCHEME,
+             fold: list[str] | None = typer.Option(None, "--fold", help="Only this fold; repeat for several."),
+             data: Path | None = DATA, seed: int = typer.Option(0, "--seed"),
+             out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it).")) -> None:
     """Train and score MODEL on every fold of TASK (in this process) and write the result JSON."""
     from kgpubench.evaluation import evaluate as run_eval
     from kgpubench.evaluation import result_json
@@ -45,10 +44,10 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
 
 
 def submit(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
-           task: str = TASK, scheme: Optional[str] = SCHEME, data: Optional[Path] = DATA,
+           task: str = TASK, scheme: str | None = SCHEME, data: Path | None = DATA,
            timeout: float = typer.Option(1800, "--timeout", help="Time limit in seconds."),
            memory_gb: float = typer.Option(8.0, "--memory-gb", help="Memory limit (address space), GiB."),
-           out: Optional[Path] = typer.Option(None, "--out", "-o", help="Result file.")) -> None:
+           out: Path | None = typer.Option(None, "--out", "-o", help="Result file.")) -> None:
     """Evaluate MODEL in a separate, limited process; write a result file ready for a pull request."""
     from kgpubench.submission import submit as run_submit
 
@@ -58,8 +57,8 @@ def submit(model: Path = typer.Argument(..., help="Model file defining make_mode
 
 def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id, fold, prediction."),
           task: str = TASK, scheme: str = typer.Option(..., "--scheme", "-s", help="Split scheme."),
-          data: Optional[Path] = DATA,
-          out: Optional[Path] = typer.Option(None, "--out", "-o", help="Result file (default: print it).")) -> None:
+          data: Path | None = DATA,
+          out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it).")) -> None:
     """Score predictions made elsewhere; they must cover exactly the test rows of every fold."""
     from kgpubench.evaluation import result_json
     from kgpubench.submission import score_predictions
@@ -73,10 +72,10 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
 
 
 @board_app.command("run")
-def run(only: Optional[List[str]] = ONLY,
-        task: Optional[List[str]] = typer.Option(None, "--task", "-t", help="Only this task; repeat."),
-        data: Optional[Path] = DATA,
-        out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default leaderboard/results).")
+def run(only: list[str] | None = ONLY,
+        task: list[str] | None = typer.Option(None, "--task", "-t", help="Only this task; repeat."),
+        data: Path | None = DATA,
+        out: Path | None = typer.Option(None, "--out", help="Results folder (default leaderboard/results).")
         ) -> None:
     """Evaluate every baseline on every task and scheme with data; write results and render the board."""
     import time
@@ -90,10 +89,10 @@ def run(only: Optional[List[str]] = ONLY,
 
 
 @board_app.command("verify")
-def verify(only: Optional[List[str]] = ONLY, data: Optional[Path] = DATA,
+def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
            rel_tol: float = typer.Option(1e-4, "--rel-tol", help="Relative tolerance per score."),
            abs_tol: float = typer.Option(1e-6, "--abs-tol", help="Absolute tolerance per score."),
-           results: Optional[Path] = typer.Option(None, "--results", help="Results folder to verify.")) -> None:
+           results: Path | None = typer.Option(None, "--results", help="Results folder to verify.")) -> None:
     """Re-run committed results; fail listing every score beyond tolerance and every changed hash."""
     from kgpubench import leaderboard
 
@@ -103,8 +102,8 @@ def verify(only: Optional[List[str]] = ONLY, data: Optional[Path] = DATA,
 
 
 @board_app.command("splits")
-def splits(data: Optional[Path] = DATA,
-           out: Optional[Path] = typer.Option(None, "--out", help="Splits folder (default: splits/).")) -> None:
+def splits(data: Path | None = DATA,
+           out: Path | None = typer.Option(None, "--out", help="Splits folder (default: splits/).")) -> None:
     """(Re)write the committed split files of every task with data (byte-identical for unchanged data)."""
     from kgpubench.resources import default_data_dir
     from kgpubench.splits import write_split_files
@@ -121,7 +120,7 @@ def splits(data: Optional[Path] = DATA,
 
 
 @board_app.command("render")
-def render(results: Optional[Path] = typer.Option(None, "--results", help="Results folder.")) -> None:
+def render(results: Path | None = typer.Option(None, "--results", help="Results folder.")) -> None:
     """Re-render README.md, index.html and the plots from the result files (no model is run)."""
     from kgpubench import leaderboard
     from kgpubench.leaderboard_render import render_all

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from kgpubench.errors import KgpubenchError, unknown_name
 from kgpubench.tasks._core import (
-    PARAMS_PREFIX, Task, check_features, feature_frame, forbidden_features, problem_keys, task_rows,
+    PARAMS_PREFIX,
+    Task,
+    check_features,
+    feature_frame,
+    forbidden_features,
+    problem_keys,
+    task_rows,
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
 
@@ -76,6 +82,18 @@ def main_task(config: str) -> Task:
 
 
 __all__ = [
-    "CONFIG_MAIN_TASK", "DuplicateTaskError", "PARAMS_PREFIX", "REGISTRY", "Task", "TaskRegistry",
-    "check_features", "feature_frame", "forbidden_features", "get_task", "list_tasks", "main_task", "problem_keys", "task_rows",
+    "CONFIG_MAIN_TASK",
+    "PARAMS_PREFIX",
+    "REGISTRY",
+    "DuplicateTaskError",
+    "Task",
+    "TaskRegistry",
+    "check_features",
+    "feature_frame",
+    "forbidden_features",
+    "get_task",
+    "list_tasks",
+    "main_task",
+    "problem_keys",
+    "task_rows",
 ]

@@ -177,7 +177,7 @@ def forbidden_features(config: str) -> set[str]:
     return out
 
 
-def check_features(task: "Task") -> None:
+def check_features(task: Task) -> None:
     """Raise when a task's features are not real columns of its config or include forbidden ones."""
     from kgpubench.errors import SchemaValidationError
     from kgpubench.schema import get_table
@@ -194,8 +194,9 @@ def check_features(task: "Task") -> None:
 
 def problem_keys(task: Task, table: pa.Table, columns: tuple[str, ...] | None = None) -> np.ndarray:
     """One string per row naming its problem (or its (problem, choice) group with ``columns``)."""
-    from kgpubench.schema import canonical_value
     import json
+
+    from kgpubench.schema import canonical_value
 
     cols = task.problem_columns if columns is None else columns
     if not cols:

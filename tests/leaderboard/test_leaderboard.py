@@ -1,10 +1,8 @@
 """Leaderboard run/verify/render on a fixture store, submission refusals, predictions scoring, CI verify."""
 
 import json
-import sys
 import textwrap
 
-import numpy as np
 import pandas as pd
 import pytest
 from task_fixtures import autotune_table, make_store

@@ -7,7 +7,14 @@ from task_fixtures import autotune_table, npb_table, stencil_table
 from kgpubench.errors import SchemaValidationError, UnknownNameError
 from kgpubench.schema import get_table
 from kgpubench.tasks import (
-    DuplicateTaskError, Task, TaskRegistry, feature_frame, forbidden_features, get_task, list_tasks, task_rows,
+    DuplicateTaskError,
+    Task,
+    TaskRegistry,
+    feature_frame,
+    forbidden_features,
+    get_task,
+    list_tasks,
+    task_rows,
 )
 from kgpubench.tasks.scoring import score_fold
 
