@@ -75,3 +75,37 @@ def test_timestamps_are_utc_microseconds():
     table = valid_table("stencil", collected_at=dt.datetime(2026, 3, 4, 5, 6, 7, 123456, tzinfo=dt.timezone.utc))
     assert table.schema.field("collected_at").type == pa.timestamp("us", tz="UTC")
     assert table["collected_at"][0].as_py().microsecond == 123456
+
+
+def test_static_feature_columns_follow_the_features_package():
+    from kgpubench.features.isa import MIX_CLASSES
+    from kgpubench.schema.common import MIX_CLASSES as DECLARED, static_feature_columns
+
+    assert DECLARED == MIX_CLASSES
+    names = {c.name for c in static_feature_columns()}
+    for config in ("kernels", "stencil"):
+        assert names <= set(get_table(config).column_names), config
+
+
+def test_extracted_features_fill_and_validate_kernels_and_stencil_rows():
+    from pathlib import Path
+
+    from kgpubench.errors import ToolchainError
+    from kgpubench.features import extract_features
+    from kgpubench.validation import validate_table
+
+    source = Path(__file__).parent / "features" / "data" / "kernels.cu"
+    try:
+        feats = extract_features(source, "tiled_matmul", arch="sm_80", grid=(8, 8, 1), block=(16, 16, 1),
+                                 sizes={"n": 128}, static_counts=True, sm_count=108)
+    except ToolchainError as exc:  # pragma: no cover - machines without nvcc/NVRTC
+        pytest.skip(str(exc))
+    cols = feats.as_columns()
+    assert set(cols) <= set(get_table("kernels").column_names)
+    for config in ("kernels", "stencil"):
+        decl = get_table(config)
+        row = valid_row(config, **{k: v for k, v in cols.items() if k in decl.column_names})
+        table = decl.from_rows([row])
+        assert validate_table(table, config) == []
+        assert table["shmem_words"][0].as_py() * 4 == table["shmem_bytes"][0].as_py() > 0
+        assert table["mix_sync"][0].as_py() == table["ls"][0].as_py() > 0

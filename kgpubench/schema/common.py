@@ -103,3 +103,54 @@ def common_tail() -> list[Column]:
 
 
 TIMING_ORDER = (("time_ms_min", "time_ms_median"), ("time_ms_min", "time_ms_mean"))
+
+
+# Instruction-mix classes of kgpubench.features.isa.MIX_CLASSES (a test keeps the two equal).
+MIX_CLASSES = ("int", "fp32", "fp64", "fp16", "tensor", "sfu", "ld_global", "st_global", "ld_shared",
+               "st_shared", "ld_local", "st_local", "ld_const", "ld_param", "st_param", "texture", "atomic",
+               "sync", "branch", "warp", "move", "convert", "other")
+
+
+def static_feature_columns() -> list[Column]:
+    """Static features of the compiled configuration (kgpubench.features): seed 000 and 002, and more.
+
+    Executed-instruction counts are per thread, each block weighted by the trip counts of its loops.
+    """
+    per_thread = "Executed per thread: "
+    cols = [
+        Column("alpha", "float64", "On-chip / global-memory statements in the source (seed 000).", min=0),
+        Column("source_lines", "int32", "Effective lines of code of the kernel.", min=0),
+        Column("branch_statements", "int32", "Branch statements in the kernel source.", min=0),
+        Column("l", "float64", per_thread + "PTX instructions, all (seed 000 l).", min=0),
+        Column("lc", "float64", per_thread + "compute instructions (seed 000 lc).", min=0),
+        Column("lmr", "float64", per_thread + "global-memory reads (seed 000 lmr).", min=0),
+        Column("lmw", "float64", per_thread + "global-memory writes (seed 000 lmw).", min=0),
+        Column("lshr", "float64", per_thread + "shared-memory reads (seed 000 lshr).", min=0),
+        Column("lshw", "float64", per_thread + "shared-memory writes (seed 000 lshw).", min=0),
+        Column("ls", "float64", per_thread + "synchronisation instructions (seed 000 ls).", min=0),
+        Column("ldpu", "float64", per_thread + "double-precision instructions (seed 000 ldpu).", min=0),
+        Column("lsfu", "float64", per_thread + "special-function instructions (seed 000 lsfu).", min=0),
+        Column("dpc", "float64", "Degree of data dependency (seed 000 dpc).", min=0, max=1),
+        Column("static_instructions", "int32", "PTX instructions in the entry body (dpc's k).", min=0),
+        Column("nreg", "int32", "Registers per thread (ptxas).", min=0),
+        Column("shmem_bytes", "int64", "Static shared memory per block (ptxas).", unit="B", min=0),
+        Column("shmem_words", "int64", "Static shared memory per block in 4-byte words (seed 000 ShMem).",
+               min=0),
+        Column("stack_bytes", "int64", "Stack frame per thread (ptxas).", unit="B", min=0),
+        Column("spill_store_bytes", "int64", "Spill stores (ptxas).", unit="B", min=0),
+        Column("spill_load_bytes", "int64", "Spill loads (ptxas).", unit="B", min=0),
+        Column("blocks_per_sm", "int32", "Theoretical resident blocks per SM for the launch.", min=0),
+        Column("occupancy", "float64", "Theoretical occupancy (resident warps / maximum warps).", min=0, max=1),
+        Column("compute_density", "float64", "Power-weighted compute density A = N_a / N_mem (seed 002).",
+               min=0),
+        Column("branch_density", "float64", "Executed branches / executed instructions.", min=0, max=1),
+        Column("global_bytes_read", "float64", per_thread + "bytes read from global memory.", unit="B", min=0),
+        Column("global_bytes_written", "float64", per_thread + "bytes written to global memory.", unit="B",
+               min=0),
+        Column("flops", "float64", per_thread + "floating-point operations (fma = 2).", min=0),
+        Column("flops_fp64", "float64", per_thread + "double-precision floating-point operations.", min=0),
+        Column("arithmetic_intensity", "float64", "flops / global bytes moved.", unit="flop/B", min=0),
+    ]
+    cols += [Column(f"mix_{c}", "float64", per_thread + f"instructions of mix class `{c}`.", min=0)
+             for c in MIX_CLASSES]
+    return cols

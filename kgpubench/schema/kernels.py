@@ -6,7 +6,7 @@ One row per GPU x kernel x problem size x launch configuration (x collection run
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail
+from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail, static_feature_columns
 
 
 def _specific() -> list[Column]:
@@ -32,25 +32,8 @@ def _specific() -> list[Column]:
         Column("nb", "int64", "Blocks in the grid.", min=1),
         Column("nt", "int32", "Threads per block.", min=1),
         Column("w", "int32", "Warps per block.", min=1),
-        Column("alpha", "float64", "On-chip / global-memory statements in the source.", min=0),
-        Column("l", "float64", "Executed PTX instructions (all).", min=0),
-        Column("lc", "float64", "Executed compute instructions.", min=0),
-        Column("lmr", "float64", "Executed global-memory reads.", min=0),
-        Column("lmw", "float64", "Executed global-memory writes.", min=0),
-        Column("lshr", "float64", "Executed shared-memory reads.", min=0),
-        Column("lshw", "float64", "Executed shared-memory writes.", min=0),
-        Column("ls", "float64", "Executed synchronisation instructions.", min=0),
-        Column("ldpu", "float64", "Executed double-precision instructions.", min=0),
-        Column("lsfu", "float64", "Executed special-function instructions.", min=0),
-        Column("dpc", "float64", "Degree of data dependency (seed 000).", min=0, max=1),
-        Column("shmem_words", "int64", "Static shared memory per block in 4-byte words.", min=0),
-        Column("nreg", "int32", "Registers per thread (ptxas).", min=0),
-        # Seed 002 power features.
-        Column("compute_density", "float64", "Power-weighted compute density A = N_a / N_mem (seed 002).",
-               min=0),
         Column("sm_saturation", "float64", "Active SMs / SMs for the launch (seed 002 Sa).", min=0, max=1),
-        Column("source_lines", "int32", "Effective lines of code of the kernel.", min=0),
-    ]
+    ] + static_feature_columns()
 
 
 def _measurement_extras() -> list[Column]:
@@ -80,12 +63,17 @@ TABLE = Table(
     name="kernels",
     description="Regular CUDA kernels (seed 000) and the power suite (seed 002): time, power and static "
     "features per GPU x kernel x size x launch configuration.",
-    version="1.1.0",
+    version="1.2.0",
     columns=tuple(common_head() + _specific() + common_tail() + _measurement_extras()),
     ordered=TIMING_ORDER,
     changelog=(
         ("1.0.0", "First declaration."),
         ("1.1.0", ("Nullable harness columns: status_detail, time_cv_high, power_method, power_launches, "
                   "SM/memory clocks, temperature and throttle reasons before and after the power window.")),
+        ("1.2.0", ("Static features shared with `stencil` (schema.common.static_feature_columns): adds "
+                   "branch_statements, static_instructions, shmem_bytes, stack_bytes, spill_store_bytes, "
+                   "spill_load_bytes, blocks_per_sm, occupancy, branch_density, global_bytes_read, "
+                   "global_bytes_written, flops, flops_fp64, arithmetic_intensity and the instruction mix "
+                   "mix_<class>.")),
     ),
 )

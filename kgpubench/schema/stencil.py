@@ -8,7 +8,7 @@ time step (a timed run of ``steps`` steps divided by ``steps``). The GPU hardwar
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail
+from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail, static_feature_columns
 
 
 def _specific() -> list[Column]:
@@ -38,28 +38,14 @@ def _collector_extras() -> list[Column]:
         Column("smem_dynamic_bytes", "int32", "Dynamic shared memory per block (shared-tile: padded tile).",
                unit="B", min=0),
         Column("nb", "int64", "Blocks in the grid.", min=1),
-        Column("l", "float64", "Executed PTX instructions (all).", min=0),
-        Column("lc", "float64", "Executed compute instructions.", min=0),
-        Column("lmr", "float64", "Executed global-memory reads.", min=0),
-        Column("lmw", "float64", "Executed global-memory writes.", min=0),
-        Column("lshr", "float64", "Executed shared-memory reads.", min=0),
-        Column("lshw", "float64", "Executed shared-memory writes.", min=0),
-        Column("ls", "float64", "Executed synchronisation instructions.", min=0),
-        Column("ldpu", "float64", "Executed double-precision instructions.", min=0),
-        Column("lsfu", "float64", "Executed special-function instructions.", min=0),
-        Column("dpc", "float64", "Degree of data dependency (seed 000).", min=0, max=1),
-        Column("alpha", "float64", "On-chip / global-memory statements in the source.", min=0),
-        Column("shmem_words", "int64", "Static shared memory per block in 4-byte words.", min=0),
-        Column("nreg", "int32", "Registers per thread (ptxas).", min=0),
-        Column("source_lines", "int32", "Effective lines of code of the kernel.", min=0),
         Column("status_detail", "string", "Why a row is not ok (error code, limit exceeded, mismatch)."),
         Column("time_cv_high", "bool", "Coefficient of variation above the harness threshold (0.05)."),
-    ]
+    ] + static_feature_columns()
 
 
 TABLE = Table(
     name="stencil",
-    version="1.1.0",
+    version="1.2.0",
     description="Simwave-style 3-D acoustic wave stencil: time per step for tile sizes (seed 003).",
     columns=tuple(common_head() + _specific() + common_tail() + _collector_extras()),
     ordered=TIMING_ORDER,
@@ -68,5 +54,9 @@ TABLE = Table(
         ("1.1.0", ("Nullable columns: sweep_group, tile_count, smem_dynamic_bytes, nb, the static features "
                    "(l, lc, lmr, lmw, lshr, lshw, ls, ldpu, lsfu, dpc, alpha, shmem_words, nreg, "
                    "source_lines) and the harness columns status_detail, time_cv_high.")),
+        ("1.2.0", ("The full static-feature group shared with `kernels` (schema.common.static_feature_columns): "
+                   "adds branch_statements, static_instructions, shmem_bytes, stack_bytes, spill bytes, "
+                   "blocks_per_sm, occupancy, compute_density, branch_density, global bytes, flops, "
+                   "arithmetic_intensity and the instruction mix mix_<class>.")),
     ),
 )
