@@ -6,7 +6,11 @@
 #                          [--no-tests] [--tests-only]
 #
 # Run from anywhere; it works from the repository root with PYTHONPATH (no install). Environment:
-#   OUT     where shards and logs go (default ./gpu-session-out); shards in $OUT/shards/<suite>/
+#   OUT     what comes back (default ./gpu-session-out): one archive per suite, shards_<suite>.tar, refreshed
+#           after each suite, and logs.tar, refreshed after each step; the device tool returns at most
+#           8 files, so nothing else is written there
+#   WORK    where shards and logs are written as rows finish (default $OUT/../gpu-session-work; on the
+#           device machine use a folder outside $OUT), so a rerun resumes
 #   PYTHON  interpreter (default python3)
 # --dry-run prints what would run and the case counts of each suite; it needs no GPU.
 # Each suite gets --max-minutes N (default 8): with the device's 10-minute limit per command, run one suite
@@ -34,9 +38,18 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-LOGS="$OUT/logs"
-SHARDS="$OUT/shards"
-mkdir -p "$LOGS" "$SHARDS"
+WORK="${WORK:-$(dirname "$OUT")/gpu-session-work}"
+LOGS="$WORK/logs"
+SHARDS="$WORK/shards"
+mkdir -p "$OUT" "$LOGS" "$SHARDS"
+
+pack() {  # pack [SUITE]: refresh logs.tar (and shards_SUITE.tar) under $OUT, atomically
+    [ "$DRY" = 1 ] && { echo "+ pack ${1:-logs}"; return 0; }
+    tar -cf "$OUT/.logs.tar.tmp" -C "$WORK" logs && mv "$OUT/.logs.tar.tmp" "$OUT/logs.tar"
+    if [ -n "${1:-}" ] && [ -d "$SHARDS/$1" ]; then
+        tar -cf "$OUT/.shards_$1.tar.tmp" -C "$SHARDS" "$1" && mv "$OUT/.shards_$1.tar.tmp" "$OUT/shards_$1.tar"
+    fi
+}
 
 step() {  # step LOGNAME CMD...: print, then run (unless --dry-run) with output to the terminal and the log
     local log="$LOGS/$1.log"; shift
@@ -59,6 +72,9 @@ if [ "$TESTS" = 1 ]; then
     if [ "${#GPU_TESTS[@]}" -gt 0 ]; then
         step gpu_tests "$PY" -m pytest -m gpu -q -p no:cacheprovider "${GPU_TESTS[@]}" || status=1
     fi
+    step ceilings "$PY" benchmarks/gpu_ceilings.py --out "$LOGS/ceilings.json" || status=1
+    step collect_overhead "$PY" benchmarks/collect_overhead.py || status=1
+    pack
 fi
 
 if [ "$COLLECT" = 1 ]; then
@@ -76,7 +92,8 @@ if [ "$COLLECT" = 1 ]; then
         if [ "$DRY" = 1 ] || [ -d "$SHARDS/$suite" ]; then
             step "validate_$suite" "$PY" -m kgpubench.cli validate "$SHARDS/$suite" || status=1
         fi
+        pack "$suite"
     done
 fi
-echo "gpu_session: done (status $status); shards in $SHARDS, logs in $LOGS"
+echo "gpu_session: done (status $status); shards in $SHARDS, logs in $LOGS, archives in $OUT"
 exit "$status"

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_dry_run_lists_tests_then_suites_in_order(tmp_path):
-    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "WORK": str(tmp_path / "work"), "PYTHON": sys.executable}
     res = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_session.sh"), "--dry-run", "--minutes", "3",
                           "--suites", "regular power"], capture_output=True, text=True, check=False, env=env,
                          cwd=tmp_path, timeout=300)
@@ -25,6 +25,9 @@ def test_dry_run_lists_tests_then_suites_in_order(tmp_path):
     assert "conftest.py" not in commands[0]
     collects = [c for c in commands if " collect " in c]
     assert [c.split("--suite ")[1].split()[0] for c in collects] == ["regular", "power"]
-    assert all("--max-minutes 3" in c and f"--out {tmp_path}/shards" in c for c in collects)
+    assert all("--max-minutes 3" in c and f"--out {tmp_path}/work/shards" in c for c in collects)
+    # what comes back through $OUT: logs after the tests, then one archive per suite after it ran
+    assert [c for c in commands if c.startswith("pack")] == ["pack logs", "pack regular", "pack power"]
     assert "regular: 2363 cases" in res.stdout  # the plan of the full regular sweep
-    assert not any((tmp_path / "shards").iterdir())  # nothing written in a dry run
+    assert not any((tmp_path / "work" / "shards").iterdir())  # nothing written in a dry run
+    assert not any((tmp_path / "out").iterdir())
