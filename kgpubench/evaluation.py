@@ -3,6 +3,12 @@
 A model is a Python file exposing the factory ``make_model(task, seed)`` that returns an object with
 ``fit(X, y)`` and ``predict(X)`` (a scikit-learn estimator): ``X`` is a pandas DataFrame of the task's
 declared features, ``y`` the target. See ``leaderboard/SUBMITTING.md``.
+
+Strategies that measure the test problem instead of predicting it (seed 001's Profiling, Exhausting) set
+``uses_measurements = True``; on a task with a measurement oracle (``npb-tpb``, see
+:mod:`kgpubench.tasks.npb`) they are called as ``predict(X, problems=...)`` and every model's fold scores
+carry ``measurements``, the mean number of distinct assignments measured per test problem (0 for models
+that only learn from the training folds).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import pyarrow as pa
 from kgpubench.errors import DataFileNotFoundError, KgpubenchError
 from kgpubench.splits import evaluated_folds, fold_column, split_sha256
 from kgpubench.tasks import Task, feature_frame, get_task, task_rows
-from kgpubench.tasks.scoring import score_fold
+from kgpubench.tasks.scoring import score_fold, with_scoring_columns
 
 FACTORY = "make_model"
 RESULT_FORMAT = 1
@@ -112,7 +118,7 @@ def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
     store = Store(data_dir or default_data_dir())
     if table is None:
         table = store.read(task.config)
-    rows = task_rows(task, table)
+    rows = with_scoring_columns(task, table, task_rows(task, table))
     if rows.num_rows == 0:
         raise NoDataError(f"task {task.name!r}: the {task.config!r} config of store {store.path} has no usable rows "
                           "(status ok with a target); collect or merge data first (`kgpubench info`).")
@@ -146,9 +152,11 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
             train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
         model = factory(task=task, seed=seed)
         model.fit(data.X.iloc[train].reset_index(drop=True), data.y[train])
-        pred = check_predictions(model.predict(data.X.iloc[test].reset_index(drop=True)), test.size, model_name)
+        pred, measured = _predict(task, model, data, test, model_name)
         predicts_target = bool(getattr(model, "predicts_target", True))
         scores = score_fold(task, data.rows.take(test), data.y[test], pred, predicts_target=predicts_target)
+        if measured is not None:
+            scores["measurements"] = float(np.mean(measured)) if measured else 0.0
         out[fold] = {"n_train": int(train.size), "n_test": int(test.size), "scores": scores}
         if predicts_target:
             keep = test[np.argsort(sample_rank[test], kind="mergesort")[: SAMPLE_POINTS // max(1, len(wanted))]]
@@ -158,6 +166,29 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
         raise NoDataError(f"task {task.name!r} scheme {data.scheme!r}: every fold has an empty training set "
                           f"(folds {wanted}); the scheme needs at least two groups in the data.")
     return out, samples
+
+
+MEASURING_TASKS = ("npb-tpb",)
+
+
+def _predict(task: Task, model: Any, data: TaskData, test: np.ndarray, model_name: str
+             ) -> tuple[np.ndarray, list[int] | None]:
+    """The model's checked outputs on the test rows, and, on a task with a measurement oracle, the distinct
+    assignments it measured per test problem (zeros for a model that does not measure)."""
+    X = data.X.iloc[test].reset_index(drop=True)
+    measures = bool(getattr(model, "uses_measurements", False))
+    if task.name not in MEASURING_TASKS:
+        if measures:
+            raise SubmissionError(f"{model_name}: sets uses_measurements, but task {task.name!r} has no measurement "
+                                  f"oracle (tasks with one: {', '.join(MEASURING_TASKS)}).")
+        return check_predictions(model.predict(X), test.size, model_name), None
+    if not measures:
+        return check_predictions(model.predict(X), test.size, model_name), []
+    from kgpubench.tasks.npb import npb_problems
+
+    problems = npb_problems(task, data.rows.take(test), data.y[test])
+    pred = check_predictions(model.predict(X, problems=problems), test.size, model_name)
+    return pred, [p.measurements for p in problems]
 
 
 def check_predictions(pred: Any, n: int, model_name: str = "model") -> np.ndarray:

@@ -11,6 +11,7 @@ from pathlib import Path
 from kgpubench.metrics import METRICS
 from kgpubench.tasks import Task, list_tasks
 
+MEASUREMENTS = "measurements"
 TOLERANCE_NOTE = ("`kgpubench leaderboard verify` re-runs every result and fails when a score differs by more "
                   "than max(1e-6, 1e-4 x value) or when a model, split or dataset hash changed.")
 
@@ -50,10 +51,12 @@ def board(results: list[dict], tasks: list[Task] | None = None) -> dict[str, dic
 
 def table_rows(task: Task, results: list[dict]) -> list[list[str]]:
     """Header + one row per result: rank, model, each metric (mean ± std over folds), folds, date, dataset."""
+    # measuring strategies (npb-tpb): distinct assignments of the test problem measured, next to the scores
+    extra = [m for m in (MEASUREMENTS,) if any(m in r["aggregate"] for r in results)]
     rows = [["rank", "model", *[f"{m} {'↑' if METRICS[m].higher_is_better else '↓'}" for m in task.metrics],
-             "folds", "date", "dataset"]]
+             *extra, "folds", "date", "dataset"]]
     for i, r in enumerate(ranked(task, results), 1):
-        rows.append([str(i), r["model"], *[_fmt(r["aggregate"].get(m)) for m in task.metrics],
+        rows.append([str(i), r["model"], *[_fmt(r["aggregate"].get(m)) for m in (*task.metrics, *extra)],
                      str(len(r["folds"])), r["date"], r["dataset"]["version"]])
     return rows
 

@@ -46,8 +46,9 @@ ALL_TASKS: tuple[Task, ...] = (
         metrics=("app_time_ratio", "mape"), schemes=("random10", "by-gpu"),
         description="Choose the threads per block of every kernel of an NPB application; scored by the "
         "application time the choice gives (sum over kernels of calls x mean time per call, plus the "
-        "non-kernel remainder, the median remainder_s of the problem's kernel rows) relative to the best "
-        "possible (seed 001)."),
+        "non-kernel remainder_s of the problem's default run) relative to the best possible (seed 001). "
+        "Profiling and Exhausting measure the test problem instead of learning: `measurements` is the mean "
+        "number of distinct assignments they measured per problem (0 for every other model)."),
     Task(
         name="stencil-tile", config="stencil", target="time_ms_median", seed="003", kind="recommendation",
         features=("gpu_sm_count", "gpu_cores", "gpu_memory_bandwidth_gbs", "gpu_smem_per_sm_bytes",

@@ -9,9 +9,17 @@ import pyarrow as pa
 from kgpubench.errors import SchemaValidationError
 from kgpubench.metrics import METRICS, app_time_ratio, improvement_coefficient, pct_improved, regret
 from kgpubench.tasks._core import Task, problem_keys
+from kgpubench.tasks.npb import attach_npb_columns, npb_app_time_s, problem_remainder_s
 
-# NPB: the non-kernel part of an application run (seconds); rows of one problem carry the same value.
-NPB_REMAINDER = "remainder_s"
+__all__ = ["chosen_index", "npb_app_time_s", "score_fold", "with_scoring_columns"]
+
+
+def with_scoring_columns(task: Task, table: pa.Table, rows: pa.Table) -> pa.Table:
+    """``rows`` (``task_rows(task, table)``) plus the derived columns the task's scorer reads from other rows
+    of ``table`` (npb-tpb: the default run's remainder and each kernel's default TPB); others unchanged."""
+    if task.name == "npb-tpb":
+        return attach_npb_columns(task, table, rows)
+    return rows
 
 
 def score_fold(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, *, predicts_target: bool = True
@@ -82,20 +90,12 @@ def _stencil_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) ->
     return out
 
 
-def npb_app_time_s(calls: np.ndarray, time_ms: np.ndarray, remainder_s: float) -> float:
-    """Application time of one assignment: ``remainder + sum_k calls_k * time_k / 1000`` (seconds)."""
-    return float(remainder_s + np.sum(np.asarray(calls, float) * np.asarray(time_ms, float)) / 1000.0)
-
-
 def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, float]:
     if "calls_per_run" not in rows.column_names:
         raise SchemaValidationError("npb-tpb scoring needs column 'calls_per_run'; the npb table lacks it.")
     calls = np.asarray(rows["calls_per_run"].to_pylist(), dtype=float)
     if np.isnan(calls).any():
         raise SchemaValidationError("npb-tpb scoring needs calls_per_run on every ok row; some are null.")
-    # The non-kernel remainder counts when the table records it (else the ratio covers kernel time only).
-    rem = (np.asarray(rows[NPB_REMAINDER].to_pylist(), dtype=float) if NPB_REMAINDER in rows.column_names
-           else np.zeros(rows.num_rows))
     kernel_keys = problem_keys(task, rows, task.problem_columns + task.choice_columns)
     problem_of = problem_keys(task, rows)
     best_app, chosen_app = [], []
@@ -109,7 +109,8 @@ def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dic
             fastest = k[np.argmin(y[k])]
             b_calls.append(calls[fastest])
             b_time.append(y[fastest])
-        remainder = float(np.nanmedian(rem[idx])) if np.isfinite(rem[idx]).any() else 0.0
+        # the default run's remainder (kgpubench.tasks.npb); kernel rows' median only without a default run row
+        remainder = problem_remainder_s(rows, idx)
         chosen_app.append(npb_app_time_s(np.array(c_calls), np.array(c_time), remainder))
         best_app.append(npb_app_time_s(np.array(b_calls), np.array(b_time), remainder))
     return {"app_time_ratio": app_time_ratio(best_app, chosen_app)}

@@ -92,7 +92,23 @@ def stencil_table() -> pa.Table:
     return get_table("stencil").from_rows(rows)
 
 
+def _assignment(tpb: dict) -> list[dict]:
+    return [{"name": k, "value": float(v)} for k, v in sorted(tpb.items())]
+
+
+def npb_run_row(gpu: str, bench: str, npb_class: str, default: dict, remainder_s: float, **extra) -> dict:
+    """The ``default`` run row of a problem: its TPB assignment and its non-kernel remainder."""
+    return valid_row("npb", gpu_name=gpu, **GPUS[gpu], row_kind="run", benchmark=bench, npb_class=npb_class,
+                     kernel="app", tpb=None, assignment="default", tpb_assignment=_assignment(default),
+                     remainder_s=remainder_s, **{**_timing(1.0), **extra})
+
+
+NPB_FIXTURE_DEFAULTS = {"k1": 64, "k2": 128}
+
+
 def npb_table(extra=None) -> pa.Table:
+    """EP and CG (class B) on GPU A and B: kernels k1, k2 at six TPBs, plus each problem's default run row
+    (k1 at 64, k2 at 128; remainder 0.5 s, as the kernel rows')."""
     rows = []
     for g in ("GPU A", "GPU B"):
         hw = GPUS[g]
@@ -104,6 +120,38 @@ def npb_table(extra=None) -> pa.Table:
                                     calls_per_run=calls, remainder_s=0.5, **_timing(t))
                     row.update(extra or {})
                     rows.append(row)
+            rows.append(npb_run_row(g, bench, "B", NPB_FIXTURE_DEFAULTS, 0.5))
+    return get_table("npb").from_rows(rows)
+
+
+# A crafted 3-kernel MG problem (mean time per call in ms, calls per run); defaults psinv 1024, resid 512,
+# zero3 128 (NPB-GPU's). GPU B: every time x 2. Expected choices are worked out by hand in the tests.
+CRAFTED_TIMES = {"psinv": (100, {128: 2.0, 512: 1.5, 1024: 1.8}),
+                 "resid": (100, {128: 1.2, 512: 1.0, 1024: 0.9}),
+                 "zero3": (10, {128: 0.5, 512: 0.4, 1024: 0.6})}
+CRAFTED_DEFAULTS = {"psinv": 1024, "resid": 512, "zero3": 128}
+CRAFTED_SCALE = {"GPU A": 1.0, "GPU B": 2.0}
+
+
+def npb_crafted_table(*, run_rows: bool = True, default_remainder_s: float = 0.2,
+                      kernel_remainder_s: float = 0.3) -> pa.Table:
+    """The crafted MG class B problem on GPU A and GPU B (times and remainders x ``CRAFTED_SCALE``).
+
+    Kernel rows carry ``kernel_remainder_s`` (their own one-kernel runs), the default run row
+    ``default_remainder_s``: a scorer that used the kernel rows' value would be off by their difference.
+    """
+    rows = []
+    for g, scale in CRAFTED_SCALE.items():
+        for kernel, (calls, times) in CRAFTED_TIMES.items():
+            for tpb, t in times.items():
+                t = t * scale
+                rows.append(valid_row(
+                    "npb", gpu_name=g, **GPUS[g], benchmark="MG", npb_class="B", kernel=kernel, tpb=tpb,
+                    calls_per_run=calls, remainder_s=kernel_remainder_s * scale,
+                    tpb_assignment=_assignment({**CRAFTED_DEFAULTS, kernel: tpb}), time_ms_median=t,
+                    time_ms_min=0.99 * t, time_ms_mean=t, time_ms_std=0.01 * t, repeats=10))
+        if run_rows:
+            rows.append(npb_run_row(g, "MG", "B", CRAFTED_DEFAULTS, default_remainder_s * scale))
     return get_table("npb").from_rows(rows)
 
 

@@ -74,7 +74,7 @@ def test_feature_frame_expands_params_and_drops_everything_else():
 def test_task_rows_filters_status_and_declared_values():
     table = npb_table()
     rows = task_rows(get_task("npb-tpb"), table)
-    assert rows.num_rows == table.num_rows  # all ok kernel rows
+    assert rows.num_rows == 48 == table.num_rows - 4  # every ok kernel row; not the 4 default run rows
     from kgpubench.testing import valid_row
 
     extra = get_table("npb").from_rows([valid_row("npb", status="launch_error", time_ms_median=None,
@@ -96,7 +96,7 @@ def test_stencil_scoring_by_hand():
 
 def test_npb_app_time_ratio_by_hand():
     task = get_task("npb-tpb")
-    table = npb_table()
+    table = task_rows(task, npb_table())
     rows = table.filter(np.array([g == "GPU A" and b == "EP" for g, b in zip(table["gpu_name"].to_pylist(),
                                                                          table["benchmark"].to_pylist())]))
     tpb = np.array(rows["tpb"].to_pylist())
