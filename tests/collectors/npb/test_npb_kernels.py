@@ -1,14 +1,17 @@
-"""Every NPB kernel compiles with nvcc (sm_80, sm_90; sm_70 where the nvcc still supports it) and its PTX
-parses into the kernel entries and control flow the features module reads."""
+"""Every NPB kernel compiles to PTX and assembles with ptxas for sm_70, sm_80 and sm_90, and its PTX parses
+into the kernel entries and control flow the features module reads.
+
+Compilation goes through :func:`kgpubench.features.check.compile_check_many` (nvcc where it supports the arch,
+NVRTC + ptxas from the ``features`` extra for sm_70): one batch of the four benchmarks per architecture.
+"""
 
 import importlib
-import shutil
-import subprocess
 
 import pytest
 
-pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+from kgpubench.features.check import CompileUnit, compile_check_many
 
+BENCHES = ("EP", "CG", "MG", "FT")
 EXPECTED = {
     "EP": ["ep"],
     "CG": [f"kernel_{w}" for w in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
@@ -19,38 +22,37 @@ EXPECTED = {
 }
 
 
-def _archs():
-    out = subprocess.run(["nvcc", "--list-gpu-arch"], check=True, capture_output=True, text=True).stdout.split()
-    return [a for a in ("70", "80", "90") if f"compute_{a}" in out]
-
-
-@pytest.mark.parametrize("bench", ["EP", "CG", "MG", "FT"])
-def test_compiles_for_every_arch_and_ptx_features_parse(npb, bench, tmp_path):
+@pytest.fixture(scope="module", params=["sm_70", "sm_80", "sm_90"])
+def compiled(request, npb, toolchain_for):
+    """``(arch, {bench: CheckedModule})`` with every kernel at 1024 threads per block (a non-default
+    assignment: the largest shared-memory reductions), one batch per architecture."""
+    arch = request.param
     sources = importlib.import_module(npb.__name__ + ".sources")
     spec = importlib.import_module(npb.__name__ + ".spec")
-    assert spec.kernel_names(bench) == EXPECTED[bench]
-    archs = _archs()
-    assert "80" in archs and "90" in archs
-    # a non-default assignment: every kernel at 1024 threads (the largest shared-memory reductions)
-    defs = sources.defines(bench, spec.uniform_tpb(bench, 1024))
-    dflags = [f"-D{k}={v}" for k, v in defs.items()]
-    gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
-    src = sources.source_path(bench)
-    subprocess.run(["nvcc", "-fatbin", *gencode, *dflags, *sources.COMPILE_OPTIONS, "-o",
-                    str(tmp_path / "k.fatbin"), str(src)], check=True, capture_output=True)
-    ptx = tmp_path / "k.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_80", "-lineinfo", *dflags, *sources.COMPILE_OPTIONS, "-o",
-                    str(ptx), str(src)], check=True, capture_output=True)
+    units = [CompileUnit(sources.source_path(b), sources.defines(b, spec.uniform_tpb(b, 1024)),
+                         tuple(sources.COMPILE_OPTIONS), label=f"NPB {b} at 1024 threads per block") for b in BENCHES]
+    return arch, dict(zip(BENCHES, compile_check_many(units, arch, toolchain=toolchain_for(arch))))
+
+
+@pytest.mark.parametrize("bench", BENCHES)
+def test_compiles_for_every_arch_and_ptx_features_parse(npb, bench, compiled):
     from kgpubench.features.cfg import build_cfg
     from kgpubench.features.ptx import parse_ptx
 
-    module = parse_ptx(ptx.read_text())
+    spec = importlib.import_module(npb.__name__ + ".spec")
+    assert spec.kernel_names(bench) == EXPECTED[bench]
+    arch, mods = compiled
+    mod = mods[bench]
+    assert f".target {arch}" in mod.ptx
+    assert mod.entries == sorted(EXPECTED[bench])  # ptxas assembled every kernel for this arch
+    assert all(res.registers > 0 for res in mod.resources.values())
+    module = parse_ptx(mod.ptx)
     assert sorted(module.entries) == sorted(EXPECTED[bench])
     for name in EXPECTED[bench]:
         entry = module.entry(name)
         flow = build_cfg(entry)
         assert entry.instructions and flow.blocks
-    # kernels with a loop over data have natural loops (MG's fixed 27-point loops are unrolled by nvcc)
+    # kernels with a loop over data have natural loops (MG's fixed 27-point loops are unrolled)
     looped = {"EP": "ep", "CG": "kernel_three", "FT": "fftx_2"}.get(bench)
     if looped:
         assert build_cfg(module.entry(looped)).loops
@@ -58,7 +60,7 @@ def test_compiles_for_every_arch_and_ptx_features_parse(npb, bench, tmp_path):
         assert not build_cfg(module.entry("psinv")).loops
     # the define reached the code: the reduction kernels' shared arrays are sized by it (1024 doubles)
     if bench in ("EP", "CG"):
-        assert "[8192]" in ptx.read_text()
+        assert "[8192]" in mod.ptx
 
 
 def test_defines_follow_npb_gpu_keys_and_defaults(npb):
@@ -79,13 +81,14 @@ def test_bad_assignments_raise_with_the_fix(npb):
         sources.defines("MG", {"resid": 96})
 
 
-def test_static_features_extract_for_every_kernel(npb):
+def test_static_features_extract_for_every_kernel(npb, toolchain_for):
     """Through the harness entry point (``kgpubench.features.case_features``) on the suite's quick cases.
 
     Loops with data-dependent trip counts (reductions, CSR rows, FFT passes) are counted statically here;
     loop-free kernels get exact executed counts."""
     from kgpubench.features import case_features
 
+    toolchain_for("sm_80")
     seen = {}
     for case in npb.SUITE.cases(quick=True):
         key = (case.key["benchmark"], case.source.kernel)

@@ -1,20 +1,23 @@
-"""Every power kernel compiles to PTX with nvcc (sm_70, sm_80, sm_90) and its PTX loops are exactly the loops
-the spec gives trip counts for, for every compile-time configuration of the sweep.
+"""Every power kernel compiles to PTX and assembles with ptxas for sm_70, sm_80 and sm_90, its PTX loops are
+exactly the loops the spec gives trip counts for (every compile-time configuration of the sweep), and its
+static features extract with those trip counts.
 
-nvcc runs once per architecture on all sources (default defines), plus once for every distinct set of
-defines of the sweep (wrapper files that define the parameters and include the kernel source).
+Compilation goes through :func:`kgpubench.features.check.compile_check_many` (nvcc where it supports the arch,
+NVRTC + ptxas from the ``features`` extra for sm_70): one batch of all sources (default defines) per
+architecture, and one batch of every distinct set of defines of the sweep (sm_90).
 """
 
 from __future__ import annotations
 
 import importlib
-import shutil
-import subprocess
+import math
 from pathlib import Path
 
 import pytest
 
+from kgpubench.features import extract_features
 from kgpubench.features.cfg import build_cfg
+from kgpubench.features.check import CompileUnit, compile_check_many
 from kgpubench.features.expr import evaluate
 from kgpubench.features.ptx import parse_ptx
 from kgpubench.measure.features_link import trip_env
@@ -23,60 +26,39 @@ from kgpubench.measure.suites import load_suite
 SUITE = load_suite("power")
 power = importlib.import_module("kgpubench_collectors.power")
 spec = importlib.import_module("kgpubench_collectors.power.spec")
-NVCC = shutil.which("nvcc")
-pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 SOURCES = sorted(power.KERNEL_DIR.glob("*.cu"))
 
 
-def _supported_archs() -> set[str]:
-    out = subprocess.run([NVCC, "--list-gpu-arch"], capture_output=True, text=True, check=True).stdout
-    return {line.strip().replace("compute_", "sm_") for line in out.split()}
-
-
-def _nvcc_ptx(files: list[Path], arch: str, outdir: Path) -> dict[str, str]:
-    proc = subprocess.run([NVCC, "-ptx", "-lineinfo", f"-arch={arch}", *map(str, files), "-odir", str(outdir)],
-                          check=False, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return {f.stem: (outdir / f"{f.stem}.ptx").read_text() for f in files}
-
-
 @pytest.fixture(scope="module", params=["sm_70", "sm_80", "sm_90"])
-def ptx_by_source(request, tmp_path_factory):
+def ptx_by_source(request, toolchain_for):
     arch = request.param
-    if arch not in _supported_archs():
-        pytest.skip(f"this nvcc ({NVCC}) cannot target {arch} (CUDA 13 dropped Volta); a CUDA 12 nvcc can")
-    return arch, _nvcc_ptx(SOURCES, arch, tmp_path_factory.mktemp(arch))
+    mods = compile_check_many([CompileUnit(path) for path in SOURCES], arch, toolchain=toolchain_for(arch))
+    return arch, {path.stem: mod for path, mod in zip(SOURCES, mods)}
 
 
 def test_every_kernel_compiles_and_exposes_its_entry(ptx_by_source):
-    arch, ptx = ptx_by_source
-    assert len(ptx) == len(SOURCES) == 10
+    arch, mods = ptx_by_source
+    assert len(mods) == len(SOURCES) == 10
     for pk in spec.KERNELS:
-        module = parse_ptx(ptx[Path(pk.source).stem])
-        entry = module.entry(pk.kernel)
+        mod = mods[Path(pk.source).stem]
+        entry = parse_ptx(mod.ptx).entry(pk.kernel)
         assert entry.name == pk.kernel  # extern "C": not mangled
-        assert f".target {arch}" in ptx[Path(pk.source).stem]
+        assert f".target {arch}" in mod.ptx
         assert len(entry.instructions) > 10
+        assert mod.resources[pk.kernel].registers > 0  # ptxas assembled it for this arch
 
 
 @pytest.fixture(scope="module")
-def sweep_variants(tmp_path_factory):
-    """PTX (sm_90) of every distinct (source, defines) of the full sweep, from one nvcc call."""
-    tmp = tmp_path_factory.mktemp("variants")
-    if "sm_90" not in _supported_archs():
-        pytest.skip("this nvcc cannot target sm_90")
+def sweep_variants(toolchain_for):
+    """``[(case, CheckedModule)]`` (sm_90) for every distinct (source, defines) of the full sweep, one batch."""
+    tc = toolchain_for("sm_90")
     variants = {}
     for case in SUITE.cases(quick=False, sm_count=132):
         tag = case.source.path.stem + "".join(f"__{k}_{v}" for k, v in sorted(case.source.defines.items()))
         variants.setdefault(tag, case)
-    files = []
-    for tag, case in variants.items():
-        defines = "".join(f"#define {k} {v}\n" for k, v in sorted(case.source.defines.items()))
-        wrapper = tmp / f"{tag}.cu"
-        wrapper.write_text(f'{defines}#include "{case.source.path}"\n')
-        files.append(wrapper)
-    ptx = _nvcc_ptx(files, "sm_90", tmp)
-    return [(case, ptx[tag]) for tag, case in variants.items()]
+    units = [CompileUnit(Path(c.source.path), dict(c.source.defines), tuple(c.source.options), label=tag)
+             for tag, c in variants.items()]
+    return list(zip(variants.values(), compile_check_many(units, "sm_90", toolchain=tc)))
 
 
 def test_sweep_has_32_distinct_compilations(sweep_variants):
@@ -86,8 +68,8 @@ def test_sweep_has_32_distinct_compilations(sweep_variants):
 
 
 def test_ptx_loops_are_exactly_the_loops_with_trip_counts(sweep_variants):
-    for case, text in sweep_variants:
-        cfg = build_cfg(parse_ptx(text).entry(case.source.kernel))
+    for case, mod in sweep_variants:
+        cfg = build_cfg(parse_ptx(mod.ptx).entry(case.source.kernel))
         names = [next(n for n in loop.names if n.startswith("line:")) for loop in cfg.loops]
         assert sorted(names) == sorted(case.trip_counts), (case.label(), names)
         for loop in cfg.loops:  # nesting in the PTX follows the source: deeper loops have later lines
@@ -98,13 +80,34 @@ def test_ptx_loops_are_exactly_the_loops_with_trip_counts(sweep_variants):
             assert evaluate(expr, trip_env(case)) > 0
 
 
-def test_case_features_extract_with_the_declared_trip_counts(sweep_variants):
-    features = pytest.importorskip("kgpubench.features")
-    extract = getattr(features, "case_features", None)
-    if extract is None:
-        pytest.skip("kgpubench.features has no case_features() yet")
-    case, _ = next((c, t) for c, t in sweep_variants if c.source.kernel == "binomial_options")
-    row = extract(case, arch="sm_90", env=trip_env(case))
+def test_features_extract_for_every_variant_with_the_declared_trip_counts(sweep_variants):
+    """From the checked PTX (no second compile): every loop gets exactly its declared trip count."""
+    seen = set()
+    for case, mod in sweep_variants:
+        env = trip_env(case)
+        common = dict(arch="sm_90", grid=case.grid, block=case.block, sizes=env, sm_count=132,
+                      dynamic_smem_bytes=int(case.shared_mem_bytes), ptx=mod.ptx)
+        feats = extract_features(Path(case.source.path), case.source.kernel, trip_counts=case.trip_counts, **common)
+        declared = {name: evaluate(expr, env) for name, expr in case.trip_counts.items()}
+        assert {f"line:{lp['line']}": lp["trip_count"] for lp in feats.loops} == declared, case.label()
+        cols = feats.as_columns()
+        assert cols["nreg"] > 0 and cols["nb"] == case.grid[0] and cols["nt"] == math.prod(case.block)
+        parts = ("lc", "lshr", "lshw", "lmr", "lmw", "ls", "ldpu", "lsfu")
+        assert cols["l"] == pytest.approx(sum(cols[p] for p in parts))
+        once = extract_features(Path(case.source.path), case.source.kernel, static_counts=True, **common)
+        if max(declared.values()) > 1:  # the trip counts multiply the loop bodies
+            assert cols["l"] > once.as_columns()["l"], case.label()
+        seen.add(case.source.kernel)
+    assert seen == {pk.kernel for pk in spec.KERNELS}
+
+
+def test_case_features_extract_with_the_declared_trip_counts(sweep_variants, toolchain_for):
+    """Through the harness entry point (``kgpubench.features.case_features``, which compiles and caches)."""
+    from kgpubench.features import case_features
+
+    toolchain_for("sm_90")
+    case, _ = next((c, m) for c, m in sweep_variants if c.source.kernel == "binomial_options")
+    row = case_features(case, arch="sm_90", env=trip_env(case))
     # The node loop runs steps x (steps + 1) / (2 nt) times per option: the executed count dwarfs the
     # instruction count of the kernel body.
     assert row["l"] > 1000 * 50

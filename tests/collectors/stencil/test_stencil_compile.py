@@ -1,8 +1,9 @@
-"""Every stencil kernel variant compiles with nvcc for sm_70/80/90 (a handful of representative define sets).
+"""Every stencil kernel variant compiles to PTX and assembles with ptxas for sm_70/80/90 (a handful of
+representative define sets).
 
-One nvcc call per (define set, architecture) compiles both entries (thread-tile and shared-tile) to PTX; ptxas
-then assembles them. CUDA 13 dropped sm_70: that architecture needs a CUDA 12 nvcc (``$KGPUBENCH_NVCC``) and is
-skipped when none is found.
+Compilation goes through :func:`kgpubench.features.check.compile_check_many` (nvcc where it supports the arch,
+NVRTC + ptxas from the ``features`` extra for sm_70, which CUDA 13 dropped): one batch of the representative
+define sets per architecture; each unit holds both entries (thread-tile and shared-tile).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import re
 
 import pytest
 
-from kgpubench.errors import ToolchainError
-from kgpubench.features.toolchain import compile_to_ptx, find_toolchain, ptxas_resources
+from kgpubench.features.check import CompileUnit, compile_check, compile_check_many
+from kgpubench.features.toolchain import CompileError
 from kgpubench.measure.suites import load_suite
 
 load_suite("stencil")
@@ -27,34 +28,39 @@ REPRESENTATIVE = [
 ]
 
 
-def _toolchain(arch):
-    try:
-        return find_toolchain(arch)
-    except ToolchainError as exc:
-        pytest.skip(f"no nvcc for {arch}: {exc}")
-
-
-@pytest.mark.parametrize("arch", ["sm_70", "sm_80", "sm_90"])
-@pytest.mark.parametrize("cfg", REPRESENTATIVE, ids=lambda c: f"{c.dtype}-o{c.space_order}-{'x'.join(map(str, c.tile))}")
-def test_both_variants_compile(cfg, arch):
-    tc = _toolchain(arch)
+def _unit(cfg):
     src = cases.kernel_source(cfg)
-    ptx = compile_to_ptx(src.path.read_text(), filename=src.path.name, kernel=src.kernel, arch=arch,
-                         defines={k: str(v) for k, v in src.defines.items()}, options=(), include_dirs=(),
-                         toolchain=tc)
-    assert ".entry stencil_thread_tile(" in ptx and ".entry stencil_shared_tile(" in ptx
+    return CompileUnit(src.path, dict(src.defines), tuple(src.options), label=_id(cfg))
+
+
+def _id(cfg):
+    return f"{cfg.dtype}-o{cfg.space_order}-{'x'.join(map(str, cfg.tile))}"
+
+
+@pytest.fixture(scope="module", params=["sm_70", "sm_80", "sm_90"])
+def compiled(request, toolchain_for):
+    """``(arch, {config id: CheckedModule})`` from one batch per architecture."""
+    arch = request.param
+    mods = compile_check_many([_unit(c) for c in REPRESENTATIVE], arch, toolchain=toolchain_for(arch))
+    return arch, {_id(c): m for c, m in zip(REPRESENTATIVE, mods)}
+
+
+@pytest.mark.parametrize("cfg", REPRESENTATIVE, ids=_id)
+def test_both_variants_compile(cfg, compiled):
+    arch, mods = compiled
+    mod = mods[_id(cfg)]
+    assert f".target {arch}" in mod.ptx
+    assert ".entry stencil_thread_tile(" in mod.ptx and ".entry stencil_shared_tile(" in mod.ptx
     # The dtype define reaches the code: double-precision FMAs only in float64 builds.
-    assert bool(re.search(r"\bfma\.rn\.f64", ptx)) == (cfg.dtype == "float64")
-    res = ptxas_resources(ptx, arch=arch, toolchain=tc)
-    assert set(res) >= {"stencil_thread_tile", "stencil_shared_tile"}
+    assert bool(re.search(r"\bfma\.rn\.f64", mod.ptx)) == (cfg.dtype == "float64")
+    assert mod.entries == ["stencil_shared_tile", "stencil_thread_tile"]
     # __launch_bounds__(128): ptxas may use at most 65536 / 128 = 512 -> capped at 255 registers per thread.
-    assert 0 < res["stencil_thread_tile"].registers <= 255
+    assert 0 < mod.resources["stencil_thread_tile"].registers <= 255
 
 
-def test_an_odd_space_order_does_not_compile():
-    tc = _toolchain("sm_90")
+def test_an_odd_space_order_does_not_compile(toolchain_for):
+    tc = toolchain_for("sm_90")
     src = cases.kernel_source(spec.StencilConfig((64,) * 3, "float32", 2, (1, 1, 1)))
-    defines = {k: str(v) for k, v in src.defines.items()} | {"KG_SPACE_ORDER": "3"}
-    with pytest.raises(ToolchainError, match="KG_SPACE_ORDER must be a positive even integer"):
-        compile_to_ptx(src.path.read_text(), filename=src.path.name, kernel=src.kernel, arch="sm_90",
-                       defines=defines, options=(), include_dirs=(), toolchain=tc)
+    defines = dict(src.defines) | {"KG_SPACE_ORDER": "3"}
+    with pytest.raises(CompileError, match="KG_SPACE_ORDER must be a positive even integer"):
+        compile_check(src.path, "sm_90", defines=defines, options=src.options, toolchain=tc)
