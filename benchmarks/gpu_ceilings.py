@@ -29,22 +29,30 @@ def _time_ms(cp, fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+def _copy_ms(cp, nbytes: int, repeats: int) -> float:
+    """Device-to-device copy of ``nbytes`` (read + write), median ms."""
+    src = cp.ones(nbytes // 4, dtype=cp.float32)
+    dst = cp.empty_like(src)
+    return _time_ms(cp, lambda: dst.__setitem__(slice(None), src), repeats)
+
+
+def _gemm_ms(cp, n: int, dtype: str, repeats: int) -> float:
+    """n x n x n matrix product through cuBLAS, median ms."""
+    a = cp.random.default_rng(0).random((n, n), dtype=dtype)
+    b = cp.random.default_rng(1).random((n, n), dtype=dtype)
+    return _time_ms(cp, lambda: cp.matmul(a, b), repeats)
+
+
 def measure(copy_gib: float, gemm_n: int, repeats: int) -> dict:
     import cupy as cp
 
     nbytes = int(copy_gib * 2**30)
-    src = cp.ones(nbytes // 4, dtype=cp.float32)
-    dst = cp.empty_like(src)
-    copy_ms = _time_ms(cp, lambda: dst.__setitem__(slice(None), src), repeats)
-    del src, dst
+    copy_ms = _copy_ms(cp, nbytes, repeats)
     out = {"copy_bytes": nbytes, "copy_ms": copy_ms, "copy_gbs": 2 * nbytes / (copy_ms * 1e-3) / 1e9}
     for dtype in ("float32", "float64"):
-        a = cp.random.default_rng(0).random((gemm_n, gemm_n), dtype=dtype)
-        b = cp.random.default_rng(1).random((gemm_n, gemm_n), dtype=dtype)
-        ms = _time_ms(cp, lambda: cp.matmul(a, b), repeats)
+        ms = _gemm_ms(cp, gemm_n, dtype, repeats)
         out[f"gemm_{dtype}_ms"] = ms
         out[f"gemm_{dtype}_gflops"] = 2 * gemm_n**3 / (ms * 1e-3) / 1e9
-        del a, b
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     out.update({"gpu_name": name, "gemm_n": gemm_n, "repeats": repeats, "cupy_version": cp.__version__})

@@ -15,9 +15,9 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -159,8 +159,9 @@ class Store:
 
         Raises :class:`SchemaValidationError` listing every violation when any shard is bad (nothing is
         written). The store's README.md (Hugging Face configs and card) is regenerated in the same
-        transaction, its body taken from ``card_path`` when given, else from the current README. Exact duplicates (same row_id and run_id, in the store or among the shards) are skipped;
-        repeated measurements of one key by other runs stay separate rows.
+        transaction, its body taken from ``card_path`` when given, else from the current README. Exact
+        duplicates (same row_id and run_id, in the store or among the shards) are skipped; repeated
+        measurements of one key by other runs stay separate rows.
         """
         manifest = self.manifest()
         report = MergeReport(version_before=manifest["dataset_version"], version_after=manifest["dataset_version"])

@@ -4,8 +4,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kgpubench.schema import TABLES, Column, Table, get_table, row_id_of
 from kgpubench.errors import UnknownNameError
+from kgpubench.schema import TABLES, Column, Table, get_table, row_id_of
 from kgpubench.shards import read_shard, write_shard
 from kgpubench.testing import valid_row, valid_table
 
@@ -79,7 +79,8 @@ def test_timestamps_are_utc_microseconds():
 
 def test_static_feature_columns_follow_the_features_package():
     from kgpubench.features.isa import MIX_CLASSES
-    from kgpubench.schema.common import MIX_CLASSES as DECLARED, static_feature_columns
+    from kgpubench.schema.common import MIX_CLASSES as DECLARED
+    from kgpubench.schema.common import static_feature_columns
 
     assert DECLARED == MIX_CLASSES
     names = {c.name for c in static_feature_columns()}

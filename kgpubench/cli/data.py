@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 DATA_OPTION = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
 
 
-def _store(data: Optional[Path]):
+def _store(data: Path | None):
     from kgpubench.resources import default_data_dir
     from kgpubench.store import Store
 
     return Store(data or default_data_dir())
 
 
-def info(data: Optional[Path] = DATA_OPTION,
+def info(data: Path | None = DATA_OPTION,
          as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
     """Configs, versions, rows and GPUs of a dataset store."""
     import pyarrow.compute as pc
@@ -76,8 +75,8 @@ def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard fo
 
 
 def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders to merge."),
-          into: Optional[Path] = typer.Option(None, "--into", help="Store folder (default: the packaged data)."),
-          note: Optional[str] = typer.Option(None, "--note", help="Changelog note for the new version.")) -> None:
+          into: Path | None = typer.Option(None, "--into", help="Store folder (default: the packaged data)."),
+          note: str | None = typer.Option(None, "--note", help="Changelog note for the new version.")) -> None:
     """Validate shards and merge their new rows into a store (all or nothing; bumps the minor version)."""
     from kgpubench.store import merge as do_merge
 
@@ -88,7 +87,7 @@ def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders 
                f"{report.version_before} -> {report.version_after}")
 
 
-def card(data: Optional[Path] = DATA_OPTION,
+def card(data: Path | None = DATA_OPTION,
          check: bool = typer.Option(False, "--check", help="Only report files that are out of date (exit 1).")) -> None:
     """Regenerate the generated blocks of DATASET_CARD.md and the store's README.md."""
     from kgpubench.card import CARD_PATH, update

@@ -135,7 +135,7 @@ def feature_frame(task: Task, table: pa.Table) -> pd.DataFrame:
             out[name] = np.asarray(table[name].to_pylist(), dtype=object)
     frame = pd.DataFrame(out, index=pd.RangeIndex(table.num_rows))
     strings = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    return frame.astype({c: object for c in strings})  # object, not pandas' string dtype, for every version
+    return frame.astype(dict.fromkeys(strings, object))  # object, not pandas' string dtype, for every version
 
 
 def _expand_params(values: list, kind: type) -> dict[str, np.ndarray]:

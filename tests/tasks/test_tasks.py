@@ -49,7 +49,8 @@ def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
 
 
 def test_leakage_guard_refuses_time_derived_inputs():
-    assert {"time_ms_reported", "gflops_reported", "compile_time_ms", "time_ms_median"} <= forbidden_features("autotune")
+    forbidden = forbidden_features("autotune")
+    assert {"time_ms_reported", "gflops_reported", "compile_time_ms", "time_ms_median"} <= forbidden
     assert "gpu_peak_fp32_gflops" not in forbidden_features("autotune")  # a hardware spec, not an outcome
     t = get_task("autotune-config")
     bad = Task(**{**{f: getattr(t, f) for f in t.__dataclass_fields__}, "name": "leaky",
