@@ -117,7 +117,8 @@ class KernelAnalysis:
                                      f"Loops: {listing}.")
             loop_id = names[key]
             if loop_id in result:
-                raise TripCountError(f"kernel {self.kernel}: two trip counts given for loop {loop_id} (one as {key!r}).")
+                raise TripCountError(
+                    f"kernel {self.kernel}: two trip counts given for loop {loop_id} (one as {key!r}).")
             count = evaluate(value, env, what=f"trip count of loop {loop_id} of kernel {self.kernel}")
             if count < 0 or not math.isfinite(count):
                 raise TripCountError(f"kernel {self.kernel}: trip count of loop {loop_id} is {count} ({value!r}); "
@@ -126,8 +127,8 @@ class KernelAnalysis:
         missing = [lp for lp in self.loops if lp.id not in result]
         if missing and not static_counts:
             raise TripCountError(f"kernel {self.kernel}: no trip count for loop "
-                                 f"{', '.join(lp.describe() for lp in missing)}. Give one per loop (by id, header label "
-                                 f"or line:N), or ask for static counts (--static-counts). Loops: {listing}.")
+                                 f"{', '.join(lp.describe() for lp in missing)}. Give one per loop (by id, header "
+                                 f"label or line:N), or ask for static counts (--static-counts). Loops: {listing}.")
         for lp in missing:
             result[lp.id] = 1.0
         return result

@@ -79,7 +79,7 @@ class KernelFeatures:
     source_lines: int | None
     branch_statements: int | None
     # PTX, executed per thread
-    l: float
+    l: float  # noqa: E741 - the seed's name for executed instructions
     lc: float
     lmr: float
     lmw: float

@@ -50,7 +50,8 @@ def test_largest_sizes_verify_on_gpu(backend):
 def test_quick_collection_writes_a_valid_shard(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     res = subprocess.run([sys.executable, "-m", "kgpubench.cli", "collect", "--suite", "regular", "--quick",
-                          "--out", str(tmp_path)], capture_output=True, text=True, check=False, cwd=ROOT, env=env, timeout=600)
+                          "--out", str(tmp_path)], capture_output=True, text=True, check=False, cwd=ROOT, env=env,
+                         timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     from kgpubench.validation import validate_paths
 

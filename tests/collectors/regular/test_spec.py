@@ -40,7 +40,7 @@ def test_each_kernel_sweep(kernel):
 
 
 def test_matrix_mul_measures():
-    cases = [c for c in regular().cases(quick=True, kernels=["matrix_mul"])]
+    cases = list(regular().cases(quick=True, kernels=["matrix_mul"]))
     c = next(c for c in cases if c.sizes["n"] == 256)
     assert (c.columns["n"], c.columns["s"], c.columns["cpx"]) == (256.0, 65536.0, 16777216.0)
     # (16 + 16) x 16 floats of dynamic shared memory for a 16 x 16 block, tk = 16
@@ -67,7 +67,7 @@ def test_one_d_grids_cover_and_cap():
 
 def test_quick_is_small():
     cases = list(regular().cases(quick=True))
-    assert len(cases) == 32 and Counter(c.key["kernel"] for c in cases) == {k: 4 for k in SEED_BOUND}
+    assert len(cases) == 32 and Counter(c.key["kernel"] for c in cases) == dict.fromkeys(SEED_BOUND, 4)
 
 
 def test_trip_count_names_point_at_for_lines():
