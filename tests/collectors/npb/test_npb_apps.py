@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from emulated import Emulator
+from emulated import Emulator, TickClock
 
 
 @pytest.fixture(scope="module")
@@ -18,25 +18,6 @@ def mods(npb):
     return {m: importlib.import_module(f"{npb.__name__}.{m}")
             for m in ("apps", "driver", "launcher", "ref_mg", "randlc", "spec")}
 
-
-class TickClock:
-    """Events that read a counter: every call 'takes' 1 ms, so per-call times are known exactly."""
-
-    def __init__(self):
-        self.t = 0
-
-    def event(self):
-        clock = self
-
-        class E:
-            def record(self):
-                clock.t += 1
-                self.t = clock.t
-
-        return E()
-
-    def elapsed_ms(self, a, b):
-        return float(b.t - a.t)
 
 
 def _run(mods, bench, assignment=None):

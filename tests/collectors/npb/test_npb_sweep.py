@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from emulated import Emulator
+from emulated import Emulator, TickClock
 
 
 @pytest.fixture(scope="module")
@@ -32,25 +32,6 @@ def _backend(npb, **kw):
     backend.event_clock = TickClock()
     return backend
 
-
-class TickClock:
-    """Device events of the fake: each recorded event advances 1 ms."""
-
-    def __init__(self):
-        self.t = 0
-
-    def event(self):
-        clock = self
-
-        class E:
-            def record(self):
-                clock.t += 1
-                self.t = clock.t
-
-        return E()
-
-    def elapsed_ms(self, a, b):
-        return float(b.t - a.t)
 
 
 def test_cg_sweep_rows_resume_and_never_validate(npb, sweep, tmp_path):
