@@ -289,7 +289,7 @@ def extract_features(source: str | Path | None, kernel: str, *, arch: str = "sm_
     kernel : str
         Kernel function name (plain or mangled).
     arch : str
-        Target, ``sm_75`` ... ``sm_90`` (sm_70 needs a CUDA 12 toolkit).
+        Target, ``sm_70`` ... ``sm_90`` (sm_70 through NVRTC 12 + ptxas 12 where the nvcc is CUDA 13).
     defines : mapping, optional
         ``-D`` macros.
     grid, block : sequence of int
