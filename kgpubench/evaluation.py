@@ -47,7 +47,10 @@ class NoDataError(KgpubenchError, LookupError):
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    """sha256 of a model (or predictions) file, as the store hashes its parts."""
+    from kgpubench.store import sha256_file
+
+    return sha256_file(Path(path))
 
 
 def load_model_module(path: Path | str) -> ModuleType:

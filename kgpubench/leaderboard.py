@@ -23,6 +23,7 @@ from kgpubench.evaluation import (
     result_json,
     task_data,
 )
+from kgpubench.shards import atomic_write_bytes
 from kgpubench.tasks import get_task, list_tasks
 
 # Scores may differ across machines in the last digits (BLAS, compilers); verify allows this much.
@@ -127,8 +128,7 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         except NoDataError:
             continue
         path = result_path(out_dir, job.task, job.scheme, job.model.stem)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(result_json(result))
+        atomic_write_bytes(path, result_json(result).encode())
         written.append(path)
     if render:
         from kgpubench.leaderboard_render import render_all

@@ -9,6 +9,7 @@ import html
 from pathlib import Path
 
 from kgpubench.metrics import METRICS
+from kgpubench.shards import atomic_write_bytes
 from kgpubench.tasks import Task, list_tasks
 
 MEASUREMENTS = "measurements"
@@ -159,7 +160,7 @@ def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
     tasks = tasks or list_tasks()
     written = []
     for name, text in (("README.md", render_markdown(results, tasks)), ("index.html", render_html(results, tasks))):
-        (board_dir / name).write_text(text)
+        atomic_write_bytes(board_dir / name, text.encode())
         written.append(board_dir / name)
     for task, schemes in board(results, tasks).items():
         for scheme, rs in schemes.items():

@@ -174,7 +174,9 @@ def read_split_file(path: Path) -> dict[str, str]:
 def split_sha256(task: str, scheme: str, root: Path | None = None) -> str | None:
     """sha256 of the committed split file (None when there is none)."""
     path = split_path(task, scheme, root)
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+    from kgpubench.store import sha256_file
+
+    return sha256_file(path) if path.exists() else None
 
 
 def fold_column(task: Task, table: pa.Table, scheme: str, root: Path | None = None) -> np.ndarray:
