@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _version
-
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import KgpubenchError
 
-try:
-    __version__ = _version("kgpubench")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0+unknown"
+__version__ = package_version()
 
 
 def load_dataset(*args, **kwargs):

@@ -56,6 +56,8 @@ def _emit(out: list, file: str, col: pa.ChunkedArray, name: str, mask, rule: str
 
 
 def _full_match(arr: pa.ChunkedArray, pattern: str) -> pa.ChunkedArray:
+    if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
+        arr = pc.cast(arr, pa.string())  # a condition on a number (measurement_protocol = 2) matches its text
     return pc.fill_null(pc.match_substring_regex(arr, f"^(?:{pattern})$"), False)
 
 

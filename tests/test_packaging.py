@@ -43,3 +43,10 @@ def test_bundled_path_prefers_checkout_and_falls_back_to_wheel_copy(tmp_path, mo
 
     with pytest.raises(DataFileNotFoundError, match="'baselines' is missing"):
         resources.bundled_path("baselines")
+
+
+def test_wheel_records_the_commit_it_was_built_from(wheel):
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    recorded = wheel.read("kgpubench/_commit.txt").decode().strip()
+    assert recorded.split("+")[0] == head

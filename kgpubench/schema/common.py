@@ -104,6 +104,63 @@ def common_tail() -> list[Column]:
 
 TIMING_ORDER = (("time_ms_min", "time_ms_median"), ("time_ms_min", "time_ms_mean"))
 
+# Measurement protocol (kgpubench.measure.protocol): 2 = launch-free timing, noise-based stopping, conditions.
+PROTOCOL_2 = ("measurement_protocol", "2")
+TIMING_METHODS = ("graph", "batch", "cold", "app")
+L2_POLICIES = ("warm", "flushed")
+
+
+def conditions_columns() -> list[Column]:
+    """GPU conditions around a measurement (clocks, temperature, throttle reasons, power state)."""
+    return [
+        Column("clock_sm_mhz_before", "float64", "SM clock just before the measurement (power rows of "
+               "protocol 1: before the power window).", unit="MHz", min=0),
+        Column("clock_sm_mhz_after", "float64", "SM clock just after the measurement.", unit="MHz", min=0),
+        Column("clock_mem_mhz_before", "float64", "Memory clock just before the measurement.", unit="MHz",
+               min=0),
+        Column("clock_mem_mhz_after", "float64", "Memory clock just after the measurement.", unit="MHz", min=0),
+        Column("temperature_c_before", "float64", "GPU temperature just before the measurement.", unit="C"),
+        Column("temperature_c_after", "float64", "GPU temperature just after the measurement.", unit="C"),
+        Column("throttle_reasons_before", "int64",
+               "NVML clock-event (throttle) reason bitmask just before the measurement.", min=0),
+        Column("throttle_reasons_after", "int64",
+               "NVML clock-event (throttle) reason bitmask just after the measurement.", min=0),
+    ]
+
+
+def protocol_columns() -> list[Column]:
+    """How a measured row was timed (protocol 2 and later); null on protocol-1 rows."""
+    return [
+        Column("measurement_protocol", "int32", "Measurement protocol version: 2 = launch-free timing with "
+               "noise-based stopping (see the card). Null on rows measured before the column existed "
+               "(protocol 1: one CUDA event pair per launch).", min=1),
+        Column("timing_method", "string", "`graph`: a CUDA graph of launches_per_sample launches replayed; "
+               "`batch`: launches_per_sample back-to-back launches between two events; `cold`: one launch per "
+               "sample after an L2 flush, queued behind a blocking kernel; `app`: a whole application run.",
+               values=TIMING_METHODS, required_when=PROTOCOL_2),
+        Column("launches_per_sample", "int32", "Launches (timed units) behind one timing sample; the time "
+               "columns are per launch.", min=1, required_when=PROTOCOL_2),
+        Column("l2_policy", "string", "`warm`: samples run back to back; `flushed`: a buffer larger than L2 "
+               "is written before every sample.", values=L2_POLICIES, required_when=PROTOCOL_2),
+        Column("time_rse", "float64", "Relative standard error of the mean time when timing stopped "
+               "(std / sqrt(samples) / mean).", min=0),
+        Column("time_cap_hit", "bool", "Timing stopped at the per-configuration cap before the noise target."),
+        Column("samples_dropped", "int32", "Samples dropped because the SM clock fell under 75 % of the "
+               "clock at the start of the configuration.", min=0),
+        Column("throttled", "bool", "A thermal or power throttle reason was active during the measurement "
+               "even after re-measuring."),
+        Column("clocks_locked", "bool", "Whether the SM and memory clocks were locked through NVML."),
+        Column("pstate_before", "int32", "NVML performance state (0 = P0) before the measurement.", min=0,
+               max=15),
+        Column("kgpubench_commit", "string", "Project git commit of the collector (+dirty when the tree had "
+               "changes).", pattern=r"[0-9a-f]{7,40}(\+dirty)?"),
+    ]
+
+
+def measured_columns() -> list[Column]:
+    """Conditions and protocol: what every measured table (kernels, npb, stencil) carries."""
+    return conditions_columns() + protocol_columns()
+
 
 # Instruction-mix classes of kgpubench.features.isa.MIX_CLASSES (a test keeps the two equal).
 MIX_CLASSES = ("int", "fp32", "fp64", "fp16", "tensor", "sfu", "ld_global", "st_global", "ld_shared",

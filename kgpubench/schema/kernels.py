@@ -6,7 +6,13 @@ One row per GPU x kernel x problem size x launch configuration (x collection run
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail, static_feature_columns
+from kgpubench.schema.common import (
+    TIMING_ORDER,
+    common_head,
+    common_tail,
+    measured_columns,
+    static_feature_columns,
+)
 
 
 def _specific() -> list[Column]:
@@ -37,25 +43,19 @@ def _specific() -> list[Column]:
 
 
 def _measurement_extras() -> list[Column]:
-    """Harness columns beyond the common ones (schema 1.1.0): CV flag, status detail, power-window state."""
+    """Harness columns beyond the common ones: CV flag, status detail, power window, dynamic shared memory."""
     return [
         Column("status_detail", "string", "Why a row is not ok (error code, limit exceeded, mismatch)."),
         Column("time_cv_high", "bool", "Coefficient of variation above the harness threshold (0.05)."),
         Column("power_method", "string", "How the power window was read.",
                values=("energy_counter", "sampling")),
         Column("power_launches", "int64", "Launches looped inside the power window.", min=1),
-        Column("clock_sm_mhz_before", "float64", "SM clock just before the power window.", unit="MHz", min=0),
-        Column("clock_sm_mhz_after", "float64", "SM clock just after the power window.", unit="MHz", min=0),
-        Column("clock_mem_mhz_before", "float64", "Memory clock just before the power window.", unit="MHz",
-               min=0),
-        Column("clock_mem_mhz_after", "float64", "Memory clock just after the power window.", unit="MHz",
-               min=0),
-        Column("temperature_c_before", "float64", "GPU temperature just before the power window.", unit="C"),
-        Column("temperature_c_after", "float64", "GPU temperature just after the power window.", unit="C"),
-        Column("throttle_reasons_before", "int64",
-               "NVML clock-event (throttle) reason bitmask just before the power window.", min=0),
-        Column("throttle_reasons_after", "int64",
-               "NVML clock-event (throttle) reason bitmask just after the power window.", min=0),
+        Column("power_windows", "int32", "Power windows behind power_w_avg (protocol 2: repeated windows of "
+               "at least 1 s each).", min=1),
+        Column("power_w_std", "float64", "Standard deviation of the average power across the windows.",
+               unit="W", min=0),
+        Column("smem_dynamic_bytes", "int32", "Dynamic (extern) shared memory per block of the launch.",
+               unit="B", min=0),
     ]
 
 
@@ -63,8 +63,8 @@ TABLE = Table(
     name="kernels",
     description="Regular CUDA kernels (seed 000) and the power suite (seed 002): time, power and static "
     "features per GPU x kernel x size x launch configuration.",
-    version="1.2.0",
-    columns=tuple(common_head() + _specific() + common_tail() + _measurement_extras()),
+    version="1.3.0",
+    columns=tuple(common_head() + _specific() + common_tail() + _measurement_extras() + measured_columns()),
     ordered=TIMING_ORDER,
     changelog=(
         ("1.0.0", "First declaration."),
@@ -75,5 +75,10 @@ TABLE = Table(
                    "spill_load_bytes, blocks_per_sm, occupancy, branch_density, global_bytes_read, "
                    "global_bytes_written, flops, flops_fp64, arithmetic_intensity and the instruction mix "
                    "mix_<class>.")),
+        ("1.3.0", ("Measurement protocol 2 (schema.common.protocol_columns): measurement_protocol, "
+                   "timing_method, launches_per_sample, l2_policy, time_rse, time_cap_hit, samples_dropped, "
+                   "throttled, clocks_locked, pstate_before, kgpubench_commit; clocks, temperature and "
+                   "throttle reasons now describe every measurement, not only power windows; power_windows, "
+                   "power_w_std; smem_dynamic_bytes.")),
     ),
 )

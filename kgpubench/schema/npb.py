@@ -18,7 +18,7 @@ additivity.
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail
+from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail, measured_columns
 
 KERNEL_ROW = ("row_kind", "kernel")
 
@@ -60,15 +60,19 @@ def _specific() -> list[Column]:
 
 TABLE = Table(
     name="npb",
-    version="1.1.0",
+    version="1.2.0",
     description="NPB-CUDA kernels (EP, CG, MG, FT): time per call for every threads-per-block choice, "
     "and whole runs under uniform assignments (seed 001).",
-    columns=tuple(common_head() + _specific() + common_tail()),
+    columns=tuple(common_head() + _specific() + common_tail() + measured_columns()),
     ordered=TIMING_ORDER,
     changelog=(
         ("1.0.0", "First declaration."),
         ("1.1.0", "Kernel and run rows (`row_kind`, `assignment`, `tpb_assignment`); `tpb` nullable on run "
                   "rows; `tpb_effective`, `kernel_time_s`, `remainder_s`, `runs`, `verification_value`, "
                   "`verification_error`, `status_detail` for offline additivity and verification checks."),
+        ("1.2.0", "Measurement protocol 2 and conditions (schema.common.measured_columns): clocks, "
+                  "temperature, throttle reasons, measurement_protocol, timing_method, launches_per_sample, "
+                  "l2_policy, time_rse, time_cap_hit, samples_dropped, throttled, clocks_locked, "
+                  "pstate_before, kgpubench_commit."),
     ),
 )

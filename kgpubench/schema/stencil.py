@@ -8,7 +8,13 @@ time step (a timed run of ``steps`` steps divided by ``steps``). The GPU hardwar
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail, static_feature_columns
+from kgpubench.schema.common import (
+    TIMING_ORDER,
+    common_head,
+    common_tail,
+    measured_columns,
+    static_feature_columns,
+)
 
 
 def _specific() -> list[Column]:
@@ -45,9 +51,9 @@ def _collector_extras() -> list[Column]:
 
 TABLE = Table(
     name="stencil",
-    version="1.2.0",
+    version="1.3.0",
     description="Simwave-style 3-D acoustic wave stencil: time per step for tile sizes (seed 003).",
-    columns=tuple(common_head() + _specific() + common_tail() + _collector_extras()),
+    columns=tuple(common_head() + _specific() + common_tail() + _collector_extras() + measured_columns()),
     ordered=TIMING_ORDER,
     changelog=(
         ("1.0.0", "First declaration."),
@@ -58,5 +64,9 @@ TABLE = Table(
                    "adds branch_statements, static_instructions, shmem_bytes, stack_bytes, spill bytes, "
                    "blocks_per_sm, occupancy, compute_density, branch_density, global bytes, flops, "
                    "arithmetic_intensity and the instruction mix mix_<class>.")),
+        ("1.3.0", ("Measurement protocol 2 and conditions (schema.common.measured_columns): clocks, "
+                   "temperature, throttle reasons, measurement_protocol, timing_method, launches_per_sample, "
+                   "l2_policy, time_rse, time_cap_hit, samples_dropped, throttled, clocks_locked, "
+                   "pstate_before, kgpubench_commit.")),
     ),
 )
