@@ -4,7 +4,11 @@ Building blocks (usable on their own, e.g. for whole-application flows):
 
 - :func:`get_backend` -> :class:`Backend` (``CupyBackend`` or ``FakeBackend``);
 - ``backend.compile(KernelSource) -> CompiledKernel`` (cached per source text, defines, options, arch);
-- ``backend.time_launches(fn, count) -> list[float]``: CUDA-event times (ms) of ``count`` calls of ``fn``;
+- ``backend.sampler(fn, method=..., launches=...) -> Sampler``: protocol-2 timing of a unit of work (a CUDA
+  graph of ``launches`` calls replayed per sample, back-to-back calls, or one cold call after an L2 flush),
+  see :mod:`kgpubench.measure.timing`;
+- ``backend.time_launches(fn, count) -> list[float]``: CUDA-event times (ms) of ``count`` single calls of
+  ``fn``, one event pair each (protocol 1: the launch is inside each time; kept for whole-application flows);
 - ``backend.device() -> DeviceInfo`` (limits, identity, versions);
 - :func:`check_feasible` (launch configuration against the limits);
 - the failure exceptions :class:`CompileFailed`, :class:`Infeasible`, :class:`LaunchFailed`, whose ``status``
@@ -73,6 +77,11 @@ def failure_for_code(code: int) -> CaseFailure:
     return LaunchFailed(f"CUDA error {code}", code=code)
 
 
+class CaptureUnsupported(KgpubenchError, RuntimeError):
+    """A unit of work cannot be captured in a CUDA graph (it synchronises, allocates or copies to the host);
+    the harness then times it with back-to-back launches (``batch``)."""
+
+
 class ContextLostError(KgpubenchError, RuntimeError):
     """A sticky CUDA error: the process cannot use the GPU any more; rerun the same command to resume."""
 
@@ -139,6 +148,10 @@ class Backend(Protocol):
     def compile(self, source: KernelSource) -> CompiledKernel: ...
 
     def time_launches(self, fn: Callable[[], None], count: int) -> list[float]: ...
+
+    def sampler(self, fn: Callable[[], None], *, method: str, launches: int) -> Any:
+        """A :class:`kgpubench.measure.timing.Sampler` timing ``fn``; ``method="graph"`` may raise
+        :class:`CaptureUnsupported`."""
 
     def synchronize(self) -> None: ...
 

@@ -80,6 +80,8 @@ class CupyBackend:
         self._info: DeviceInfo | None = None
         self._nvml: Any = None
         self._nvml_tried = False
+        self._blocker: Any = None
+        self._flusher: Any = None
 
     # -- compilation ---------------------------------------------------------------------------------
     def compile(self, source: KernelSource) -> CupyKernel:
@@ -137,6 +139,19 @@ class CupyBackend:
             events[i + 1].record()
         events[-1].synchronize()
         return [cupy.cuda.get_elapsed_time(events[i], events[i + 1]) for i in range(count)]
+
+    def sampler(self, fn: Callable[[], None], *, method: str, launches: int) -> Any:
+        """A protocol-2 sampler of ``fn`` (see :mod:`kgpubench.measure.cupy_timing`)."""
+        from kgpubench.measure.cupy_timing import Blocker, CupySampler, L2Flusher
+
+        if self._blocker is None:
+            self._blocker = Blocker()
+        flusher = None
+        if method == "cold":
+            if self._flusher is None:
+                self._flusher = L2Flusher(self.device().l2_bytes)
+            flusher = self._flusher
+        return CupySampler(fn, method=method, launches=launches, blocker=self._blocker, flusher=flusher)
 
     def synchronize(self) -> None:
         import cupy

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.measure.backend import CaseFailure, CompileFailed, DeviceInfo, failure_for_code
+from kgpubench.measure.backend import CaptureUnsupported, CaseFailure, CompileFailed, DeviceInfo, failure_for_code
 from kgpubench.measure.power import GpuState
 from kgpubench.measure.suite import Dim3, KernelSource
 
@@ -92,6 +92,11 @@ class FakeBackend:
         What :meth:`device` returns.
     with_nvml : bool
         Whether :meth:`nvml` gives a :class:`FakeNvml`.
+    launch_overhead_ms : float
+        Host launch cost that protocol-1 timing (:meth:`time_launches`, one event pair per call) sees on top
+        of every call's time and protocol-2 samplers do not (as on a GPU).
+    capture_fails : set of str
+        Kernel names whose units cannot be captured in a graph (the sampler raises CaptureUnsupported).
     """
 
     implementations: Mapping[str, KernelImpl] = field(default_factory=dict)
@@ -104,6 +109,8 @@ class FakeBackend:
     with_nvml: bool = True
     energy_counter: bool = True
     power_w: float = 200.0
+    launch_overhead_ms: float = 0.0
+    capture_fails: set[str] = field(default_factory=set)
 
     name = "fake"
     row_source = "fake"
@@ -115,6 +122,8 @@ class FakeBackend:
         self.compiled: list[tuple[str, tuple[str, ...]]] = []
         self._count: dict[str, int] = {}
         self._nvml = FakeNvml(self.clock, self.power_w, self.energy_counter) if self.with_nvml else None
+        self.samplers: list[FakeSampler] = []
+        self.flushes = 0
 
     def device(self) -> DeviceInfo:
         return self.device_info
@@ -139,13 +148,27 @@ class FakeBackend:
             impl(grid, block, args, shared_mem)
 
     def time_launches(self, fn: Callable[[], None], count: int) -> list[float]:
-        """Call ``fn`` ``count`` times; each time is the virtual time the call advanced."""
+        """Call ``fn`` ``count`` times; each time is the virtual time the call advanced plus the launch cost."""
         out = []
         for _ in range(count):
             t0 = self.clock.now
             fn()
-            out.append((self.clock.now - t0) / 1e6)
+            out.append((self.clock.now - t0) / 1e6 + self.launch_overhead_ms)
         return out
+
+    def sampler(self, fn: Callable[[], None], *, method: str, launches: int) -> FakeSampler:
+        """A protocol-2 sampler on the virtual clock (no launch cost in the samples)."""
+        if method not in ("graph", "batch", "cold"):
+            raise ValueError(f"unknown timing method {method!r}")
+        if method == "graph":
+            before = len(self.launches)
+            fn()  # "capture": find which kernels the unit launches
+            names = {name for name, *_ in self.launches[before:]}
+            if names & set(self.capture_fails):
+                raise CaptureUnsupported(f"fake: {sorted(names & set(self.capture_fails))} cannot be captured")
+        sampler = FakeSampler(self, fn, method, 1 if method == "cold" else int(launches))
+        self.samplers.append(sampler)
+        return sampler
 
     def synchronize(self) -> None:
         return None
@@ -170,12 +193,56 @@ class FakeBackend:
         return replace(self, device_info=replace(self.device_info, **changes))
 
 
-class FakeNvml:
-    """NVML double: a constant ``power_w``; the energy counter integrates it over the virtual clock."""
+class FakeSampler:
+    """Virtual-clock sampler: a sample is the time ``launches`` calls of the unit advance the clock."""
 
-    def __init__(self, clock: VirtualClock, power_w: float, energy_counter: bool = True) -> None:
+    def __init__(self, backend: FakeBackend, fn: Callable[[], None], method: str, launches: int) -> None:
+        self.backend, self._fn, self.method, self.launches = backend, fn, method, launches
+        self.rounds: list[int] = []
+        self.closed = False
+
+    def run(self, samples: int) -> list[float]:
+        self.rounds.append(samples)
+        out = []
+        for _ in range(samples):
+            if self.method == "cold":
+                self.backend.flushes += 1
+            t0 = self.backend.clock.now
+            for _ in range(self.launches):
+                self._fn()
+            out.append((self.backend.clock.now - t0) / 1e6)
+        return out
+
+    def submit(self, samples: int) -> list[float]:
+        """Asynchronous round (power windows): on the virtual clock it runs at once."""
+        return self.run(samples)
+
+    def ready(self, pending: list[float]) -> bool:
+        return True
+
+    def collect(self, pending: list[float]) -> list[float]:
+        return list(pending)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeNvml:
+    """NVML double on the virtual clock.
+
+    ``power_w`` is constant; the energy counter integrates it but, like an H100's, only moves every
+    ``update_ms`` of (virtual) time. ``sm_mhz`` is a constant or ``fn(now_ns)`` (to make the clock drop);
+    ``reasons`` likewise gives the throttle-reason bitmask. Clock locks are recorded in ``locks``.
+    """
+
+    def __init__(self, clock: VirtualClock, power_w: float, energy_counter: bool = True, *,
+                 update_ms: float = 100.0, sm_mhz: float | Callable[[int], float] = 1500.0,
+                 reasons: int | Callable[[int], int] = 0, default_sm_mhz: float | None = 1755.0) -> None:
         self.clock, self.power_w, self.energy_counter = clock, power_w, energy_counter
+        self.update_ms, self.sm_mhz, self.reasons, self.default_sm_mhz = update_ms, sm_mhz, reasons, default_sm_mhz
         self.state_reads = 0
+        self.energy_reads = 0
+        self.locks: list[float | None] = []
 
     def uuid(self) -> str:
         return "GPU-00000000-0000-0000-0000-000000000000"
@@ -186,12 +253,33 @@ class FakeNvml:
     def total_energy_mj(self) -> int | None:
         if not self.energy_counter:
             return None
-        return round(self.power_w * self.clock.now / 1e6)  # W * ns / 1e6 = mJ
+        self.energy_reads += 1
+        period = round(self.update_ms * 1e6)
+        updated_at = self.clock.now // period * period if period > 0 else self.clock.now
+        return round(self.power_w * updated_at / 1e6)  # W * ns / 1e6 = mJ
 
     def power_mw(self) -> int:
         return round(self.power_w * 1000)
 
+    def sm_clock_mhz(self) -> float:
+        return float(self.sm_mhz(self.clock.now) if callable(self.sm_mhz) else self.sm_mhz)
+
+    def throttle_reasons(self) -> int:
+        return int(self.reasons(self.clock.now) if callable(self.reasons) else self.reasons)
+
+    def pstate(self) -> int | None:
+        return 0
+
     def state(self) -> GpuState:
         self.state_reads += 1
-        return GpuState(sm_mhz=1500.0, mem_mhz=2600.0, temperature_c=40.0 + self.state_reads,
-                        throttle_reasons=0)
+        return GpuState(sm_mhz=self.sm_clock_mhz(), mem_mhz=2600.0, temperature_c=40.0 + self.state_reads,
+                        throttle_reasons=self.throttle_reasons(), pstate=0)
+
+    def default_sm_clock_mhz(self) -> float | None:
+        return self.default_sm_mhz
+
+    def lock_sm_clock(self, mhz: float) -> None:
+        self.locks.append(float(mhz))
+
+    def reset_sm_clock(self) -> None:
+        self.locks.append(None)

@@ -36,6 +36,20 @@ def new_run_id(now: _dt.datetime | None = None) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 
+_PROCESS_RUNS: dict[tuple[int, str | None], str] = {}
+
+
+def process_run_id(uuid_hash: str | None) -> str:
+    """This process's run id on the device ``uuid_hash``: new for every process and every device, so rows of
+    a resumed collection (another process, maybe another board) never share a run id with the first part."""
+    import os
+
+    key = (os.getpid(), uuid_hash)
+    if key not in _PROCESS_RUNS:
+        _PROCESS_RUNS[key] = new_run_id()
+    return _PROCESS_RUNS[key]
+
+
 def gpu_columns(dev: DeviceInfo) -> dict[str, Any]:
     """The ``gpu_*`` columns for ``dev``: device query first, then the curated table for the rest."""
     cores_per_sm = _by_cc(_CORES_PER_SM, dev.compute_capability)
@@ -80,13 +94,14 @@ def _curated(name: str) -> dict[str, Any]:
 def provenance_columns(dev: DeviceInfo, *, row_source: str, run_id: str, collector_version: str,
                        now: _dt.datetime | None = None) -> dict[str, Any]:
     """``source``, versions, ``gpu_uuid_hash``, ``run_id`` and ``collected_at`` for one row."""
-    from kgpubench import __version__
+    from kgpubench.buildinfo import package_version, project_commit
 
     return {
         "source": row_source,
         "run_id": run_id,
         "collected_at": now or _dt.datetime.now(_dt.timezone.utc),
-        "kgpubench_version": __version__,
+        "kgpubench_version": package_version(),
+        "kgpubench_commit": project_commit(),
         "collector_version": collector_version,
         "toolchain_version": dev.toolchain_version,
         "driver_version": dev.driver_version,

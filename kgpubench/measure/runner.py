@@ -2,7 +2,8 @@
 
 Entry points: :func:`collect_suite` (a whole suite, resumable, with progress) and :func:`measure_case`
 (one case, returning the measurement columns). The order of work per case is documented in
-:mod:`kgpubench.measure.suite`.
+:mod:`kgpubench.measure.suite`; how a case is timed (measurement protocol 2) in
+:mod:`kgpubench.measure.timing`, its power window in :mod:`kgpubench.measure.power`.
 """
 
 from __future__ import annotations
@@ -17,15 +18,31 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.measure.backend import Backend, CaseFailure, ContextLostError, LaunchFailed, check_feasible
+from kgpubench.measure.backend import (
+    Backend,
+    CaptureUnsupported,
+    CaseFailure,
+    ContextLostError,
+    LaunchFailed,
+    check_feasible,
+)
 from kgpubench.measure.output import ShardWriter
-from kgpubench.measure.power import MIN_WINDOW_MS, idle_power, measure_power
-from kgpubench.measure.provenance import gpu_columns, new_run_id, provenance_columns
+from kgpubench.measure.power import MIN_WINDOW_MS, THROTTLE_MASK, idle_power, measure_power
+from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
 from kgpubench.measure.suite import Case, launch_columns
-from kgpubench.measure.timing import RepeatRule, repeat_until, summarize
+from kgpubench.measure.timing import (
+    L2_METHOD,
+    ClockWatch,
+    StopRule,
+    TimingResult,
+    relative_standard_error,
+    summarize,
+    time_samples,
+)
 from kgpubench.schema import Table, get_table, row_id_of
 
-DEFAULT_RULE = RepeatRule()
+DEFAULT_RULE = StopRule()
+L2_POLICIES = tuple(L2_METHOD)
 
 
 @dataclass(frozen=True)
@@ -40,20 +57,35 @@ class CollectOptions:
         Only these kernels.
     max_minutes : float, optional
         Start no new case after this many minutes (the case in flight finishes).
-    rule : RepeatRule
-        Warm-up and repeat rule.
+    rule : StopRule
+        Protocol 2's sample sizing and stopping rule.
+    l2_policy : {"warm", "flushed"}, optional
+        L2 policy for every case; ``None`` takes the suite's declared ``l2_policy`` (``warm`` if it has none).
     power_window_ms : float
         Minimum power window.
     seed : int
         Base seed of the input generator (each case's seed also depends on its row id).
+    clocks_locked : bool
+        Whether the SM clock is locked for this collection (recorded on every row).
     """
 
     quick: bool = False
     kernels: Sequence[str] | None = None
     max_minutes: float | None = None
-    rule: RepeatRule = field(default_factory=RepeatRule)
+    rule: StopRule = field(default_factory=StopRule)
+    l2_policy: str | None = None
     power_window_ms: float = MIN_WINDOW_MS
     seed: int = 0
+    clocks_locked: bool = False
+
+    def policy_for(self, suite: Any) -> str:
+        """The L2 policy for ``suite``: this option's, else the suite's declared one, else ``warm``."""
+        policy = self.l2_policy or getattr(suite, "l2_policy", None) or "warm"
+        if policy not in L2_POLICIES:
+            from kgpubench.errors import unknown_name
+
+            raise unknown_name("L2 policy", policy, L2_POLICIES)
+        return policy
 
 
 @dataclass
@@ -71,16 +103,18 @@ class CollectSummary:
     run_id: str = ""
 
 
-def measure_case(case: Case, suite: Any, backend: Backend, *, rule: RepeatRule = DEFAULT_RULE,
-                 seed: int = 0, power_window_ms: float = MIN_WINDOW_MS, idle_w: float | None = None
-                 ) -> dict[str, Any]:
-    """Measure one case: ``status`` (+ ``status_detail``), timing and power columns, ``_measured_ms``.
+def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = DEFAULT_RULE,
+                 l2_policy: str = "warm", seed: int = 0, power_window_ms: float = MIN_WINDOW_MS,
+                 idle_w: float | None = None, reference_mhz: float | None = None) -> dict[str, Any]:
+    """Measure one case: ``status`` (+ ``status_detail``), timing, protocol, conditions and power columns.
 
     Per-case failures (compile, feasibility, launch, verification) come back as a status; a sticky CUDA
-    error is returned as a ``launch_error`` with ``_sticky=True`` so the caller can stop.
+    error is returned as a ``launch_error`` with ``_sticky=True`` so the caller can stop. ``reference_mhz``
+    is the SM clock samples are held against (the locked clock; else the clock when timing starts).
     """
     dev = backend.device()
     prepared = None
+    sampler = None
     try:
         check_feasible(case, dev, backend.free_memory_bytes() if case.memory_bytes else None)
         kernel = backend.compile(case.source)
@@ -95,27 +129,33 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: RepeatRule =
         ok, detail = prepared.verify()
         if not ok:
             return _status("verification_failed", detail)
-        times = repeat_until(lambda k: backend.time_launches(prepared.launch, k), rule,
-                             divisor=max(1, case.time_divisor))
-        if not all(t > 0 for t in times):  # never seen in practice; a row that says so beats a crash
-            return _status("launch_error", f"CUDA events gave non-positive times ({min(times)} ms); rerun")
-        stats = summarize(times)
-        out: dict[str, Any] = {"status": "ok", **stats.columns(), "_nreg": nreg,
-                               "_measured_ms": sum(times) * max(1, case.time_divisor)}
         nvml = backend.nvml()
+        before = nvml.state() if nvml is not None else None
+        unit_ms = _pilot_unit_ms(backend, prepared.launch, rule)
+        sampler = _sampler(backend, prepared.launch, l2_policy, rule.launches_for(unit_ms))
+        divisor = max(1, case.time_divisor)
+        out: dict[str, Any] = {"status": "ok", "_nreg": nreg}
         if case.power and nvml is not None:
-            def run_launches(k: int) -> None:
-                for _ in range(k):
-                    prepared.launch()
-                backend.synchronize()
-
             clock = getattr(backend, "clock", None)
             kwargs = {"clock_ns": clock.ns, "sleep": clock.sleep} if clock is not None else {}
-            result = measure_power(nvml, run_launches, stats.median * max(1, case.time_divisor),
-                                   min_window_ms=power_window_ms, **kwargs)
+            result = measure_power(nvml, sampler, unit_ms * sampler.launches, min_window_ms=power_window_ms,
+                                   **kwargs)
+            timing = _timing_from_window(result, sampler, divisor)
             out.update(result.columns())
-            out["energy_j"] = result.energy_j / max(1, case.time_divisor)
+            out["energy_j"] = result.energy_j / divisor
             out["power_idle_w"] = idle_w
+        else:
+            watch = ClockWatch(nvml.sm_clock_mhz, nvml.throttle_reasons, reference_mhz) if nvml is not None \
+                else ClockWatch()
+            timing = time_samples(sampler, rule, divisor=divisor, watch=watch)
+        after = nvml.state() if nvml is not None else None
+        out.update(timing.columns(l2_policy))
+        out["_measured_ms"] = timing.gpu_ms
+        if before is not None and after is not None:
+            out.update(before.columns("before"))
+            out.update(after.columns("after"))
+            seen = timing.reasons_seen | before.throttle_reasons | after.throttle_reasons
+            out["throttled"] = bool(seen & THROTTLE_MASK)
         return out
     except Exception as exc:
         failure = backend.classify(exc)
@@ -123,8 +163,45 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: RepeatRule =
             raise
         return _failure(failure)
     finally:
+        if sampler is not None:
+            sampler.close()
         if prepared is not None:
             prepared.release()
+
+
+def _pilot_unit_ms(backend: Backend, launch: Any, rule: StopRule) -> float:
+    """A first estimate of one unit's time (ms): one launch; if short, one sample of enough launches."""
+    one = backend.sampler(launch, method="batch", launches=1)
+    try:
+        t1 = one.run(1)[0]
+    finally:
+        one.close()
+    if t1 >= rule.target_sample_ms:
+        return t1
+    k = rule.launches_for(t1)
+    many = backend.sampler(launch, method="batch", launches=k)
+    try:
+        return many.run(1)[0] / k
+    finally:
+        many.close()
+
+
+def _sampler(backend: Backend, launch: Any, l2_policy: str, launches: int) -> Any:
+    """The sampler of the policy's method; a unit that a CUDA graph cannot capture is timed in batches."""
+    method = L2_METHOD[l2_policy]
+    try:
+        return backend.sampler(launch, method=method, launches=launches)
+    except CaptureUnsupported:
+        return backend.sampler(launch, method="batch", launches=launches)
+
+
+def _timing_from_window(result: Any, sampler: Any, divisor: int) -> TimingResult:
+    """Timing statistics from the samples a power window ran (they are protocol-2 samples too)."""
+    samples = list(result.sample_times_ms)
+    per_unit = [t / (sampler.launches * divisor) for t in samples]
+    return TimingResult(stats=summarize(per_unit), method=sampler.method, launches=sampler.launches,
+                        rse=relative_standard_error(samples), cap_hit=False, dropped=0, gpu_ms=sum(samples),
+                        reasons_seen=result.reasons_seen, per_unit_ms=per_unit)
 
 
 def _status(status: str, detail: str) -> dict[str, Any]:
@@ -197,8 +274,10 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     dev = backend.device()
     gpu = gpu_columns(dev)
     cases = _select_cases(suite, options, dev)
-    run_id = writer.run_id or new_run_id()
+    run_id = process_run_id(dev.uuid_hash)  # a resume in another process or on another board is a new run
     summary = CollectSummary(total=len(cases), run_id=run_id)
+    policy = options.policy_for(suite)
+    reference_mhz = _reference_clock(backend, options)
     start = clock()
     idle_w = _idle_power(backend, cases)
     for i, case in enumerate(cases):
@@ -211,9 +290,12 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
                 summary.stopped_early = True
                 break
             seed = (options.seed * 1_000_003 + zlib.crc32(rid.encode())) % 2**32
-            result = measure_case(case, suite, backend, rule=options.rule, seed=seed,
-                                  power_window_ms=options.power_window_ms, idle_w=idle_w)
+            result = measure_case(case, suite, backend, rule=options.rule, l2_policy=policy, seed=seed,
+                                  power_window_ms=options.power_window_ms, idle_w=idle_w,
+                                  reference_mhz=reference_mhz)
             row = _assemble(base, result, case, dev, features, backend, suite, run_id, table)
+            if row.get("status") == "ok" and "clocks_locked" in table.column_names:
+                row["clocks_locked"] = options.clocks_locked
             writer.append(row)
             summary.written += 1
             summary.statuses[row["status"]] += 1
@@ -244,9 +326,21 @@ def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any
         # Without the features' occupancy model: the share of SMs that get at least one block.
         row["sm_saturation"] = min(1.0, case.blocks / dev.sm_count)
     row.update({k: v for k, v in result.items() if not k.startswith("_")})
+    if "smem_dynamic_bytes" in names and row.get("smem_dynamic_bytes") is None:
+        row["smem_dynamic_bytes"] = int(case.shared_mem_bytes)
     row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
                                   collector_version=suite.collector_version))
     return {k: v for k, v in row.items() if k in names}
+
+
+def _reference_clock(backend: Backend, options: CollectOptions) -> float | None:
+    """The SM clock samples are held against: the locked clock, else the device's maximum clock."""
+    nvml = backend.nvml()
+    if nvml is None:
+        return None
+    if options.clocks_locked:
+        return nvml.sm_clock_mhz()
+    return backend.device().clock_sm_mhz
 
 
 def _idle_power(backend: Backend, cases: Iterable[Case]) -> float | None:

@@ -52,35 +52,38 @@ def test_writer_dedupes_a_row_left_in_two_files(tmp_path):
     assert len(files) == 1 and pq.read_table(files[0]).num_rows == 2
 
 
-def test_power_window_by_sampling():
-    clock = VirtualClock()
-    nvml = FakeNvml(clock, power_w=150.0, energy_counter=False)
-    launched = []
+def _unit(backend, ms):
+    from pathlib import Path
 
-    def run(k):
-        launched.append(k)
-        clock.advance_ms(4.0 * k)
+    from kgpubench.measure.suite import KernelSource
 
-    res = measure_power(nvml, run, per_launch_ms=4.0, clock_ns=clock.ns, sleep=lambda s: None,
-                        min_window_ms=100.0)
-    assert res.method == "sampling" and res.power_w_avg == pytest.approx(150.0)
-    assert launched == [25] and res.launches == 25 and res.window_ms == pytest.approx(100.0)
-    assert res.energy_j == pytest.approx(150.0 * 0.004) and res.samples >= 1
+    kernel = backend.compile(KernelSource(Path("k.cu"), "k"))
+    backend.time_ms = ms
+    return backend.sampler(lambda: kernel((1, 1, 1), (32, 1, 1), ()), method="graph", launches=1)
 
 
-def test_power_window_loops_until_long_enough():
-    clock = VirtualClock()
-    nvml = FakeNvml(clock, power_w=100.0)
-    launched = []
+@pytest.mark.parametrize("unit_ms", [0.37, 3.7, 23.0])
+def test_aligned_power_window_is_accurate_for_any_unit(unit_ms):
+    from kgpubench.measure.backend import get_backend
 
-    def run(k):  # the kernel is 4x slower than the timing said
-        launched.append(k)
-        clock.advance_ms(4.0 * k)
+    backend = get_backend("fake", power_w=321.0)
+    nvml = backend.nvml()
+    res = measure_power(nvml, _unit(backend, unit_ms), unit_ms, clock_ns=backend.clock.ns, sleep=backend.clock.sleep)
+    # both ends are counter updates seen at most one round late: error <= max(10 ms, a sample) / 1 s
+    assert res.power_w_avg == pytest.approx(321.0, rel=max(0.01, unit_ms / 1000))
+    assert res.method == "energy_counter" and res.window_ms >= 1000.0 and res.samples >= 10
+    assert res.energy_j == pytest.approx(res.power_w_avg * unit_ms / 1000)
 
-    res = measure_power(nvml, run, per_launch_ms=1.0, clock_ns=clock.ns, min_window_ms=500.0)
-    # 500 launches -> 2000 ms, already past the window
-    assert launched == [500] and res.window_ms == pytest.approx(2000.0)
-    assert res.energy_j == pytest.approx(100.0 * 0.004) and res.samples == 2
+
+def test_a_frozen_energy_counter_is_a_failed_row_not_a_hang():
+    from kgpubench.measure.backend import LaunchFailed, get_backend
+
+    backend = get_backend("fake", power_w=100.0)
+    nvml = backend.nvml()
+    nvml.total_energy_mj = lambda: 42
+    with pytest.raises(LaunchFailed, match="energy counter stopped moving"):
+        measure_power(nvml, _unit(backend, 1.0), 1.0, min_window_ms=100.0, clock_ns=backend.clock.ns,
+                      sleep=backend.clock.sleep)
 
 
 def test_idle_power_mean():

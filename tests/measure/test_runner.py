@@ -1,4 +1,4 @@
-"""The run loop against the fake backend: statuses, timing, power, provenance, resume, stop rules."""
+"""The run loop against the fake backend: statuses, protocol-2 timing, power, conditions, provenance, resume."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from measure_fakes import DoubleSuite, double_impl, no_features
 from kgpubench.measure.backend import ContextLostError, get_backend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, collect_suite
-from kgpubench.measure.timing import RepeatRule
+from kgpubench.measure.timing import StopRule
 
-FAST = RepeatRule(min_count=10, min_total_ms=100.0, warmup=3)
+FAST = StopRule()
 
 
 def _run(tmp_path, backend, suite=None, **opts):
@@ -28,9 +28,14 @@ def test_ok_rows_have_timing_launch_gpu_and_provenance(tmp_path):
     summary, rows = _run(tmp_path, backend)
     assert summary.written == 4 and summary.statuses == {"ok": 4}
     r = rows[0]
-    # 2 ms per launch: 10 launches give 20 ms, then ceil(80 / 2 * 1.1) = 44 more -> 54
-    assert r["repeats"] == 54 and r["time_ms_median"] == 2.0 and r["time_cv"] == 0.0
+    # 2 ms per launch >= the 1 ms target sample: one launch per sample; no noise, so the first round of
+    # min_samples = 10 samples (20 ms >= min_gpu_ms 5) meets the 0.5 % target
+    assert r["repeats"] == 10 and r["time_ms_median"] == 2.0 and r["time_cv"] == 0.0
     assert r["time_cv_high"] is False
+    assert (r["measurement_protocol"], r["timing_method"], r["launches_per_sample"]) == (2, "graph", 1)
+    assert (r["l2_policy"], r["time_rse"], r["time_cap_hit"], r["samples_dropped"]) == ("warm", 0.0, False, 0)
+    assert r["clock_sm_mhz_before"] == 1500.0 and r["pstate_before"] == 0 and r["throttled"] is False
+    assert r["clocks_locked"] is False and r["smem_dynamic_bytes"] == 0
     assert r["source"] == "fake" and r["gpu_name"].startswith("Fake GPU")
     assert r["gpu_architecture"] == "hopper" and r["gpu_cores"] == 4 * 128
     assert r["gpu_uuid_hash"] == "0123456789abcdef" and r["collector_version"] == "0.0.1"
@@ -38,7 +43,7 @@ def test_ok_rows_have_timing_launch_gpu_and_provenance(tmp_path):
     assert r["size_params"] == [{"name": "n", "value": 16.0}]
     assert r["sm_saturation"] == pytest.approx(1 / 4)  # 1 block on 4 SMs (no features model)
     assert r["power_w_avg"] is None
-    assert summary.measured_ms == pytest.approx(4 * 54 * 2.0)
+    assert summary.measured_ms == pytest.approx(4 * 10 * 2.0)
 
 
 def test_unwritten_output_fails_verification_and_has_no_time(tmp_path):
@@ -91,7 +96,6 @@ def test_sticky_error_writes_row_then_stops_and_resume_continues(tmp_path):
     summary, rows = _run(tmp_path, ok)
     assert (summary.skipped, summary.written) == (1, 3)
     assert sorted(r["status"] for r in rows) == ["launch_error", "ok", "ok", "ok"]
-    assert len({r["run_id"] for r in rows}) == 1  # the resumed run keeps the shard's run id
 
 
 def test_resume_skips_measured_keys(tmp_path):
@@ -117,12 +121,16 @@ def test_power_window_with_energy_counter(tmp_path):
     backend = get_backend("fake", implementations={"double": double_impl}, time_ms=2.0, power_w=200.0)
     _summary, rows = _run(tmp_path, backend, DoubleSuite(sizes=(16,), blocks=(32,), power=True))
     r = rows[0]
-    assert r["power_method"] == "energy_counter"
-    assert r["power_w_avg"] == pytest.approx(200.0)
-    assert r["energy_j"] == pytest.approx(200.0 * 0.002)  # 200 W x 2 ms per launch
-    assert r["power_window_ms"] >= 500.0 and r["power_launches"] == 250
+    assert r["power_method"] == "energy_counter" and r["power_windows"] == 1
+    # the window runs between two observed counter updates (every 100 ms of fake time); each is seen up to
+    # one 10 ms round late (the fake runs a round at once), so the error is at most 10 ms / 1000 ms
+    assert r["power_w_avg"] == pytest.approx(200.0, rel=0.01)
+    assert 1000.0 <= r["power_window_ms"] <= 1020.0 and r["power_samples"] == 10
+    assert r["energy_j"] == pytest.approx(r["power_w_avg"] * 0.002)  # average power x 2 ms per launch
     assert r["power_idle_w"] == pytest.approx(200.0)
     assert r["temperature_c_after"] > r["temperature_c_before"]
+    # the window's samples are the row's timing samples: no separate timing pass
+    assert r["repeats"] * 2.0 == pytest.approx(r["power_launches"] * 2.0) and r["time_ms_median"] == 2.0
 
 
 def test_kernel_filter_and_unknown_kernel(tmp_path):
@@ -166,4 +174,4 @@ def test_device_is_passed_to_suites_that_ask_for_it(tmp_path):
 def test_zero_event_time_is_a_status_not_a_crash(tmp_path):
     backend = get_backend("fake", implementations={"double": double_impl}, time_ms=lambda name, i: 0.0)
     summary, rows = _run(tmp_path, backend, DoubleSuite(sizes=(16,), blocks=(32,)))
-    assert summary.statuses == {"launch_error": 1} and "non-positive" in rows[0]["status_detail"]
+    assert summary.statuses == {"launch_error": 1} and "invalid sample times" in rows[0]["status_detail"]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from kgpubench.measure.timing import CV_HIGH, RepeatRule, repeat_until, summarize
+from kgpubench.measure.timing import CV_HIGH, StopRule, summarize, time_samples
 
 
 def test_summarize_hand_values():
@@ -33,47 +33,42 @@ def test_summarize_rejects(bad):
         summarize(bad)
 
 
-def test_rule_done_needs_both_count_and_time():
-    rule = RepeatRule(min_count=10, min_total_ms=100.0, max_count=1000)
-    assert not rule.done(9, 500.0)
-    assert not rule.done(10, 99.9)
-    assert rule.done(10, 100.0)
-    assert rule.done(1000, 1.0)  # the cap
+class _ListSampler:
+    """Gives the next sample times from a list; records the round sizes asked for."""
+
+    method, launches = "graph", 4
+
+    def __init__(self, times):
+        self.times, self.rounds = list(times), []
+
+    def run(self, samples):
+        self.rounds.append(samples)
+        out, self.times = self.times[:samples], self.times[samples:]
+        return out
+
+    def close(self):
+        pass
 
 
-def test_rule_batches_aim_at_missing_time():
-    rule = RepeatRule(min_count=10, min_total_ms=100.0, max_count=1000)
-    assert rule.next_batch(0, 0.0) == 10
-    # 10 launches of 5 ms: 50 ms missing at 5 ms each -> 10, plus 10 % -> 11
-    assert rule.next_batch(10, 50.0) == 11
-    assert rule.next_batch(21, 105.0) == 0
-    # never beyond the cap
-    assert rule.next_batch(995, 1.0) == 5
+def test_time_samples_divides_by_launches_and_divisor():
+    sampler = _ListSampler([99.0] + [8.0] * 10)  # a warm-up sample, then ten of 8 ms
+    result = time_samples(sampler, StopRule(), divisor=2)
+    assert sampler.rounds == [1, 10]
+    assert result.stats.median == 1.0 and result.stats.count == 10  # 8 ms / (4 launches x 2 steps)
+    assert result.gpu_ms == 80.0 and result.rse == 0.0 and not result.cap_hit
+    cols = result.columns("warm")
+    assert (cols["launches_per_sample"], cols["timing_method"], cols["measurement_protocol"]) == (4, "graph", 2)
 
 
-def test_repeat_until_constant_time_counts():
-    calls = []
+def test_time_samples_refuses_bad_event_times():
+    from kgpubench.measure.backend import LaunchFailed
 
-    def batch(k):
-        calls.append(k)
-        return [5.0] * k
-
-    times = repeat_until(batch, RepeatRule(min_count=10, min_total_ms=100.0, warmup=3))
-    assert calls == [3, 10, 11]  # warm-up, first batch, top-up to >= 100 ms
-    assert len(times) == 21 and sum(times) == 105.0
+    with pytest.raises(LaunchFailed, match="invalid sample times"):
+        time_samples(_ListSampler([1.0] + [float("nan")] * 10), StopRule())
 
 
-def test_repeat_until_long_kernel_stops_at_min_count_and_divides():
-    calls = []
-
-    def batch(k):
-        calls.append(k)
-        return [40.0] * k
-
-    times = repeat_until(batch, RepeatRule(min_count=10, min_total_ms=100.0, warmup=0), divisor=4)
-    assert calls == [10] and times == [10.0] * 10
-
-
-def test_rule_rejects_inconsistent():
-    with pytest.raises(ValueError):
-        RepeatRule(min_count=10, max_count=5)
+def test_min_gpu_time_keeps_short_samples_going():
+    # 0.1 ms samples without noise: 10 samples are only 1 ms < min_gpu_ms 5, so 40 more are asked for
+    sampler = _ListSampler([0.1] * 200)
+    result = time_samples(sampler, StopRule(warmup_samples=0))
+    assert sampler.rounds == [10, 40] and result.stats.count == 50

@@ -13,7 +13,7 @@ from regular_loader import modules, regular
 from kgpubench.measure.backend import get_backend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, collect_suite
-from kgpubench.measure.timing import RepeatRule
+from kgpubench.measure.timing import StopRule
 
 _, ref, _ = modules()
 
@@ -38,7 +38,7 @@ def _fan1_wrong_row(grid, block, args, smem):
 def _collect(tmp_path, impls, kernels, features=None):
     backend = get_backend("fake", implementations=impls, time_ms=0.5)
     writer = ShardWriter(tmp_path / "regular", "kernels")
-    opts = CollectOptions(quick=True, kernels=kernels, rule=RepeatRule(min_count=3, min_total_ms=1.0, warmup=1))
+    opts = CollectOptions(quick=True, kernels=kernels, rule=StopRule(min_samples=3, min_gpu_ms=1.0, max_round=10))
     kwargs = {"features": features} if features else {}
     summary = collect_suite(regular(), backend, writer, opts, **kwargs)
     writer.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from regular_loader import regular
 
-from kgpubench.measure.timing import RepeatRule
+from kgpubench.measure.timing import StopRule
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,7 +30,7 @@ def test_kernel_verifies_on_gpu(kernel, backend):
 
     suite = regular()
     for case in suite.cases(quick=True, kernels=[kernel]):
-        out = measure_case(case, suite, backend, rule=RepeatRule(min_count=3, min_total_ms=0.0, warmup=1))
+        out = measure_case(case, suite, backend, rule=StopRule(min_samples=3, min_gpu_ms=0.0, max_round=10))
         assert out["status"] == "ok", (case.label(), out.get("status_detail"))
         assert out["time_ms_min"] > 0
 
@@ -43,7 +43,8 @@ def test_largest_sizes_verify_on_gpu(backend):
     for kernel in KERNELS:
         cases = list(suite.cases(quick=False, kernels=[kernel]))
         biggest = max(cases, key=lambda c: (c.columns["s"], c.threads_per_block == 256))
-        out = measure_case(biggest, suite, backend, rule=RepeatRule(min_count=2, min_total_ms=0.0, warmup=0))
+        rule = StopRule(min_samples=2, min_gpu_ms=0.0, max_round=10, warmup_samples=0)
+        out = measure_case(biggest, suite, backend, rule=rule)
         assert out["status"] == "ok", (biggest.label(), out.get("status_detail"))
 
 
