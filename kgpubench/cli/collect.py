@@ -34,6 +34,12 @@ def collect(
     device: int = typer.Option(0, "--device", min=0, help="CUDA device index."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List suites, kernels and case counts; no GPU needed."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary (or dry-run plan) as JSON."),
+    lock_clocks: str = typer.Option("auto", "--lock-clocks", help="Lock the SM clock through NVML for the run "
+                                    "(always undone): auto (the default applications clock, when root), none, "
+                                    "or a clock in MHz."),
+    l2: Optional[str] = typer.Option(None, "--l2", help="L2 policy for every suite: warm (samples back to "  # noqa: UP045
+                                     "back) or flushed (L2 written over before each sample). Default: each "
+                                     "suite's declared policy."),
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
     from kgpubench.measure.suites import SUITE_ORDER, available_suites, load_suite
@@ -51,6 +57,13 @@ def collect(
 
         raise unknown_name("kernel", unknown[0], _all_kernels(suites))
     suites = [s for s in suites if selected[s.name] != []]
+    from kgpubench.measure.conditions import parse_lock_mode
+
+    lock_mode = parse_lock_mode(lock_clocks)
+    if l2 is not None and l2 not in ("warm", "flushed"):
+        from kgpubench.errors import unknown_name
+
+        raise unknown_name("L2 policy", l2, ["warm", "flushed"])
     if dry_run:
         _print_plan(suites, selected, quick, out, as_json)
         return
@@ -65,7 +78,14 @@ def collect(
         from kgpubench.cli import fail
 
         fail(escape(str(exc)), NO_GPU_EXIT)
-    summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes) for s in suites}
+    from kgpubench.measure.conditions import ClockLock
+
+    with ClockLock(backend.nvml(), lock_mode) as lock:
+        from rich.console import Console
+
+        Console(stderr=True).print(lock.note)
+        summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes,
+                                      clocks_locked=lock.locked, l2=l2) for s in suites}
     if as_json:
         typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
 
@@ -109,7 +129,8 @@ def _print_plan(suites, selected: dict, quick: bool, out: Path, as_json: bool) -
             typer.echo(f"  {k}: {n}")
 
 
-def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | None) -> dict:
+def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | None, *, clocks_locked: bool = False,
+             l2: str | None = None) -> dict:
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -125,7 +146,8 @@ def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | N
 
     console = Console(stderr=True)
     writer = ShardWriter(out / s.name, s.table)
-    options = CollectOptions(quick=quick, kernels=kernels, max_minutes=max_minutes)
+    options = CollectOptions(quick=quick, kernels=kernels, max_minutes=max_minutes, clocks_locked=clocks_locked,
+                             l2_policy=l2)
     columns = (TextColumn("[bold]{task.fields[suite]}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.description}"))
     try:

@@ -191,7 +191,9 @@ def static_feature_columns() -> list[Column]:
         Column("static_instructions", "int32", "PTX instructions in the entry body (dpc's k).", min=0),
         Column("nreg", "int32", "Registers per thread (ptxas).", min=0),
         Column("shmem_bytes", "int64", "Static shared memory per block (ptxas).", unit="B", min=0),
-        Column("shmem_words", "int64", "Static shared memory per block in 4-byte words (seed 000 ShMem).",
+        Column("shmem_words", "int64", "Shared memory per block, static (ptxas) plus the launch's dynamic "
+               "shared memory, in 4-byte words (seed 000 ShMem; rows before kernels 1.3.0 / stencil 1.3.0 "
+               "count the static part only).",
                min=0),
         Column("stack_bytes", "int64", "Stack frame per thread (ptxas).", unit="B", min=0),
         Column("spill_store_bytes", "int64", "Spill stores (ptxas).", unit="B", min=0),

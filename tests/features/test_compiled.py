@@ -75,6 +75,15 @@ def test_ptxas_figures_match_ptxas_v(compiled):
     assert feats["dist64"].shmem_bytes == 0
 
 
+def test_dynamic_shared_memory_counts_in_shmem_words(compiled):
+    arch, _feats, _ = compiled
+    k = "tiled_matmul"
+    f = extract_features(CU, k, arch=arch, grid=(16, 16), block=(16, 16), sizes=SIZES, trip_counts=TRIPS[k],
+                         dynamic_smem_bytes=4096)
+    # 2048 static bytes + 4096 dynamic = 6144 bytes = 1536 words; ptxas's static figure is unchanged
+    assert (f.shmem_bytes, f.shmem_words) == (2048, 1536)
+
+
 def test_identity_and_hand_counts(compiled):
     _, feats, _ = compiled
     for f in feats.values():

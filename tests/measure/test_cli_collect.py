@@ -77,3 +77,25 @@ def test_run_one_with_fake_backend_writes_and_summarises(tmp_path, capsys):
     again = _run_one(DoubleSuite(), backend, None, False, tmp_path, None)
     assert (again["written"], again["skipped"]) == (0, 4)
     assert "4 already there" in capsys.readouterr().err
+
+
+def test_bad_lock_and_l2_options_are_one_line():
+    res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--lock-clocks", "fast")
+    assert res.returncode == 1 and "--lock-clocks 'fast'" in res.stderr and "Traceback" not in res.stderr
+    res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--l2", "cold")
+    assert res.returncode == 1 and "unknown L2 policy 'cold'" in res.stderr
+
+
+def test_run_one_passes_lock_state_and_l2_policy(tmp_path):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from measure_fakes import DoubleSuite, double_impl
+
+    from kgpubench.cli.collect import _run_one
+    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.output import ShardWriter
+
+    backend = get_backend("fake", implementations={"double": double_impl}, time_ms=2.0)
+    _run_one(DoubleSuite(sizes=(16,), blocks=(32,)), backend, None, False, tmp_path, None, clocks_locked=True,
+             l2="flushed")
+    (row,) = ShardWriter(tmp_path / "regular", "kernels").rows()
+    assert row["clocks_locked"] is True and row["l2_policy"] == "flushed" and row["timing_method"] == "cold"
