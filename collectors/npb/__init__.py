@@ -54,8 +54,10 @@ class NpbSuite:
         from .sweep import collect_npb
 
         classes = ("S",) if getattr(options, "quick", False) else self.classes
+        policy = options.policy_for(self) if hasattr(options, "policy_for") else self.l2_policy
         return collect_npb(backend, writer, classes=classes, kernels=getattr(options, "kernels", None),
-                           max_minutes=getattr(options, "max_minutes", None), progress=progress)
+                           max_minutes=getattr(options, "max_minutes", None), l2_policy=policy,
+                           clocks_locked=bool(getattr(options, "clocks_locked", False)), progress=progress)
 
 
 SUITE = NpbSuite()

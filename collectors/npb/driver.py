@@ -1,10 +1,21 @@
 """The NPB sweep: for each benchmark and class, every kernel at every TPB (others at the NPB-GPU default),
 plus whole runs under the uniform ``max``, ``warp`` and the ``default`` assignments.
 
-Built from the harness's pieces (compile through the backend, repeat rule, statistics, GPU and provenance
-columns, resumable shard writer); NPB's whole-application flow does not fit the per-case loop, so it is
-driven from here. Every measured run is verified with the official NPB check; a failing assignment gives
-``verification_failed`` rows without times.
+Built from the harness's pieces (compile through the backend, protocol-2 timing, statistics, GPU and
+provenance columns, resumable shard writer); NPB's whole-application flow does not fit the per-case loop, so
+it is driven from here. Every measured run is verified with the official NPB check; a failing assignment
+gives ``verification_failed`` rows without times.
+
+Measurement protocol 2 for npb:
+
+- *Whole runs* (``run`` rows: ``app_time_s`` and the timing columns, ``timing_method = app``) are host-timed
+  between two device synchronisations, at least :attr:`SweepRule.min_runs` runs and ``min_total_ms``.
+- *Kernel times* never include the host's launch cost: the :class:`~.launcher.Launcher` records every call of
+  the last verified run, and the calls of one kernel (a ``kernel`` row: per call) or of all kernels (a ``run``
+  row's ``kernel_time_s``) are replayed as a CUDA graph with the harness's sampler and stop rule
+  (:func:`kgpubench.measure.runner.time_unit`). A ``kernel`` row's ``launches_per_sample`` counts calls;
+  its ``remainder_s`` is null (the offline sum takes the ``default`` run row's remainder).
+- ``kernel`` rows need one verified run of their assignment (:data:`KERNEL_RUNS`); ``run`` rows three.
 """
 
 from __future__ import annotations
@@ -16,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .apps import NpbApp
-from .launcher import CupyEventClock, EventClock, Launcher
+from .launcher import Launcher
 from .sources import full_assignment, kernel_source
 from .spec import TPB_CHOICES, check_benchmark, check_class, default_tpb, kernel_names, uniform_tpb
 
@@ -27,13 +38,13 @@ UNIFORM = {"max": 1024, "warp": 32}
 
 @dataclass
 class RunMeasurement:
-    """Timed whole runs of one assignment: app times (ms), every call's time per kernel, verification."""
+    """Timed whole runs of one assignment: app times (ms), calls per kernel, verification, and the launcher
+    holding the last run's recorded calls (for replays)."""
 
     assignment: dict[str, int]
     app_ms: list[float] = field(default_factory=list)
-    call_ms: dict[str, list[float]] = field(default_factory=dict)
-    kernel_ms_per_run: list[float] = field(default_factory=list)
     calls_per_run: dict[str, int] = field(default_factory=dict)
+    launcher: Launcher | None = None
     values: list[float] = field(default_factory=list)
     verified: bool = False
     error: float | None = None
@@ -58,6 +69,10 @@ class SweepRule:
         return runs >= self.max_runs or (runs >= self.min_runs and total_ms >= self.min_total_ms)
 
 
+# A kernel row needs one verified run of its assignment (its time comes from replays, not from the runs).
+KERNEL_RUNS = SweepRule(warmup=0, min_runs=1, min_total_ms=0.0)
+
+
 def _one_run(app: NpbApp, launcher: Launcher, sync: Callable[[], None],
              now: Callable[[], float]) -> tuple[float, list[float]]:
     app.reset()
@@ -70,11 +85,12 @@ def _one_run(app: NpbApp, launcher: Launcher, sync: Callable[[], None],
 
 
 def measure_assignment(app: NpbApp, kernels: Mapping[str, Callable[..., None]], tpb: Mapping[str, int], *,
-                       clock: EventClock | None, sync: Callable[[], None], rule: SweepRule = SweepRule(),
+                       sync: Callable[[], None], rule: SweepRule = SweepRule(),
                        now: Callable[[], float] = time.perf_counter) -> RunMeasurement:
-    """Warm up, then time whole runs until ``rule`` is met; every run is verified."""
+    """Warm up, then time whole runs until ``rule`` is met; every run is verified and its calls recorded."""
     out = RunMeasurement(assignment=dict(tpb))
-    launcher = Launcher(kernels, tpb, clock)
+    launcher = Launcher(kernels, tpb)
+    out.launcher = launcher
     for _ in range(rule.warmup):
         _, values = _one_run(app, launcher, sync, now)
         ok, err = app.verify(values)
@@ -92,10 +108,6 @@ def measure_assignment(app: NpbApp, kernels: Mapping[str, Callable[..., None]], 
             out.detail = f"run {out.runs + 1} failed the official {app.benchmark} check (relative error {err:.3g})"
             return out
         out.app_ms.append(ms)
-        times = launcher.call_times_ms()
-        for name, ts in times.items():
-            out.call_ms.setdefault(name, []).extend(ts)
-        out.kernel_ms_per_run.append(sum(sum(ts) for ts in times.values()))
         out.calls_per_run = dict(launcher.calls)
     return out
 
@@ -105,11 +117,14 @@ def _params(assignment: Mapping[str, int]) -> list[dict[str, float]]:
 
 
 def _stats(times: Sequence[float]) -> dict[str, Any]:
-    from kgpubench.measure.timing import summarize
+    from kgpubench.measure.timing import relative_standard_error, summarize
 
     s = summarize(times)
+    rse = relative_standard_error(times)
     return {"time_ms_median": s.median, "time_ms_min": s.min, "time_ms_mean": s.mean, "time_ms_std": s.std,
-            "repeats": s.count, "time_cv": s.cv}
+            "repeats": s.count, "time_cv": s.cv, "time_rse": rse if rse != float("inf") else None,
+            "measurement_protocol": 2, "timing_method": "app", "launches_per_sample": 1, "l2_policy": "warm",
+            "time_cap_hit": False, "samples_dropped": 0}
 
 
 def _common(meas: RunMeasurement) -> dict[str, Any]:
@@ -117,34 +132,39 @@ def _common(meas: RunMeasurement) -> dict[str, Any]:
                            "verification_value": [float(v) for v in meas.values] or None,
                            "verification_error": meas.error}
     if meas.status == "ok" and meas.runs:
-        app_mean = statistics.fmean(meas.app_ms)
-        row.update(app_time_s=statistics.median(meas.app_ms) / 1e3, runs=meas.runs,
-                   remainder_s=(app_mean - statistics.fmean(meas.kernel_ms_per_run)) / 1e3)
+        row.update(app_time_s=statistics.median(meas.app_ms) / 1e3, runs=meas.runs)
     return row
 
 
-def kernel_row(benchmark: str, npb_class: str, kernel: str, tpb: int, meas: RunMeasurement) -> dict[str, Any]:
-    """The ``kernel`` row of ``kernel`` at ``tpb`` from the runs of its one-kernel assignment."""
+def kernel_row(benchmark: str, npb_class: str, kernel: str, tpb: int, meas: RunMeasurement,
+               timing: Any = None, l2_policy: str = "warm") -> dict[str, Any]:
+    """The ``kernel`` row of ``kernel`` at ``tpb``: its assignment's runs, and ``timing`` (a protocol-2
+    :class:`~kgpubench.measure.timing.TimingResult` of the kernel's recorded calls, per call)."""
     row = {"row_kind": "kernel", "benchmark": benchmark, "npb_class": npb_class, "kernel": kernel, "tpb": tpb,
            "variant": "kgpubench", "assignment": "one-kernel", "tpb_effective": tpb, **_common(meas)}
-    times = meas.call_ms.get(kernel, [])
     if meas.status == "ok" and meas.runs:
-        row["calls_per_run"] = meas.calls_per_run.get(kernel, 0)
-        row["kernel_time_s"] = sum(times) / meas.runs / 1e3
-        if times:
-            row.update(_stats(times))
-        else:
+        calls = meas.calls_per_run.get(kernel, 0)
+        row["calls_per_run"] = calls
+        if not calls:
             row.update(status="infeasible", status_detail="the kernel is never called in this class")
+        elif timing is not None:
+            row.update(timing.columns(l2_policy))
+            row["launches_per_sample"] = timing.launches * calls
+            row["kernel_time_s"] = timing.stats.mean * calls / 1e3
     return row
 
 
-def run_row(benchmark: str, npb_class: str, assignment: str, meas: RunMeasurement) -> dict[str, Any]:
-    """The ``run`` row of a named assignment (``default``, ``max``, ``warp``)."""
+def run_row(benchmark: str, npb_class: str, assignment: str, meas: RunMeasurement,
+            timing: Any = None) -> dict[str, Any]:
+    """The ``run`` row of a named assignment (``default``, ``max``, ``warp``); ``timing``: the replay of every
+    recorded call of a run (per run), which gives ``kernel_time_s`` and ``remainder_s``."""
     row = {"row_kind": "run", "benchmark": benchmark, "npb_class": npb_class, "kernel": "app",
            "tpb": UNIFORM.get(assignment), "variant": "kgpubench", "assignment": assignment, **_common(meas)}
     if meas.status == "ok" and meas.runs:
-        row.update(_stats(meas.app_ms), calls_per_run=sum(meas.calls_per_run.values()),
-                   kernel_time_s=statistics.fmean(meas.kernel_ms_per_run) / 1e3)
+        row.update(_stats(meas.app_ms), calls_per_run=sum(meas.calls_per_run.values()))
+        if timing is not None:
+            row["kernel_time_s"] = timing.stats.mean / 1e3
+            row["remainder_s"] = (statistics.fmean(meas.app_ms) - timing.stats.mean) / 1e3
     return row
 
 
@@ -185,9 +205,3 @@ def compile_assignment(backend: Any, benchmark: str, assignment: Mapping[str, in
     return {n: (first if n == names[0] else first.function(n)) for n in names}
 
 
-def event_clock(backend: Any) -> EventClock | None:
-    """The backend's device-event clock (``backend.event_clock`` if it has one; CUDA events for CuPy)."""
-    clock = getattr(backend, "event_clock", None)
-    if clock is not None:
-        return clock
-    return CupyEventClock() if getattr(backend, "name", "") == "cupy" else None

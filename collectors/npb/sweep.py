@@ -10,11 +10,11 @@ from .apps import APPS
 from .driver import (
     COLLECTOR_VERSION,
     DEFAULT_CLASSES,
+    KERNEL_RUNS,
     PlanItem,
     RunMeasurement,
     SweepRule,
     compile_assignment,
-    event_clock,
     kernel_row,
     measure_assignment,
     plan,
@@ -27,14 +27,21 @@ def _failed(item: PlanItem, status: str, detail: str) -> RunMeasurement:
     return RunMeasurement(assignment=item.assignment, status=status, detail=detail)
 
 
-def _measure(item: PlanItem, app: Any, backend: Any, rule: SweepRule, cache: dict, clock: Any) -> RunMeasurement:
+# Replays of recorded calls: long units (a class B kernel's calls take up to a second) need few samples.
+def _replay_rule() -> Any:
+    from kgpubench.measure.timing import StopRule
+
+    return StopRule(min_samples=3, max_gpu_ms=3000.0, max_wall_s=15.0)
+
+
+def _measure(item: PlanItem, app: Any, backend: Any, rule: SweepRule, cache: dict) -> RunMeasurement:
     key = tuple(sorted(item.assignment.items()))
     if key in cache:
         return cache[key]
     try:
         kernels = compile_assignment(backend, app.benchmark, item.assignment)
-        meas = measure_assignment(app, kernels, item.assignment, clock=clock,
-                                  sync=backend.synchronize, rule=rule)
+        meas = measure_assignment(app, kernels, item.assignment, sync=backend.synchronize,
+                                  rule=rule if item.key["row_kind"] == "run" else KERNEL_RUNS)
     except Exception as exc:
         failure = backend.classify(exc)
         if failure is None:
@@ -46,12 +53,27 @@ def _measure(item: PlanItem, app: Any, backend: Any, rule: SweepRule, cache: dic
     return meas
 
 
-def _row(item: PlanItem, meas: RunMeasurement) -> dict[str, Any]:
+def _timing(item: PlanItem, meas: RunMeasurement, backend: Any, l2_policy: str, reference_mhz: Any) -> Any:
+    """Protocol-2 time of the row's kernel (all kernels for a run row) from replays of the recorded calls."""
+    from kgpubench.measure.runner import time_unit
+
+    if meas.status != "ok" or meas.launcher is None:
+        return None
+    name = None if item.key["row_kind"] == "run" else item.key["kernel"]
+    unit = meas.launcher.replay(name)
+    if unit is None:
+        return None
+    calls = 1 if name is None else meas.calls_per_run.get(name, 0)
+    return time_unit(backend, unit, l2_policy=l2_policy, rule=_replay_rule(), divisor=max(1, calls),
+                     reference_mhz=reference_mhz)
+
+
+def _row(item: PlanItem, meas: RunMeasurement, timing: Any, l2_policy: str) -> dict[str, Any]:
     k = item.key
     if k["row_kind"] == "run":
-        row = run_row(k["benchmark"], k["npb_class"], k["assignment"], meas)
+        row = run_row(k["benchmark"], k["npb_class"], k["assignment"], meas, timing)
     else:
-        row = kernel_row(k["benchmark"], k["npb_class"], k["kernel"], k["tpb"], meas)
+        row = kernel_row(k["benchmark"], k["npb_class"], k["kernel"], k["tpb"], meas, timing, l2_policy)
     if meas.detail:
         row["status_detail"] = meas.detail
     return row
@@ -60,26 +82,23 @@ def _row(item: PlanItem, meas: RunMeasurement) -> dict[str, Any]:
 def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHMARKS,
                 classes: Sequence[str] = DEFAULT_CLASSES, tpbs: Sequence[int] = TPB_CHOICES,
                 kernels: Sequence[str] | None = None, rule: SweepRule | None = None,
-                max_minutes: float | None = None,
+                max_minutes: float | None = None, l2_policy: str = "warm", clocks_locked: bool = False,
                 progress: Callable[[int, int, str], None] | None = None) -> Any:
     """Measure the NPB plan on ``backend`` (a harness backend with ``xp``) and append rows to ``writer``.
 
     Rows already in the shard are skipped (resumable). Returns the harness's ``CollectSummary``.
     """
-    from kgpubench.measure.provenance import gpu_columns, new_run_id, provenance_columns
+    from kgpubench.measure.power import THROTTLE_MASK
+    from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
     from kgpubench.measure.runner import CollectSummary
     from kgpubench.schema import row_id_of
 
     rule = rule or SweepRule()
-    clock = event_clock(backend)
-    if clock is None:
-        from kgpubench.errors import NoGpuError
-
-        raise NoGpuError(f"the {getattr(backend, 'name', '?')!r} backend has no device events, so NPB kernel calls "
-                         "cannot be timed; run `kgpubench collect --suite npb` with the CuPy backend on a GPU.")
     dev = backend.device()
     gpu = gpu_columns(dev)
-    run_id = writer.run_id or new_run_id()
+    nvml = backend.nvml()
+    reference_mhz = (nvml.sm_clock_mhz() if clocks_locked else dev.clock_sm_mhz) if nvml is not None else None
+    run_id = process_run_id(dev.uuid_hash)
     todo = [(b, c, it) for b in benchmarks for c in classes for it in plan(b, c, tpbs, kernels)]
     summary = CollectSummary(total=len(todo), run_id=run_id)
     table, start, done = writer.table, time.monotonic(), 0
@@ -100,14 +119,22 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
                 if app is None:
                     app = APPS[bench](cls, backend.xp)
                     app.setup()
-                meas = _measure(item, app, backend, rule, cache, clock)
-                row = {**_row(item, meas), **gpu}
+                before = nvml.state() if nvml is not None else None
+                meas = _measure(item, app, backend, rule, cache)
+                timing = _timing(item, meas, backend, l2_policy, reference_mhz)
+                row = {**_row(item, meas, timing, l2_policy), **gpu}
+                if before is not None:
+                    after = nvml.state()
+                    seen = before.throttle_reasons | after.throttle_reasons | (timing.reasons_seen if timing else 0)
+                    row.update(before.columns("before"), **after.columns("after"), throttled=bool(seen & THROTTLE_MASK))
+                if row["status"] == "ok":
+                    row["clocks_locked"] = clocks_locked
                 row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
                                               collector_version=COLLECTOR_VERSION))
                 writer.append({k: v for k, v in row.items() if k in set(table.column_names)})
                 summary.written += 1
                 summary.statuses[row["status"]] += 1
-                summary.measured_ms += sum(meas.app_ms)
+                summary.measured_ms += sum(meas.app_ms) + (timing.gpu_ms if timing else 0.0)
                 if progress:
                     progress(done, len(todo), item.label)
             del app, cache

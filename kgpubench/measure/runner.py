@@ -145,9 +145,7 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = D
             out["energy_j"] = result.energy_j / divisor
             out["power_idle_w"] = idle_w
         else:
-            watch = ClockWatch(nvml.sm_clock_mhz, nvml.throttle_reasons, reference_mhz) if nvml is not None \
-                else ClockWatch()
-            timing = time_samples(sampler, rule, divisor=divisor, watch=watch)
+            timing = time_samples(sampler, rule, divisor=divisor, watch=_watch(nvml, reference_mhz))
         after = nvml.state() if nvml is not None else None
         out.update(timing.columns(l2_policy))
         out["_measured_ms"] = timing.gpu_ms
@@ -167,6 +165,25 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = D
             sampler.close()
         if prepared is not None:
             prepared.release()
+
+
+def time_unit(backend: Backend, unit: Any, *, l2_policy: str = "warm", rule: StopRule = DEFAULT_RULE,
+              divisor: int = 1, reference_mhz: float | None = None) -> TimingResult:
+    """Protocol-2 timing of any unit of work (``unit()`` enqueues it; no sync): pilot, sampler, stop rule.
+
+    The building block for suites that time their own units (npb times each kernel's recorded calls).
+    """
+    sampler = _sampler(backend, unit, l2_policy, rule.launches_for(_pilot_unit_ms(backend, unit, rule)))
+    try:
+        return time_samples(sampler, rule, divisor=divisor, watch=_watch(backend.nvml(), reference_mhz))
+    finally:
+        sampler.close()
+
+
+def _watch(nvml: Any, reference_mhz: float | None) -> ClockWatch:
+    if nvml is None:
+        return ClockWatch()
+    return ClockWatch(nvml.sm_clock_mhz, nvml.throttle_reasons, reference_mhz)
 
 
 def _pilot_unit_ms(backend: Backend, launch: Any, rule: StopRule) -> float:

@@ -59,13 +59,15 @@ def test_remainder_is_the_default_runs_not_the_kernel_rows():
 
 
 def test_remainder_follows_the_drivers_run_row():
-    """The npb driver's default run row (remainder = mean app time - mean summed kernel time) is what counts."""
+    """The npb driver's default run row (remainder = mean app time - replayed kernel time per run) is what counts."""
     from collectors.npb.driver import RunMeasurement, run_row
+    from kgpubench.measure.timing import TimingResult, summarize
 
     meas = RunMeasurement(assignment={"psinv": 1024, "resid": 512, "zero3": 128}, app_ms=[500.0, 520.0],
-                          kernel_ms_per_run=[300.0, 310.0], calls_per_run={"psinv": 100, "resid": 100, "zero3": 10},
-                          verified=True)
-    row = run_row("MG", "B", "default", meas)
+                          calls_per_run={"psinv": 100, "resid": 100, "zero3": 10}, verified=True)
+    kernels = TimingResult(stats=summarize([300.0, 310.0]), method="graph", launches=1, rse=0.01, cap_hit=False,
+                           dropped=0, gpu_ms=610.0)
+    row = run_row("MG", "B", "default", meas, kernels)
     assert row["remainder_s"] == pytest.approx((510.0 - 305.0) / 1000)
     kernel_rows = [r for r in npb_crafted_table(run_rows=False).to_pylist() if r["gpu_name"] == "GPU A"]
     run = npb_run_row("GPU A", "MG", "B", meas.assignment, row["remainder_s"])

@@ -189,23 +189,3 @@ class Emulator:
             return lambda grid, block, args: fn(grid[0], block[0], *args)
 
         return {k: wrap(v) for k, v in table.items()}
-
-
-class TickClock:
-    """Events that read a counter: every call 'takes' 1 ms, so per-call times are known exactly."""
-
-    def __init__(self):
-        self.t = 0
-
-    def event(self):
-        clock = self
-
-        class E:
-            def record(self):
-                clock.t += 1
-                self.t = clock.t
-
-        return E()
-
-    def elapsed_ms(self, a, b):
-        return float(b.t - a.t)

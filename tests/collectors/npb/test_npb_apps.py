@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from emulated import Emulator, TickClock
+from emulated import Emulator
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +26,7 @@ def _run(mods, bench, assignment=None):
     app = apps.APPS[bench]("S", np)
     app.setup()
     kernels = Emulator(mods["ref_mg"], mods["randlc"]).kernels()
-    clock = TickClock()
-    meas = mods["driver"].measure_assignment(app, kernels, tpb, clock=clock, sync=lambda: None,
+    meas = mods["driver"].measure_assignment(app, kernels, tpb, sync=lambda: None,
                                              rule=mods["driver"].SweepRule(warmup=1, min_runs=1, min_total_ms=0))
     return meas
 
@@ -45,7 +44,17 @@ def test_cg_calls_per_run(mods):
     assert meas.calls_per_run["kernel_three"] == 375 and meas.calls_per_run["kernel_six"] == 375
     assert meas.calls_per_run["kernel_two"] == 15 and meas.calls_per_run["kernel_eleven"] == 15
     assert sum(meas.calls_per_run.values()) == 15 * (1 + 1 + 5 * 25 + 4)
-    assert meas.call_ms["kernel_three"] == [1.0] * 375  # one tick per event pair
+    # the last run's calls are recorded in order, and a replay launches exactly those of one kernel again
+    recorded = meas.launcher.recorded
+    assert len(recorded) == 15 * (1 + 1 + 5 * 25 + 4) and recorded[0][0] == "kernel_one"
+    three = [c for c in recorded if c[0] == "kernel_three"]
+    assert len(three) == 375 and {c[2] for c in three} == {(1024, 1, 1)}
+    launched = []
+    meas.launcher.kernels = {name: (lambda g, b, a, name=name: launched.append((name, g, b)))
+                             for name in meas.launcher.kernels}
+    meas.launcher.replay("kernel_three")()
+    assert launched == [(n, g, b) for n, g, b, _ in three]
+    assert meas.launcher.replay("no_such_kernel") is None
 
 
 def test_mg_calls_per_run(mods):
@@ -76,27 +85,38 @@ def test_wrong_result_is_verification_failed(mods):
     kernels = Emulator(mods["ref_mg"], mods["randlc"]).kernels()
     good = kernels["kernel_eleven"]  # a 1 % error in the normalisation of x moves zeta
     kernels["kernel_eleven"] = lambda g, b, args: good(g, b, (args[0], args[1] * 1.01, *args[2:]))
-    meas = mods["driver"].measure_assignment(app, kernels, spec.default_tpb("CG"), clock=None, sync=lambda: None)
+    meas = mods["driver"].measure_assignment(app, kernels, spec.default_tpb("CG"), sync=lambda: None)
     assert meas.status == "verification_failed" and not meas.verified and meas.runs == 0
     row = mods["driver"].kernel_row("CG", "S", "kernel_eleven", 512, meas)
     assert row["status"] == "verification_failed" and "time_ms_median" not in row
 
 
 def test_rows_and_additivity_fields(mods):
+    from kgpubench.measure.timing import TimingResult, summarize
+
     d = mods["driver"]
-    meas = d.RunMeasurement(assignment={"a": 32, "b": 64}, app_ms=[10.0, 12.0, 14.0],
-                            call_ms={"a": [1.0, 2.0, 1.0, 2.0, 1.0, 2.0], "b": [3.0, 3.0, 3.0]},
-                            kernel_ms_per_run=[6.0, 6.0, 6.0], calls_per_run={"a": 2, "b": 1},
+    meas = d.RunMeasurement(assignment={"a": 32, "b": 64}, app_ms=[10.0, 12.0, 14.0], calls_per_run={"a": 2, "b": 1},
                             values=[1.0], verified=True, error=0.0)
-    k = d.kernel_row("CG", "S", "a", 32, meas)
-    assert k["time_ms_median"] == 1.5 and k["repeats"] == 6 and k["calls_per_run"] == 2
+
+    def timing(per_unit, launches):
+        return TimingResult(stats=summarize(per_unit), method="graph", launches=launches, rse=0.001,
+                            cap_hit=False, dropped=0, gpu_ms=1.0)
+
+    # kernel a: replays of its 2 calls per run give 1.5 ms per call (4 replays per sample)
+    k = d.kernel_row("CG", "S", "a", 32, meas, timing([1.4, 1.5, 1.6], 4))
+    assert k["time_ms_median"] == 1.5 and k["repeats"] == 3 and k["calls_per_run"] == 2
+    assert k["launches_per_sample"] == 8 and k["timing_method"] == "graph" and k["measurement_protocol"] == 2
     assert k["kernel_time_s"] == pytest.approx(0.003) and k["app_time_s"] == pytest.approx(0.012)
-    assert k["remainder_s"] == pytest.approx(0.006)  # mean app 12 ms - kernels 6 ms
-    r = d.run_row("CG", "S", "warp", meas)
+    assert k.get("remainder_s") is None
+    # the run row: all 3 calls of a run replayed take 6 ms; the runs take 10, 12, 14 ms
+    r = d.run_row("CG", "S", "warp", meas, timing([6.0, 6.0, 6.0], 1))
     assert r["tpb"] == 32 and r["kernel"] == "app" and r["calls_per_run"] == 3 and r["repeats"] == 3
-    # offline additivity: calls x mean per call + remainder = the measured mean app time
+    assert r["timing_method"] == "app" and r["kernel_time_s"] == pytest.approx(0.006)
+    assert r["remainder_s"] == pytest.approx(0.006)  # mean app 12 ms - kernels 6 ms
+    # offline additivity: calls x mean per call + remainder = the measured mean app time (b: 3 ms per call)
     pred = 2 * 1.5 + 1 * 3.0 + r["remainder_s"] * 1e3
     assert pred == pytest.approx(12.0)
+    assert d.kernel_row("CG", "S", "c", 32, meas)["status"] == "infeasible"  # never called in this class
 
 
 def test_plan_counts(mods):
