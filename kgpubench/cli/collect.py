@@ -34,9 +34,10 @@ def collect(
     device: int = typer.Option(0, "--device", min=0, help="CUDA device index."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List suites, kernels and case counts; no GPU needed."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary (or dry-run plan) as JSON."),
-    lock_clocks: str = typer.Option("auto", "--lock-clocks", help="Lock the SM clock through NVML for the run "
-                                    "(always undone): auto (the default applications clock, when root), none, "
-                                    "or a clock in MHz."),
+    lock_clocks: str = typer.Option("none", "--lock-clocks", help="Lock the SM clock through NVML for the run "
+                                    "(needs root; always undone): auto (the default applications clock), a "
+                                    "clock in MHz, or none (the default: a shared or lent GPU must keep its "
+                                    "settings)."),
     l2: Optional[str] = typer.Option(None, "--l2", help="L2 policy for every suite: warm (samples back to "  # noqa: UP045
                                      "back) or flushed (L2 written over before each sample). Default: each "
                                      "suite's declared policy."),
