@@ -1,0 +1,216 @@
+"""Our kernel times (measurement protocol 2) against Nsight Compute's ``gpu__time_duration``, per kernel.
+
+For each of the :data:`PICKS` (at least 12 configurations from the regular, power and stencil suites, from
+about 1 us to over 10 ms), the script
+
+1. prepares and verifies the case exactly as ``kgpubench collect`` does, and times it with the harness
+   (``kgpubench.measure.runner.time_unit``, the suite's L2 policy);
+2. runs a child process of itself under ``ncu --metrics gpu__time_duration.sum --clock-control none`` (never
+   touching the clocks) with ``--cache-control all`` for a flushed suite and ``none`` for a warm one; the
+   child prepares the same case and launches its unit :data:`NCU_LAUNCHES` times; ncu's median per kernel
+   launch is the reference;
+3. prints ours, ncu's, the ratio and the difference. Target: within 3 % for kernels of 5 us and more, within
+   0.5 us below that.
+
+Needs an NVIDIA GPU, CuPy and ``ncu`` (Nsight Compute); without them it prints one line and exits 2.
+
+    PYTHONPATH=. python benchmarks/timing_agreement.py [--json OUT.json] [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+NCU_LAUNCHES = 12
+NCU_SKIP = 2
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One configuration: a name, its suite, and how to find its case among the suite's full sweep."""
+
+    name: str
+    suite: str
+    kernel: str
+    match: dict
+
+    def find(self, suite):
+        for case in suite.cases(quick=False, kernels=[self.kernel]):
+            if all(_lookup(case, k) == v for k, v in self.match.items()):
+                return case
+        raise LookupError(f"{self.name}: no {self.suite} case matches {self.match}")
+
+
+def _lookup(case, key):
+    if key == "block":
+        return tuple(case.block)
+    if key == "grid_x":
+        return case.grid[0]
+    if key in case.sizes:
+        return case.sizes[key]
+    return case.key.get(key, case.columns.get(key))
+
+
+PICKS = (
+    Pick("vector_add n=2^12", "regular", "vector_add", {"n": 4096, "block": (256, 1, 1), "grid_x": 16}),
+    Pick("vector_add n=2^20", "regular", "vector_add", {"n": 1 << 20, "block": (256, 1, 1), "grid_x": 4096}),
+    Pick("vector_add n=2^26", "regular", "vector_add", {"n": 1 << 26, "block": (256, 1, 1), "grid_x": 262144}),
+    Pick("euclid n=2^16", "regular", "euclid", {"n": 1 << 16, "block": (128, 1, 1), "grid_x": 512}),
+    Pick("euclid n=2^24", "regular", "euclid", {"n": 1 << 24, "block": (512, 1, 1), "grid_x": 32768}),
+    Pick("srad_cuda_1 1024^2", "regular", "srad_cuda_1", {"rows": 1024, "block": (16, 16, 1)}),
+    Pick("srad_cuda_2 8192^2", "regular", "srad_cuda_2", {"rows": 8192, "block": (32, 8, 1)}),
+    Pick("calculate_temp 2048^2", "regular", "calculate_temp", {"rows": 2048, "iters": 2, "block": (16, 16, 1)}),
+    Pick("matrix_mul 512", "regular", "matrix_mul", {"n": 512, "block": (16, 16, 1)}),
+    Pick("matrix_mul 4096", "regular", "matrix_mul", {"n": 4096, "block": (16, 16, 1)}),
+    Pick("fan2 4096", "regular", "fan2", {"n": 4096, "t": 0, "block": (16, 16, 1)}),
+    Pick("madd fp32", "power", "madd", {"variant": "fp32", "block": (256, 1, 1)}),
+    Pick("madd fp64", "power", "madd", {"variant": "fp64", "block": (256, 1, 1)}),
+    Pick("stencil 256^3 f32 o8 (1,1,4)", "stencil", "thread-tile",
+         {"grid_nx": 256, "dtype": "float32", "space_order": 8, "tile_b1": 1, "tile_b2": 1, "tile_b3": 4}),
+    Pick("stencil 512^3 f64 o16 (1,1,1)", "stencil", "thread-tile",
+         {"grid_nx": 512, "dtype": "float64", "space_order": 16, "tile_b1": 1, "tile_b2": 1, "tile_b3": 1}),
+)
+
+
+def judge(ours_us: float, ncu_us: float) -> bool:
+    """The target: within 3 % at 5 us and more, within 0.5 us below."""
+    if ncu_us >= 5.0:
+        return abs(ours_us / ncu_us - 1.0) <= 0.03
+    return abs(ours_us - ncu_us) <= 0.5
+
+
+def parse_ncu_csv(text: str) -> list[float]:
+    """``gpu__time_duration.sum`` values (us) from ``ncu --csv --print-units base`` output, in launch order."""
+    start = text.find('"ID"')
+    if start < 0:
+        return []
+    out = []
+    for row in csv.DictReader(io.StringIO(text[start:])):
+        if row.get("Metric Name") == "gpu__time_duration.sum":
+            value = float(row["Metric Value"].replace(",", ""))
+            unit = row.get("Metric Unit", "nsecond")
+            out.append(value / 1000.0 if unit in ("nsecond", "ns") else value * {"usecond": 1, "msecond": 1e3,
+                                                                                    "second": 1e6}.get(unit, 1))
+    return out
+
+
+def _prepared(pick: Pick, backend):
+    from kgpubench.measure.suites import load_suite
+
+    suite = load_suite(pick.suite)
+    case = pick.find(suite)
+    kernel = backend.compile(case.source)
+    prepared = suite.prepare(case, kernel, backend.xp, np.random.default_rng(0))
+    prepared.poison()
+    prepared.launch()
+    backend.synchronize()
+    ok, detail = prepared.verify()
+    if not ok:
+        raise RuntimeError(f"{pick.name}: verification failed: {detail}")
+    return suite, case, prepared
+
+
+def child(name: str) -> int:
+    """Under ncu: launch the pick's unit NCU_SKIP + NCU_LAUNCHES times, synchronising after each."""
+    from kgpubench.measure.backend import get_backend
+
+    pick = next(p for p in PICKS if p.name == name)
+    backend = get_backend("cupy")
+    _suite, _case, prepared = _prepared(pick, backend)
+    for _ in range(NCU_SKIP + NCU_LAUNCHES):
+        prepared.launch()
+        backend.synchronize()
+    prepared.release()
+    return 0
+
+
+def ours_us(pick: Pick, backend) -> tuple[float, str, int, str]:
+    """Our per-launch median (us), the L2 policy, the launches per sample and the kernel's name."""
+    from kgpubench.measure.runner import time_unit
+
+    suite, case, prepared = _prepared(pick, backend)
+    policy = getattr(suite, "l2_policy", "warm")
+    try:
+        result = time_unit(backend, prepared.launch, l2_policy=policy, divisor=max(1, case.time_divisor))
+    finally:
+        prepared.release()
+    return result.stats.median * 1000.0, policy, result.launches, case.source.kernel
+
+
+def ncu_us(pick: Pick, policy: str, kernel_name: str) -> float:
+    """ncu's median ``gpu__time_duration`` (us) of the pick's kernel over NCU_LAUNCHES launches."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "ncu.csv"
+        cmd = ["ncu", "--metrics", "gpu__time_duration.sum", "--clock-control", "none",
+               "--cache-control", "all" if policy == "flushed" else "none", "--csv", "--print-units", "base",
+               "--kernel-name", kernel_name, "--launch-skip", str(NCU_SKIP), "--launch-count",
+               str(NCU_LAUNCHES), "--log-file", str(log), sys.executable, __file__, "--child", pick.name]
+        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False)
+        values = parse_ncu_csv(log.read_text()) if log.is_file() else []
+        if res.returncode != 0 or not values:
+            raise RuntimeError(f"{pick.name}: ncu gave no gpu__time_duration (exit {res.returncode}): "
+                               f"{(res.stderr or res.stdout)[-400:]}")
+    return statistics.median(values)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, help="also write the table as JSON here")
+    parser.add_argument("--only", nargs="*", help="only these pick names")
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child)
+    from kgpubench.measure.cupy_backend import cupy_available
+
+    ok, why = cupy_available()
+    if not ok or shutil.which("ncu") is None:
+        print(f"timing_agreement: nothing measured ({why or 'ncu (Nsight Compute) is not on PATH'})")
+        return 2
+    from kgpubench.measure.backend import get_backend
+
+    backend = get_backend("cupy")
+    rows = []
+    for pick in PICKS:
+        if args.only and pick.name not in args.only:
+            continue
+        try:
+            ours, policy, launches, kernel_name = ours_us(pick, backend)
+            ref = ncu_us(pick, policy, kernel_name)
+            rows.append({"name": pick.name, "suite": pick.suite, "l2_policy": policy, "launches_per_sample": launches,
+                         "ours_us": ours, "ncu_us": ref, "ratio": ours / ref, "diff_us": ours - ref,
+                         "pass": judge(ours, ref)})
+        except Exception as exc:  # noqa: BLE001 - report the pick and go on with the others
+            rows.append({"name": pick.name, "suite": pick.suite, "error": f"{type(exc).__name__}: {exc}"[:300]})
+        r = rows[-1]
+        if "error" in r:
+            print(f"{r['name']:<34} ERROR {r['error']}", flush=True)
+        else:
+            print(f"{r['name']:<34} {r['l2_policy']:<8} ours {r['ours_us']:>11.3f} us  ncu {r['ncu_us']:>11.3f} us  "
+                  f"ratio {r['ratio']:.4f}  diff {r['diff_us']:+.3f} us  {'ok' if r['pass'] else 'MISS'}", flush=True)
+    measured = [r for r in rows if "error" not in r]
+    passed = sum(r["pass"] for r in measured)
+    print(f"device: {backend.device().name}; {len(measured)} kernels measured, {passed} within target "
+          f"(3 % at >= 5 us, 0.5 us below); {len(rows) - len(measured)} errors")
+    if args.json:
+        args.json.write_text(json.dumps({"device": backend.device().name, "rows": rows}, indent=1))
+    return 0 if measured and passed == len(measured) == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
