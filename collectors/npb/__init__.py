@@ -57,7 +57,8 @@ class NpbSuite:
         policy = options.policy_for(self) if hasattr(options, "policy_for") else self.l2_policy
         return collect_npb(backend, writer, classes=classes, kernels=getattr(options, "kernels", None),
                            max_minutes=getattr(options, "max_minutes", None), l2_policy=policy,
-                           clocks_locked=bool(getattr(options, "clocks_locked", False)), progress=progress)
+                           clocks_locked=bool(getattr(options, "clocks_locked", False)),
+                           row_ids=getattr(options, "row_ids", None), progress=progress)
 
 
 SUITE = NpbSuite()

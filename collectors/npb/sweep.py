@@ -83,7 +83,7 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
                 classes: Sequence[str] = DEFAULT_CLASSES, tpbs: Sequence[int] = TPB_CHOICES,
                 kernels: Sequence[str] | None = None, rule: SweepRule | None = None,
                 max_minutes: float | None = None, l2_policy: str = "warm", clocks_locked: bool = False,
-                progress: Callable[[int, int, str], None] | None = None) -> Any:
+                row_ids: Any = None, progress: Callable[[int, int, str], None] | None = None) -> Any:
     """Measure the NPB plan on ``backend`` (a harness backend with ``xp``) and append rows to ``writer``.
 
     Rows already in the shard are skipped (resumable). Returns the harness's ``CollectSummary``.
@@ -109,7 +109,10 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
             for item in items:
                 done += 1
                 key = {**item.key, "gpu_name": gpu["gpu_name"]}
-                if writer.has(row_id_of(table.name, {k: key.get(k) for k in table.key_columns})):
+                rid = row_id_of(table.name, {k: key.get(k) for k in table.key_columns})
+                if row_ids is not None and rid not in row_ids:
+                    continue
+                if writer.has(rid):
                     summary.skipped += 1
                     continue
                 if max_minutes is not None and (time.monotonic() - start) / 60 >= max_minutes:

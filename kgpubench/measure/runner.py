@@ -67,6 +67,8 @@ class CollectOptions:
         Base seed of the input generator (each case's seed also depends on its row id).
     clocks_locked : bool
         Whether the SM clock is locked for this collection (recorded on every row).
+    row_ids : set of str, optional
+        Only the cases with these row ids (a repeat of chosen configurations); ``None``: all.
     """
 
     quick: bool = False
@@ -77,6 +79,7 @@ class CollectOptions:
     power_window_ms: float = MIN_WINDOW_MS
     seed: int = 0
     clocks_locked: bool = False
+    row_ids: frozenset[str] | None = None
 
     def policy_for(self, suite: Any) -> str:
         """The L2 policy for ``suite``: this option's, else the suite's declared one, else ``warm``."""
@@ -300,6 +303,8 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     for i, case in enumerate(cases):
         base = case_row_base(case, table, gpu)
         rid = row_id_of(table.name, {k: base.get(k) for k in table.key_columns})
+        if options.row_ids is not None and rid not in options.row_ids:
+            continue
         if writer.has(rid):
             summary.skipped += 1
         else:
