@@ -1,13 +1,13 @@
 """Locking the GPU clocks for a collection, and always undoing it.
 
-Protocol 2 can lock the SM clock through NVML when the collector runs as root (``nvmlDeviceSetGpuLockedClocks``
-needs it): at the board's default applications clock (``--lock-clocks auto``) or at a given MHz. The
-default is ``none``: on a GPU that is shared or lent (a cluster node, a cloud machine) nobody may change the
-clocks, so locking is the owner's explicit choice. The lock is undone on every way out this process
-controls: normal exit, an exception, Ctrl-C, SIGTERM and SIGHUP (turned into ``SystemExit`` so the
-``with`` block unwinds) and ``atexit``. A SIGKILL cannot be caught: after one, ``nvidia-smi --reset-gpu-clocks`` (or rerunning
-``kgpubench collect``, which resets before it locks) restores the clocks. Rows record ``clocks_locked`` and the
-clocks around every measurement, so locked and unlocked rows are never confused.
+Protocol 2 can lock the SM clock through NVML when the collector runs as root (NVML needs it for
+``nvmlDeviceSetGpuLockedClocks``): at the board's default applications clock (``--lock-clocks auto``) or at
+a given MHz. The default is ``none``: on a GPU that is shared or lent (a cluster node, a cloud machine)
+nobody may change the clocks, so locking is the owner's explicit choice. The lock is undone on every way out
+this process controls: normal exit, an exception, Ctrl-C, SIGTERM and SIGHUP (turned into ``SystemExit`` so
+the ``with`` block unwinds) and ``atexit``. A SIGKILL cannot be caught: after one, ``nvidia-smi
+--reset-gpu-clocks`` (or a locking run of ``kgpubench collect``, which resets before it locks) restores the
+clocks. Rows record ``clocks_locked`` and the clocks around every measurement.
 """
 
 from __future__ import annotations
