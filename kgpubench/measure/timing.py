@@ -75,6 +75,9 @@ class StopRule:
         Relative standard error of the mean to reach.
     min_samples : int
         Samples before the noise target may stop timing.
+    min_samples_long, long_sample_ms : int, float
+        When the mean sample lasts at least ``long_sample_ms``, ``min_samples_long`` samples suffice (long
+        samples of large kernels vary little; ten of them would dominate a sweep's time).
     min_gpu_ms : float
         Summed sample time before the noise target may stop timing.
     max_gpu_ms : float
@@ -95,6 +98,8 @@ class StopRule:
 
     target_rse: float = 0.005
     min_samples: int = 10
+    min_samples_long: int = 5
+    long_sample_ms: float = 10.0
     min_gpu_ms: float = 5.0
     max_gpu_ms: float = 2000.0
     max_wall_s: float = 10.0
@@ -108,8 +113,9 @@ class StopRule:
         bad = []
         if not (0 < self.target_rse < 1):
             bad.append(f"target_rse={self.target_rse} (need 0 < x < 1)")
-        if self.min_samples < 2:
-            bad.append(f"min_samples={self.min_samples} (need >= 2: an RSE needs two samples)")
+        if self.min_samples < 2 or not (2 <= self.min_samples_long <= self.min_samples):
+            bad.append(f"min_samples={self.min_samples}, min_samples_long={self.min_samples_long} (need "
+                       "2 <= min_samples_long <= min_samples: an RSE needs two samples)")
         if not (0 <= self.min_gpu_ms <= self.max_gpu_ms) or not math.isfinite(self.max_gpu_ms):
             bad.append(f"min_gpu_ms={self.min_gpu_ms}, max_gpu_ms={self.max_gpu_ms} (need 0 <= min <= max < inf)")
         if not (self.max_wall_s > 0 and math.isfinite(self.max_wall_s)):
@@ -127,21 +133,31 @@ class StopRule:
             return self.max_launches
         return max(1, min(self.max_launches, math.ceil(self.target_sample_ms / unit_ms)))
 
+    def minimum(self, samples: Sequence[float]) -> int:
+        """The fewest samples for ``samples``: ``min_samples``, or ``min_samples_long`` for long samples."""
+        if samples and statistics.fmean(samples) >= self.long_sample_ms:
+            return self.min_samples_long
+        return self.min_samples
+
     def done(self, samples: Sequence[float]) -> bool:
         """Whether ``samples`` (sample times, ms) meet the noise target."""
-        return (len(samples) >= self.min_samples and sum(samples) >= self.min_gpu_ms - 1e-9
+        return (len(samples) >= self.minimum(samples) and sum(samples) >= self.min_gpu_ms - 1e-9
                 and relative_standard_error(samples) <= self.target_rse)
 
-    def next_round(self, samples: Sequence[float]) -> int:
+    def next_round(self, samples: Sequence[float], expected_ms: float | None = None) -> int:
         """Samples to take in the next round: ``min_samples`` first, then what the noise so far needs.
 
         With coefficient of variation ``cv``, the target needs ``n = (cv / target_rse)^2`` samples; the round
         asks for the missing ones plus 10 %, at least ``min_samples // 2``, within ``max_round`` and the
-        remaining GPU-time budget (estimated from the mean sample).
+        remaining GPU-time budget (estimated from the mean sample). ``expected_ms`` (the warm-up sample) sizes
+        the first round: ``min_samples_long`` when it is long.
         """
         n = len(samples)
-        if n < self.min_samples:
-            return self.min_samples - n
+        if n == 0:
+            long = expected_ms is not None and expected_ms >= self.long_sample_ms
+            return self.min_samples_long if long else self.min_samples
+        if n < self.minimum(samples):
+            return self.minimum(samples) - n
         mean = statistics.fmean(samples)
         cv = statistics.stdev(samples) / mean if mean > 0 else 0.0
         need = math.ceil((cv / self.target_rse) ** 2 * 1.1) - n
@@ -245,8 +261,8 @@ def time_samples(sampler: Sampler, rule: StopRule, *, divisor: int = 1, watch: C
     Each sample time is divided by ``sampler.launches * divisor`` (``divisor``: e.g. time steps per unit).
     """
     watch = watch or ClockWatch()
-    if rule.warmup_samples:
-        sampler.run(rule.warmup_samples)
+    warm = sampler.run(rule.warmup_samples) if rule.warmup_samples else []
+    expected = statistics.fmean(warm) if warm else None
     watch.start()
     t0 = wall()
     kept: list[float] = []
@@ -257,7 +273,7 @@ def time_samples(sampler: Sampler, rule: StopRule, *, divisor: int = 1, watch: C
         if spent >= rule.max_gpu_ms or wall() - t0 >= rule.max_wall_s:
             cap_hit = True
             break
-        batch = sampler.run(rule.next_round(kept))
+        batch = sampler.run(rule.next_round(kept, expected))
         if not batch or any(not (math.isfinite(t) and t > 0) for t in batch):
             raise LaunchFailed(f"CUDA events gave invalid sample times {batch[:3]}; rerun the configuration")
         spent += sum(batch)

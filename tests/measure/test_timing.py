@@ -51,7 +51,7 @@ class _ListSampler:
 
 
 def test_time_samples_divides_by_launches_and_divisor():
-    sampler = _ListSampler([99.0] + [8.0] * 10)  # a warm-up sample, then ten of 8 ms
+    sampler = _ListSampler([8.5] + [8.0] * 10)  # a warm-up sample, then ten of 8 ms
     result = time_samples(sampler, StopRule(), divisor=2)
     assert sampler.rounds == [1, 10]
     assert result.stats.median == 1.0 and result.stats.count == 10  # 8 ms / (4 launches x 2 steps)
@@ -72,3 +72,13 @@ def test_min_gpu_time_keeps_short_samples_going():
     sampler = _ListSampler([0.1] * 200)
     result = time_samples(sampler, StopRule(warmup_samples=0))
     assert sampler.rounds == [10, 40] and result.stats.count == 50
+
+
+def test_long_samples_need_only_five():
+    # a 20 ms warm-up announces long samples: a first round of 5, enough without noise
+    sampler = _ListSampler([20.0] * 30)
+    result = time_samples(sampler, StopRule())
+    assert sampler.rounds == [1, 5] and result.stats.count == 5
+    # 2 ms samples keep the ten-sample minimum
+    sampler = _ListSampler([2.0] * 30)
+    assert time_samples(sampler, StopRule()).stats.count == 10 and sampler.rounds == [1, 10]
