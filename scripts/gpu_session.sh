@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
-# A measuring session on a lent GPU machine (no network, no pip install): GPU tests, then `kgpubench collect`
-# for each suite in priority order, every shard written under $OUT as rows finish (rerun to resume).
+# A measuring session on a lent GPU machine (no network, no pip install): the proof of the labels, then
+# `kgpubench collect` for each suite in priority order, then a repeat of 50 configurations; every shard is
+# written under $WORK as rows finish and packed into $OUT after each step (rerun to resume).
 #
 #   scripts/gpu_session.sh [--dry-run] [--minutes N] [--suites "regular power stencil npb"] [--quick]
-#                          [--no-tests] [--tests-only]
+#                          [--no-tests] [--tests-only] [--no-proof] [--repeat N]
 #
 # Run from anywhere; it works from the repository root with PYTHONPATH (no install). Environment:
-#   OUT     what comes back (default ./gpu-session-out): one archive per suite, shards_<suite>.tar, refreshed
-#           after each suite, and logs.tar, refreshed after each step; the device tool returns at most
-#           8 files, so nothing else is written there
+#   OUT     what comes back (default ./gpu-session-out): shards_<suite>.tar per suite, repeat.tar and logs.tar
+#           (the device tool returns at most 8 files, so nothing else is written there)
 #   WORK    where shards and logs are written as rows finish (default $OUT/../gpu-session-work; on the
-#           device machine use a folder outside $OUT), so a rerun resumes
+#           device machine a folder outside $OUT)
+#   RESUME  a folder of shards_<suite>.tar archives from an earlier call (carried with the call): unpacked into
+#           $WORK/shards first, so collection resumes after the rows they hold (default ./.session)
+#   KGPUBENCH_COMMIT  the project commit to record on rows (the copy on a GPU machine has no .git)
 #   PYTHON  interpreter (default python3)
-# --dry-run prints what would run and the case counts of each suite; it needs no GPU.
-# Each suite gets --max-minutes N (default 8): with the device's 10-minute limit per command, run one suite
-# per call (--suites regular --no-tests), the GPU tests in their own call (--tests-only).
+# Steps: GPU tests, ceilings, timing agreement with Nsight Compute (benchmarks/timing_agreement.py) and the
+# harness overhead (benchmarks/collect_overhead.py) unless --no-tests/--no-proof; then each suite with
+# --max-minutes N (default 8) and --lock-clocks none (a lent GPU keeps its settings); then, with --repeat N,
+# benchmarks/repeat_check.py re-measures N configurations of the collection. --dry-run needs no GPU.
 set -u -o pipefail
 
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 PY="${PYTHON:-python3}"
 OUT="${OUT:-$ROOT/gpu-session-out}"
+RESUME="${RESUME:-$ROOT/.session}"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
 
-DRY=0; MINUTES=8; SUITES="regular power stencil npb"; QUICK=""; TESTS=1; COLLECT=1
+DRY=0; MINUTES=8; SUITES="regular power stencil npb"; QUICK=""; TESTS=1; PROOF=1; COLLECT=1; REPEAT=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) DRY=1 ;;
@@ -31,8 +37,10 @@ while [ $# -gt 0 ]; do
         --suites) SUITES="$2"; shift ;;
         --quick) QUICK="--quick" ;;
         --no-tests) TESTS=0 ;;
+        --no-proof) PROOF=0 ;;
         --tests-only) COLLECT=0 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        --repeat) REPEAT="$2"; shift ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "gpu_session.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
     shift
@@ -43,11 +51,11 @@ LOGS="$WORK/logs"
 SHARDS="$WORK/shards"
 mkdir -p "$OUT" "$LOGS" "$SHARDS"
 
-pack() {  # pack [SUITE]: refresh logs.tar (and shards_SUITE.tar) under $OUT, atomically
+pack() {  # pack [NAME [FOLDER]]: refresh logs.tar (and NAME.tar of FOLDER) under $OUT, atomically
     [ "$DRY" = 1 ] && { echo "+ pack ${1:-logs}"; return 0; }
     tar -cf "$OUT/.logs.tar.tmp" -C "$WORK" logs && mv "$OUT/.logs.tar.tmp" "$OUT/logs.tar"
-    if [ -n "${1:-}" ] && [ -d "$SHARDS/$1" ]; then
-        tar -cf "$OUT/.shards_$1.tar.tmp" -C "$SHARDS" "$1" && mv "$OUT/.shards_$1.tar.tmp" "$OUT/shards_$1.tar"
+    if [ -n "${1:-}" ] && [ -d "${2:-}" ]; then
+        tar -cf "$OUT/.$1.tar.tmp" -C "$(dirname "$2")" "$(basename "$2")" && mv "$OUT/.$1.tar.tmp" "$OUT/$1.tar"
     fi
 }
 
@@ -59,12 +67,18 @@ step() {  # step LOGNAME CMD...: print, then run (unless --dry-run) with output 
     return "${PIPESTATUS[0]}"
 }
 
-echo "gpu_session: out=$OUT suites=[$SUITES] minutes/suite=$MINUTES ${QUICK:+quick} $([ "$DRY" = 1 ] && echo dry-run)"
+echo "gpu_session: out=$OUT suites=[$SUITES] minutes/suite=$MINUTES ${QUICK:+quick} repeat=$REPEAT" \
+     "$([ "$DRY" = 1 ] && echo dry-run)"
 if [ "$DRY" = 0 ]; then
     { date -u; command -v nvidia-smi >/dev/null && nvidia-smi -L; "$PY" -c \
       "import sys, numpy, cupy; print(sys.version.split()[0], 'numpy', numpy.__version__, 'cupy', cupy.__version__)"; \
-      git -C "$ROOT" rev-parse HEAD 2>/dev/null; } > "$LOGS/env.txt" 2>&1
+      echo "commit ${KGPUBENCH_COMMIT:-unknown}"; } > "$LOGS/env.txt" 2>&1
 fi
+for archive in "$RESUME"/shards_*.tar; do  # rows of an earlier call: resume after them
+    [ -f "$archive" ] || continue
+    echo "+ resume from $(basename "$archive")"
+    [ "$DRY" = 1 ] || tar -xf "$archive" -C "$SHARDS"
+done
 
 status=0
 if [ "$TESTS" = 1 ]; then
@@ -73,6 +87,10 @@ if [ "$TESTS" = 1 ]; then
         step gpu_tests "$PY" -m pytest -m gpu -q -p no:cacheprovider "${GPU_TESTS[@]}" || status=1
     fi
     step ceilings "$PY" benchmarks/gpu_ceilings.py --out "$LOGS/ceilings.json" || status=1
+    pack
+fi
+if [ "$TESTS" = 1 ] && [ "$PROOF" = 1 ]; then
+    step timing_agreement "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" || status=1
     step collect_overhead "$PY" benchmarks/collect_overhead.py || status=1
     pack
 fi
@@ -88,12 +106,18 @@ if [ "$COLLECT" = 1 ]; then
                 || echo "gpu_session: (no plan for $suite without a GPU)"
         fi
         step "collect_$suite" "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" \
-            --max-minutes "$MINUTES" || status=1
+            --max-minutes "$MINUTES" --lock-clocks none || status=1
         if [ "$DRY" = 1 ] || [ -d "$SHARDS/$suite" ]; then
             step "validate_$suite" "$PY" -m kgpubench.cli validate "$SHARDS/$suite" || status=1
         fi
-        pack "$suite"
+        pack "shards_$suite" "$SHARDS/$suite"
     done
+fi
+
+if [ "$REPEAT" -gt 0 ]; then
+    step repeat "$PY" benchmarks/repeat_check.py --shards "$SHARDS" --out "$WORK/repeat" --count "$REPEAT" \
+        --json "$LOGS/repeat.json" || status=1
+    pack repeat "$WORK/repeat"
 fi
 echo "gpu_session: done (status $status); shards in $SHARDS, logs in $LOGS, archives in $OUT"
 exit "$status"

@@ -14,20 +14,31 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-def test_dry_run_lists_tests_then_suites_in_order(tmp_path):
-    env = {**os.environ, "OUT": str(tmp_path / "out"), "WORK": str(tmp_path / "work"), "PYTHON": sys.executable}
+def test_dry_run_lists_tests_proof_suites_and_repeat_in_order(tmp_path):
+    resume = tmp_path / "carried"
+    resume.mkdir()
+    (resume / "shards_regular.tar").write_bytes(b"")
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "WORK": str(tmp_path / "work"), "PYTHON": sys.executable,
+           "RESUME": str(resume)}
     res = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_session.sh"), "--dry-run", "--minutes", "3",
-                          "--suites", "regular power"], capture_output=True, text=True, check=False, env=env,
-                         cwd=tmp_path, timeout=300)
+                          "--suites", "regular power", "--repeat", "50"], capture_output=True, text=True,
+                         check=False, env=env, cwd=tmp_path, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     commands = [ln[2:] for ln in res.stdout.splitlines() if ln.startswith("+ ")]
-    assert "-m pytest -m gpu" in commands[0] and "tests/collectors/regular/test_gpu.py" in commands[0]
-    assert "conftest.py" not in commands[0]
+    assert commands[0] == "resume from shards_regular.tar"
+    assert "-m pytest -m gpu" in commands[1] and "tests/collectors/regular/test_gpu.py" in commands[1]
+    assert "conftest.py" not in commands[1]
+    scripts = [c.split()[1] for c in commands if "benchmarks/" in c]
+    assert scripts == ["benchmarks/gpu_ceilings.py", "benchmarks/timing_agreement.py",
+                       "benchmarks/collect_overhead.py", "benchmarks/repeat_check.py"]
     collects = [c for c in commands if " collect " in c]
     assert [c.split("--suite ")[1].split()[0] for c in collects] == ["regular", "power"]
-    assert all("--max-minutes 3" in c and f"--out {tmp_path}/work/shards" in c for c in collects)
-    # what comes back through $OUT: logs after the tests, then one archive per suite after it ran
-    assert [c for c in commands if c.startswith("pack")] == ["pack logs", "pack regular", "pack power"]
+    assert all("--max-minutes 3" in c and f"--out {tmp_path}/work/shards" in c and "--lock-clocks none" in c
+               for c in collects)
+    assert "--count 50" in next(c for c in commands if "repeat_check" in c)
+    # what comes back through $OUT: logs after the tests and the proof, one archive per suite, the repeat
+    assert [c for c in commands if c.startswith("pack")] == ["pack logs", "pack logs", "pack shards_regular",
+                                                            "pack shards_power", "pack repeat"]
     assert "regular: 2363 cases" in res.stdout  # the plan of the full regular sweep
     assert not any((tmp_path / "work" / "shards").iterdir())  # nothing written in a dry run
     assert not any((tmp_path / "out").iterdir())
