@@ -74,3 +74,71 @@ def test_nvml_energy_counter_reads(backend):
     assert e0 is None or e0 > 0
     state = nvml.state()
     assert state.sm_mhz > 0 and state.temperature_c > 0
+
+
+VADD = r'''
+extern "C" __global__ void vadd(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+'''
+
+
+def _vadd(backend, tmp_path, n):
+    src = tmp_path / "vadd.cu"
+    src.write_text(VADD)
+    k = backend.compile(KernelSource(src, "vadd"))
+    xp = backend.xp
+    a, b, c = xp.ones(n, dtype=np.float32), xp.ones(n, dtype=np.float32), xp.empty(n, dtype=np.float32)
+    return lambda: k(((n + 255) // 256, 1, 1), (256, 1, 1), (a, b, c, np.int32(n)))
+
+
+def test_graph_samples_exclude_the_launch(backend, tmp_path):
+    """A 4096-element add reads ~10 us with an event pair per launch; protocol 2 reads the kernel alone."""
+    from kgpubench.measure.runner import time_unit
+
+    unit = _vadd(backend, tmp_path, 4096)
+    per_launch = np.median(backend.time_launches(unit, 200)) * 1000
+    result = time_unit(backend, unit)
+    ours = result.stats.median * 1000
+    assert result.method == "graph" and result.launches >= 100
+    assert ours < per_launch / 2 and 0.3 < ours < 5.0, (ours, per_launch)
+    assert result.rse <= 0.005 and not result.cap_hit
+
+
+def test_graph_spin_kernel_time_matches_its_cycles(backend, tmp_path):
+    from kgpubench.measure.runner import time_unit
+
+    src = tmp_path / "spin.cu"
+    src.write_text(SPIN)
+    k = backend.compile(KernelSource(src, "spin", {"SCALE": 1}))
+    out = backend.xp.zeros(32, dtype=np.float32)
+    nvml = backend.nvml()
+    mhz = nvml.sm_clock_mhz() if nvml else backend.device().clock_sm_mhz
+    cycles = int(mhz * 1000 * 0.05)  # about 50 us at the current clock
+    result = time_unit(backend, lambda: k((1, 1, 1), (32, 1, 1), (out, np.int64(cycles))))
+    assert 0.03 < result.stats.median < 0.2 and result.launches >= 10
+
+
+def test_cold_samples_flush_and_stay_positive(backend, tmp_path):
+    from kgpubench.measure.runner import time_unit
+
+    unit = _vadd(backend, tmp_path, 1 << 20)
+    result = time_unit(backend, unit, l2_policy="flushed")
+    assert result.method == "cold" and result.launches == 1 and result.stats.min > 0
+
+
+def test_power_window_on_the_energy_counter(backend, tmp_path):
+    from kgpubench.measure.power import measure_power
+
+    nvml = backend.nvml()
+    if nvml is None or nvml.total_energy_mj() is None:
+        pytest.skip("no NVML energy counter here")
+    unit = _vadd(backend, tmp_path, 1 << 24)
+    sampler = backend.sampler(unit, method="graph", launches=10)
+    try:
+        result = measure_power(nvml, sampler, 1.0)
+    finally:
+        sampler.close()
+    assert result.method == "energy_counter" and 1000.0 <= result.window_ms < 1500.0
+    assert 50.0 < result.power_w_avg < 1200.0 and result.samples >= 5 and result.launches > 100
