@@ -47,8 +47,11 @@ class Blocker:
         import cupy
 
         rt = cupy.cuda.runtime
-        self._ptr = rt.hostAlloc(8, rt.hostAllocMapped)
-        self._dev = rt.hostGetDevicePointer(self._ptr, 0)
+        self._ptr = rt.hostAlloc(8, getattr(rt, "hostAllocMapped", 2))  # cudaHostAllocMapped = 0x02
+        try:  # with unified addressing (every 64-bit platform CUDA supports) both pointers are the same
+            self._dev = int(rt.pointerGetAttributes(self._ptr).devicePointer) or self._ptr
+        except Exception:  # noqa: BLE001 - an older binding without it: the host pointer is the device's
+            self._dev = self._ptr
         self._release = ctypes.c_int32.from_address(self._ptr)
         self._timed_out = ctypes.c_int32.from_address(self._ptr + 4)
         self._kernel = cupy.RawKernel(BLOCKING_SOURCE, "kg_block_stream")
