@@ -57,12 +57,12 @@ class Blocker:
         self._kernel = cupy.RawKernel(BLOCKING_SOURCE, "kg_block_stream")
 
     def block(self, stream: Any, timeout_s: float = TIMEOUT_S) -> None:
+        """Launch the blocking kernel on ``stream`` (it must be CuPy's current stream: RawKernel launches there)."""
         import numpy as np
 
         self._release.value = 0
         self._timed_out.value = 0
-        self._kernel((1,), (1,), (np.uint64(self._dev), np.uint64(self._dev + 4), np.uint64(int(timeout_s * 1e9))),
-                     stream=stream)
+        self._kernel((1,), (1,), (np.uint64(self._dev), np.uint64(self._dev + 4), np.uint64(int(timeout_s * 1e9))))
 
     def release(self) -> None:
         self._release.value = 1
@@ -118,7 +118,9 @@ class CupySampler:
                         self._fn()
                 finally:
                     graph = stream.end_capture()
-            graph.upload(stream)
+            upload = getattr(graph, "upload", None)
+            if upload is not None:
+                upload(stream)
         except Exception as exc:  # noqa: BLE001 - any capture failure means "time it another way"
             stream.synchronize()
             raise CaptureUnsupported(f"the unit cannot be captured in a CUDA graph ({type(exc).__name__}: "
