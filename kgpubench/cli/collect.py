@@ -66,6 +66,9 @@ def collect(
 
         fail(escape(str(exc)), NO_GPU_EXIT)
     summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes) for s in suites}
+    from kgpubench.bundle import finish_collect  # one file to send: validated shards, machine report, summary
+
+    finish_collect(out, [out / s.name for s in suites], backend.device(), summaries)
     if as_json:
         typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
 

@@ -81,13 +81,14 @@ def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard fo
     raise typer.Exit(1 if total else 0)
 
 
-def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders to merge."),
+def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders, or bundles (.zip from "
+                                             "`kgpubench collect`), to merge."),
           into: Path | None = typer.Option(None, "--into", help="Store folder (default: the packaged data)."),
           note: str | None = typer.Option(None, "--note", help="Changelog note for the new version.")) -> None:
-    """Validate shards and merge their new rows into a store (all or nothing; bumps the minor version)."""
-    from kgpubench.store import merge as do_merge
+    """Validate shards and bundles and merge their new rows into a store (all or nothing; bumps the minor version)."""
+    from kgpubench.bundle import merge_bundles
 
-    report = do_merge(shards, into, note=note)
+    report = merge_bundles(shards, into, note=note)
     added = ", ".join(f"{n} {c}" for c, n in sorted(report.added.items())) or "nothing new"
     dupes = sum(report.duplicates.values())
     typer.echo(f"merged {added}; {dupes} exact duplicate(s) skipped; dataset version "
