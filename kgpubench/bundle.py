@@ -243,6 +243,11 @@ def finish_collect(out: Path, shard_dirs: Sequence[Path], dev: DeviceInfo | None
         return None
     console.print(f"bundle: {escape(str(path))} -- the one file to send (CONTRIBUTING.md); a maintainer runs "
                   f"`kgpubench merge {escape(path.name)}`")
+    if dev is not None:
+        from kgpubench.hardware import find_gpu, unknown_gpu_message
+
+        if find_gpu(dev.name) is None:
+            console.print(f"[yellow]note:[/] {escape(unknown_gpu_message(dev.name))}")
     return path
 
 

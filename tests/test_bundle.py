@@ -147,3 +147,14 @@ def test_collect_hook_with_the_fake_backend_writes_no_bundle_for_fake_rows(tmp_p
     assert len(list((tmp_path / "regular").glob("*.parquet"))) == 1 and not list(tmp_path.glob("*.zip"))
     assert finish_collect(tmp_path, [tmp_path / "regular"], FAKE_DEVICE) is None
     assert "no bundle written" in capsys.readouterr().err
+
+
+def test_contributing_walks_from_install_to_pull_request_in_under_10_commands():
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [ln for ln in block.splitlines() if ln.strip()]
+    assert len(commands) < 10 and commands[1].startswith("pip install") and "git push" in commands[-1]
+    registered = {c.name or c.callback.__name__ for c in app.registered_commands}
+    registered |= {g.name for g in app.registered_groups}
+    used = [ln.split()[1] for ln in commands if ln.startswith("kgpubench ")]
+    assert used and all(u in registered for u in used), used
