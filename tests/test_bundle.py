@@ -158,3 +158,14 @@ def test_contributing_walks_from_install_to_pull_request_in_under_10_commands():
     registered |= {g.name for g in app.registered_groups}
     used = [ln.split()[1] for ln in commands if ln.startswith("kgpubench ")]
     assert used and all(u in registered for u in used), used
+
+
+def test_bundle_path_imports_no_heavy_ml_packages(collected, tmp_path):
+    # what collect runs at its end must work on a GPU machine without datasets, lightgbm or xgboost
+    code = ("import sys\nfrom pathlib import Path\nfrom kgpubench.bundle import bundle_after_collect\n"
+            "from kgpubench.measure.fake import FAKE_DEVICE\n"
+            f"p = bundle_after_collect(Path({str(tmp_path)!r}), [Path({str(collected / 'npb')!r})], FAKE_DEVICE)\n"
+            "print('HEAVY', sorted(m for m in ('datasets', 'lightgbm', 'xgboost') if m in sys.modules), p.exists())")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert "HEAVY [] True" in res.stdout, res.stdout + res.stderr

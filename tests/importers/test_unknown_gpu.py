@@ -48,3 +48,12 @@ def test_a4000_file_under_a_name_missing_from_the_alias_table(tmp_path, monkeypa
 def test_packaged_gpus_are_all_in_the_alias_table():
     result = CliRunner().invoke(app, ["info", "--json"])
     assert json.loads(result.stdout)["gpus_not_in_alias_table"] == []
+
+
+def test_parts_written_before_the_new_gpu_columns_read_them_as_null():
+    import kgpubench
+
+    table = kgpubench.load_dataset("kernels", format="arrow")
+    for col in ("gpu_peak_fp64_gflops", "gpu_tdp_w", "gpu_release_date", "gpu_catalogue_name", "gpu_specs_source"):
+        assert table[col].null_count == table.num_rows, col
+    assert table["gpu_sm_count"].null_count == 0  # what the old part holds stays
