@@ -44,4 +44,5 @@ def test_gpu_table_counts_rows_runs_and_repeats(tmp_path):
     assert lines["NVIDIA GeForce RTX 2080 Ti"] == ("| NVIDIA GeForce RTX 2080 Ti | nvidia | turing | 68 | 11.0 | "
                                                    "GeForce RTX 2080 Ti | autotune 8 | 2 | 4 |")
     assert lines["AMD Radeon PRO W7800"].endswith("| Radeon PRO W7800 | autotune 2 | 1 | 0 |")
-    assert lines["Mystery GPU 9000"] == "| Mystery GPU 9000 | - | - | - | - | not in the alias table | autotune 1 | 1 | 0 |"
+    assert lines["Mystery GPU 9000"] == ("| Mystery GPU 9000 | - | - | - | - | not in the alias table | "
+                                         "autotune 1 | 1 | 0 |")
