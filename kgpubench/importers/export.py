@@ -10,7 +10,9 @@ Each config says what its kernel, problem size and tunable configuration are:
 - ``kernels``: kernel ``<suite>.<program>.<kernel>[.<variant>]``, size ``size_params`` as ``n=v,...``,
   configuration block_x/y/z and grid_x/y/z.
 
-One file per (GPU, kernel, problem size), named ``<config>__<gpu>__<kernel>__<size>.json``.
+One file per (GPU, kernel, problem size), named ``<config>__<gpu>__<kernel>__<size>.json``. Each result keeps
+its row's ``run_id`` and the metadata its run's provenance, so importing the files again and merging them
+into the store they came from adds nothing (the same row id and run id: the same measurement).
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ import pyarrow.compute as pc
 
 from kgpubench.errors import KgpubenchError
 from kgpubench.importers.common import ImportFormatError, join_params
-from kgpubench.importers.t4 import configuration_of_autotune, t4_document, t4_result, write_t4
+from kgpubench.importers.t4 import (
+    RUNS_KEY,
+    configuration_of_autotune,
+    run_facts,
+    t4_document,
+    t4_result,
+    write_t4,
+)
 
 
 class NoRowsError(KgpubenchError, LookupError):
@@ -100,14 +109,17 @@ def export_t4_table(table: pa.Table, config: str, out_dir: Path | str,
 
         raise unknown_name("config with tunable parameters", config, MAPPERS) from None
     groups: dict[tuple[str, str, str], list[dict]] = {}
+    group_rows: dict[tuple[str, str, str], list[dict]] = {}
     for row in table.to_pylist():
         kernel, size, configuration = mapper(row)
         groups.setdefault((row["gpu_name"], kernel, size), []).append(t4_result(row, configuration))
+        group_rows.setdefault((row["gpu_name"], kernel, size), []).append(row)
     out = Path(out_dir)
     paths = []
     for (gpu, kernel, size), results in sorted(groups.items()):
+        runs = run_facts(group_rows[(gpu, kernel, size)])
         doc = t4_document(results, device_name=gpu, kernel_name=kernel, problem_size=size,
-                          extra={"kgpubench_config": config, **(extra_meta or {})})
+                          extra={"kgpubench_config": config, RUNS_KEY: runs, **(extra_meta or {})})
         paths.append(write_t4(out / f"{config}__{_slug(gpu)}__{_slug(kernel)}__{_slug(size)}.json", doc))
     return paths
 

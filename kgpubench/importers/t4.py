@@ -58,6 +58,12 @@ MEASURED = {"GFLOP/s": ("gflops_reported", "GFLOP/s"), "GB/s": ("gbs_reported", 
             "power_window_ms": ("power_window_ms", "ms"), "power_samples": ("power_samples", ""),
             "power_idle_w": ("power_idle_w", "W")}
 INT_COLUMNS = {"repeats", "power_samples"}
+# Measurement identity in exported files: each result's string measurement `run_id`, and per run (metadata
+# RUNS_KEY: run_id -> facts) the provenance columns its rows share, restored on re-import of imported rows.
+RUN_ID = "run_id"
+RUNS_KEY = "kgpubench_runs"
+RUN_FIELDS = ("source", "source_file", "source_format", "source_commit", "source_doi", "source_license",
+              "objective", "search_space_size")
 
 
 def is_t4_results(data: Any) -> bool:
@@ -91,10 +97,25 @@ def rows_from_t4(loaded: LoadedFile, prov: Provenance, *, gpu: str | None = None
     gpu_cols = resolve_gpu(meta.get("device_name"), gpu, path)
     shared = base_row(prov, loaded, run_id_for("t4", loaded.sha256), gpu_cols, FORMAT)
     shared.update(kernel=str(kernel), problem_size=problem_size_text(size), search_space_size=len(data["results"]))
+    runs = meta.get(RUNS_KEY) if isinstance(meta.get(RUNS_KEY), dict) else {}
     batch = TimingBatch()
-    rows = [_row(shared, i, r, prov, path, batch) for i, r in enumerate(data["results"])]
+    rows = [_restore_identity(_row(shared, i, r, prov, path, batch), r, runs) for i, r in enumerate(data["results"])]
     batch.fill()
     return rows
+
+
+def _restore_identity(row: dict[str, Any], result: Mapping[str, Any], runs: Mapping[str, Any]) -> dict[str, Any]:
+    """Give a row exported by kgpubench back its measurement identity: its ``run_id`` (so merging it again
+    is a no-op) and, for imported rows, the provenance of its run (source, upstream file, licence...)."""
+    run_id = next((m.get("value") for m in result.get("measurements") or []
+                   if isinstance(m, dict) and m.get("name") == RUN_ID), None)
+    if not isinstance(run_id, str):
+        return row
+    row["run_id"] = run_id
+    facts = runs.get(run_id)
+    if isinstance(facts, dict) and str(facts.get("source", "")).startswith("imported:"):
+        row.update({k: facts[k] for k in RUN_FIELDS if k in facts})
+    return row
 
 
 def _row(shared: dict, i: int, result: Any, prov: Provenance, path: Path, batch: TimingBatch) -> dict[str, Any]:
@@ -141,7 +162,8 @@ def t4_result(row: Mapping[str, Any], configuration: Mapping[str, Any]) -> dict[
     statistics, not every repeat: those travel as ``measurements`` (``time_ms_median`` ... ``repeats``), next to
     ``time`` (the objective: the source's reported time, else the mean, as Kernel Tuner defines it). A source
     failure marker that is not a T4 invalidity (e.g. ``CompilationFailedConfig``) travels as the string
-    measurement ``failure``, so a re-import restores it.
+    measurement ``failure``, so a re-import restores it; the row's ``run_id`` travels as the string
+    measurement ``run_id`` (its run's provenance in the document's ``metadata``, see :func:`run_facts`).
     """
     times: dict[str, Any] = {WRITE_TIME_KEYS[c]: row[c] for c in WRITE_TIME_KEYS if row.get(c) is not None}
     times["runtimes"] = []
@@ -161,12 +183,29 @@ def t4_result(row: Mapping[str, Any], configuration: Mapping[str, Any]) -> dict[
             measurements.append({"name": name, "value": row[col], "unit": unit})
     if failure and failure not in INVALIDITY:  # keep the source's own marker (e.g. CompilationFailedConfig)
         measurements.append({"name": "failure", "value": failure, "unit": ""})
+    if row.get("run_id"):
+        measurements.append({"name": RUN_ID, "value": row["run_id"], "unit": ""})
     out = {"timestamp": _iso(row.get("collected_at")), "configuration": dict(configuration), "times": times,
            "invalidity": invalidity, "correctness": 0 if status == "verification_failed" else 1,
            "measurements": measurements, "objectives": ["time"]}
     if out["timestamp"] is None:
         del out["timestamp"]
     return out
+
+
+def run_facts(rows: list[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """run_id -> the :data:`RUN_FIELDS` its rows share (a field whose value differs within a run is left out)."""
+    facts: dict[str, dict[str, Any]] = {}
+    mixed: dict[str, set[str]] = {}
+    for row in rows:
+        run = row.get("run_id")
+        if not run:
+            continue
+        have = facts.setdefault(run, {k: row[k] for k in RUN_FIELDS if k in row})
+        for k in RUN_FIELDS:
+            if k in have and have[k] != row.get(k):
+                mixed.setdefault(run, set()).add(k)
+    return {run: {k: v for k, v in f.items() if k not in mixed.get(run, ())} for run, f in sorted(facts.items())}
 
 
 def _iso(value: Any) -> str | None:

@@ -31,6 +31,8 @@ _COMPOSITE_TYPES: dict[str, pa.DataType] = {
     "params": pa.list_(pa.struct([("name", pa.string()), ("value", pa.float64())])),
     # Non-numeric tunable parameters (strings, booleans): (name, JSON text of the value), sorted by name.
     "params_text": pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())])),
+    # Where each of a row's figures came from: (column name, source), sorted by name.
+    "sources": pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())])),
     "list<float64>": pa.list_(pa.float64()),
     "list<int64>": pa.list_(pa.int64()),
     "list<string>": pa.list_(pa.string()),

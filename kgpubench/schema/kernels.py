@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
 from kgpubench.schema.common import (
+    GPU_CATALOGUE_CHANGE,
     TIMING_ORDER,
     common_head,
     common_tail,
@@ -63,7 +64,7 @@ TABLE = Table(
     name="kernels",
     description="Regular CUDA kernels (seed 000) and the power suite (seed 002): time, power and static "
     "features per GPU x kernel x size x launch configuration.",
-    version="1.3.0",
+    version="1.4.0",
     columns=tuple(common_head() + _specific() + common_tail() + _measurement_extras() + measured_columns()),
     ordered=TIMING_ORDER,
     changelog=(
@@ -80,5 +81,6 @@ TABLE = Table(
                    "throttled, clocks_locked, pstate_before, kgpubench_commit; clocks, temperature and "
                    "throttle reasons now describe every measurement, not only power windows; power_windows, "
                    "power_w_std; smem_dynamic_bytes.")),
+        ("1.4.0", GPU_CATALOGUE_CHANGE),
     ),
 )

@@ -18,7 +18,7 @@ additivity.
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import TIMING_ORDER, common_head, common_tail, measured_columns
+from kgpubench.schema.common import GPU_CATALOGUE_CHANGE, TIMING_ORDER, common_head, common_tail, measured_columns
 
 KERNEL_ROW = ("row_kind", "kernel")
 
@@ -60,7 +60,7 @@ def _specific() -> list[Column]:
 
 TABLE = Table(
     name="npb",
-    version="1.2.0",
+    version="1.3.0",
     description="NPB-CUDA kernels (EP, CG, MG, FT): time per call for every threads-per-block choice, "
     "and whole runs under uniform assignments (seed 001).",
     columns=tuple(common_head() + _specific() + common_tail() + measured_columns()),
@@ -74,5 +74,6 @@ TABLE = Table(
                   "temperature, throttle reasons, measurement_protocol, timing_method, launches_per_sample, "
                   "l2_policy, time_rse, time_cap_hit, samples_dropped, throttled, clocks_locked, "
                   "pstate_before, kgpubench_commit."),
+        ("1.3.0", GPU_CATALOGUE_CHANGE),
     ),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
 from kgpubench.schema.common import (
+    GPU_CATALOGUE_CHANGE,
     TIMING_ORDER,
     common_head,
     common_tail,
@@ -51,7 +52,7 @@ def _collector_extras() -> list[Column]:
 
 TABLE = Table(
     name="stencil",
-    version="1.3.0",
+    version="1.4.0",
     description="Simwave-style 3-D acoustic wave stencil: time per step for tile sizes (seed 003).",
     columns=tuple(common_head() + _specific() + common_tail() + _collector_extras() + measured_columns()),
     ordered=TIMING_ORDER,
@@ -68,5 +69,6 @@ TABLE = Table(
                    "temperature, throttle reasons, measurement_protocol, timing_method, launches_per_sample, "
                    "l2_policy, time_rse, time_cap_hit, samples_dropped, throttled, clocks_locked, "
                    "pstate_before, kgpubench_commit.")),
+        ("1.4.0", GPU_CATALOGUE_CHANGE),
     ),
 )

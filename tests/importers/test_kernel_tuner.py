@@ -97,10 +97,16 @@ def test_gzip_with_gpu_option_uses_file_timestamps():
     assert r["gbs_reported"] == pytest.approx(805.1958816002698)
 
 
-def test_unknown_device_name_needs_gpu(tmp_path):
-    path = crafted_cache(tmp_path, {}, device="Mystery GPU 9000")
-    with pytest.raises(ImportFormatError, match="'Mystery GPU 9000' is not in the GPU table"):
-        import_rows([path])
+def test_unknown_device_name_is_imported_with_null_catalogue_columns(tmp_path):
+    from kgpubench.hardware import UnknownGpuWarning
+
+    path = crafted_cache(tmp_path, {"32": {"block_size_x": 32, "time": 1.5, "times": [1.0, 2.0]}},
+                         device="Mystery GPU 9000")
+    with pytest.warns(UnknownGpuWarning, match="'Mystery GPU 9000' is not in the GPU alias table"):
+        (row,) = import_rows([path])
+    assert (row["gpu_name"], row["gpu_sm_count"], row["gpu_vendor"], row["gpu_specs_source"]) == (
+        "Mystery GPU 9000", None, None, [])
+    assert (row["status"], row["time_ms_median"]) == ("ok", 1.5)
 
 
 def test_unknown_failure_string_is_named(tmp_path):

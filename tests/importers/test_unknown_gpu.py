@@ -1,0 +1,59 @@
+"""A GPU missing from the alias table is never refused: real upstream files import, validate, merge and show."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+from typer.testing import CliRunner
+
+from kgpubench import hardware
+from kgpubench.cli import app
+from kgpubench.shards import read_shard
+
+MILO = Path(__file__).resolve().parents[3] / "shared" / "external" / "benchmark_hub" / "milo"
+A4000 = MILO / "convolution_A4000.json.gz"
+
+
+@pytest.mark.skipif(not A4000.exists(), reason="../shared/external (benchmark_hub) is not beside this checkout")
+def test_a4000_file_under_a_name_missing_from_the_alias_table(tmp_path, monkeypatch):
+    monkeypatch.delitem(hardware.ALIASES, "NVIDIA RTX A4000")
+    runner = CliRunner()
+    shard = tmp_path / "a4000.parquet"
+    result = runner.invoke(app, ["import", "kernel-tuner", str(A4000), "--out", str(shard)])
+    assert result.exit_code == 0, result.output
+    # the card's upstream table: 4,362 configurations, 4,201 ok, 6 compile errors, 155 launch errors
+    assert "wrote 4362 autotune rows (compile_error 6, launch_error 155, ok 4201)" in result.stdout
+    warnings = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: GPU 'NVIDIA RTX A4000' is not in the GPU alias")
+    assert '"NVIDIA RTX A4000": "RTX A4000"' in warnings[0]  # the proposal, for a human to add
+
+    _, table = read_shard(shard)
+    assert pc.unique(table["gpu_name"]).to_pylist() == ["NVIDIA RTX A4000"]
+    for col in ("gpu_vendor", "gpu_sm_count", "gpu_l2_bytes", "gpu_peak_fp32_gflops", "gpu_catalogue_name"):
+        assert table[col].null_count == table.num_rows, col
+    assert runner.invoke(app, ["validate", str(shard)]).exit_code == 0
+
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["merge", str(shard), "--into", str(store)])
+    assert result.exit_code == 0 and "merged 4362 autotune" in result.output, result.output
+    info = json.loads(runner.invoke(app, ["info", "--data", str(store), "--json"]).stdout)
+    assert info["gpus_not_in_alias_table"] == ["NVIDIA RTX A4000"]
+    text = runner.invoke(app, ["info", "--data", str(store)]).stdout
+    assert "GPUs not in the alias table (catalogue columns null): NVIDIA RTX A4000" in text
+
+
+def test_packaged_gpus_are_all_in_the_alias_table():
+    result = CliRunner().invoke(app, ["info", "--json"])
+    assert json.loads(result.stdout)["gpus_not_in_alias_table"] == []
+
+
+def test_parts_written_before_the_new_gpu_columns_read_them_as_null():
+    import kgpubench
+
+    table = kgpubench.load_dataset("kernels", format="arrow")
+    for col in ("gpu_peak_fp64_gflops", "gpu_tdp_w", "gpu_release_date", "gpu_catalogue_name", "gpu_specs_source"):
+        assert table[col].null_count == table.num_rows, col
+    assert table["gpu_sm_count"].null_count == 0  # what the old part holds stays
