@@ -113,9 +113,9 @@ class StopRule:
         bad = []
         if not (0 < self.target_rse < 1):
             bad.append(f"target_rse={self.target_rse} (need 0 < x < 1)")
-        if self.min_samples < 2 or not (2 <= self.min_samples_long <= self.min_samples):
-            bad.append(f"min_samples={self.min_samples}, min_samples_long={self.min_samples_long} (need "
-                       "2 <= min_samples_long <= min_samples: an RSE needs two samples)")
+        if self.min_samples < 2 or self.min_samples_long < 2:
+            bad.append(f"min_samples={self.min_samples}, min_samples_long={self.min_samples_long} (need >= 2: "
+                       "an RSE needs two samples)")
         if not (0 <= self.min_gpu_ms <= self.max_gpu_ms) or not math.isfinite(self.max_gpu_ms):
             bad.append(f"min_gpu_ms={self.min_gpu_ms}, max_gpu_ms={self.max_gpu_ms} (need 0 <= min <= max < inf)")
         if not (self.max_wall_s > 0 and math.isfinite(self.max_wall_s)):
@@ -136,7 +136,7 @@ class StopRule:
     def minimum(self, samples: Sequence[float]) -> int:
         """The fewest samples for ``samples``: ``min_samples``, or ``min_samples_long`` for long samples."""
         if samples and statistics.fmean(samples) >= self.long_sample_ms:
-            return self.min_samples_long
+            return min(self.min_samples_long, self.min_samples)
         return self.min_samples
 
     def done(self, samples: Sequence[float]) -> bool:
@@ -155,7 +155,7 @@ class StopRule:
         n = len(samples)
         if n == 0:
             long = expected_ms is not None and expected_ms >= self.long_sample_ms
-            return self.min_samples_long if long else self.min_samples
+            return min(self.min_samples_long, self.min_samples) if long else self.min_samples
         if n < self.minimum(samples):
             return self.minimum(samples) - n
         mean = statistics.fmean(samples)
