@@ -18,6 +18,7 @@ from .driver import (
     kernel_row,
     measure_assignment,
     plan,
+    precompile_assignments,
     run_row,
 )
 from .spec import BENCHMARKS, TPB_CHOICES
@@ -46,6 +47,13 @@ def _measure(item: PlanItem, app: Any, backend: Any, rule: SweepRule, cache: dic
     return meas
 
 
+def _row_id(table: Any, item: PlanItem, gpu_name: str) -> str:
+    from kgpubench.schema import row_id_of
+
+    key = {**item.key, "gpu_name": gpu_name}
+    return row_id_of(table.name, {k: key.get(k) for k in table.key_columns})
+
+
 def _row(item: PlanItem, meas: RunMeasurement) -> dict[str, Any]:
     k = item.key
     if k["row_kind"] == "run":
@@ -68,7 +76,6 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
     """
     from kgpubench.measure.provenance import gpu_columns, new_run_id, provenance_columns
     from kgpubench.measure.runner import CollectSummary
-    from kgpubench.schema import row_id_of
 
     rule = rule or SweepRule()
     clock = event_clock(backend)
@@ -80,36 +87,39 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
     dev = backend.device()
     gpu = gpu_columns(dev)
     run_id = writer.run_id or new_run_id()
-    todo = [(b, c, it) for b in benchmarks for c in classes for it in plan(b, c, tpbs, kernels)]
-    summary = CollectSummary(total=len(todo), run_id=run_id)
-    table, start, done = writer.table, time.monotonic(), 0
-    for bench in benchmarks:
-        for cls in classes:
-            items = [it for b, c, it in todo if (b, c) == (bench, cls)]
-            app, cache = None, {}
-            for item in items:
-                done += 1
-                key = {**item.key, "gpu_name": gpu["gpu_name"]}
-                if writer.has(row_id_of(table.name, {k: key.get(k) for k in table.key_columns})):
-                    summary.skipped += 1
-                    continue
-                if max_minutes is not None and (time.monotonic() - start) / 60 >= max_minutes:
-                    summary.stopped_early = True
-                    summary.wall_s = time.monotonic() - start
-                    return summary
-                if app is None:
-                    app = APPS[bench](cls, backend.xp)
-                    app.setup()
-                meas = _measure(item, app, backend, rule, cache, clock)
-                row = {**_row(item, meas), **gpu}
-                row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
-                                              collector_version=COLLECTOR_VERSION))
-                writer.append({k: v for k, v in row.items() if k in set(table.column_names)})
-                summary.written += 1
-                summary.statuses[row["status"]] += 1
-                summary.measured_ms += sum(meas.app_ms)
-                if progress:
-                    progress(done, len(todo), item.label)
-            del app, cache
+    table = writer.table
+    groups = {(b, c): [(it, _row_id(table, it, gpu["gpu_name"])) for it in plan(b, c, tpbs, kernels)]
+              for b in benchmarks for c in classes}
+    total = sum(len(items) for items in groups.values())
+    summary = CollectSummary(total=total, run_id=run_id)
+    start, done = time.monotonic(), 0
+    precompile_assignments(backend, ((b, it.assignment) for (b, _c), items in groups.items() for it, rid in items
+                                     if not writer.has(rid)))
+    columns = set(table.column_names)
+    for (bench, cls), items in groups.items():
+        app, cache = None, {}
+        for item, rid in items:
+            done += 1
+            if writer.has(rid):
+                summary.skipped += 1
+                continue
+            if max_minutes is not None and (time.monotonic() - start) / 60 >= max_minutes:
+                summary.stopped_early = True
+                summary.wall_s = time.monotonic() - start
+                return summary
+            if app is None:
+                app = APPS[bench](cls, backend.xp)
+                app.setup()
+            meas = _measure(item, app, backend, rule, cache, clock)
+            row = {**_row(item, meas), **gpu}
+            row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
+                                          collector_version=COLLECTOR_VERSION))
+            writer.append({k: v for k, v in row.items() if k in columns})
+            summary.written += 1
+            summary.statuses[row["status"]] += 1
+            summary.measured_ms += sum(meas.app_ms)
+            if progress:
+                progress(done, total, item.label)
+        del app, cache
     summary.wall_s = time.monotonic() - start
     return summary
