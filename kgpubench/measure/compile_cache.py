@@ -455,6 +455,9 @@ def precompile(cache: CompileCache, arch: str, cases: Sequence[Case] = (), sourc
         out.workers.add(result.pid)
         if result.artefact is None:
             out.failures[result.key] = result.error or "NVRTC failed"
+            if features is not None:  # compile_error rows: no features to look for elsewhere
+                for i, _case in by_key[result.key][1]:
+                    out.features[i] = {}
         else:
             out.artefacts[result.key] = result.artefact
             out.hits += result.hit

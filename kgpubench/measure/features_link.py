@@ -1,8 +1,12 @@
 """The one place where the harness asks :mod:`kgpubench.features` for a case's static features.
 
 Features are static: they depend only on the source, the defines, the target architecture and the trip
-counts, never on a run. When the features toolchain (nvcc) is missing on the measuring machine, the columns
-stay null and can be filled later from the shard on any machine with nvcc; a warning says so once.
+counts, never on a run. A collection computes them ahead of time, in the compile workers, from the NVRTC
+artefacts of the exact compiled configuration (:func:`artefact_features`: PTX with line info, and the ptxas
+report NVRTC prints, so no nvcc or ptxas is needed); the measuring loop only looks them up
+(:func:`with_precompiled`). Without that (a backend that does not precompile), :func:`static_features` asks
+nvcc per case, or analyses the backend's NVRTC PTX; when neither works the columns stay null and can be filled
+later from the shard on any machine with nvcc; a warning says so once.
 """
 
 from __future__ import annotations

@@ -134,6 +134,9 @@ def test_precompile_dedups_variants_and_reports_failures(counting, tmp_path):
     again = precompile(cache, "sm_90", cases, [extra], jobs=1)
     assert (again.compiled, again.hits, call_count(calls)) == (0, 3, 5)  # only the failing one again
     assert set(again.artefacts) == set(done.artefacts)
+    # With features asked for, every case gets columns: {} here (the fake PTX has no entry; a warning says so)
+    with_features = precompile(cache, "sm_90", cases, jobs=1, features=FeatureDevice("sm_90", 132))
+    assert with_features.features == [{}] * 6
 
 
 def test_precompile_fans_out_over_worker_processes(tmp_path):
