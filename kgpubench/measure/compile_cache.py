@@ -502,6 +502,9 @@ def _pool_context() -> Any:
 
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["kgpubench.measure.compile_cache", "kgpubench.measure.features_link"])
+        preload = ["kgpubench.measure.compile_cache", "kgpubench.measure.features_link"]
+        if "cupy" in sys.modules:  # imported once in the server instead of once per worker (no CUDA context)
+            preload.append("cupy.cuda.nvrtc")
+        ctx.set_forkserver_preload(preload)
         return ctx
     return multiprocessing.get_context("spawn")
