@@ -97,3 +97,38 @@ def test_backend_without_precompile_keeps_the_per_case_path(tmp_path, monkeypatc
     monkeypatch.setattr(features_link, "static_features", per_case)
     _summary, rows = _collect(tmp_path, FakeBackend(implementations={"double": double_impl}), CachingSuite())
     assert sorted(calls) == [32, 32, 64, 64] and all(r["alpha"] == 0.125 for r in rows.values())
+
+
+def test_regular_rows_get_features_from_real_nvrtc_artefacts(tmp_path, no_per_case_features):
+    """End to end on the CPU: collect_suite -> precompile with the real NVRTC (ctypes) and the disk cache ->
+    features computed from the artefacts in the compile step -> rows; no per-case feature extraction."""
+    from kgpubench.errors import ToolchainError
+    from kgpubench.measure.compile_cache import CompileCache, CtypesNvrtc, FeatureDevice, precompile
+    from kgpubench.measure.suites import load_suite
+
+    try:
+        nvrtc = CtypesNvrtc.find()
+    except ToolchainError as exc:
+        pytest.skip(f"no NVRTC library here: {exc}")
+
+    class NvrtcFake(FakeBackend):
+        def precompile(self, cases, *, sources=(), features=True):
+            dev = self.device()
+            done = precompile(CompileCache(tmp_path / "cache", compiler=nvrtc), dev.arch, cases, sources,
+                              features=FeatureDevice(dev.arch, dev.sm_count) if features else None, jobs=1)
+            self.compiled_ahead = done.compiled
+            return done.features
+
+    def vector_add(grid, block, args, smem):
+        a, b, c, n = args
+        c[:n] = a[:n] + b[:n]
+
+    backend = NvrtcFake(implementations={"vector_add": vector_add}, time_ms=0.5)
+    writer = ShardWriter(tmp_path / "shard", "kernels")
+    summary = collect_suite(load_suite("regular"), backend, writer,
+                            CollectOptions(quick=True, kernels=["vector_add"], rule=FAST))
+    writer.close()
+    rows = ShardWriter(tmp_path / "shard", "kernels").rows()
+    assert summary.statuses == {"ok": 4} and backend.compiled_ahead == 1  # one source, no defines
+    # vector_add: one global store per element it handles, registers from NVRTC's ptxas report
+    assert all(r["lmw"] == 1.0 and r["nreg"] > 0 and r["occupancy"] > 0 and r["l"] > 0 for r in rows)
