@@ -183,7 +183,9 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     """Measure every case of ``suite`` not yet in ``writer``'s shard and append each row as it finishes.
 
     ``progress(done, total, label)`` is called after each case; ``features(case, device)`` returns the
-    static-feature columns (default :func:`kgpubench.measure.features_link.static_features`).
+    static-feature columns (default: computed ahead of time with the compilation when the backend has
+    ``precompile``, else :func:`kgpubench.measure.features_link.static_features`). Before the loop, the cases
+    still to measure are compiled ahead of time (``backend.precompile``, when there is one).
     Raises :class:`ContextLostError` after writing the row of a case that left a sticky CUDA error.
     """
     own_features = features is not None
