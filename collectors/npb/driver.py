@@ -205,3 +205,18 @@ def compile_assignment(backend: Any, benchmark: str, assignment: Mapping[str, in
     return {n: (first if n == names[0] else first.function(n)) for n in names}
 
 
+def precompile_assignments(backend: Any, work: Iterable[tuple[str, Mapping[str, int]]]) -> int:
+    """Compile the module of every distinct (benchmark, assignment) in ``work`` ahead of time, in parallel,
+    when the backend can (``backend.precompile``); :func:`compile_assignment` then only loads them.
+    Returns how many distinct modules were handed over (0 without ``precompile``)."""
+    pre = getattr(backend, "precompile", None)
+    if pre is None:
+        return 0
+    sources = {}
+    for bench, assignment in work:
+        key = (bench, tuple(sorted(assignment.items())))
+        if key not in sources:
+            sources[key] = kernel_source(bench, kernel_names(bench)[0], assignment)
+    if sources:
+        pre(sources=list(sources.values()), features=False)
+    return len(sources)

@@ -18,6 +18,7 @@ from .driver import (
     kernel_row,
     measure_assignment,
     plan,
+    precompile_assignments,
     run_row,
 )
 from .spec import BENCHMARKS, TPB_CHOICES
@@ -68,6 +69,13 @@ def _timing(item: PlanItem, meas: RunMeasurement, backend: Any, l2_policy: str, 
                      reference_mhz=reference_mhz)
 
 
+def _row_id(table: Any, item: PlanItem, gpu_name: str) -> str:
+    from kgpubench.schema import row_id_of
+
+    key = {**item.key, "gpu_name": gpu_name}
+    return row_id_of(table.name, {k: key.get(k) for k in table.key_columns})
+
+
 def _row(item: PlanItem, meas: RunMeasurement, timing: Any, l2_policy: str) -> dict[str, Any]:
     k = item.key
     if k["row_kind"] == "run":
@@ -91,7 +99,6 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
     from kgpubench.measure.power import THROTTLE_MASK
     from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
     from kgpubench.measure.runner import CollectSummary
-    from kgpubench.schema import row_id_of
 
     rule = rule or SweepRule()
     dev = backend.device()
@@ -99,47 +106,49 @@ def collect_npb(backend: Any, writer: Any, *, benchmarks: Sequence[str] = BENCHM
     nvml = backend.nvml()
     reference_mhz = (nvml.sm_clock_mhz() if clocks_locked else dev.clock_sm_mhz) if nvml is not None else None
     run_id = process_run_id(dev.uuid_hash)
-    todo = [(b, c, it) for b in benchmarks for c in classes for it in plan(b, c, tpbs, kernels)]
-    summary = CollectSummary(total=len(todo), run_id=run_id)
-    table, start, done = writer.table, time.monotonic(), 0
-    for bench in benchmarks:
-        for cls in classes:
-            items = [it for b, c, it in todo if (b, c) == (bench, cls)]
-            app, cache = None, {}
-            for item in items:
-                done += 1
-                key = {**item.key, "gpu_name": gpu["gpu_name"]}
-                rid = row_id_of(table.name, {k: key.get(k) for k in table.key_columns})
-                if row_ids is not None and rid not in row_ids:
-                    continue
-                if writer.has(rid):
-                    summary.skipped += 1
-                    continue
-                if max_minutes is not None and (time.monotonic() - start) / 60 >= max_minutes:
-                    summary.stopped_early = True
-                    summary.wall_s = time.monotonic() - start
-                    return summary
-                if app is None:
-                    app = APPS[bench](cls, backend.xp)
-                    app.setup()
-                before = nvml.state() if nvml is not None else None
-                meas = _measure(item, app, backend, rule, cache)
-                timing = _timing(item, meas, backend, l2_policy, reference_mhz)
-                row = {**_row(item, meas, timing, l2_policy), **gpu}
-                if before is not None:
-                    after = nvml.state()
-                    seen = before.throttle_reasons | after.throttle_reasons | (timing.reasons_seen if timing else 0)
-                    row.update(before.columns("before"), **after.columns("after"), throttled=bool(seen & THROTTLE_MASK))
-                if row["status"] == "ok":
-                    row["clocks_locked"] = clocks_locked
-                row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
-                                              collector_version=COLLECTOR_VERSION))
-                writer.append({k: v for k, v in row.items() if k in set(table.column_names)})
-                summary.written += 1
-                summary.statuses[row["status"]] += 1
-                summary.measured_ms += sum(meas.app_ms) + (timing.gpu_ms if timing else 0.0)
-                if progress:
-                    progress(done, len(todo), item.label)
-            del app, cache
+    table = writer.table
+    groups = {(b, c): [(it, _row_id(table, it, gpu["gpu_name"])) for it in plan(b, c, tpbs, kernels)]
+              for b in benchmarks for c in classes}
+    if row_ids is not None:
+        groups = {k: [(it, rid) for it, rid in items if rid in row_ids] for k, items in groups.items()}
+    total = sum(len(items) for items in groups.values())
+    summary = CollectSummary(total=total, run_id=run_id)
+    start, done = time.monotonic(), 0
+    precompile_assignments(backend, ((b, it.assignment) for (b, _c), items in groups.items() for it, rid in items
+                                     if not writer.has(rid)))
+    columns = set(table.column_names)
+    for (bench, cls), items in groups.items():
+        app, cache = None, {}
+        for item, rid in items:
+            done += 1
+            if writer.has(rid):
+                summary.skipped += 1
+                continue
+            if max_minutes is not None and (time.monotonic() - start) / 60 >= max_minutes:
+                summary.stopped_early = True
+                summary.wall_s = time.monotonic() - start
+                return summary
+            if app is None:
+                app = APPS[bench](cls, backend.xp)
+                app.setup()
+            before = nvml.state() if nvml is not None else None
+            meas = _measure(item, app, backend, rule, cache)
+            timing = _timing(item, meas, backend, l2_policy, reference_mhz)
+            row = {**_row(item, meas, timing, l2_policy), **gpu}
+            if before is not None:
+                after = nvml.state()
+                seen = before.throttle_reasons | after.throttle_reasons | (timing.reasons_seen if timing else 0)
+                row.update(before.columns("before"), **after.columns("after"), throttled=bool(seen & THROTTLE_MASK))
+            if row["status"] == "ok":
+                row["clocks_locked"] = clocks_locked
+            row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
+                                          collector_version=COLLECTOR_VERSION))
+            writer.append({k: v for k, v in row.items() if k in columns})
+            summary.written += 1
+            summary.statuses[row["status"]] += 1
+            summary.measured_ms += sum(meas.app_ms) + (timing.gpu_ms if timing else 0.0)
+            if progress:
+                progress(done, total, item.label)
+        del app, cache
     summary.wall_s = time.monotonic() - start
     return summary

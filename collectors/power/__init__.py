@@ -16,10 +16,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kgpubench.measure.problems import ProblemCache
 from kgpubench.measure.suite import Case, KernelSource
 
 from . import spec
 from .prepare import prepare as _prepare
+from .prepare import problem_key
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 COLLECTOR_VERSION = "1.0.0"
@@ -99,6 +101,9 @@ class PowerSuite:
     # Power needs seconds of back-to-back launches: samples run warm, as they do inside the power window.
     l2_policy = "warm"
 
+    def __init__(self) -> None:
+        self._problems: ProblemCache = ProblemCache()
+
     def kernels(self) -> Sequence[str]:
         """Names accepted by ``--kernel`` (``madd`` covers fp32 and fp64; ``madd/fp64`` picks one)."""
         return spec.kernel_names()
@@ -113,7 +118,9 @@ class PowerSuite:
         """
         if sm_count is None:
             sm_count = getattr(device, "sm_count", None) or device_sm_count() or _planning_sm_count()
-        return list(self._iter(quick, spec.select(kernels), int(sm_count)))
+        out = list(self._iter(quick, spec.select(kernels), int(sm_count)))
+        self._problems.plan(problem_key(c) for c in out)
+        return out
 
     def _iter(self, quick: bool, chosen: list, sm_count: int) -> Iterator[Case]:
         grids = spec.grid_choices(sm_count, quick=quick)
@@ -126,8 +133,13 @@ class PowerSuite:
                         yield make_case(pk, dict(size), block, grid)
 
     def prepare(self, case: Case, kernel: Any, xp: Any, rng: Any):
-        """Fresh random inputs for ``case`` on the device, bound to ``kernel`` (see :mod:`prepare`)."""
-        return _prepare(case, kernel, xp, rng)
+        """The problem's inputs (drawn for its first case) copied for ``case``, bound to ``kernel``, with fresh
+        outputs (see :mod:`prepare`)."""
+        return _prepare(case, kernel, xp, rng, self._problems)
+
+    def drop_caches(self) -> None:
+        """Free the current problem's device inputs (the harness calls this after the suite)."""
+        self._problems.clear()
 
 
 SUITE = PowerSuite()

@@ -1,26 +1,32 @@
 """Inputs, launch arguments and output checks of the power-suite kernels.
 
-:func:`prepare` draws fresh random inputs on the host with the harness's ``numpy.random.Generator``, copies
-them to the device with ``xp.asarray`` and returns a :class:`PreparedPower` whose ``verify`` compares the
-device outputs with :mod:`reference`. Tolerances are bounds on the float32 (or float64) rounding of each
+Inputs are drawn on the host with the harness's ``numpy.random.Generator`` once per problem (kernel, variant,
+sizes: the first case of the problem draws them), copied to the device and kept there for the problem's
+launch configurations (:class:`~kgpubench.measure.problems.ProblemCache`); references that do not depend on
+the launch (the histogram's bins) are computed once per problem too. Every case gets its own device copies of
+the inputs and fresh outputs, and :func:`prepare` returns a :class:`PreparedPower` whose ``verify`` compares
+the device outputs with :mod:`reference`. Tolerances are bounds on the float32 (or float64) rounding of each
 kernel's own operation order, written next to each check; integer outputs must match exactly.
 
 Every output element is checked for having been written (poison: NaN for floats, all ones bits for integers,
-values a correct kernel never produces here). The values are compared with the reference in full where that
-is cheap (the per-block partial sums of ``dotp`` and ``histogram256``) and otherwise on a random sample of
-independent units drawn at ``prepare`` time (``SAMPLE_ELEMENTS`` elements, ``SAMPLE_ROWS`` rows or vectors,
-``SAMPLE_TILES`` DCT tiles): the units are computed independently by the kernel, so a wrong unit is found
-with the probability of drawing it, and a systematic error (indexing, arithmetic) is found at once. Full
-references of the device-filling sizes would take several CPU seconds per configuration, for every one of
-the sweep's configurations.
+values a correct kernel never produces here), on the device: only the count and the first bad index cross to
+the host. The values are compared with the reference in full where that is cheap (the per-block partial sums
+of ``dotp`` and ``histogram256``) and otherwise on a random sample of independent units drawn for each case
+(``SAMPLE_ELEMENTS`` elements, ``SAMPLE_ROWS`` rows or vectors, ``SAMPLE_TILES`` DCT tiles): only the sampled
+inputs and outputs are copied to the host, where the NumPy reference of the sample is computed. The units are
+computed independently by the kernel, so a wrong unit is found with the probability of drawing it, and a
+systematic error (indexing, arithmetic) is found at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from kgpubench.measure.verify import array_module, to_host
 
 from . import reference as ref
 
@@ -40,7 +46,8 @@ Check = Callable[..., tuple[bool, str]]
 class PreparedPower:
     """Device inputs and outputs of one case, bound to its compiled kernel (the harness's PreparedCase)."""
 
-    def __init__(self, kernel: Any, case: Any, args: tuple, outputs: list, check: Check) -> None:
+    def __init__(self, kernel: Any, case: Any, args: tuple, outputs: list, check: Check,
+                 on_release: Callable[[], None] | None = None) -> None:
         self._kernel = kernel
         self._grid = tuple(case.grid)
         self._block = tuple(case.block)
@@ -48,6 +55,7 @@ class PreparedPower:
         self._args = args
         self._outputs = outputs
         self._check = check
+        self._on_release = on_release
 
     def launch(self) -> None:
         """Enqueue one launch of the kernel."""
@@ -62,15 +70,17 @@ class PreparedPower:
                 out.fill(np.iinfo(np.dtype(out.dtype)).max)
 
     def verify(self) -> tuple[bool, str]:
-        """Copy the outputs to the host and compare them with the NumPy reference."""
-        host = [out.get() if hasattr(out, "get") else np.asarray(out) for out in self._outputs]
-        return self._check(*host)
+        """Compare the outputs with the NumPy reference (on the device; samples and scalars cross)."""
+        return self._check(*self._outputs)
 
     def release(self) -> None:
-        """Drop every reference to the device arrays."""
+        """Drop every reference to the device arrays; tell the suite the case is done."""
         self._args = ()
         self._outputs = []
         self._check = _released
+        if self._on_release is not None:
+            self._on_release()
+            self._on_release = None
 
 
 def _released(*_host: Any) -> tuple[bool, str]:
@@ -116,12 +126,14 @@ def block_shares(n: int, nb: int, nt: int) -> np.ndarray:
     return full * nt + np.clip(rem - b * nt, 0, nt)
 
 
-def block_sums(values: np.ndarray, nb: int, nt: int) -> np.ndarray:
-    """float64 sums of ``values`` per block of a flat grid-stride loop (see :func:`block_shares`)."""
+def block_sums(values: Any, nb: int, nt: int) -> Any:
+    """float64 sums of ``values`` per block of a flat grid-stride loop (see :func:`block_shares`), computed
+    where ``values`` lives (NumPy or CuPy)."""
+    xp = array_module(values)
     stride = int(nb) * int(nt)
     full = values.size // stride
     sums = values[:full * stride].reshape(full, nb, nt).sum(axis=(0, 2), dtype=np.float64)
-    rest = np.zeros(stride, dtype=np.float64)
+    rest = xp.zeros(stride, dtype=np.float64)
     rest[:values.size - full * stride] = values[full * stride:]
     return sums + rest.reshape(nb, nt).sum(axis=1)
 
@@ -142,14 +154,17 @@ def sample(rng: Any, n: int, k: int) -> np.ndarray:
     return np.unique(rng.integers(0, n, k))
 
 
-def all_written(got: np.ndarray, what: str) -> tuple[bool, str]:
-    """Whether no element still holds the poison (NaN or infinity for floats, all ones bits for integers)."""
-    flat = np.asarray(got).ravel()
-    bad = ~np.isfinite(flat) if flat.dtype.kind == "f" else flat == np.iinfo(flat.dtype).max
-    if not bad.any():
+def all_written(got: Any, what: str) -> tuple[bool, str]:
+    """Whether no element still holds the poison (NaN or infinity for floats, all ones bits for integers);
+    counted where ``got`` lives (NumPy or CuPy), only the count and the first index cross."""
+    xp = array_module(got)
+    flat = got.ravel()
+    bad = ~xp.isfinite(flat) if flat.dtype.kind == "f" else flat == np.iinfo(flat.dtype).max
+    nbad = int(xp.count_nonzero(bad))
+    if not nbad:
         return True, ""
-    first = int(np.flatnonzero(bad)[0])
-    return False, f"{what}: {int(bad.sum())} of {flat.size} values not written (poison left); first at {first}"
+    first = int(xp.argmax(bad))
+    return False, f"{what}: {nbad} of {flat.size} values not written (poison left); first at {first}"
 
 
 def _then(*checks: Callable[[], tuple[bool, str]]) -> tuple[bool, str]:
@@ -161,164 +176,233 @@ def _then(*checks: Callable[[], tuple[bool, str]]) -> tuple[bool, str]:
     return True, detail
 
 
-# -- one builder per kernel: (case, xp, rng) -> (args, outputs, check) ----------------------------------------
+# -- per kernel: the problem's inputs (once per problem) and one case's arguments and check ------------------------
+@dataclass(frozen=True)
+class KernelIO:
+    """``problem(case, xp, rng) -> dict`` draws a problem's inputs (device arrays, and host values its
+    references need); ``bind(case, problem, xp, rng) -> (args, outputs, check)`` makes one case from them."""
 
-def _dotp(case: Any, xp: Any, rng: Any):
-    n, nb, nt = case.sizes["n"], case.blocks, case.threads_per_block
+    problem: Callable[[Any, Any, Any], dict]
+    bind: Callable[[Any, dict, Any, Any], tuple]
+
+
+def _own(xp: Any, shared: Any) -> Any:
+    """The case's own copy of a problem input (device to device): kernels never touch the problem's arrays."""
+    return xp.array(shared, copy=True)
+
+
+def _at(xp: Any, array: Any, index: np.ndarray) -> np.ndarray:
+    """``array[index]`` (along the first axis) gathered where ``array`` lives, then copied to the host."""
+    return to_host(array[xp.asarray(index)])
+
+
+def _dotp_problem(case: Any, xp: Any, rng: Any) -> dict:
+    n = case.sizes["n"]
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    da, db = xp.asarray(a), xp.asarray(b)
+    return {"a": da, "b": db, "prod": da * db}  # the float32 products the reference sums
+
+
+def _dotp(case: Any, p: dict, xp: Any, rng: Any):
+    n, nb, nt = case.sizes["n"], case.blocks, case.threads_per_block
     partial = xp.empty(nb, dtype=np.float32)
 
     def check(got):
-        expected = block_sums(a * b, nb, nt)
+        expected = to_host(block_sums(p["prod"], nb, nt))
         # Positive terms: each thread adds n / (nb nt) products in float32; 5e-4 relative is far above the
         # statistical rounding of such sums (~ eps sqrt(terms) / 3) and far below one missing product row.
-        return within(got, expected, 5e-4 * expected + 1e-6, "dotp per-block partial sums")
+        return within(to_host(got), expected, 5e-4 * expected + 1e-6, "dotp per-block partial sums")
 
-    return (xp.asarray(a), xp.asarray(b), partial, np.int64(n)), [partial], check
+    return (_own(xp, p["a"]), _own(xp, p["b"]), partial, np.int64(n)), [partial], check
 
 
-def _madd(case: Any, xp: Any, rng: Any):
-    dtype = np.float64 if case.key["variant"] == "fp64" else np.float32
+def _madd_dtype(case: Any) -> Any:
+    return np.float64 if case.key["variant"] == "fp64" else np.float32
+
+
+def _madd_problem(case: Any, xp: Any, rng: Any) -> dict:
+    count = case.sizes["side"] ** 2
+    a, b, c = (xp.asarray(_uniform(rng, count, -1.0, 1.0, _madd_dtype(case))) for _ in range(3))
+    return {"a": a, "b": b, "c": c}
+
+
+def _madd(case: Any, p: dict, xp: Any, rng: Any):
+    dtype = _madd_dtype(case)
     eps = EPS64 if dtype == np.float64 else EPS32
     count = case.sizes["side"] ** 2
-    a, b, c = (_uniform(rng, count, -1.0, 1.0, dtype) for _ in range(3))
     picked = sample(rng, count, SAMPLE_ELEMENTS)
     d = xp.empty(count, dtype=dtype)
 
     def check(got):
-        pa, pb, pc = a[picked], b[picked], c[picked]
+        pa, pb, pc = (_at(xp, p[name], picked) for name in "abc")
         # One rounding of a*b and one of the sum (or one of a fused multiply-add).
         tol = 2 * eps * (np.abs(pa.astype(np.float64) * pb) + np.abs(pc)) + 1e-300
         return _then(lambda: all_written(got, "madd"),
-                     lambda: within(got[picked], ref.madd(pa, pb, pc), tol, f"madd {np.dtype(dtype).name}"))
+                     lambda: within(_at(xp, got, picked), ref.madd(pa, pb, pc), tol, f"madd {np.dtype(dtype).name}"))
 
-    return (xp.asarray(a), xp.asarray(b), xp.asarray(c), d, np.int64(count)), [d], check
+    return (_own(xp, p["a"]), _own(xp, p["b"]), _own(xp, p["c"]), d, np.int64(count)), [d], check
 
 
-def _mtrans(case: Any, xp: Any, rng: Any):
+def _mtrans_problem(case: Any, xp: Any, rng: Any) -> dict:
     side = case.sizes["side"]
-    x = rng.random((side, side), dtype=np.float32)
+    return {"x": xp.asarray(rng.random((side, side), dtype=np.float32))}
+
+
+def _mtrans(case: Any, p: dict, xp: Any, rng: Any):
+    side = case.sizes["side"]
     rows = sample(rng, side, SAMPLE_ROWS)
     out = xp.empty((side, side), dtype=np.float32)
 
     def check(got):
         got = got.reshape(side, side)
+        x_cols = to_host(p["x"][:, xp.asarray(rows)])
         return _then(lambda: all_written(got, "mtrans"),
-                     lambda: exact(got[rows], ref.mtrans(x[:, rows]), f"mtrans ({rows.size} output rows)"))
+                     lambda: exact(_at(xp, got, rows), ref.mtrans(x_cols), f"mtrans ({rows.size} output rows)"))
 
-    return (xp.asarray(x), out, np.int32(side), np.int32(side)), [out], check
+    return (_own(xp, p["x"]), out, np.int32(side), np.int32(side)), [out], check
 
 
-def _scalar_prod(case: Any, xp: Any, rng: Any):
+def _scalar_prod_problem(case: Any, xp: Any, rng: Any) -> dict:
+    shape = (case.sizes["nvec"], case.sizes["len"])
+    a, b = (xp.asarray(_uniform(rng, shape, -1.0, 1.0)) for _ in range(2))
+    return {"a": a, "b": b}
+
+
+def _scalar_prod(case: Any, p: dict, xp: Any, rng: Any):
     nvec, length = case.sizes["nvec"], case.sizes["len"]
-    a, b = (_uniform(rng, (nvec, length), -1.0, 1.0) for _ in range(2))
     vecs = sample(rng, nvec, 4 * SAMPLE_ROWS)
     out = xp.empty(nvec, dtype=np.float32)
 
     def check(got):
-        pa, pb = a[vecs], b[vecs]
+        pa, pb = _at(xp, p["a"], vecs), _at(xp, p["b"], vecs)
         scale = ref.scalar_prod(np.abs(pa), np.abs(pb), vecs.size, length)
         # len / nt serial adds plus log2(nt) tree levels per vector: < 40 roundings of at most sum|a b|.
         want = ref.scalar_prod(pa, pb, vecs.size, length)
         return _then(lambda: all_written(got, "scalar_prod"),
-                     lambda: within(got[vecs], want, 1e-5 * scale + 1e-6, f"scalar_prod ({vecs.size} vectors)"))
+                     lambda: within(_at(xp, got, vecs), want, 1e-5 * scale + 1e-6,
+                                    f"scalar_prod ({vecs.size} vectors)"))
 
-    return (xp.asarray(a), xp.asarray(b), out, np.int32(nvec), np.int32(length)), [out], check
+    return (_own(xp, p["a"]), _own(xp, p["b"]), out, np.int32(nvec), np.int32(length)), [out], check
 
 
-def _fwt(case: Any, xp: Any, rng: Any):
+def _fwt_problem(case: Any, xp: Any, rng: Any) -> dict:
+    shape = (case.sizes["nvec"], 2 ** case.sizes["log2_len"])
+    return {"x": xp.asarray(_uniform(rng, shape, -1.0, 1.0))}
+
+
+def _fwt(case: Any, p: dict, xp: Any, rng: Any):
     nvec, log2_len = case.sizes["nvec"], case.sizes["log2_len"]
-    x = _uniform(rng, (nvec, 2 ** log2_len), -1.0, 1.0)
+    shape = (nvec, 2 ** log2_len)
     vecs = sample(rng, nvec, SAMPLE_ROWS)
-    out = xp.empty(x.shape, dtype=np.float32)
+    out = xp.empty(shape, dtype=np.float32)
 
     def check(got):
-        got = got.reshape(x.shape)
-        px = x[vecs]
+        got = got.reshape(shape)
+        px = _at(xp, p["x"], vecs)
         # Every stage rounds values bounded by sum|x_row| once: log2_len * eps * sum|x_row| bounds the error.
         tol = log2_len * EPS32 * np.abs(px).sum(axis=1, dtype=np.float64)[:, None] + 1e-6
         return _then(lambda: all_written(got, "fwt_batch"),
-                     lambda: within(got[vecs], ref.fwt(px), tol, f"fwt_batch ({vecs.size} vectors)"))
+                     lambda: within(_at(xp, got, vecs), ref.fwt(px), tol, f"fwt_batch ({vecs.size} vectors)"))
 
-    return (xp.asarray(x), out, np.int32(nvec)), [out], check
+    return (_own(xp, p["x"]), out, np.int32(nvec)), [out], check
 
 
-def _scan(case: Any, xp: Any, rng: Any):
+def _scan_problem(case: Any, xp: Any, rng: Any) -> dict:
     shape = (case.sizes["nrows"], case.sizes["row_len"])
-    x = rng.integers(0, 1024, shape, dtype=np.uint32)  # row sums < 2^32 - 1: the poison never occurs
+    # Row sums < 2^32 - 1: the poison never occurs.
+    return {"x": xp.asarray(rng.integers(0, 1024, shape, dtype=np.uint32))}
+
+
+def _scan(case: Any, p: dict, xp: Any, rng: Any):
+    shape = (case.sizes["nrows"], case.sizes["row_len"])
     rows = sample(rng, shape[0], SAMPLE_ROWS)
     out = xp.empty(shape, dtype=np.uint32)
 
     def check(got):
         got = got.reshape(shape)
+        want = ref.scan_exclusive(_at(xp, p["x"], rows))
         return _then(lambda: all_written(got, "scan_rows"),
-                     lambda: exact(got[rows], ref.scan_exclusive(x[rows]), f"scan_rows ({rows.size} rows)"))
+                     lambda: exact(_at(xp, got, rows), want, f"scan_rows ({rows.size} rows)"))
 
-    return (xp.asarray(x), out, np.int32(shape[0])), [out], check
+    return (_own(xp, p["x"]), out, np.int32(shape[0])), [out], check
 
 
-def _histogram(case: Any, xp: Any, rng: Any):
+def _histogram_problem(case: Any, xp: Any, rng: Any) -> dict:
+    words = rng.integers(0, 2 ** 32, case.sizes["nwords"], dtype=np.uint32)
+    return {"words": xp.asarray(words), "bins": ref.histogram256(words)}  # the bins: once per problem
+
+
+def _histogram(case: Any, p: dict, xp: Any, rng: Any):
     nwords, nb, nt = case.sizes["nwords"], case.blocks, case.threads_per_block
-    words = rng.integers(0, 2 ** 32, nwords, dtype=np.uint32)
     partial = xp.empty(nb * 256, dtype=np.uint32)
 
     def check(got):
-        per_block = got.reshape(nb, 256).astype(np.int64)
+        per_block = to_host(got).reshape(nb, 256).astype(np.int64)  # nb * 256 counts: small
         return _then(
             lambda: exact(per_block.sum(axis=1), 4 * block_shares(nwords, nb, nt), "histogram256 block totals"),
-            lambda: exact(per_block.sum(axis=0), ref.histogram256(words), "histogram256 bins"))
+            lambda: exact(per_block.sum(axis=0), p["bins"], "histogram256 bins"))
 
-    return (xp.asarray(words), partial, np.int64(nwords)), [partial], check
+    return (_own(xp, p["words"]), partial, np.int64(nwords)), [partial], check
 
 
-def _dct(case: Any, xp: Any, rng: Any):
+def _dct_problem(case: Any, xp: Any, rng: Any) -> dict:
     side = case.sizes["side"]
     img = _uniform(rng, (side, side), 0.0, 255.0)
+    return {"img": xp.asarray(img), "absmax": float(np.abs(img).max())}
+
+
+def _dct(case: Any, p: dict, xp: Any, rng: Any):
+    side = case.sizes["side"]
     tiles = sample(rng, (side // 8) ** 2, SAMPLE_TILES)
+    ty, tx = (xp.asarray(v) for v in np.divmod(tiles, side // 8))
     out = xp.empty((side, side), dtype=np.float32)
 
-    def stack(a: np.ndarray) -> np.ndarray:  # the sampled 8 x 8 tiles one under the other
-        t = a.reshape(side // 8, 8, side // 8, 8).transpose(0, 2, 1, 3).reshape(-1, 8, 8)
-        return t[tiles].reshape(-1, 8)
+    def stack(a: Any) -> np.ndarray:  # the sampled 8 x 8 tiles one under the other, gathered, to the host
+        return to_host(a.reshape(side // 8, 8, side // 8, 8)[ty, :, tx, :].reshape(-1, 8))
 
     def check(got):
         got = got.reshape(side, side)
         # Two 8-term passes with |C| rows of norm 1: |Y| <= 8 max|X|; < 32 roundings of that size.
-        tol = 32 * EPS32 * 8 * float(np.abs(img).max())
+        tol = 32 * EPS32 * 8 * p["absmax"]
         return _then(lambda: all_written(got, "dct8x8"),
-                     lambda: within(stack(got), ref.dct8x8(stack(img)), tol, f"dct8x8 ({tiles.size} tiles)"))
+                     lambda: within(stack(got), ref.dct8x8(stack(p["img"])), tol, f"dct8x8 ({tiles.size} tiles)"))
 
-    return (xp.asarray(img), out, np.int32(side), np.int32(side)), [out], check
+    return (_own(xp, p["img"]), out, np.int32(side), np.int32(side)), [out], check
 
 
-def _black_scholes(case: Any, xp: Any, rng: Any):
+def _options_problem(case: Any, xp: Any, rng: Any) -> dict:
+    s, k, t = _options(rng, case.sizes["nopt"])
+    return {"host": (s, k, t), "s": xp.asarray(s), "k": xp.asarray(k), "t": xp.asarray(t)}
+
+
+def _black_scholes(case: Any, p: dict, xp: Any, rng: Any):
     nopt = case.sizes["nopt"]
-    s, k, t = _options(rng, nopt)
     picked = sample(rng, nopt, SAMPLE_ELEMENTS)
     call, put = xp.empty(nopt, dtype=np.float32), xp.empty(nopt, dtype=np.float32)
 
     def check(got_call, got_put):
-        ps, pk, pt = s[picked], k[picked], t[picked]
+        ps, pk, pt = (_at(xp, p[name], picked) for name in "skt")
         want_call, want_put = ref.black_scholes(ps, pk, pt, RISK_FREE, VOLATILITY)
         # float32 log/erfc/exp with a few ulp each on prices made of terms up to s and k.
         tol = 5e-5 * (ps.astype(np.float64) + pk)
         return _then(lambda: all_written(got_call, "black_scholes call"),
                      lambda: all_written(got_put, "black_scholes put"),
-                     lambda: within(got_call[picked], want_call, tol, f"black_scholes call ({picked.size})"),
-                     lambda: within(got_put[picked], want_put, tol, f"black_scholes put ({picked.size})"))
+                     lambda: within(_at(xp, got_call, picked), want_call, tol, f"black_scholes call ({picked.size})"),
+                     lambda: within(_at(xp, got_put, picked), want_put, tol, f"black_scholes put ({picked.size})"))
 
-    args = (xp.asarray(s), xp.asarray(k), xp.asarray(t), call, put, np.float32(RISK_FREE),
+    args = (_own(xp, p["s"]), _own(xp, p["k"]), _own(xp, p["t"]), call, put, np.float32(RISK_FREE),
             np.float32(VOLATILITY), np.int32(nopt))
     return args, [call, put], check
 
 
-def _binomial(case: Any, xp: Any, rng: Any):
+def _binomial(case: Any, p: dict, xp: Any, rng: Any):
     nopt, steps = case.sizes["nopt"], case.sizes["steps"]
-    s, k, t = _options(rng, nopt)
+    s, k, t = p["host"]  # nopt options: small
     picked = sample(rng, nopt, BINOMIAL_CHECKED)
     price = xp.empty(nopt, dtype=np.float32)
 
     def check(got):
+        got = to_host(got)
         s64, k64, t64 = (x.astype(np.float64) for x in (s, k, t))
         # No-arbitrage bounds of a European call hold for every option (and fail on NaN).
         lower = np.maximum(s64 - k64 * np.exp(-RISK_FREE * t64), 0.0) - 1e-3 * s64
@@ -331,26 +415,43 @@ def _binomial(case: Any, xp: Any, rng: Any):
         # float32 roll-back over `steps` levels: measured (NumPy float32 emulation) < 1e-4 * s at 2048 steps.
         return within(got[picked], want, 1e-3 * s64[picked], f"binomial_options ({picked.size} options)")
 
-    args = (xp.asarray(s), xp.asarray(k), xp.asarray(t), price, np.float32(RISK_FREE), np.float32(VOLATILITY),
-            np.int32(nopt))
+    args = (_own(xp, p["s"]), _own(xp, p["k"]), _own(xp, p["t"]), price, np.float32(RISK_FREE),
+            np.float32(VOLATILITY), np.int32(nopt))
     return args, [price], check
 
 
-BUILDERS: dict[str, Callable] = {
-    "dotp": _dotp,
-    "madd": _madd,
-    "mtrans": _mtrans,
-    "scalar_prod": _scalar_prod,
-    "fwt_batch": _fwt,
-    "scan_rows": _scan,
-    "histogram256": _histogram,
-    "dct8x8": _dct,
-    "black_scholes": _black_scholes,
-    "binomial_options": _binomial,
+BUILDERS: dict[str, KernelIO] = {
+    "dotp": KernelIO(_dotp_problem, _dotp),
+    "madd": KernelIO(_madd_problem, _madd),
+    "mtrans": KernelIO(_mtrans_problem, _mtrans),
+    "scalar_prod": KernelIO(_scalar_prod_problem, _scalar_prod),
+    "fwt_batch": KernelIO(_fwt_problem, _fwt),
+    "scan_rows": KernelIO(_scan_problem, _scan),
+    "histogram256": KernelIO(_histogram_problem, _histogram),
+    "dct8x8": KernelIO(_dct_problem, _dct),
+    "black_scholes": KernelIO(_options_problem, _black_scholes),
+    "binomial_options": KernelIO(_options_problem, _binomial),
 }
 
 
-def prepare(case: Any, kernel: Any, xp: Any, rng: Any) -> PreparedPower:
-    """Fresh inputs for ``case`` on the device, bound to ``kernel`` (see the module doc)."""
-    args, outputs, check = BUILDERS[case.source.kernel](case, xp, rng)
-    return PreparedPower(kernel, case, args, outputs, check)
+def problem_key(case: Any) -> tuple:
+    """The problem of a case: kernel, variant and sizes (its launch configurations share the inputs)."""
+    return (case.source.kernel, case.key["variant"], tuple(sorted(dict(case.sizes).items())))
+
+
+def prepare(case: Any, kernel: Any, xp: Any, rng: Any, problems: Any = None) -> PreparedPower:
+    """Inputs for ``case`` on the device, bound to ``kernel`` (see the module doc).
+
+    ``problems`` (a :class:`~kgpubench.measure.problems.ProblemCache`) keeps the problem's inputs for its
+    other cases; without it every case draws its own.
+    """
+    io = BUILDERS[case.source.kernel]
+    if problems is None:
+        data = io.problem(case, xp, rng)
+        on_release = None
+    else:
+        key = problem_key(case)
+        data = problems.get(key, lambda: io.problem(case, xp, rng), where=xp.__name__)
+        on_release = lambda: problems.done(key)  # noqa: E731 - a one-line callback
+    args, outputs, check = io.bind(case, data, xp, rng)
+    return PreparedPower(kernel, case, args, outputs, check, on_release)

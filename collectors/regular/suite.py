@@ -1,8 +1,10 @@
 """The regular suite object: cases from :mod:`.spec`, inputs and checks from :mod:`.reference`.
 
-Inputs are drawn once per (kernel, sizes) from the generator the harness passes for the first case of that
-size and kept on the host (with the reference outputs) while the following cases of the same size run: each
-case still gets freshly allocated, poisoned device outputs and is verified against the reference.
+Inputs are drawn, and the NumPy reference computed, once per problem (kernel, sizes) from the generator the
+harness passes for the first case of that problem; inputs and reference outputs then stay on the device
+while the following cases of the problem run (:class:`~kgpubench.measure.problems.ProblemCache`). Each case
+still gets its own copies of the inputs (device to device), freshly allocated, poisoned outputs, and is
+verified against the reference on the device: only counts and the first bad values cross to the host.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from kgpubench.measure.problems import ProblemCache
 from kgpubench.measure.suite import Case, CompiledKernel, KernelSource
-from kgpubench.measure.verify import compare, poison, to_host
+from kgpubench.measure.verify import compare, count_nonfinite, poison
 
 from . import reference as ref
 from .spec import SPEC_BY_KERNEL, SPECS, KernelSpec, Launch, trip_counts
@@ -30,8 +33,10 @@ MM_CHECK_ROWS = 64
 class Prepared:
     """Device arrays of one case and how to launch, poison and check them.
 
-    ``outputs`` holds (name, device array, expected host array, selector); the selector picks the part of
-    the output the kernel writes (``None``: all of it). ``reset`` restores in-place inputs before a check.
+    ``outputs`` holds (name, device array, expected array, selector); the expected arrays are the problem's
+    references (on the device under CuPy); the selector picks the part of the output the kernel writes
+    (``None``: all of it). ``reset`` restores in-place inputs before a check. ``on_release`` tells the
+    suite that the case is done.
     """
 
     kernel: CompiledKernel
@@ -41,6 +46,7 @@ class Prepared:
     reset: Callable[[], None] | None = None
     all_finite: tuple[str, ...] = ()
     arrays: dict[str, Any] = field(default_factory=dict)
+    on_release: Callable[[], None] | None = None
 
     def launch(self) -> None:
         cfg = self.launch_cfg
@@ -60,10 +66,11 @@ class Prepared:
     def verify(self) -> tuple[bool, str]:
         details = []
         for name, arr, expected, sel in self.outputs:
-            host = to_host(arr)
-            got = host if sel is None else host[sel]
-            if name in self.all_finite and not np.all(np.isfinite(host)):
-                return False, f"{name}: {int(np.count_nonzero(~np.isfinite(host)))} values left unwritten (NaN)"
+            got = arr if sel is None else arr[sel]
+            if name in self.all_finite:
+                unwritten = count_nonfinite(arr)
+                if unwritten:
+                    return False, f"{name}: {unwritten} values left unwritten (NaN)"
             ok, detail = compare(got, expected, name=name)
             if not ok:
                 return False, detail
@@ -74,6 +81,9 @@ class Prepared:
         self.outputs.clear()
         self.arrays.clear()
         self.args = ()
+        if self.on_release is not None:
+            self.on_release()
+            self.on_release = None
 
 
 class RegularSuite:
@@ -87,19 +97,16 @@ class RegularSuite:
     l2_policy = "flushed"
 
     def __init__(self) -> None:
-        self._cache_key: tuple | None = None
-        self._cache: dict[str, Any] = {}
+        self._problems: ProblemCache[dict[str, Any]] = ProblemCache()
 
     def kernels(self) -> list[str]:
         return [s.kernel for s in SPECS]
 
     def cases(self, *, quick: bool = False, kernels: Sequence[str] | None = None) -> Iterable[Case]:
-        for spec in SPECS:
-            if kernels and spec.kernel not in kernels:
-                continue
-            for sizes in spec.quick_sizes if quick else spec.sizes:
-                for launch in spec.launches(sizes, quick):
-                    yield self._case(spec, sizes, launch)
+        out = [self._case(spec, sizes, launch) for spec in SPECS if not kernels or spec.kernel in kernels
+               for sizes in (spec.quick_sizes if quick else spec.sizes) for launch in spec.launches(sizes, quick)]
+        self._problems.plan(problem_key(c.key["kernel"], c.sizes) for c in out)
+        return out
 
     def _case(self, spec: KernelSpec, sizes: dict[str, int], launch: Launch) -> Case:
         n, s, cpx = spec.measures(sizes)
@@ -113,21 +120,33 @@ class RegularSuite:
         )
 
     # -- inputs -----------------------------------------------------------------------------------------
-    def host_data(self, kernel: str, sizes: dict[str, int], rng: np.random.Generator) -> dict[str, Any]:
-        """Inputs and reference outputs for ``kernel`` at ``sizes`` (drawn once per size, then reused)."""
-        key = (kernel, tuple(sorted(sizes.items())))
-        if key != self._cache_key:
-            self._cache = {}  # drop the previous size first: large inputs
-            self._cache = MAKERS[kernel](sizes, rng)
-            self._cache_key = key
-        return self._cache
+    def problem_data(self, kernel: str, sizes: dict[str, int], rng: np.random.Generator, xp: Any) -> dict[str, Any]:
+        """Inputs and reference outputs of ``kernel`` at ``sizes``, arrays on the device of ``xp``: drawn and
+        computed (``MAKERS``) for the first case of the problem, then reused by its other cases."""
+        def build() -> dict[str, Any]:
+            host = MAKERS[kernel](sizes, rng)
+            return {k: xp.asarray(v) if isinstance(v, np.ndarray) else v for k, v in host.items()}
+
+        return self._problems.get(problem_key(kernel, sizes), build, where=xp.__name__)
 
     def prepare(self, case: Case, kernel: CompiledKernel, xp: Any, rng: Any) -> Prepared:
         name = case.key["kernel"]
         sizes = dict(case.sizes)
-        data = self.host_data(name, sizes, rng)
+        data = self.problem_data(name, sizes, rng, xp)
         launch = Launch(tuple(case.grid), tuple(case.block), case.shared_mem_bytes)
-        return BINDERS[name](data, sizes, kernel, launch, xp)
+        prepared = BINDERS[name](data, sizes, kernel, launch, xp)
+        key = problem_key(name, sizes)
+        prepared.on_release = lambda: self._problems.done(key)
+        return prepared
+
+    def drop_caches(self) -> None:
+        """Free the current problem's inputs and references (the harness calls this after the suite)."""
+        self._problems.clear()
+
+
+def problem_key(kernel: str, sizes: Any) -> tuple:
+    """The problem of a case: kernel and sizes (its launch configurations share inputs and references)."""
+    return (kernel, tuple(sorted(dict(sizes).items())))
 
 
 # ---- per-kernel inputs (host) and bindings (device) -------------------------------------------------------
@@ -203,9 +222,10 @@ MAKERS: dict[str, Callable[[dict[str, int], np.random.Generator], dict[str, Any]
 }
 
 
-def _dev(xp: Any, host: np.ndarray) -> Any:
-    """A device copy of a host input (a copy under NumPy too: kernels must never touch the cached inputs)."""
-    return xp.array(host, copy=True)
+def _dev(xp: Any, shared: Any) -> Any:
+    """The case's own copy of a shared problem input (device to device; a copy under NumPy too: kernels must
+    never touch the problem's inputs)."""
+    return xp.array(shared, copy=True)
 
 
 def _empty(xp: Any, shape: Any) -> Any:
@@ -262,8 +282,8 @@ def _bind_fan2(d, sz, k, launch, xp) -> Prepared:
     a, b, m = _dev(xp, d["a"]), _dev(xp, d["b"]), _dev(xp, d["m_in"])
 
     def reset() -> None:  # in-place kernel: restore the inputs; unwritten outputs then differ from the reference
-        a[...] = _dev(xp, d["a"])
-        b[...] = _dev(xp, d["b"])
+        a[...] = d["a"]
+        b[...] = d["b"]
 
     p = Prepared(k, launch, (a, b, m, np.int32(sz["n"]), np.int32(sz["t"])),
                  [("a", a, d["a_out"], None), ("b", b, d["b_out"], None)], reset=reset)

@@ -1,23 +1,31 @@
-"""Device state of one stencil configuration: the timed run and its verification.
+"""Device state of the stencil configurations: the timed run and its verification.
 
 Physics (fixed, documented for the card): spacings h = 10 m on every axis, velocity uniform in
 [1500, 3500] m/s, dt = half the stability limit of the order. Fields: both time levels random in [-1, 1] on the
 interior, zero on the R-wide frame (which the kernels never write).
 
-Timed unit (:meth:`StencilRun.launch`): ``steps`` launches of the kernel on the configuration's grid, one per
-time step, continuing from the current state (the scheme is stable, so the fields stay bounded however many
-launches the harness times). Times are divided by ``steps`` (``Case.time_divisor``): they are per step.
+The fields of a problem (grid, dtype, space order) are drawn once, on the device, by its first configuration
+and shared by all its configurations (:class:`Fields`; a 1024^3 float64 problem is 26 GB): each configuration
+continues the time stepping from the state the previous one left. The scheme is stable, so the fields stay
+bounded however many steps all configurations run; the values do not change the timing.
 
-Verification (:meth:`StencilRun.verify`), against the float64 NumPy reference, in two parts:
+Timed unit (:meth:`StencilRun.launch`): ``steps`` launches of the kernel on the configuration's grid, one per
+time step, continuing from the current state. Times are divided by ``steps`` (``Case.time_divisor``): they are
+per step.
+
+Verification (:meth:`StencilRun.verify`), against the float64 NumPy reference, in two parts, both compared on
+the device (only counts and the first bad values cross to the host):
 
 1. *Small grid, several steps.* The same compiled kernel (same dtype, order, tile, block size) runs
    ``VERIFY_STEPS`` steps on :func:`~.cases.verification_grid` (three full tiles and a partial one on every
-   axis) from fresh random fields; both time levels, frame included, are compared with
-   :func:`~.reference.run`.
-2. *The real grid, one step, three planes.* One more step on the configuration's grid with the timed launch
-   configuration; the new level on the planes ``i = R``, ``n1 // 2`` and ``n1 - R - 1`` (each a full j-k
-   plane, covering both ends of j and k and the highest indices) is compared with
-   :func:`~.reference.plane_step` computed from the ``2R + 1`` planes of the input around it.
+   axis) from random fields; both time levels, frame included, are compared with :func:`~.reference.run`.
+   Fields and reference depend only on (verification grid, dtype, order): they are computed once per such key
+   and kept on the host (:data:`SMALL_CACHE_BYTES`), and every configuration runs from fresh device copies.
+2. *The real grid, one step, three planes.* The planes ``i = R``, ``n1 // 2`` and ``n1 - R - 1`` (each a full
+   j-k plane, covering both ends of j and k and the highest indices): their inputs (the ``2R + 1`` planes of
+   the current level around each, the plane of the previous level) are put back to the values they had when
+   the fields were drawn, one more step runs with the timed launch configuration, and the new level on the
+   three planes is compared with :func:`~.reference.plane_step` of those inputs, computed once per problem.
 
 A full NumPy reference of a 512^3 or 1024^3 grid (gigabytes, seconds per step) is not needed: the kernels are
 generic in the grid size, part 1 checks the tile arithmetic and the time stepping, part 2 the indexing at the
@@ -34,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from kgpubench.measure.problems import BoundedCache, ProblemCache
 from kgpubench.measure.verify import compare, tolerance
 
 from . import reference
@@ -48,6 +57,8 @@ CFL_FRACTION = 0.5
 # for every configuration would dominate the collection time; the values do not change the timing).
 FULL_RANDOM_POINTS = 1 << 24
 POOL_PLANES = 8
+# Small-grid references kept on the host (the full sweep has 558 distinct ones, 1.3 GB in all).
+SMALL_CACHE_BYTES = 2 << 30
 
 
 def time_step(order: int) -> float:
@@ -110,29 +121,102 @@ def to_host(xp: Any, a: Any) -> np.ndarray:
     return xp.asnumpy(a) if hasattr(xp, "asnumpy") else np.array(a, copy=True)
 
 
+def check_planes(grid: tuple[int, int, int], radius: int) -> list[int]:
+    """The ``i`` planes checked on the real grid: ``R``, ``n1 // 2`` and ``n1 - R - 1``."""
+    n1 = grid[0]
+    return sorted({radius, n1 // 2, n1 - radius - 1})
+
+
+class Fields:
+    """The device state of one problem (grid, dtype, space order), shared by its configurations.
+
+    Buffers 0 and 1 (time levels), velocity, coefficients, the step counter; and, for the plane check, the
+    drawn values of each checked plane's inputs with the reference of one step from them.
+    """
+
+    def __init__(self, grid: tuple[int, int, int], dtype: str, order: int, xp: Any, fields: tuple[Any, Any, Any]):
+        self.grid, self.dtype, self.order, self.xp = grid, dtype, order, xp
+        self.buffers = [fields[0], fields[1]]
+        self.vel = fields[2]
+        self.coef = xp.asarray(coefficients(order, dtype))
+        self.dt = time_step(order)
+        self.dt2 = np.dtype(dtype).type(self.dt * self.dt)
+        self.dims = tuple(np.int32(n) for n in grid)
+        self.step_index = 0
+        self._pristine: dict[int, tuple[Any, Any]] | None = None
+        self._expected: dict[int, Any] = {}
+
+    @property
+    def radius(self) -> int:
+        return self.order // 2
+
+    def remember_planes(self) -> None:
+        """Keep the current inputs of the checked planes (the next step reads buffer ``(s + 1) % 2`` and writes
+        buffer ``s % 2``) and the reference of one step from them (once per problem, on the host)."""
+        xp, r, w = self.xp, self.radius, self.step_index % 2
+        cur, prev = self.buffers[1 - w], self.buffers[w]
+        self._pristine = {}
+        for i in check_planes(self.grid, r):
+            slab, plane = xp.array(cur[i - r:i + r + 1], copy=True), xp.array(prev[i], copy=True)
+            self._pristine[i] = (slab, plane)
+            want = reference.plane_step(to_host(xp, plane), to_host(xp, slab), to_host(xp, self.vel[i]), self.dt, H,
+                                        self.order)
+            self._expected[i] = xp.asarray(want)
+
+    def restore_planes(self) -> dict[int, Any]:
+        """Put the checked planes' inputs back (for the next step's parity); return their expected new planes."""
+        if self._pristine is None:
+            self.remember_planes()
+        r, w = self.radius, self.step_index % 2
+        cur, nxt = self.buffers[1 - w], self.buffers[w]
+        for i, (slab, plane) in self._pristine.items():
+            cur[i - r:i + r + 1] = slab
+            nxt[i] = plane
+        return self._expected
+
+
 class Problem:
-    """One grid's device state: buffers 0 and 1 (time levels), velocity, coefficients, step counter.
+    """One configuration's launch over some :class:`Fields` (shared, or the small grid's own).
 
     Step ``s`` reads the current level from buffer ``(s + 1) % 2`` and overwrites buffer ``s % 2``.
     """
 
-    def __init__(self, cfg: StencilConfig, kernel: Any, xp: Any, fields: tuple[Any, Any, Any]) -> None:
+    def __init__(self, cfg: StencilConfig, kernel: Any, xp: Any, fields: Fields | tuple[Any, Any, Any]) -> None:
         self.cfg, self.kernel, self.xp = cfg, kernel, xp
-        self.buffers = [fields[0], fields[1]]
-        self.vel = fields[2]
-        self.coef = xp.asarray(coefficients(cfg.space_order, cfg.dtype))
-        self.dt = time_step(cfg.space_order)
-        self.dt2 = np.dtype(cfg.dtype).type(self.dt * self.dt)
-        self.dims = tuple(np.int32(n) for n in cfg.grid)
-        self.step_index = 0
+        self.fields = fields if isinstance(fields, Fields) else Fields(cfg.grid, cfg.dtype, cfg.space_order, xp,
+                                                                         fields)
+
+    @property
+    def buffers(self) -> list[Any]:
+        return self.fields.buffers
+
+    @buffers.setter
+    def buffers(self, value: list[Any]) -> None:
+        self.fields.buffers = value
+
+    @property
+    def step_index(self) -> int:
+        return self.fields.step_index
+
+    @step_index.setter
+    def step_index(self, value: int) -> None:
+        self.fields.step_index = value
+
+    @property
+    def vel(self) -> Any:
+        return self.fields.vel
+
+    @property
+    def dt(self) -> float:
+        return self.fields.dt
 
     def step(self) -> None:
         """Enqueue one time step."""
-        w = self.step_index % 2
-        args = (self.buffers[1 - w], self.buffers[w], self.vel, self.coef, self.dt2, *self.dims)
-        self.kernel(self.cfg.launch_grid, (self.cfg.block_size, 1, 1), args,
-                    shared_mem=self.cfg.shared_mem_bytes)
-        self.step_index += 1
+        f = self.fields
+        w = f.step_index % 2
+        args = (f.buffers[1 - w], f.buffers[w], f.vel, f.coef, f.dt2, *f.dims)
+        self.kernel(self.cfg.launch_grid, (self.cfg.block_size, 1, 1), args, shared_mem=self.cfg.shared_mem_bytes)
+        f.step_index += 1
 
     def run(self, steps: int) -> None:
         """Enqueue ``steps`` time steps."""
@@ -140,16 +224,63 @@ class Problem:
             self.step()
 
 
+class SmallGrid:
+    """The small-grid check of one (verification grid, dtype, order): drawn fields and the float64 reference
+    of ``VERIFY_STEPS`` steps from them (host arrays)."""
+
+    def __init__(self, vcfg: StencilConfig, rng: np.random.Generator) -> None:
+        self.fields = host_fields(rng, vcfg.grid, vcfg.radius, vcfg.dtype)
+        h0, h1, hv = self.fields
+        self.expected = reference.run((h0, h1), hv, time_step(vcfg.space_order), H, vcfg.space_order, VERIFY_STEPS)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.fields) + sum(a.nbytes for a in self.expected)
+
+
+class StencilCaches:
+    """What the stencil configurations share: the current problem's :class:`Fields` (one problem at a time)
+    and the small-grid references (least recently used dropped beyond :data:`SMALL_CACHE_BYTES`)."""
+
+    def __init__(self) -> None:
+        self.fields: ProblemCache[Fields] = ProblemCache()
+        self.small: BoundedCache[SmallGrid] = BoundedCache(SMALL_CACHE_BYTES)
+
+    def clear(self) -> None:
+        self.fields.clear()
+        self.small.clear()
+
+
+def problem_key(cfg: StencilConfig) -> tuple:
+    """The problem of a configuration: the fields its timed run and plane check use."""
+    return (tuple(cfg.grid), cfg.dtype, cfg.space_order)
+
+
 class StencilRun:
     """The prepared case of one configuration (see the module docstring)."""
 
-    def __init__(self, cfg: StencilConfig, kernel: Any, xp: Any, rng: np.random.Generator) -> None:
+    def __init__(self, cfg: StencilConfig, kernel: Any, xp: Any, rng: np.random.Generator,
+                 caches: StencilCaches | None = None) -> None:
         self.cfg, self.xp = cfg, xp
-        self.main = Problem(cfg, kernel, xp, device_fields(xp, rng, cfg.grid, cfg.radius, cfg.dtype))
+        self._caches = caches if caches is not None else StencilCaches()
+        key = problem_key(cfg)
+
+        def draw() -> Fields:
+            return Fields(cfg.grid, cfg.dtype, cfg.space_order, xp,
+                          device_fields(xp, rng, cfg.grid, cfg.radius, cfg.dtype))
+
+        self.main = Problem(cfg, kernel, xp, self._caches.fields.get(key, draw, where=xp.__name__))
         self.vcfg = verification_config(cfg)
-        self.pristine = host_fields(rng, self.vcfg.grid, cfg.radius, cfg.dtype)
-        self.check = Problem(self.vcfg, kernel, xp, tuple(xp.array(a, copy=True) for a in self.pristine))
-        self._expected: tuple[np.ndarray, np.ndarray] | None = None
+        self.small = self._caches.small.get((self.vcfg.grid, cfg.dtype, cfg.space_order),
+                                            lambda: SmallGrid(self.vcfg, rng))
+        # The small grid's buffers are fresh copies at every check; its velocity is only read.
+        self.check = Problem(self.vcfg, kernel, xp, (None, None, xp.asarray(self.small.fields[2])))
+        self._key = key
+
+    @property
+    def pristine(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The small grid's drawn fields (host)."""
+        return self.small.fields
 
     def launch(self) -> None:
         """Enqueue ``steps`` time steps on the configuration's grid."""
@@ -162,18 +293,20 @@ class StencilRun:
         """Check the small grid over several steps and three planes of the real grid over one step."""
         ok_small, small = self._verify_small()
         ok_planes, planes = self._verify_planes()
+        if not (ok_small and ok_planes):
+            self._caches.fields.clear()  # a wrong kernel may have left garbage: the next configuration redraws
         return ok_small and ok_planes, f"{small}; {planes}"
 
     def release(self) -> None:
-        """Drop the device arrays."""
+        """Drop this configuration's arrays; the problem's fields stay for its next configuration (they go
+        after the problem's last configuration, or with the next problem)."""
+        if self.main is not None:
+            self._caches.fields.done(self._key)
         self.main = self.check = None  # type: ignore[assignment]
 
     def expected_small(self) -> tuple[np.ndarray, np.ndarray]:
-        """The float64 reference of the small grid after ``VERIFY_STEPS`` steps (computed once)."""
-        if self._expected is None:
-            h0, h1, hv = self.pristine
-            self._expected = reference.run((h0, h1), hv, self.check.dt, H, self.cfg.space_order, VERIFY_STEPS)
-        return self._expected
+        """The float64 reference of the small grid after ``VERIFY_STEPS`` steps (computed once per key)."""
+        return self.small.expected
 
     def _verify_small(self) -> tuple[bool, str]:
         xp, chk = self.xp, self.check
@@ -187,18 +320,13 @@ class StencilRun:
         return all(ok for ok, _ in results), "; ".join(d for _, d in results)
 
     def _verify_planes(self) -> tuple[bool, str]:
-        xp, main, r = self.xp, self.main, self.cfg.radius
-        n1 = self.cfg.grid[0]
-        planes = sorted({r, n1 // 2, n1 - r - 1})
-        w = main.step_index % 2
-        cur, nxt = main.buffers[1 - w], main.buffers[w]
-        inputs = [(to_host(xp, cur[i - r:i + r + 1]), to_host(xp, nxt[i]), to_host(xp, main.vel[i]))
-                  for i in planes]
+        main = self.main
+        expected = main.fields.restore_planes()
+        nxt = main.buffers[main.step_index % 2]
         main.step()
         rtol, atol = tolerance(self.cfg.dtype)
-        for i, (slab, prev, vel) in zip(planes, inputs):
-            want = reference.plane_step(prev, slab, vel, main.dt, H, self.cfg.space_order)
+        for i, want in expected.items():
             ok, detail = compare(nxt[i], want, rtol=rtol, atol=atol, name=f"grid {self.cfg.grid} plane i={i}")
             if not ok:
                 return False, detail
-        return True, f"grid {self.cfg.grid} planes i={planes} after 1 step match"
+        return True, f"grid {self.cfg.grid} planes i={sorted(expected)} after 1 step match"

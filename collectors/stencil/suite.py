@@ -8,7 +8,7 @@ from typing import Any
 from kgpubench.errors import unknown_name
 
 from .cases import make_case
-from .prepared import StencilRun
+from .prepared import StencilCaches, StencilRun, problem_key
 from .spec import VARIANTS, StencilConfig, sweep
 
 COLLECTOR_VERSION = "1.0.0"
@@ -27,6 +27,9 @@ class StencilSuite:
     # far larger than L2 anyway).
     l2_policy = "warm"
 
+    def __init__(self) -> None:
+        self._caches = StencilCaches()
+
     def kernels(self) -> Sequence[str]:
         """The variants, accepted by ``--kernel``."""
         return VARIANTS
@@ -40,11 +43,18 @@ class StencilSuite:
 
     def cases(self, *, quick: bool, kernels: Sequence[str] | None = None) -> Iterable[Any]:
         """One harness case per configuration (see :mod:`.spec` for the sweep)."""
-        return (make_case(cfg) for cfg in self.configs(quick=quick, kernels=kernels))
+        configs = list(self.configs(quick=quick, kernels=kernels))
+        self._caches.fields.plan(problem_key(cfg) for cfg in configs)
+        return [make_case(cfg) for cfg in configs]
 
     def prepare(self, case: Any, kernel: Any, xp: Any, rng: Any) -> StencilRun:
-        """Allocate the fields of ``case`` (and its verification grid) and bind ``kernel``."""
-        return StencilRun(config_of(case), kernel, xp, rng)
+        """Bind ``kernel`` to the problem's fields (drawn by its first configuration) and to the small
+        verification grid of ``case``."""
+        return StencilRun(config_of(case), kernel, xp, rng, self._caches)
+
+    def drop_caches(self) -> None:
+        """Free the fields of the current problem and the small-grid references (after the suite)."""
+        self._caches.clear()
 
 
 def config_of(case: Any) -> StencilConfig:

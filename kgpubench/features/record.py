@@ -42,6 +42,7 @@ __all__ = [
     "analyse_ptx",
     "case_features",
     "extract_features",
+    "features_from_analysis",
     "launch_env",
 ]
 
@@ -332,6 +333,26 @@ def extract_features(source: str | Path | None, kernel: str, *, arch: str = "sm_
             raise LaunchConfigError("extract_features needs a CUDA source or a PTX text (ptx=...); got neither.")
         analysis = analyse_kernel(source, kernel, arch=arch, defines=defines, options=options,
                                   include_dirs=include_dirs, use_cache=use_cache)
+    trips = analysis.resolve_trip_counts(trip_counts, env, static_counts=static_counts)
+    return _assemble(analysis, trips, env, grid3, block3, n=n, s=s, cpx=cpx, sm_count=sm_count,
+                     gpu_cc=gpu_cc or analysis.arch, dynamic_smem_bytes=dynamic_smem_bytes,
+                     power_factors=power_factors, static_counts=static_counts)
+
+
+def features_from_analysis(analysis: KernelAnalysis, *, grid: Sequence[int] | int = (1, 1, 1),
+                           block: Sequence[int] | int = (1, 1, 1), sizes: Mapping[str, float] | None = None,
+                           trip_counts: Mapping[str, str | float] | None = None, static_counts: bool = False,
+                           n: str | float | None = None, s: str | float | None = None,
+                           cpx: str | float | None = None, sm_count: int | None = None, gpu_cc: str | None = None,
+                           dynamic_smem_bytes: int = 0,
+                           power_factors: Mapping[str, float] | None = None) -> KernelFeatures:
+    """The features of one configuration from an analysis made earlier (:func:`analyse_kernel`,
+    :func:`analyse_ptx` or :func:`~kgpubench.features.analysis.analyse_entry`): what :func:`extract_features`
+    does after compiling, for callers that analyse a compiled module once and have many configurations of it.
+    Parameters as for :func:`extract_features`.
+    """
+    grid3, block3 = _dim3(grid), _dim3(block)
+    env = launch_env(grid3, block3, sizes)
     trips = analysis.resolve_trip_counts(trip_counts, env, static_counts=static_counts)
     return _assemble(analysis, trips, env, grid3, block3, n=n, s=s, cpx=cpx, sm_count=sm_count,
                      gpu_cc=gpu_cc or analysis.arch, dynamic_smem_bytes=dynamic_smem_bytes,

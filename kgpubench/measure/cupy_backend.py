@@ -1,12 +1,15 @@
-"""The CuPy backend: NVRTC compilation (``cupy.RawModule``), CUDA-event timing, device query.
+"""The CuPy backend: NVRTC compilation through the compile cache (CUBINs loaded with ``cupy.RawModule``),
+CUDA-event timing, device query.
 
 CuPy is imported inside the functions that use it; importing this module needs only NumPy.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from kgpubench.measure.backend import (
@@ -17,7 +20,7 @@ from kgpubench.measure.backend import (
     failure_for_code,
     uuid_hash,
 )
-from kgpubench.measure.suite import Dim3, KernelSource
+from kgpubench.measure.suite import Case, Dim3, KernelSource
 
 DEFAULT_SMEM_PER_BLOCK = 48 * 1024
 
@@ -70,13 +73,17 @@ class CupyBackend:
     name = "cupy"
     row_source = "measured"
 
-    def __init__(self, device: int = 0) -> None:
+    def __init__(self, device: int = 0, compile_cache_dir: Path | None = None) -> None:
         import cupy
 
         self.xp = cupy
         self._index = int(device)
         cupy.cuda.Device(self._index).use()
-        self._modules: dict[tuple, Any] = {}
+        self._modules: dict[str, Any] = {}
+        self._precompiled: dict[str, Any] = {}  # variant key -> Artefact, or the NVRTC message of a failure
+        self._keys: dict[tuple, tuple[str, Any]] = {}  # (path, defines, options) -> (variant key, Variant)
+        self._compile_cache_dir = compile_cache_dir
+        self._compile_cache: Any = None
         self._info: DeviceInfo | None = None
         self._nvml: Any = None
         self._nvml_tried = False
@@ -84,21 +91,61 @@ class CupyBackend:
         self._flusher: Any = None
 
     # -- compilation ---------------------------------------------------------------------------------
+    @property
+    def compile_cache(self) -> Any:
+        """The :class:`~kgpubench.measure.compile_cache.CompileCache` (NVRTC through CuPy), made on first use."""
+        if self._compile_cache is None:
+            from kgpubench.measure.compile_cache import CompileCache, CupyNvrtc
+
+            self._compile_cache = CompileCache(self._compile_cache_dir, compiler=CupyNvrtc.find())
+        return self._compile_cache
+
+    def precompile(self, cases: Sequence[Case] = (), *, sources: Sequence[KernelSource] = (),
+                   features: bool = True) -> list[dict[str, Any] | None]:
+        """Compile every variant of ``cases`` and ``sources`` ahead of time, over all CPU cores, through the
+        disk cache; with ``features``, also each case's static-feature columns (returned per case, else
+        ``None``). Later :meth:`compile` calls only load the CUBINs."""
+        from kgpubench.measure.compile_cache import FeatureDevice, default_jobs, precompile
+
+        dev = self.device()
+        jobs = default_jobs()
+        t0 = time.perf_counter()
+        done = precompile(self.compile_cache, dev.arch, cases, sources,
+                          features=FeatureDevice(dev.arch, dev.sm_count) if features else None, jobs=jobs)
+        self._precompiled.update(done.artefacts)
+        self._precompiled.update(done.failures)
+        if done.compiled or done.failures:
+            print(f"compiled {done.compiled} kernel variants ({done.hits} cached, {len(done.failures)} failed) on "
+                  f"{len(done.workers)} processes in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        return done.features
+
+    def _artefact(self, source: KernelSource) -> tuple[str, Any]:
+        from kgpubench.measure.compile_cache import Variant
+
+        cache = self.compile_cache
+        ident = (str(source.path), source.define_options(), tuple(source.options))
+        if ident not in self._keys:
+            variant = Variant.of(source, self.device().arch)
+            self._keys[ident] = (cache.key(variant), variant)
+        key, variant = self._keys[ident]
+        found = self._precompiled.get(key)
+        if isinstance(found, str):
+            raise CompileFailed(found)
+        if found is None:
+            found, _hit = cache.get(variant, key)  # raises CompileFailed
+            self._precompiled[key] = found
+        return key, found
+
     def compile(self, source: KernelSource) -> CupyKernel:
-        """Compile ``source`` with NVRTC for this device (cached per text, defines, options and arch)."""
+        """Load ``source``'s CUBIN for this device (compiled ahead of time, or now through the cache)."""
         import cupy
 
-        text = source.path.read_text()
-        options = source.define_options() + tuple(source.options) + ("-std=c++17",)
-        key = (hashlib.sha256(text.encode()).hexdigest(), options, self.device().arch)
+        key, artefact = self._artefact(source)
         module = self._modules.get(key)
         try:
             if module is None:
-                module = cupy.RawModule(code=text, options=options, backend="nvrtc")
+                module = cupy.RawModule(path=str(artefact.cubin))
             kernel = CupyKernel(module, source.kernel)
-        except cupy.cuda.compiler.CompileException as exc:
-            raise CompileFailed(f"NVRTC failed on {source.path.name} {' '.join(options)}: "
-                                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from exc
         except Exception as exc:
             failure = self.classify(exc)
             if failure is None:
@@ -109,23 +156,7 @@ class CupyBackend:
 
     def ptx(self, source: KernelSource) -> str:
         """PTX of ``source`` from NVRTC for this device, with line info (for static features without nvcc)."""
-        from cupy.cuda import nvrtc
-
-        cc = self.device().compute_capability.replace(".", "")
-        options = [*source.define_options(), *source.options, "-std=c++17", f"--gpu-architecture=compute_{cc}",
-                   "--generate-line-info"]
-        key = ("ptx", source.path.read_text(), tuple(options))
-        if key not in self._modules:
-            prog = nvrtc.createProgram(key[1], source.path.name, [], [])
-            try:
-                nvrtc.compileProgram(prog, options)
-                ptx = nvrtc.getPTX(prog)
-            except nvrtc.NVRTCError as exc:
-                raise CompileFailed(f"NVRTC could not make PTX of {source.path.name}: {exc}") from exc
-            finally:
-                nvrtc.destroyProgram(prog)
-            self._modules[key] = (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00")
-        return self._modules[key]
+        return self._artefact(source)[1].ptx_text()
 
     # -- timing --------------------------------------------------------------------------------------
     def time_launches(self, fn: Callable[[], None], count: int) -> list[float]:

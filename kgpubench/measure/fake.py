@@ -283,3 +283,49 @@ class FakeNvml:
 
     def reset_sm_clock(self) -> None:
         self.locks.append(None)
+
+
+# -- a stand-in for CuPy's array module (tests of device-side verification) ----------------------------------------
+class FakeDeviceArray(np.ndarray):
+    """A NumPy array that poses as a CuPy array (its type's module is ``cupy``): copies to the host go through
+    :meth:`get`, which records their sizes in :attr:`host_copies`, so tests see what would cross the bus."""
+
+    host_copies: list[int] = []
+
+    def get(self) -> np.ndarray:
+        FakeDeviceArray.host_copies.append(int(self.size))
+        return np.array(self.view(np.ndarray), copy=True)
+
+
+FakeDeviceArray.__module__ = "cupy"
+
+
+def fake_device_module() -> Any:
+    """A module named ``cupy`` over NumPy whose allocations are :class:`FakeDeviceArray`.
+
+    Install it with ``monkeypatch.setitem(sys.modules, "cupy", fake_device_module())`` so that
+    :func:`kgpubench.measure.verify.array_module` finds it; every other name is NumPy's.
+    """
+    import types
+
+    mod = types.ModuleType("cupy")
+
+    def dev(a: Any) -> Any:
+        return a.view(FakeDeviceArray) if isinstance(a, np.ndarray) else a
+
+    def asarray(a: Any, dtype: Any = None) -> Any:
+        if isinstance(a, FakeDeviceArray) and (dtype is None or np.dtype(dtype) == a.dtype):
+            return a
+        return dev(np.array(a.view(np.ndarray) if isinstance(a, FakeDeviceArray) else a, dtype=dtype, copy=True))
+
+    def asnumpy(a: Any) -> np.ndarray:
+        return a.get() if isinstance(a, FakeDeviceArray) else np.asarray(a)
+
+    mod.ndarray = FakeDeviceArray
+    mod.asarray = asarray
+    mod.asnumpy = asnumpy
+    mod.array = lambda a, dtype=None, copy=True: dev(np.array(a, dtype=dtype, copy=True))
+    for name in ("empty", "zeros", "ones", "full", "arange", "empty_like", "zeros_like"):
+        setattr(mod, name, (lambda fn: lambda *a, **k: dev(fn(*a, **k)))(getattr(np, name)))
+    mod.__getattr__ = lambda name: getattr(np, name)
+    return mod

@@ -1,14 +1,18 @@
 """The one place where the harness asks :mod:`kgpubench.features` for a case's static features.
 
 Features are static: they depend only on the source, the defines, the target architecture and the trip
-counts, never on a run. When the features toolchain (nvcc) is missing on the measuring machine, the columns
-stay null and can be filled later from the shard on any machine with nvcc; a warning says so once.
+counts, never on a run. A collection computes them ahead of time, in the compile workers, from the NVRTC
+artefacts of the exact compiled configuration (:func:`artefact_features`: PTX with line info, and the ptxas
+report NVRTC prints, so no nvcc or ptxas is needed); the measuring loop only looks them up
+(:func:`with_precompiled`). Without that (a backend that does not precompile), :func:`static_features` asks
+nvcc per case, or analyses the backend's NVRTC PTX; when neither works the columns stay null and can be filled
+later from the shard on any machine with nvcc; a warning says so once.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +66,88 @@ def _from_ptx(api: Any, case: Case, dev: DeviceInfo, ptx: str) -> dict[str, Any]
     feats = api.extract_features(Path(src.path), src.kernel, arch=dev.arch, grid=tuple(case.grid),
                                  block=tuple(case.block), sizes=trip_env(case), trip_counts=dict(case.trip_counts),
                                  sm_count=dev.sm_count, dynamic_smem_bytes=int(case.shared_mem_bytes), ptx=ptx)
-    out = feats.as_columns()
+    return _with_case_sizes(feats.as_columns(), case)
+
+
+def artefact_features(artefact: Any, text: str, cases: Sequence[Case], device: Any,
+                      ids: Sequence[int]) -> tuple[dict[int, dict[str, Any]], list[tuple[str, str]]]:
+    """Static-feature columns of ``cases`` (all of one compiled variant) from its NVRTC artefact.
+
+    ``artefact`` is a :class:`~kgpubench.measure.compile_cache.Artefact` (PTX with line info, and the ptxas
+    report NVRTC printed: registers, shared memory, spills); ``text`` the source text (source features);
+    ``device`` a :class:`~kgpubench.measure.compile_cache.FeatureDevice`. Each entry is analysed once, then
+    every case only weighs the analysis with its trip counts. Returns ``{id: columns}`` for the given ``ids``
+    (``{}`` for a case whose features fail, e.g. trip counts that do not fit the kernel) and the warnings
+    ``[(once-key, message)]`` for the caller to print once.
+    """
+    try:
+        from kgpubench.features.analysis import analyse_entry
+        from kgpubench.features.ptx import parse_ptx
+        from kgpubench.features.record import features_from_analysis
+    except ImportError as exc:
+        return {i: {} for i in ids}, [("import", f"static features skipped: kgpubench.features does not import "
+                                                 f"({exc}).")]
+    from kgpubench.errors import KgpubenchError
+
+    out: dict[int, dict[str, Any]] = {}
+    warnings: list[tuple[str, str]] = []
+    analyses: dict[str, Any] = {}
+    module = resources = None
+    for i, case in zip(ids, cases):
+        kernel = case.source.kernel
+        try:
+            if kernel not in analyses:
+                if module is None:
+                    module, resources = parse_ptx(artefact.ptx_text()), artefact.resources()
+                entry = module.entry(kernel)
+                analyses[kernel] = analyse_entry(entry, kernel=kernel, arch=device.arch,
+                                                 toolchain_version=artefact.compiler,
+                                                 resources=resources.get(entry.name),
+                                                 source=_source_features(text, entry.plain_name))
+            feats = features_from_analysis(analyses[kernel], grid=tuple(case.grid), block=tuple(case.block),
+                                           sizes=trip_env(case), trip_counts=dict(case.trip_counts),
+                                           sm_count=device.sm_count,
+                                           dynamic_smem_bytes=int(case.shared_mem_bytes))
+            out[i] = _with_case_sizes(feats.as_columns(), case)
+        except KgpubenchError as exc:
+            out[i] = {}
+            warnings.append((f"features:{type(exc).__name__}:{kernel}", f"static features of {kernel} skipped: {exc}"))
+    return out, warnings
+
+
+def _source_features(text: str, name: str) -> Any:
+    from kgpubench.errors import UnknownNameError
+    from kgpubench.features.source import source_features
+
+    try:
+        return source_features(text, name)
+    except UnknownNameError:
+        return None  # e.g. a kernel whose name a macro builds: no source features, PTX ones stay
+
+
+def _with_case_sizes(out: dict[str, Any], case: Case) -> dict[str, Any]:
     for name in ("n", "s", "cpx"):
         if out.get(name) is None and case.columns.get(name) is not None:
             out[name] = case.columns[name]
     return out
+
+
+def with_precompiled(backend: Any, cases: Sequence[Case], fallback: Callable[[Case, Any], dict[str, Any]], *,
+                     compute: bool) -> Callable[[Case, Any], dict[str, Any]]:
+    """Compile ``cases`` ahead of time through ``backend.precompile`` (when the backend has it) and return a
+    features function that looks each of these cases up (``compute``: the workers computed the features)
+    and calls ``fallback(case, device)`` for any other case."""
+    pre = getattr(backend, "precompile", None)
+    if pre is None or not cases:
+        return fallback
+    found = pre(list(cases), features=compute)
+    table = {id(c): f for c, f in zip(cases, found) if f is not None} if compute else {}
+
+    def features(case: Case, dev: Any) -> dict[str, Any]:
+        cols = table.get(id(case))
+        return dict(cols) if cols is not None else fallback(case, dev)
+
+    return features
 
 
 def _warn_once(key: str, message: str) -> None:

@@ -280,9 +280,12 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     """Measure every case of ``suite`` not yet in ``writer``'s shard and append each row as it finishes.
 
     ``progress(done, total, label)`` is called after each case; ``features(case, device)`` returns the
-    static-feature columns (default :func:`kgpubench.measure.features_link.static_features`).
+    static-feature columns (default: computed ahead of time with the compilation when the backend has
+    ``precompile``, else :func:`kgpubench.measure.features_link.static_features`). Before the loop, the cases
+    still to measure are compiled ahead of time (``backend.precompile``, when there is one).
     Raises :class:`ContextLostError` after writing the row of a case that left a sticky CUDA error.
     """
+    own_features = features is not None
     if features is None:
         from kgpubench.measure.features_link import static_features
 
@@ -299,12 +302,11 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     policy = options.policy_for(suite)
     reference_mhz = _reference_clock(backend, options)
     start = clock()
+    keyed = _keyed_cases(cases, table, gpu)
+    wanted = [(c, b, rid) for c, b, rid in keyed if options.row_ids is None or rid in options.row_ids]
+    features = _precompile(backend, [c for c, _b, rid in wanted if not writer.has(rid)], features, own_features)
     idle_w = _idle_power(backend, cases)
-    for i, case in enumerate(cases):
-        base = case_row_base(case, table, gpu)
-        rid = row_id_of(table.name, {k: base.get(k) for k in table.key_columns})
-        if options.row_ids is not None and rid not in options.row_ids:
-            continue
+    for i, (case, base, rid) in enumerate(wanted):
         if writer.has(rid):
             summary.skipped += 1
         else:
@@ -330,9 +332,34 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
                     f"{case.label()}: {result['status_detail']}; the CUDA context is unusable. The row is "
                     "saved; rerun the same command to resume after it.")
         if progress:
-            progress(i + 1, len(cases), case.label())
+            progress(i + 1, len(wanted), case.label())
     summary.wall_s = clock() - start
+    _drop_suite_caches(suite)
     return summary
+
+
+def _keyed_cases(cases: Sequence[Case], table: Table, gpu: dict[str, Any]) -> list[tuple[Case, dict, str]]:
+    """``(case, row base, row id)`` of every case, computed once (the resume check is a set lookup)."""
+    out = []
+    for case in cases:
+        base = case_row_base(case, table, gpu)
+        out.append((case, base, row_id_of(table.name, {k: base.get(k) for k in table.key_columns})))
+    return out
+
+
+def _precompile(backend: Backend, todo: Sequence[Case], features: Callable, own_features: bool) -> Callable:
+    """Compile the cases still to measure ahead of time (and their features, unless the caller gave a features
+    function) when the backend can; the returned function looks the features up."""
+    from kgpubench.measure.features_link import with_precompiled
+
+    return with_precompiled(backend, todo, features, compute=not own_features)
+
+
+def _drop_suite_caches(suite: Any) -> None:
+    """Let the suite free what it keeps between cases (device inputs of the last problem)."""
+    drop = getattr(suite, "drop_caches", None)
+    if drop is not None:
+        drop()
 
 
 def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any, features: Callable,

@@ -31,7 +31,7 @@ A suite whose unit of work is not one case at a time (npb: whole application run
 ``collect_into(backend, writer, options, *, progress)`` returning a
 :class:`~kgpubench.measure.runner.CollectSummary`; ``kgpubench collect`` then calls it in place of
 :func:`~kgpubench.measure.runner.collect_suite` and it uses the building blocks itself (``backend.compile``,
-``backend.time_launches``, :func:`~kgpubench.measure.timing.repeat_until`, :func:`~kgpubench.measure.timing.summarize`,
+``backend.sampler``, :func:`~kgpubench.measure.runner.time_unit`, :func:`~kgpubench.measure.timing.summarize`,
 :func:`~kgpubench.measure.provenance.gpu_columns` / ``provenance_columns``, ``writer.append``).
 
 Columns the harness fills

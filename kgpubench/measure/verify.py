@@ -1,4 +1,7 @@
-"""Checking kernel outputs against NumPy references, and poisoning outputs before the check.
+"""Checking kernel outputs against references, and poisoning outputs before the check.
+
+The checks are array-module generic: given CuPy arrays they run on the GPU and copy only scalars (counts, the
+first bad values) to the host, so suites keep references on the device and verify there.
 
 Tolerance per dtype: ``|actual - expected| <= atol * scale + rtol * |expected|`` elementwise, where
 ``scale = max(|expected|)`` (so sums of many terms are judged relative to the output's magnitude) and NaN or
@@ -29,10 +32,32 @@ TOLERANCES: dict[str, tuple[float, float]] = {
 }
 
 
+def array_module(*arrays: Any) -> Any:
+    """``cupy`` when any of ``arrays`` is a CuPy array, else ``numpy`` (CuPy is imported only then)."""
+    for a in arrays:
+        if type(a).__module__.split(".")[0] == "cupy":
+            import cupy
+
+            return cupy
+    return np
+
+
 def to_host(array: Any) -> np.ndarray:
     """A NumPy copy of a CuPy or NumPy array."""
     get = getattr(array, "get", None)
     return np.asarray(get() if callable(get) else array)
+
+
+def scalar(value: Any) -> Any:
+    """One element (a NumPy scalar, or a 0-d CuPy array) as a NumPy scalar, copying only that element."""
+    get = getattr(value, "get", None)
+    return np.asarray(get() if callable(get) else value)[()]
+
+
+def count_nonfinite(array: Any) -> int:
+    """How many elements are NaN or infinite, counted where the array lives (one scalar crosses to the host)."""
+    xp = array_module(array)
+    return int(xp.count_nonzero(~xp.isfinite(array)))
 
 
 def tolerance(dtype: Any) -> tuple[float, float]:
@@ -47,12 +72,14 @@ def tolerance(dtype: Any) -> tuple[float, float]:
 
 def compare(actual: Any, expected: Any, *, rtol: float | None = None, atol: float | None = None,
             name: str = "output") -> tuple[bool, str]:
-    """Compare a device or host array with the reference: ``(ok, detail)``.
+    """Compare an array with the reference: ``(ok, detail)``.
 
-    ``detail`` names the first mismatching index with both values, or the worst error when all pass.
+    Both may be NumPy or CuPy arrays. When either is on the device the comparison runs there (the other is
+    copied over): only the mismatch count, the scale and the first bad pair of values cross to the host.
+    ``detail`` names the first mismatching index (C order) with both values, or the count of matching values.
     """
-    got = to_host(actual)
-    ref = np.asarray(expected)
+    xp = array_module(actual, expected)
+    got, ref = xp.asarray(actual), xp.asarray(expected)
     if got.shape != ref.shape:
         return False, f"{name}: shape {got.shape} != reference {ref.shape}"
     d_rtol, d_atol = tolerance(ref.dtype)
@@ -64,16 +91,17 @@ def compare(actual: Any, expected: Any, *, rtol: float | None = None, atol: floa
         bad = got != ref
     else:
         g, r = got.astype(np.float64), ref.astype(np.float64)
-        scale = float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0))
+        scale = float(xp.max(xp.where(xp.isfinite(r), xp.abs(r), 0.0)))
         with np.errstate(invalid="ignore"):
-            err = np.abs(g - r)
-            bad = ~(err <= atol * scale + rtol * np.abs(r))
-        bad &= ~(np.isnan(r) & np.isnan(g))
-    nbad = int(np.count_nonzero(bad))
+            err = xp.abs(g - r)
+            bad = ~(err <= atol * scale + rtol * xp.abs(r))
+        bad &= ~(xp.isnan(r) & xp.isnan(g))
+    nbad = int(xp.count_nonzero(bad))
     if nbad:
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        first = int(xp.argmax(bad.ravel()))
+        idx = tuple(int(i) for i in np.unravel_index(first, bad.shape))
         return False, (f"{name}: {nbad} of {ref.size} values differ (rtol={rtol:g}, atol={atol:g}); first at "
-                       f"{idx}: got {got[idx]!r}, expected {ref[idx]!r}")
+                       f"{idx}: got {scalar(got[idx])!r}, expected {scalar(ref[idx])!r}")
     return True, f"{name}: {ref.size} values match"
 
 

@@ -27,9 +27,9 @@ def _row(i: int, run: str = "run-0001") -> dict:
 def test_writer_appends_compacts_and_reopens(tmp_path):
     w = ShardWriter(tmp_path, "kernels", compact_every=3)
     ids = [w.append(_row(i)) for i in range(4)]
-    names = sorted(p.name for p in tmp_path.glob("*.parquet"))
-    # 3 one-row parts compacted into c00000003, then part p00000004
-    assert names == ["c00000003.parquet", "p00000004.parquet"]
+    names = sorted(p.name for p in tmp_path.iterdir())
+    # journal j00000000 holds 3 rows, which become part c00000001; the 4th row starts journal j00000002
+    assert names == ["c00000001.parquet", "j00000002.arrows"]
     w.close()
     files = list(tmp_path.glob("*.parquet"))
     assert len(files) == 1 and pq.read_table(files[0]).num_rows == 4

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+import sys
 
-from kgpubench.measure.verify import compare, poison, tolerance
+import numpy as np
+import pytest
+
+from kgpubench.measure.fake import FakeDeviceArray, fake_device_module
+from kgpubench.measure.verify import array_module, compare, count_nonfinite, poison, to_host, tolerance
 
 
 def test_tolerances_per_dtype():
@@ -44,3 +48,48 @@ def test_poison_values():
     u = np.zeros(2, dtype=np.uint8)
     poison(f), poison(i), poison(u)
     assert np.isnan(f).all() and (i == -1).all() and (u == 255).all()
+
+
+# -- the same checks on the device (a NumPy stand-in for CuPy that records host copies) -------------------------
+@pytest.fixture
+def device(monkeypatch):
+    mod = fake_device_module()
+    monkeypatch.setitem(sys.modules, "cupy", mod)
+    FakeDeviceArray.host_copies.clear()
+    return mod
+
+
+def test_device_compare_finds_hand_made_mismatches_without_copying_arrays(device):
+    ref = np.linspace(-1.0, 1.0, 3 * 4 * 5, dtype=np.float32).reshape(3, 4, 5)
+    got = ref.copy()
+    got[1, 2, 3] += np.float32(0.5)
+    got[2, 0, 1] = np.nan
+    got[0, 3, 4] -= np.float32(1e-6)  # within tolerance
+    ok, detail = compare(device.asarray(got), device.asarray(ref), name="u")
+    assert device.asarray(got).__class__.__module__ == "cupy" and array_module(device.asarray(got)) is device
+    assert not ok
+    assert detail == (f"u: 2 of 60 values differ (rtol=0.0001, atol=1e-05); first at (1, 2, 3): "
+                      f"got {got[1, 2, 3]!r}, expected {ref[1, 2, 3]!r}")
+    assert compare(got, ref, name="u") == (ok, detail)  # the same detail as on the host
+    assert FakeDeviceArray.host_copies == []  # only scalars crossed
+
+
+def test_device_compare_integers_nan_reference_and_host_expected(device):
+    ref = np.arange(10, dtype=np.uint32)
+    got = ref.copy()
+    got[7] = 0xFFFFFFFF
+    ok, detail = compare(device.asarray(got), ref, name="scan")  # expected on the host: moved to the device
+    assert not ok and "1 of 10" in detail and "first at (7,)" in detail and "4294967295" in detail
+    both = np.array([1.0, np.nan, 3.0])
+    assert compare(device.asarray(both), device.asarray(both))[0]
+    assert not compare(device.asarray(np.array([1.0, 2.0, np.nan])), device.asarray(both))[0]
+    ok, detail = compare(device.asarray(np.zeros(3)), device.asarray(np.zeros((3, 1))))
+    assert not ok and "shape (3,) != reference (3, 1)" in detail
+    assert FakeDeviceArray.host_copies == []
+
+
+def test_count_nonfinite_on_host_and_device(device):
+    a = np.array([1.0, np.nan, np.inf, -np.inf, 0.0], dtype=np.float32)
+    assert count_nonfinite(a) == 3 and count_nonfinite(device.asarray(a)) == 3
+    assert FakeDeviceArray.host_copies == []
+    assert to_host(device.asarray(a)).shape == (5,) and FakeDeviceArray.host_copies == [5]

@@ -1,0 +1,76 @@
+"""Picklable stand-ins for NVRTC (the compile cache's ``Compiler``), importable by pool workers.
+
+Each call leaves a file in ``calls`` (named after the process and a counter), so tests count compilations
+made in other processes too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgpubench.measure.compile_cache import NVRTC_ERROR_COMPILATION, CompileOutput
+
+
+def _record(calls: Path, options) -> None:
+    calls.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(repr(list(options)).encode()).hexdigest()[:8]
+    (calls / f"{os.getpid()}-{time.perf_counter_ns()}-{digest}").touch()
+
+
+def call_count(calls: Path) -> int:
+    """Compilations recorded in ``calls`` so far."""
+    return len(list(calls.iterdir())) if calls.is_dir() else 0
+
+
+@dataclass(frozen=True)
+class CountingCompiler:
+    """Deterministic fake output from text and options; ``#error`` in the text is a compile error."""
+
+    calls: Path
+    version: str = "fake-nvrtc 1.0"
+
+    def __call__(self, text, filename, options):
+        _record(self.calls, options)
+        if "#error" in text:
+            return CompileOutput(status=NVRTC_ERROR_COMPILATION,
+                                 log=f"{filename}(1): error: the source says #error\n1 error detected")
+        body = hashlib.sha256((text + "\0".join(options)).encode()).hexdigest()
+        return CompileOutput(status=0, ptx=f"// fake ptx {body}\n", cubin=b"\x7fELF" + body.encode(),
+                             log="ptxas info    : Used 12 registers")
+
+
+@dataclass(frozen=True)
+class BarrierCompiler:
+    """Waits until ``parties`` different processes have each started a compilation (or fails after a
+    minute): only a real fan-out over that many worker processes gets past the first call."""
+
+    calls: Path
+    parties: int = 2
+    version: str = "fake-nvrtc 1.0"
+
+    def __call__(self, text, filename, options):
+        _record(self.calls, options)
+        deadline = time.monotonic() + 60
+        while len({p.name.split("-")[0] for p in self.calls.iterdir()}) < self.parties:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"only one process compiled within 60 s (expected {self.parties})")
+            time.sleep(0.01)
+        return CompileOutput(status=0, ptx="// fake\n", cubin=b"\x7fELF", log="")
+
+
+@dataclass(frozen=True)
+class OptionRejectingCompiler:
+    """An NVRTC that does not know ``-Xptxas=-v`` (status 5, invalid option) but compiles without it."""
+
+    calls: Path
+    version: str = "fake-nvrtc 0.9"
+
+    def __call__(self, text, filename, options):
+        _record(self.calls, options)
+        if "-Xptxas=-v" in options:
+            return CompileOutput(status=5, log="invalid option -Xptxas=-v")
+        return CompileOutput(status=0, ptx="// old\n", cubin=b"\x7fELF-old", log="")
