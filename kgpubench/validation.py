@@ -63,6 +63,10 @@ def _full_match(arr: pa.ChunkedArray, pattern: str) -> pa.ChunkedArray:
     return pc.fill_null(pc.match_substring_regex(arr, f"^(?:{pattern})$"), False)
 
 
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
 def _check_column(out: list, file: str, table: pa.Table, col: Column) -> None:
     arr = table[col.name]
     nulls = pc.is_null(arr)
@@ -81,10 +85,10 @@ def _check_column(out: list, file: str, table: pa.Table, col: Column) -> None:
         if col.min is not None:
             bad = pc.less_equal(arr, col.min) if col.min_exclusive else pc.less(arr, col.min)
             op = ">" if col.min_exclusive else ">="
-            _emit(out, file, table[col.name], col.name, pc.fill_null(bad, False), f"must be {op} {col.min:g}")
+            _emit(out, file, table[col.name], col.name, pc.fill_null(bad, False), f"must be {op} {_num(col.min)}")
         if col.max is not None:
             bad = pc.fill_null(pc.greater(arr, col.max), False)
-            _emit(out, file, table[col.name], col.name, bad, f"must be <= {col.max:g}")
+            _emit(out, file, table[col.name], col.name, bad, f"must be <= {_num(col.max)}")
     if col.values is not None:
         bad = pc.and_(pc.invert(pc.is_in(arr, value_set=pa.array(col.values))), pc.invert(nulls))
         _emit(out, file, arr, col.name, bad, f"must be one of {', '.join(col.values)}")

@@ -59,7 +59,8 @@ def info(data: Path | None = DATA_OPTION,
     Console(width=max(120, Console().width)).print(t)
 
 
-def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders."),
+def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders.",
+                                                 readable=False),
              as_json: bool = typer.Option(False, "--json", help="Print violations as JSON."),
              repair: bool = typer.Option(False, "--repair", help="First clear what interrupted writes left in "
                                          "the store folders: orphaned parts, temp files, a stale README.md."),
@@ -81,7 +82,7 @@ def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard fo
     raise typer.Exit(1 if total else 0)
 
 
-def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders to merge."),
+def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders to merge.", readable=False),
           into: Path | None = typer.Option(None, "--into", help="Store folder (default: the packaged data)."),
           note: str | None = typer.Option(None, "--note", help="Changelog note for the new version."),
           lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:

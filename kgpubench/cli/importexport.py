@@ -9,7 +9,8 @@ import typer
 import_app = typer.Typer(help="Import public tuning measurements as `autotune` shards.", no_args_is_help=True)
 export_app = typer.Typer(help="Export kgpubench rows in the community's formats.", no_args_is_help=True)
 
-_FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).")
+_FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).",
+                        readable=False)
 _GPU = typer.Option(None, "--gpu", help="GPU name or alias from the GPU table; required when a "
     "file's device_name is empty or unknown (e.g. --gpu MI250X).")
 _SOURCE = typer.Option("benchmark_hub", "--source", help="Provenance name: rows get "
