@@ -291,7 +291,11 @@ class Store:
             readable = not out  # the README is generated from the listed parts: only checked when they are sound
             out.extend(Violation(str(p), None, None, None, why) for p, why in self.leftovers())
             if readable:
-                out.extend(Violation(str(p), None, None, None, why) for p, why in self._stale_generated())
+                try:
+                    out.extend(Violation(str(p), None, None, None, why) for p, why in self._stale_generated())
+                except OSError as exc:
+                    out.append(Violation(str(exc.filename or self.path), None, None, None,
+                                         f"cannot be read to check it ({exc.strerror or exc})"))
             return out
 
     def _validate_file(self, config: str, entry: dict) -> list[Violation]:
@@ -316,7 +320,12 @@ class Store:
         fix = f"the data are unaffected; `kgpubench validate --repair {self.path}` removes it"
         found: list[tuple[Path, str]] = []
         folders = [(self.path, None)] + [(self.path / c, c) for c in TABLES if (self.path / c).is_dir()]
-        names = {f: sorted(os.listdir(f)) for f, _ in folders}
+        names = {}
+        for folder, _ in folders:
+            try:
+                names[folder] = sorted(os.listdir(folder))
+            except OSError:  # an unreadable folder: nothing a write of ours left can be told apart in it
+                names[folder] = []
         listed = {e["path"] for c in self.configs() for e in self.files(c)}  # after listing: a commit in between
         for folder, config in folders:
             for name in names[folder]:

@@ -8,6 +8,7 @@ byte once ``repair`` has cleared what the kill left, and a later merge must go t
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -39,7 +40,7 @@ def hook(p):
         while not Path(hold, "release").exists():
             time.sleep(0.01)
     else:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), getattr(signal, os.environ.get("KILL_SIGNAL", "SIGKILL")))
 S._FAULT_HOOK = hook
 report = S.Store(store).merge(shards, today="2026-02-01")
 print(sum(report.added.values()), sum(report.duplicates.values()), report.version_after)
@@ -48,9 +49,10 @@ TODAY = "2026-02-01"
 
 
 def child(store: Path, shards: list[Path], point: str = "-", nth: int = 1, hold: Path | str = "-",
-          stderr=subprocess.PIPE) -> subprocess.Popen:
+          stderr=subprocess.PIPE, signal: str = "SIGKILL") -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", CHILD, str(store), ",".join(map(str, shards)), point, str(nth),
-                             str(hold)], stdout=subprocess.PIPE, stderr=stderr, text=True)
+                             str(hold)], stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            env=dict(os.environ, KILL_SIGNAL=signal))
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -124,10 +126,11 @@ def test_sigkill_at_every_step_leaves_old_or_new_version(base, new_shards, tmp_p
         assert snapshot(path) == after, point
 
 
-def test_orphan_left_by_a_kill_is_adopted_by_the_next_merge_without_repair(base, new_shards):
-    proc = child(base, new_shards, "part", 2)
+@pytest.mark.parametrize("signal", ["SIGKILL", "SIGTERM"])
+def test_orphan_left_by_a_kill_is_adopted_by_the_next_merge_without_repair(base, new_shards, signal):
+    proc = child(base, new_shards, "part", 2, signal=signal)
     proc.communicate(timeout=60)
-    assert proc.returncode == -9
+    assert proc.returncode == {"SIGKILL": -9, "SIGTERM": -15}[signal]
     orphans = Store(base).leftovers()
     assert len(orphans) == 2 and all("orphaned part" in why for _, why in orphans)
     report = Store(base).merge(new_shards, today=TODAY)
