@@ -434,3 +434,19 @@ def test_unreadable_and_read_only_paths_are_one_line(tmp_path):
     assert f"{store}: the store is not writable" in messages[4]
     assert results[5] == [0, "", f"{store}: ok\n"]  # a read-only store still validates
     assert snapshot(store) == before
+
+
+def test_a_conflicting_merge_is_one_line_with_every_conflict_listed(tmp_path, store, monkeypatch, capsys):
+    seed = get_table("npb").from_rows([valid_row("npb", tpb=8, time_ms_median=3.0, time_ms_mean=3.0)])
+    shard = write_shard(seed, tmp_path / "remeasured.parquet")
+    before = snapshot(store)
+    code, out, err = cli(monkeypatch, capsys, "merge", shard, "--into", store)
+    assert code == 1 and snapshot(store) == before
+    (line,) = err.splitlines()
+    assert line.startswith("error: refused: 1 row(s) have the row_id and run_id of a row in the store but different "
+                           "values (2 value(s) differ); nothing was merged.")
+    assert out.splitlines() == [
+        f"{shard}: row 0, column 'time_ms_mean' (row_id {seed['row_id'][0]}, run_id test-run-0001): 3.0 here, "
+        "1.05 in the store",
+        f"{shard}: row 0, column 'time_ms_median' (row_id {seed['row_id'][0]}, run_id test-run-0001): 3.0 here, "
+        "1.0 in the store"]
