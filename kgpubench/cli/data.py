@@ -121,7 +121,11 @@ def card(data: Path | None = DATA_OPTION,
 
     store = _store(data)
     packaged = store.path.resolve() == default_data_dir().resolve()
-    stale = update(store, CARD_PATH if packaged else None, check=check)
+    if check:
+        stale = update(store, CARD_PATH if packaged else None, check=True)
+    else:
+        with store.writing():  # never interleaved with a merge's own README
+            stale = update(store, CARD_PATH if packaged else None)
     for path in stale:
         typer.echo(f"{'out of date' if check else 'updated'}: {path}")
     if check and stale:
