@@ -21,11 +21,8 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import os
 import re
-import sys
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,22 +37,17 @@ from kgpubench.errors import (
     DataFileNotFoundError,
     KgpubenchError,
     ManifestError,
-    MergeConflictError,
-    MissingDependencyError,
-    NotWritableError,
     OutputWriteError,
-    SchemaValidationError,
-    StoreLockedError,
 )
+from kgpubench.identity import Conflict, conflict, conflict_error, differences, identity
+from kgpubench.locking import DEFAULT_LOCK_TIMEOUT, LOCK, store_lock
 from kgpubench.schema import TABLES, get_table
 from kgpubench.shards import COMPRESSION, TEMP_SUFFIX, atomic_write_bytes, read_file, write_error
 from kgpubench.validation import Violation, refusal, validate_shard, validate_table
 
 MANIFEST = "manifest.json"
 README = "README.md"
-LOCK = ".kgpubench.lock"
 EMPTY_VERSION = "0.0.0"
-DEFAULT_LOCK_TIMEOUT = 600.0
 _SEMVER = re.compile(r"\d+\.\d+\.\d+")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\.parquet")
@@ -147,29 +139,6 @@ class MergeReport:
     @property
     def changed(self) -> bool:
         return self.version_after != self.version_before
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """A row whose identity (row_id, run_id) is already taken by a row with a different value in ``column``."""
-
-    file: str
-    row: int
-    row_id: str
-    run_id: str
-    column: str
-    value: object
-    other_value: object
-    other: str  # "the store" or "<file> row <n>"
-
-    def __str__(self) -> str:
-        return (f"{self.file}: row {self.row}, column {self.column!r} (row_id {self.row_id}, run_id {self.run_id}): "
-                f"{_short(self.value)} here, {_short(self.other_value)} in {self.other}")
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 @dataclass
@@ -274,7 +243,7 @@ class Store:
         parts = [pq.read_table(self._checked_path(e), columns=["row_id", "run_id"]) for e in self.files(config)]
         if not parts:
             return pa.array([], pa.string())
-        return _identity(pa.concat_tables(parts))
+        return identity(pa.concat_tables(parts))
 
     # ----- checking -------------------------------------------------------------------------------------
     def validate(self, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
@@ -283,7 +252,7 @@ class Store:
 
         Waits for a merge in progress (shared lock) so that its parts are not mistaken for orphans.
         """
-        with self._locked(exclusive=False, timeout=lock_timeout, on_wait=on_wait):
+        with self._lock(exclusive=False, timeout=lock_timeout, on_wait=on_wait):
             out: list[Violation] = []
             for config in self.configs():
                 for entry in self.files(config):
@@ -358,7 +327,7 @@ class Store:
 
         if not self.manifest_path.exists():
             raise DataFileNotFoundError(f"{self.path}: no {MANIFEST}; not a dataset store, nothing to repair.")
-        with self._locked(exclusive=True, timeout=lock_timeout, on_wait=on_wait):
+        with self._lock(exclusive=True, timeout=lock_timeout, on_wait=on_wait):
             self.manifest()  # a malformed manifest cannot be repaired here: one line saying so
             actions = []
             for path, _why in self.leftovers():
@@ -376,84 +345,12 @@ class Store:
     def writing(self, *, timeout: float | None = DEFAULT_LOCK_TIMEOUT,
                 on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
         """Hold the store's write lock (creating the store folder); see :meth:`merge` for ``timeout``."""
-        with self._locked(exclusive=True, timeout=timeout, on_wait=on_wait):
+        with self._lock(exclusive=True, timeout=timeout, on_wait=on_wait):
             yield
 
-    @contextmanager
-    def _locked(self, *, exclusive: bool, timeout: float | None,
-                on_wait: Callable[[str], None] | None) -> Iterator[None]:
-        """Hold the store's lock: exclusive for writers, shared for a reader that must not see a write midway.
-
-        A shared lock is best effort: without a lock file (no writer ever ran) or on a read-only store there is
-        nothing to wait for.
-        """
-        _check_timeout(timeout)
-        fd = self._open_lock(exclusive)
-        if fd is None:
-            yield
-            return
-        try:
-            import fcntl
-
-            self._acquire(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH, timeout, on_wait)
-            if exclusive:
-                _checkpoint("locked")
-            yield
-        finally:
-            os.close(fd)  # releases the lock
-
-    def _open_lock(self, exclusive: bool) -> int | None:
-        try:
-            import fcntl  # noqa: F401
-        except ImportError:  # pragma: no cover - not POSIX
-            if exclusive:
-                raise MissingDependencyError("writing a store needs POSIX file locks (fcntl); merge on Linux or "
-                                             "macOS.") from None
-            return None
-        if self.path.exists() and not self.path.is_dir():
-            raise DataFileNotFoundError(f"{self.path}: is a file, expected a dataset store folder.")
-        lock = self.path / LOCK
-        if not exclusive:
-            try:
-                return os.open(lock, os.O_RDONLY)
-            except OSError:
-                return None
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            return os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            err, why = write_error(lock, exc), exc.strerror or str(exc)
-        if isinstance(err, NotWritableError):
-            raise NotWritableError(f"{self.path}: the store is not writable ({why}); merge into a copy you can "
-                                   "write, or fix its permissions.")
-        raise err
-
-    def _acquire(self, fd: int, mode: int, timeout: float | None, on_wait: Callable[[str], None] | None) -> None:
-        import fcntl
-
-        try:
-            fcntl.flock(fd, mode | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
-        busy = f"{self.path}: another kgpubench process is writing this store"
-        if timeout is not None and timeout <= 0:
-            raise StoreLockedError(f"{busy}; try again when it has finished, or pass --lock-timeout SECONDS to "
-                                   "wait for it.")
-        limit = "" if timeout is None or math.isinf(timeout) else f" (up to {timeout:g} s)"
-        (on_wait or _print_wait)(f"{busy}; waiting for it to finish{limit} ...")
-        deadline = math.inf if timeout is None else time.monotonic() + timeout
-        delay = 0.02
-        while True:
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
-            try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreLockedError(f"{busy} and still was after {timeout:g} s; try again when it has "
-                                           "finished, or pass a longer --lock-timeout.") from None
+    def _lock(self, *, exclusive: bool, timeout: float | None, on_wait: Callable[[str], None] | None):
+        on_locked = (lambda: _checkpoint("locked")) if exclusive else None
+        return store_lock(self.path, exclusive=exclusive, timeout=timeout, on_wait=on_wait, on_locked=on_locked)
 
     # ----- merging --------------------------------------------------------------------------------------
     def merge(self, shards: Iterable[Path], *, note: str | None = None, today: str | None = None,
@@ -489,7 +386,7 @@ class Store:
             Another process kept the store locked for ``lock_timeout`` seconds.
         """
         incoming, duplicates = self._incoming(shards)
-        with self._locked(exclusive=True, timeout=lock_timeout, on_wait=on_wait):
+        with self._lock(exclusive=True, timeout=lock_timeout, on_wait=on_wait):
             manifest = self.manifest()  # read under the lock: a concurrent writer's commit is seen
             report = MergeReport(version_before=manifest["dataset_version"],
                                  version_after=manifest["dataset_version"])
@@ -501,7 +398,7 @@ class Store:
                 if kept.num_rows:
                     new[config] = kept
             if conflicts:
-                raise _conflict_error(conflicts, "in the store")
+                raise conflict_error(conflicts, "in the store")
             if not new:
                 return report
             report.added = {c: t.num_rows for c, t in new.items()}
@@ -535,7 +432,7 @@ class Store:
         for config, parts in by_config.items():
             table = pa.concat_tables([t for _, t in parts]) if len(parts) > 1 else parts[0][1]
             origin = [(name, i) for name, t in parts for i in range(t.num_rows)]
-            keys = _identity(table).to_pylist()
+            keys = identity(table).to_pylist()
             first: dict[str, int] = {}
             later: list[tuple[int, int]] = []
             for i, key in enumerate(keys):
@@ -545,10 +442,10 @@ class Store:
                     first[key] = i
             if later:
                 news, olds = [i for i, _ in later], [j for _, j in later]
-                for i, column in _differences(table.take(news), table.take(olds)):
+                for i, column in differences(table.take(news), table.take(olds)):
                     file, row = origin[news[i]]
                     other_file, other_row = origin[olds[i]]
-                    conflicts.append(_conflict(table, news[i], file, row, column, table.take([olds[i]]),
+                    conflicts.append(conflict(table, news[i], file, row, column, table.take([olds[i]]),
                                                f"{other_file} row {other_row}"))
                 keep = np.ones(table.num_rows, dtype=bool)
                 keep[news] = False
@@ -557,7 +454,7 @@ class Store:
             duplicates[config] = len(later)
             out[config] = _Incoming(table, origin)
         if conflicts:
-            raise _conflict_error(conflicts, "in another shard of this merge")
+            raise conflict_error(conflicts, "in another shard of this merge")
         return out, duplicates
 
     def _against_store(self, config: str, rows: _Incoming) -> tuple[pa.Table, int, list[Conflict]]:
@@ -565,18 +462,18 @@ class Store:
         table = rows.table
         if not self.files(config):
             return table, 0, []
-        keys = _identity(table)
+        keys = identity(table)
         present = pc.is_in(keys, value_set=self._keys(config)).to_numpy(zero_copy_only=False)
         if not present.any():
             return table, 0, []
         stored = self.read(config)
-        index = {k: i for i, k in enumerate(_identity(stored).to_pylist())}
+        index = {k: i for i, k in enumerate(identity(stored).to_pylist())}
         news = np.flatnonzero(present)
         olds = [index[keys[int(i)].as_py()] for i in news]
         conflicts = []
-        for i, column in _differences(table.take(news), stored.take(olds)):
+        for i, column in differences(table.take(news), stored.take(olds)):
             file, row = rows.origin[news[i]]
-            conflicts.append(_conflict(table, int(news[i]), file, row, column, stored.take([olds[i]]),
+            conflicts.append(conflict(table, int(news[i]), file, row, column, stored.take([olds[i]]),
                                        "the store"))
         return table.filter(pa.array(~present)), len(news), conflicts
 
@@ -641,16 +538,6 @@ class Store:
                 atomic_write_bytes(card_path, text.encode())
 
 
-def _check_timeout(timeout: float | None) -> None:
-    if timeout is not None and (not isinstance(timeout, (int, float)) or math.isnan(timeout) or timeout < 0):
-        raise SchemaValidationError(f"lock timeout {timeout!r}: give seconds >= 0 (0: fail at once if another "
-                                    "process is writing; inf: wait as long as it takes).")
-
-
-def _print_wait(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def _sync_dirs(folders: Iterable[Path]) -> None:
     """fsync folders so renames in them survive a power cut (best effort: not every file system allows it)."""
     for folder in folders:
@@ -664,45 +551,6 @@ def _sync_dirs(folders: Iterable[Path]) -> None:
             pass
         finally:
             os.close(fd)
-
-
-def _identity(table: pa.Table) -> pa.Array:
-    """``row_id`` and ``run_id`` joined (run ids cannot hold the separator) as one string per row."""
-    joined = pc.binary_join_element_wise(table["row_id"], table["run_id"], "\x1f")
-    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
-
-
-def _unequal(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
-    """Per row: whether ``a`` and ``b`` hold different values (two nulls are equal)."""
-    try:
-        same = pc.or_(pc.fill_null(pc.equal(a, b), False), pc.and_(pc.is_null(a), pc.is_null(b)))
-        return ~same.to_numpy(zero_copy_only=False).astype(bool)
-    except pa.ArrowNotImplementedError:  # nested types (parameter lists): compare as Python values
-        return np.array([x != y for x, y in zip(a.to_pylist(), b.to_pylist())], dtype=bool)
-
-
-def _differences(a: pa.Table, b: pa.Table) -> list[tuple[int, str]]:
-    """(row, column) of every value that differs between the row-aligned tables ``a`` and ``b``."""
-    out = []
-    for name in a.column_names:
-        if a[name].equals(b[name]):
-            continue
-        out.extend((int(i), name) for i in np.flatnonzero(_unequal(a[name], b[name])))
-    return sorted(out)
-
-
-def _conflict(table: pa.Table, index: int, file: str, row: int, column: str, other: pa.Table,
-              where: str) -> Conflict:
-    return Conflict(file, row, table["row_id"][index].as_py(), table["run_id"][index].as_py(), column,
-                    table[column][index].as_py(), other[column][0].as_py(), where)
-
-
-def _conflict_error(conflicts: list[Conflict], where: str) -> MergeConflictError:
-    rows = len({(c.file, c.row) for c in conflicts})
-    return MergeConflictError(
-        f"refused: {rows} row(s) have the row_id and run_id of a row {where} but different values ({len(conflicts)} "
-        f"value(s) differ); nothing was merged. First: {conflicts[0]}. A new measurement needs its own run_id; "
-        "a row that is already merged cannot be replaced by a merge.", conflicts)
 
 
 def conform(table: pa.Table, config: str, path: Path | str = "<table>") -> pa.Table:
@@ -740,4 +588,4 @@ def gpus(table: pa.Table) -> list[str]:
     return sorted(pc.unique(table["gpu_name"]).to_pylist())
 
 
-__all__ = ["Conflict", "MergeReport", "Store", "TABLES", "conform", "gpus", "merge", "sha256_file"]
+__all__ = ["LOCK", "Conflict", "MergeReport", "Store", "TABLES", "conform", "gpus", "merge", "sha256_file"]
