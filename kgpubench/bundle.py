@@ -347,13 +347,14 @@ def expand_bundles(paths: Sequence[Path | str]) -> Iterator[tuple[list[Path], li
 
 
 def merge_bundles(paths: Sequence[Path | str], into: Path | str | None = None, *,
-                  note: str | None = None) -> MergeReport:
-    """Merge shards and bundles into a store (default: the packaged one); see :func:`kgpubench.store.merge`."""
+                  note: str | None = None, **merge_options: Any) -> MergeReport:
+    """Merge shards and bundles into a store (default: the packaged one); see :func:`kgpubench.store.merge`
+    (``merge_options``: ``lock_timeout``, ``on_wait``)."""
     from kgpubench.store import merge
 
     with expand_bundles(paths) as (shards, bundles):
         note = note or ("; ".join(b.note() for b in bundles) if bundles else None)
-        return merge(shards, into, note=note)
+        return merge(shards, into, note=note, **merge_options)
 
 
 __all__ = ["BUNDLE_FORMAT", "Bundle", "BundleError", "bundle_after_collect", "expand_bundles", "finish_collect",

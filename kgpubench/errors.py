@@ -21,9 +21,42 @@ class SchemaValidationError(KgpubenchError, ValueError):
         super().__init__(message)
         self.violations = list(violations or [])
 
+    def details(self) -> list[str]:
+        """One line per violation, for the command line to list under the error."""
+        return [str(v) for v in self.violations]
+
 
 class ManifestError(KgpubenchError, ValueError):
     """A store's manifest is missing, malformed, or disagrees with the files (hash, rows)."""
+
+
+class MergeConflictError(KgpubenchError, ValueError):
+    """Rows with the identity (row_id, run_id) of a row already in the store (or in another shard being merged)
+    but different values; ``conflicts`` holds every one (file, row, column and both values)."""
+
+    def __init__(self, message: str, conflicts: list | None = None) -> None:
+        super().__init__(message)
+        self.conflicts = list(conflicts or [])
+
+    def details(self) -> list[str]:
+        """One line per conflict, for the command line to list under the error."""
+        return [str(c) for c in self.conflicts]
+
+
+class StoreLockedError(KgpubenchError, TimeoutError):
+    """Another process is writing the store (holds its lock) and the wait for it timed out."""
+
+
+class OutputExistsError(KgpubenchError, FileExistsError):
+    """An output file already exists and overwriting it was not asked for (``--force``)."""
+
+
+class OutputWriteError(KgpubenchError, OSError):
+    """An output (shard, store file, export) could not be written: a missing, read-only or full location."""
+
+
+class NotWritableError(OutputWriteError, PermissionError):
+    """An output location is not writable by this user."""
 
 
 class UnknownNameError(KgpubenchError, KeyError):

@@ -53,6 +53,12 @@ def load_dataset(
     if format not in FORMATS:
         raise SchemaValidationError(f"format={format!r} is not supported; use one of {', '.join(FORMATS)}.")
     store = Store(data_dir or default_data_dir())
+    if data_dir is not None and not store.manifest_path.is_file():
+        from kgpubench.errors import DataFileNotFoundError
+
+        what = "no such folder" if not store.path.is_dir() else f"no {store.manifest_path.name}, so not a dataset store"
+        raise DataFileNotFoundError(f"data_dir={str(data_dir)!r}: {what}; pass a store folder (one `kgpubench merge "
+                                    "SHARD --into DIR` made), or leave data_dir out for the packaged data.")
     table = store.read(config)
     if scheme is not None or fold is not None or split is not None:
         table = _apply_split(table, config, split=split, fold=fold, scheme=scheme, task=task)

@@ -6,15 +6,24 @@ A shard path may be a ``.parquet`` file or a folder of them (read in name order)
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
+from kgpubench.errors import (
+    DataFileNotFoundError,
+    KgpubenchError,
+    NotWritableError,
+    OutputExistsError,
+    OutputWriteError,
+    SchemaValidationError,
+)
 from kgpubench.schema import TABLES
 
 META_KEY = b"kgpubench"
@@ -24,12 +33,18 @@ COMPRESSION = "zstd"
 def shard_files(path: Path) -> list[Path]:
     """The parquet files a shard path stands for (a file, or the ``*.parquet`` in a folder)."""
     path = Path(path)
-    if path.is_dir():
-        files = sorted(path.glob("*.parquet"))
-        if not files:
-            raise DataFileNotFoundError(f"{path}: folder holds no *.parquet shard; pass a shard file or folder.")
-        return files
+    try:
+        if path.is_dir():
+            names = sorted(e.name for e in os.scandir(path) if e.name.endswith(".parquet"))
+            if not names:
+                raise DataFileNotFoundError(f"{path}: folder holds no *.parquet shard; pass a shard file or folder.")
+            return [path / n for n in names]
+    except OSError as exc:
+        raise DataFileNotFoundError(f"{path}: cannot list the folder ({exc.strerror or exc}); check its "
+                                    "permissions.") from None
     if not path.exists():
+        if path.is_symlink():
+            raise DataFileNotFoundError(f"{path}: a broken or looping symbolic link; point it at a shard file.")
         raise DataFileNotFoundError(f"{path}: no such file; check the path.")
     return [path]
 
@@ -40,11 +55,13 @@ def config_of(schema: pa.Schema, path: Path | str) -> str:
     if META_KEY in meta:
         try:
             name = json.loads(meta[META_KEY])["config"]
-        except (ValueError, KeyError, TypeError):
-            raise SchemaValidationError(f"{path}: unreadable kgpubench metadata {meta[META_KEY][:80]!r}") from None
-        if name not in TABLES:
+        except (ValueError, KeyError, TypeError, RecursionError):
+            raise SchemaValidationError(f"{path}: unreadable kgpubench metadata {meta[META_KEY][:80]!r}; expected "
+                                        'JSON like {"config": "npb", ...}. Write shards with '
+                                        "kgpubench.shards.write_shard.") from None
+        if not isinstance(name, str) or name not in TABLES:
             raise SchemaValidationError(
-                f"{path}: metadata names config {name!r}, which is not one of {sorted(TABLES)}."
+                f"{path}: metadata names config {repr(name)[:80]}, which is not one of {sorted(TABLES)}."
             )
         return name
     names = set(schema.names)
@@ -63,8 +80,12 @@ def read_file(path: Path) -> pa.Table:
     """Read one parquet file, turning unreadable files into a clear error."""
     try:
         return pq.read_table(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise SchemaValidationError(f"{path}: not a readable parquet file ({exc}).") from None
+    except PermissionError as exc:
+        raise SchemaValidationError(f"{path}: cannot read the file ({exc.strerror or exc}); check its "
+                                    "permissions.") from None
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+        text = " ".join(str(exc).split())[:200]
+        raise SchemaValidationError(f"{path}: not a readable parquet file ({text}).") from None
 
 
 def read_shard(path: Path) -> tuple[str, pa.Table]:
@@ -74,48 +95,136 @@ def read_shard(path: Path) -> tuple[str, pa.Table]:
     configs = {config_of(t.schema, f) for t, f in zip(tables, files)}
     if len(configs) > 1:
         raise SchemaValidationError(f"{path}: holds rows of several configs {sorted(configs)}; one per shard.")
-    return configs.pop(), pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if len(tables) == 1:
+        return configs.pop(), tables[0]
     try:
+        return configs.pop(), pa.concat_tables(tables, promote_options="permissive")
+    except pa.ArrowException as exc:
+        raise SchemaValidationError(f"{path}: its files have incompatible column types ({exc}); validate each "
+                                    "file on its own.") from None
+
+
+def check_output(path: Path, *, force: bool = False) -> Path:
+    """Refuse an output ``path`` that exists (unless ``force``) or that names a folder.
+
+    Raises
+    ------
+    OutputExistsError
+        When ``path`` exists and ``force`` is false, or is a folder.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OutputExistsError(f"{path}: is a folder; give a file name for the output.")
+    if not force and (path.exists() or path.is_symlink()):
+        raise OutputExistsError(f"{path}: already exists; pass --force to overwrite it, or choose another path.")
+    return path
+
+
+def write_error(path: Path, exc: OSError) -> OutputWriteError:
+    """The one-line error for an ``OSError`` raised while writing ``path``."""
+    why = exc.strerror or str(exc)
+    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return NotWritableError(f"{path}: cannot write here ({why}); choose a writable location or fix the "
+                                "folder's permissions.")
+    return OutputWriteError(f"{path}: could not be written ({why}); check that its folder exists, is a folder "
+                            "and has space.")
+
+
+def _install(tmp: str, path: Path, overwrite: bool) -> None:
+    """Move the finished temp file ``tmp`` to ``path``; without ``overwrite``, never replace a file."""
+    if overwrite:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)  # atomic and fails when path exists: no window for a second writer
+    except FileExistsError:
+        raise OutputExistsError(f"{path}: already exists; pass --force to overwrite it, or choose another "
+                                "path.") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV):
+            raise
+        check_output(path)  # a file system without hard links: check, then rename
+        os.replace(tmp, path)
+    else:
+        os.unlink(tmp)
+
+
+TEMP_SUFFIX = ".tmp"
+
+
+def _atomic_write(path: Path, fill: Callable[[int, str], None], overwrite: bool,
+                  before_rename: Callable[[Path], None] | None) -> None:
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    try:
+        fill(fd, tmp)
+        if before_rename is not None:
+            before_rename(path)
+        _install(tmp, path, overwrite)
+    except KgpubenchError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise write_error(path, exc) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, overwrite: bool = True,
+                       before_rename: Callable[[Path], None] | None = None) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same folder, fsync, rename).
+
+    Parameters
+    ----------
+    path : Path
+        The file to write; its folder is created.
+    data : bytes
+        The whole content.
+    overwrite : bool
+        When false, an existing ``path`` is never replaced (:class:`OutputExistsError`), even by a writer
+        racing this one.
+    before_rename : callable, optional
+        Called with ``path`` once the temp file is complete, just before it becomes ``path`` (a test hook).
+
+    Raises
+    ------
+    OutputWriteError
+        One line naming ``path`` when the write fails (:class:`NotWritableError` for permissions).
+    """
+    def fill(fd: int, _tmp: str) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    _atomic_write(path, fill, overwrite, before_rename)
 
 
-def write_parquet_atomic(table: pa.Table, path: Path) -> None:
-    """Write ``table`` as parquet to ``path`` atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+def write_parquet_atomic(table: pa.Table, path: Path, *, overwrite: bool = True) -> None:
+    """Write ``table`` as parquet to ``path`` atomically (see :func:`atomic_write_bytes` for ``overwrite``)."""
+    def fill(fd: int, tmp: str) -> None:
+        os.close(fd)
         pq.write_table(table, tmp, compression=COMPRESSION)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    _atomic_write(path, fill, overwrite, None)
 
 
-def write_shard(table: pa.Table, path: Path, config: str | None = None) -> Path:
+def write_shard(table: pa.Table, path: Path, config: str | None = None, *, overwrite: bool = True) -> Path:
     """Write rows of one config as a shard file, atomically, cast to the declared schema.
 
-    ``config`` defaults to the one recorded in ``table``'s schema metadata.
+    ``config`` defaults to the one recorded in ``table``'s schema metadata. With ``overwrite=False`` an existing
+    file is never replaced (:class:`kgpubench.errors.OutputExistsError`).
     """
     name = config or config_of(table.schema, path)
     schema = TABLES[name].arrow_schema()
     table = table.select(schema.names).cast(schema)
-    write_parquet_atomic(table, Path(path))
+    write_parquet_atomic(table, Path(path), overwrite=overwrite)
     return Path(path)

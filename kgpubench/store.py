@@ -3,11 +3,17 @@
 Layout::
 
     <store>/manifest.json            dataset version, per-config schema version, files (sha256, rows), changelog
+    <store>/README.md                Hugging Face configs and card, generated from the manifest
     <store>/<config>/part-<hash>.parquet
+    <store>/.kgpubench.lock          taken by writers (fcntl), never removed
 
-Nothing is rewritten in place: a merge adds part files and then replaces the manifest atomically; the manifest
-rename is the commit point. Files the manifest does not list are ignored. A merge that fails at any point
-removes what it wrote, so the store is byte-identical to before.
+Writes are transactions. A writer takes the store's lock (a second writer waits, then fails with one line), adds
+new part files, then replaces ``manifest.json`` atomically: that rename is the commit point, so a reader sees
+the old version or the new one, never a half state. ``README.md`` is regenerated from the committed manifest
+afterwards, so it never describes a version that does not exist. A kill before the commit leaves the store's
+data as they were plus, at most, orphaned parts or temp files; a kill after it leaves the new version with a
+README that may still describe the previous one. ``kgpubench validate`` reports both and
+``kgpubench validate --repair`` clears them; a later merge is never blocked by them.
 """
 
 from __future__ import annotations
@@ -15,21 +21,47 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-from collections.abc import Iterable
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kgpubench.errors import DataFileNotFoundError, ManifestError, SchemaValidationError
+from kgpubench.errors import (
+    DataFileNotFoundError,
+    KgpubenchError,
+    ManifestError,
+    OutputWriteError,
+)
+from kgpubench.identity import Conflict, conflict, conflict_error, differences, identity
+from kgpubench.locking import DEFAULT_LOCK_TIMEOUT, LOCK, store_lock
 from kgpubench.schema import TABLES, get_table
-from kgpubench.shards import COMPRESSION, atomic_write_bytes, read_file, read_shard
-from kgpubench.validation import Violation, validate_table
+from kgpubench.shards import COMPRESSION, TEMP_SUFFIX, atomic_write_bytes, read_file, write_error
+from kgpubench.validation import Violation, refusal, validate_shard, validate_table
 
 MANIFEST = "manifest.json"
+README = "README.md"
 EMPTY_VERSION = "0.0.0"
+_SEMVER = re.compile(r"\d+\.\d+\.\d+")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\.parquet")
+_PART = re.compile(r"part-[0-9a-f]{16}\.parquet")
+
+# Points a merge passes, in order; tests kill the process at each (see _checkpoint).
+KILL_POINTS = ("locked", "part-temp", "part", "manifest-temp", "manifest", "readme-temp", "readme")
+_FAULT_HOOK: Callable[[str], None] | None = None
+
+
+def _checkpoint(point: str) -> None:
+    """Call the test hook (if one is installed) at a named point of a write."""
+    if _FAULT_HOOK is not None:
+        _FAULT_HOOK(point)
 
 
 def sha256_file(path: Path) -> str:
@@ -43,6 +75,55 @@ def sha256_file(path: Path) -> str:
 def bump_minor(version: str) -> str:
     major, minor, _patch = (int(x) for x in version.split("."))
     return f"{major}.{minor + 1}.0"
+
+
+def check_manifest(data: object, path: Path) -> dict:
+    """``data`` (a parsed manifest) if it has the manifest's shape, else a one-line :class:`ManifestError`.
+
+    Every listed file must be ``<config>/<name>.parquet`` inside the store (no ``..``, no absolute path), with a
+    sha256 and a row count; configs must be known; the changelog entries need a version, a date and a note.
+    """
+    def bad(what: str) -> ManifestError:
+        return ManifestError(f"{path}: malformed manifest ({what}); restore it from git (git checkout -- {path}) "
+                             "or a backup.")
+
+    if not isinstance(data, dict):
+        raise bad(f"top level is a {type(data).__name__}, expected an object")
+    version = data.get("dataset_version")
+    if not isinstance(version, str) or not _SEMVER.fullmatch(version):
+        raise bad(f"dataset_version {repr(version)[:40]} is not MAJOR.MINOR.PATCH")
+    configs = data.get("configs")
+    if not isinstance(configs, dict):
+        raise bad("`configs` is missing or not an object")
+    seen: set[str] = set()
+    for name, block in configs.items():
+        if name not in TABLES:
+            raise bad(f"config {repr(name)[:40]} is not one of {', '.join(TABLES)}")
+        if not isinstance(block, dict) or not isinstance(block.get("files"), list):
+            raise bad(f"configs.{name}.files is missing or not a list")
+        if not isinstance(block.get("schema_version", ""), str):
+            raise bad(f"configs.{name}.schema_version is not a string")
+        for i, entry in enumerate(block["files"]):
+            where = f"configs.{name}.files[{i}]"
+            if not isinstance(entry, dict):
+                raise bad(f"{where} is not an object")
+            rel, digest, rows = entry.get("path"), entry.get("sha256"), entry.get("rows")
+            folder, _, file = rel.partition("/") if isinstance(rel, str) else ("", "", "")
+            if folder != name or not _FILE_NAME.fullmatch(file):
+                raise bad(f"{where}.path {repr(rel)[:60]} is not {name}/<file>.parquet inside the store")
+            if rel in seen:
+                raise bad(f"{where}.path {rel!r} is listed twice")
+            seen.add(rel)
+            if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+                raise bad(f"{where}.sha256 {repr(digest)[:40]} is not 64 hex digits")
+            if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+                raise bad(f"{where}.rows {repr(rows)[:40]} is not a row count")
+    changelog = data.get("changelog", [])
+    if not isinstance(changelog, list) or not all(
+            isinstance(e, dict) and all(isinstance(e.get(k), str) for k in ("version", "date", "note"))
+            for e in changelog):
+        raise bad("changelog is not a list of entries with version, date and note")
+    return data
 
 
 @dataclass
@@ -60,12 +141,19 @@ class MergeReport:
         return self.version_after != self.version_before
 
 
+@dataclass
+class _Incoming:
+    """Validated rows of one config from the shards being merged, with where each row came from."""
+
+    table: pa.Table
+    origin: list[tuple[str, int]]  # (shard file, row in that shard) per row
+
+
 class Store:
     """A dataset store folder (the packaged one is :func:`kgpubench.resources.default_data_dir`)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self._pending: dict | None = None  # the manifest being committed by a merge (for the README)
 
     # ----- manifest -------------------------------------------------------------------------------------
     @property
@@ -73,19 +161,23 @@ class Store:
         return self.path / MANIFEST
 
     def manifest(self) -> dict:
-        """The manifest (an empty one, version 0.0.0, for a store that has none yet)."""
-        if self._pending is not None:
-            return json.loads(json.dumps(self._pending))
+        """The manifest (an empty one, version 0.0.0, for a store that has none yet), checked for shape."""
         if not self.manifest_path.exists():
             if self.path.exists() and not self.path.is_dir():
                 raise DataFileNotFoundError(f"{self.path}: is a file, expected a dataset store folder.")
             return {"dataset_version": EMPTY_VERSION, "configs": {}, "changelog": []}
         try:
-            data = json.loads(self.manifest_path.read_text())
-            data["dataset_version"], data["configs"]  # noqa: B018 - presence check
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ManifestError(f"{self.manifest_path}: malformed manifest ({exc}); restore it from git.") from None
-        return data
+            text = self.manifest_path.read_bytes()
+        except OSError as exc:
+            raise ManifestError(f"{self.manifest_path}: cannot read the manifest ({exc.strerror or exc}); check "
+                                "its permissions.") from None
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            why = " ".join(str(exc).split())[:100]
+            raise ManifestError(f"{self.manifest_path}: malformed manifest ({why}); restore it from git "
+                                f"(git checkout -- {self.manifest_path}) or a backup.") from None
+        return check_manifest(data, self.manifest_path)
 
     def manifest_sha256(self) -> str | None:
         return sha256_file(self.manifest_path) if self.manifest_path.exists() else None
@@ -103,12 +195,27 @@ class Store:
     def rows(self, config: str) -> int:
         return sum(f["rows"] for f in self.files(config))
 
+    def card_path(self) -> Path | None:
+        """DATASET_CARD.md when this is the packaged store of a source checkout (its README body), else None."""
+        from kgpubench.card import CARD_PATH
+        from kgpubench.resources import default_data_dir
+
+        try:
+            packaged = self.path.resolve() == default_data_dir().resolve()
+        except OSError:
+            return None
+        return CARD_PATH if packaged and CARD_PATH.exists() else None
+
     # ----- reading --------------------------------------------------------------------------------------
     def _checked_path(self, entry: dict) -> Path:
         path = self.path / entry["path"]
-        if not path.exists():
+        if not path.is_file():
             raise DataFileNotFoundError(f"{path}: listed in {self.manifest_path} but missing; restore the store.")
-        digest = sha256_file(path)
+        try:
+            digest = sha256_file(path)
+        except OSError as exc:
+            raise DataFileNotFoundError(f"{path}: listed in {self.manifest_path} but unreadable "
+                                        f"({exc.strerror or exc}); check its permissions.") from None
         if digest != entry["sha256"]:
             raise ManifestError(
                 f"{path}: sha256 {digest[:12]}... does not match the manifest ({entry['sha256'][:12]}...); the "
@@ -127,57 +234,262 @@ class Store:
             return decl.empty()
         return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
-    def validate(self) -> list[Violation]:
-        """Every violation in the store: hashes, row counts and every row of every file."""
-        out: list[Violation] = []
-        for config in self.configs():
-            for entry in self.files(config):
-                path = self.path / entry["path"]
-                try:
-                    self._checked_path(entry)
-                except (ManifestError, DataFileNotFoundError) as exc:
-                    out.append(Violation(str(path), None, None, None, str(exc)))
-                    continue
-                table = read_file(path)
-                if table.num_rows != entry["rows"]:
-                    out.append(Violation(str(path), None, None, table.num_rows,
-                                         f"manifest says {entry['rows']} rows"))
-                out.extend(validate_table(conform(table, config, path), config, file=str(path)))
-        return out
-
     def key_pairs(self, config: str) -> set[tuple[str, str]]:
-        pairs: set[tuple[str, str]] = set()
-        for entry in self.files(config):
-            t = pq.read_table(self._checked_path(entry), columns=["row_id", "run_id"])
-            pairs.update(zip(t["row_id"].to_pylist(), t["run_id"].to_pylist()))
-        return pairs
+        """The identities (row_id, run_id) of the rows of ``config``."""
+        keys = self._keys(config)
+        return {tuple(k.split("\x1f", 1)) for k in keys.to_pylist()}
+
+    def _keys(self, config: str) -> pa.Array:
+        parts = [pq.read_table(self._checked_path(e), columns=["row_id", "run_id"]) for e in self.files(config)]
+        if not parts:
+            return pa.array([], pa.string())
+        return identity(pa.concat_tables(parts))
+
+    # ----- checking -------------------------------------------------------------------------------------
+    def validate(self, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+                 on_wait: Callable[[str], None] | None = None) -> list[Violation]:
+        """Every violation in the store: hashes, row counts, every row, and what interrupted writes left.
+
+        Waits for a merge in progress (shared lock) so that its parts are not mistaken for orphans.
+        """
+        with self._lock(exclusive=False, timeout=lock_timeout, on_wait=on_wait):
+            out: list[Violation] = []
+            for config in self.configs():
+                for entry in self.files(config):
+                    out.extend(self._validate_file(config, entry))
+            readable = not out  # the README is generated from the listed parts: only checked when they are sound
+            out.extend(Violation(str(p), None, None, None, why) for p, why in self.leftovers())
+            if readable:
+                try:
+                    out.extend(Violation(str(p), None, None, None, why) for p, why in self._stale_generated())
+                except OSError as exc:
+                    out.append(Violation(str(exc.filename or self.path), None, None, None,
+                                         f"cannot be read to check it ({exc.strerror or exc})"))
+            return out
+
+    def _validate_file(self, config: str, entry: dict) -> list[Violation]:
+        path = self.path / entry["path"]
+        try:
+            self._checked_path(entry)
+            table = read_file(path)
+            if table.num_rows != entry["rows"]:
+                return [Violation(str(path), None, None, table.num_rows, f"manifest says {entry['rows']} rows")]
+            return validate_table(conform(table, config, path), config, file=str(path))
+        except (KgpubenchError, pa.ArrowException) as exc:
+            text = str(exc).removeprefix(f"{path}: ")
+            return [Violation(str(path), None, None, None, text)]
+
+    def leftovers(self) -> list[tuple[Path, str]]:
+        """Files an interrupted write left behind, each with what it is: parts no manifest lists, temp files.
+
+        They are never read; ``kgpubench validate --repair`` removes them.
+        """
+        if not self.path.is_dir():
+            return []
+        fix = f"the data are unaffected; `kgpubench validate --repair {self.path}` removes it"
+        found: list[tuple[Path, str]] = []
+        folders = [(self.path, None)] + [(self.path / c, c) for c in TABLES if (self.path / c).is_dir()]
+        names = {}
+        for folder, _ in folders:
+            try:
+                names[folder] = sorted(os.listdir(folder))
+            except OSError:  # an unreadable folder: nothing a write of ours left can be told apart in it
+                names[folder] = []
+        listed = {e["path"] for c in self.configs() for e in self.files(c)}  # after listing: a commit in between
+        for folder, config in folders:
+            for name in names[folder]:
+                if name.startswith(".") and name.endswith(TEMP_SUFFIX):
+                    found.append((folder / name, f"unfinished temp file of an interrupted write; {fix}"))
+                elif config and _PART.fullmatch(name) and f"{config}/{name}" not in listed:
+                    found.append((folder / name, f"orphaned part: not listed in {MANIFEST} (left by a merge that "
+                                                 f"was interrupted before its commit); {fix}"))
+        return found
+
+    def _stale_generated(self) -> list[tuple[Path, str]]:
+        """README.md (and the packaged DATASET_CARD.md) when they do not describe the committed manifest."""
+        from kgpubench.card import update
+
+        if not self.manifest_path.exists():
+            return []
+        stale = update(self, self.card_path(), check=True)
+        return [(p, f"does not describe dataset version {self.version} of {MANIFEST} (a merge was interrupted "
+                    f"after its commit, or the file was edited); `kgpubench validate --repair {self.path}` "
+                    "regenerates it") for p in stale]
+
+    def repair(self, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+               on_wait: Callable[[str], None] | None = None) -> list[str]:
+        """Clear what interrupted writes left: remove orphaned parts and temp files, regenerate the README.
+
+        Listed files are never touched: a missing or changed part must be restored from git. Returns one line
+        per action taken.
+        """
+        from kgpubench.card import update
+
+        if not self.manifest_path.exists():
+            raise DataFileNotFoundError(f"{self.path}: no {MANIFEST}; not a dataset store, nothing to repair.")
+        with self._lock(exclusive=True, timeout=lock_timeout, on_wait=on_wait):
+            self.manifest()  # a malformed manifest cannot be repaired here: one line saying so
+            actions = []
+            for path, _why in self.leftovers():
+                try:
+                    path.unlink()
+                except OSError as exc:
+                    raise write_error(path, exc) from None
+                actions.append(f"removed {path}")
+            for path in update(self, self.card_path()):
+                actions.append(f"regenerated {path}")
+            return actions
+
+    # ----- locking --------------------------------------------------------------------------------------
+    @contextmanager
+    def writing(self, *, timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+                on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Hold the store's write lock (creating the store folder); see :meth:`merge` for ``timeout``."""
+        with self._lock(exclusive=True, timeout=timeout, on_wait=on_wait):
+            yield
+
+    def _lock(self, *, exclusive: bool, timeout: float | None, on_wait: Callable[[str], None] | None):
+        on_locked = (lambda: _checkpoint("locked")) if exclusive else None
+        return store_lock(self.path, exclusive=exclusive, timeout=timeout, on_wait=on_wait, on_locked=on_locked)
 
     # ----- merging --------------------------------------------------------------------------------------
     def merge(self, shards: Iterable[Path], *, note: str | None = None, today: str | None = None,
-              card_path: Path | None = None) -> MergeReport:
+              card_path: Path | None = None, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+              on_wait: Callable[[str], None] | None = None) -> MergeReport:
         """Validate ``shards``, add their new rows, bump the minor version; all or nothing.
 
-        Raises :class:`SchemaValidationError` listing every violation when any shard is bad (nothing is
-        written). The store's README.md (Hugging Face configs and card) is regenerated in the same
-        transaction, its body taken from ``card_path`` when given, else from the current README. Exact
-        duplicates (same row_id and run_id, in the store or among the shards) are skipped; repeated
-        measurements of one key by other runs stay separate rows.
+        A row's identity is (row_id, run_id). A row whose identity is already in the store (or earlier in the
+        shards) with identical values is a duplicate and is skipped, so merging a shard again adds nothing; with
+        any different value it is a conflict and nothing is merged. Repeated measurements of one key by other
+        runs are separate rows.
+
+        Parameters
+        ----------
+        shards : iterable of path
+            Shard files or folders.
+        note, today : str, optional
+            Changelog note and date (default: a summary of the rows added, today's date).
+        card_path : path, optional
+            Body of the regenerated README.md (DATASET_CARD.md, kept up to date too); default: the README's own.
+        lock_timeout : float or None
+            Seconds to wait for another writer of the store (0: fail at once, None: wait as long as it takes).
+        on_wait : callable, optional
+            Receives the one-line message when the merge has to wait (default: printed on stderr).
+
+        Raises
+        ------
+        SchemaValidationError
+            A shard breaks the schema (every violation attached); nothing is written.
+        MergeConflictError
+            A row conflicts with a stored or another incoming row (every conflict attached); nothing is written.
+        StoreLockedError
+            Another process kept the store locked for ``lock_timeout`` seconds.
         """
-        manifest = self.manifest()
-        report = MergeReport(version_before=manifest["dataset_version"], version_after=manifest["dataset_version"])
-        new_by_config = self._validated_new_rows(shards, report)
-        if not new_by_config:
-            return report
+        incoming, duplicates = self._incoming(shards)
+        with self._lock(exclusive=True, timeout=lock_timeout, on_wait=on_wait):
+            manifest = self.manifest()  # read under the lock: a concurrent writer's commit is seen
+            report = MergeReport(version_before=manifest["dataset_version"],
+                                 version_after=manifest["dataset_version"])
+            new, conflicts = {}, []
+            for config, rows in sorted(incoming.items()):
+                kept, dupes, found = self._against_store(config, rows)
+                conflicts.extend(found)
+                report.duplicates[config] = duplicates.get(config, 0) + dupes
+                if kept.num_rows:
+                    new[config] = kept
+            if conflicts:
+                raise conflict_error(conflicts, "in the store")
+            if not new:
+                return report
+            report.added = {c: t.num_rows for c, t in new.items()}
+            self._commit(manifest, new, report, note=note, today=today)
+            _checkpoint("manifest")
+            try:
+                self._write_generated(card_path)
+            except OutputWriteError as exc:
+                raise type(exc)(f"merged as dataset version {report.version_after}, but {exc} "
+                                f"`kgpubench validate --repair {self.path}` regenerates README.md.") from None
+            _checkpoint("readme")
+        return report
+
+    def _incoming(self, shards: Iterable[Path]) -> tuple[dict[str, _Incoming], dict[str, int]]:
+        """Validated rows per config, duplicates among the shards removed (conflicts among them refused)."""
+        violations: list[Violation] = []
+        by_config: dict[str, list[tuple[str, pa.Table]]] = {}
+        for shard in map(Path, shards):
+            config, table, found = validate_shard(shard)
+            violations.extend(found)
+            if not found:
+                decl = get_table(config)
+                table = table.select(decl.column_names).cast(decl.arrow_schema())
+                by_config.setdefault(config, []).append((str(shard), table))
+        if violations:
+            raise refusal(violations, "nothing was merged", "`kgpubench validate SHARD` lists every violation; "
+                                                            "fix the shard(s) and merge again.")
+        out: dict[str, _Incoming] = {}
+        duplicates: dict[str, int] = {}
+        conflicts: list[Conflict] = []
+        for config, parts in by_config.items():
+            table = pa.concat_tables([t for _, t in parts]) if len(parts) > 1 else parts[0][1]
+            origin = [(name, i) for name, t in parts for i in range(t.num_rows)]
+            keys = identity(table).to_pylist()
+            first: dict[str, int] = {}
+            later: list[tuple[int, int]] = []
+            for i, key in enumerate(keys):
+                if key in first:
+                    later.append((i, first[key]))
+                else:
+                    first[key] = i
+            if later:
+                news, olds = [i for i, _ in later], [j for _, j in later]
+                for i, column in differences(table.take(news), table.take(olds)):
+                    file, row = origin[news[i]]
+                    other_file, other_row = origin[olds[i]]
+                    conflicts.append(conflict(table, news[i], file, row, column, table.take([olds[i]]),
+                                               f"{other_file} row {other_row}"))
+                keep = np.ones(table.num_rows, dtype=bool)
+                keep[news] = False
+                table = table.filter(pa.array(keep))
+                origin = [o for o, k in zip(origin, keep) if k]
+            duplicates[config] = len(later)
+            out[config] = _Incoming(table, origin)
+        if conflicts:
+            raise conflict_error(conflicts, "in another shard of this merge")
+        return out, duplicates
+
+    def _against_store(self, config: str, rows: _Incoming) -> tuple[pa.Table, int, list[Conflict]]:
+        """The rows not yet in the store, how many were exact duplicates, and the conflicting ones."""
+        table = rows.table
+        if not self.files(config):
+            return table, 0, []
+        keys = identity(table)
+        present = pc.is_in(keys, value_set=self._keys(config)).to_numpy(zero_copy_only=False)
+        if not present.any():
+            return table, 0, []
+        stored = self.read(config)
+        index = {k: i for i, k in enumerate(identity(stored).to_pylist())}
+        news = np.flatnonzero(present)
+        olds = [index[keys[int(i)].as_py()] for i in news]
+        conflicts = []
+        for i, column in differences(table.take(news), stored.take(olds)):
+            file, row = rows.origin[news[i]]
+            conflicts.append(conflict(table, int(news[i]), file, row, column, stored.take([olds[i]]),
+                                       "the store"))
+        return table.filter(pa.array(~present)), len(news), conflicts
+
+    def _commit(self, manifest: dict, new: dict[str, pa.Table], report: MergeReport, *, note: str | None,
+                today: str | None) -> None:
+        """Write the parts, then the manifest (the commit point); on any failure before it, remove the parts."""
         written: list[Path] = []
-        readme = self.path / "README.md"
-        old_readme = readme.read_bytes() if readme.exists() else None
         try:
-            for config, table in sorted(new_by_config.items()):
-                entry = self._write_part(config, table, written)
+            for config, table in sorted(new.items()):
+                entry = self._write_part(config, table, manifest, written)
                 block = manifest["configs"].setdefault(config, {"files": []})
                 block["schema_version"] = get_table(config).version
                 block["files"].append(entry)
                 report.files.append(entry["path"])
+                _checkpoint("part")
+            _sync_dirs({p.parent for p in written})
             version = bump_minor(manifest["dataset_version"])
             manifest["dataset_version"] = version
             manifest.setdefault("changelog", []).append({
@@ -186,79 +498,59 @@ class Store:
                 "added_rows": dict(sorted(report.added.items())),
                 "note": note or "merged " + ", ".join(f"{n} {c} rows" for c, n in sorted(report.added.items())),
             })
-            self._write_readme(manifest, card_path)
-            self._write_manifest(manifest)
+            text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+            atomic_write_bytes(self.manifest_path, text.encode(), before_rename=lambda _p: _checkpoint("manifest-temp"))
         except BaseException:
             for path in written:
                 path.unlink(missing_ok=True)
-            if old_readme is None:
-                readme.unlink(missing_ok=True)
-            elif not readme.exists() or readme.read_bytes() != old_readme:
-                atomic_write_bytes(readme, old_readme)
             raise
-        finally:
-            self._pending = None
+        _sync_dirs({self.path})
         report.version_after = version
-        return report
 
-    def _validated_new_rows(self, shards: Iterable[Path], report: MergeReport) -> dict[str, pa.Table]:
-        violations: list[Violation] = []
-        loaded: list[tuple[str, pa.Table]] = []
-        for shard in map(Path, shards):
-            config, table = read_shard(shard)
-            found = validate_table(table, config, file=str(shard))
-            violations.extend(found)
-            if not found:
-                loaded.append((config, table.select(get_table(config).column_names)
-                               .cast(get_table(config).arrow_schema())))
-        if violations:
-            shown = "\n".join(f"  {v}" for v in violations[:20])
-            more = f"\n  ... and {len(violations) - 20} more" if len(violations) > 20 else ""
-            raise SchemaValidationError(
-                f"refused: {len(violations)} schema violation(s); nothing was merged. Fix the shard(s) and "
-                f"merge again (`kgpubench validate SHARD` lists them all).\n{shown}{more}", violations)
-        new: dict[str, list[pa.Table]] = {}
-        seen: dict[str, set] = {}
-        for config, table in loaded:
-            if config not in seen:
-                seen[config] = self.key_pairs(config)
-            pairs = list(zip(table["row_id"].to_pylist(), table["run_id"].to_pylist()))
-            keep = []
-            for pair in pairs:
-                keep.append(pair not in seen[config])
-                seen[config].add(pair)
-            dupes = len(keep) - sum(keep)
-            report.duplicates[config] = report.duplicates.get(config, 0) + dupes
-            if any(keep):
-                new.setdefault(config, []).append(table.filter(pa.array(keep)))
-        out = {c: pa.concat_tables(ts) for c, ts in new.items()}
-        for c, t in out.items():
-            report.added[c] = t.num_rows
-        return out
-
-    def _write_part(self, config: str, table: pa.Table, written: list[Path]) -> dict:
+    def _write_part(self, config: str, table: pa.Table, manifest: dict, written: list[Path]) -> dict:
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression=COMPRESSION)
         data = sink.getvalue().to_pybytes()
         digest = hashlib.sha256(data).hexdigest()
         rel = f"{config}/part-{digest[:16]}.parquet"
         path = self.path / rel
-        if path.exists():
-            raise ManifestError(f"{path}: a part with this content already exists; the store is inconsistent.")
+        listed = {e["path"] for e in manifest["configs"].get(config, {}).get("files", [])}
+        if rel in listed:  # never overwrite a listed part (the rows were filtered, so this is a hash collision)
+            raise ManifestError(f"{path}: a listed part already has this name; nothing was merged. Report this.")
+        entry = {"path": rel, "sha256": digest, "rows": table.num_rows}
+        if path.is_file() and not path.is_symlink() and sha256_file(path) == digest:
+            return entry  # an orphan with exactly these bytes, left by an interrupted merge: adopt it
         written.append(path)
-        atomic_write_bytes(path, data)
-        return {"path": rel, "sha256": digest, "rows": table.num_rows}
+        atomic_write_bytes(path, data, before_rename=lambda _p: _checkpoint("part-temp"))
+        return entry
 
-    def _write_readme(self, manifest: dict, card_path: Path | None) -> None:
-        from kgpubench.card import readme_body, store_readme
+    def _write_generated(self, card_path: Path | None) -> None:
+        """README.md from the committed manifest, and ``card_path`` (DATASET_CARD.md) when given."""
+        from kgpubench.card import readme_body, render_card, store_readme
 
-        self._pending = manifest
-        body = card_path.read_text() if card_path is not None else readme_body(self.path / "README.md")
-        atomic_write_bytes(self.path / "README.md", store_readme(self, body).encode())
+        readme = self.path / README
+        body = card_path.read_text() if card_path is not None else readme_body(readme)
+        atomic_write_bytes(readme, store_readme(self, body).encode(),
+                           before_rename=lambda _p: _checkpoint("readme-temp"))
+        if card_path is not None:
+            text = render_card(body, self)
+            if card_path.read_text() != text:
+                atomic_write_bytes(card_path, text.encode())
 
-    def _write_manifest(self, manifest: dict) -> None:
-        text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-        atomic_write_bytes(self.manifest_path, text.encode())
+
+def _sync_dirs(folders: Iterable[Path]) -> None:
+    """fsync folders so renames in them survive a power cut (best effort: not every file system allows it)."""
+    for folder in folders:
+        try:
+            fd = os.open(folder, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def conform(table: pa.Table, config: str, path: Path | str = "<table>") -> pa.Table:
@@ -276,20 +568,17 @@ def conform(table: pa.Table, config: str, path: Path | str = "<table>") -> pa.Ta
     return pa.Table.from_arrays(cols, schema=decl.arrow_schema())
 
 
-def merge(shards: Iterable[Path], into: Path | str | None = None, *, note: str | None = None) -> MergeReport:
-    """Merge shards into a store (default: the packaged one). See :meth:`Store.merge`."""
-    from kgpubench.card import CARD_PATH
+def merge(shards: Iterable[Path], into: Path | str | None = None, *, note: str | None = None,
+          lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+          on_wait: Callable[[str], None] | None = None) -> MergeReport:
+    """Merge shards into a store (default: the packaged one, whose DATASET_CARD.md is kept up to date).
+
+    See :meth:`Store.merge`.
+    """
     from kgpubench.resources import default_data_dir
 
     store = Store(into or default_data_dir())
-    packaged = store.path.resolve() == default_data_dir().resolve()
-    card = CARD_PATH if packaged and CARD_PATH.exists() else None
-    report = store.merge(shards, note=note, card_path=card)
-    if card is not None and report.changed:
-        from kgpubench.card import update
-
-        update(store, card)
-    return report
+    return store.merge(shards, note=note, card_path=store.card_path(), lock_timeout=lock_timeout, on_wait=on_wait)
 
 
 def gpus(table: pa.Table) -> list[str]:
@@ -299,4 +588,4 @@ def gpus(table: pa.Table) -> list[str]:
     return sorted(pc.unique(table["gpu_name"]).to_pylist())
 
 
-__all__ = ["MergeReport", "Store", "TABLES", "conform", "gpus", "merge", "sha256_file"]
+__all__ = ["LOCK", "Conflict", "MergeReport", "Store", "TABLES", "conform", "gpus", "merge", "sha256_file"]

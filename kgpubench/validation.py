@@ -1,9 +1,10 @@
 """Validation of rows against the declared schema.
 
 Every rule comes from the table declaration (:mod:`kgpubench.schema`): presence and type of every column,
-nullability, finiteness, ranges, allowed values, patterns, conditional requirements (``required_when``),
-column order pairs, ``row_id`` equal to the hash of the key columns, and no duplicate (row_id, run_id).
-Each broken rule on each row is one :class:`Violation`; nothing is dropped.
+nullability, finiteness, ranges, allowed values, patterns, refused values (``not_values``), conditional
+requirements (``required_when``), column order pairs, ``row_id`` equal to the hash of the key columns, and no
+duplicate (row_id, run_id). Types are strict: a number stored as text (or text as a number) is a violation,
+never parsed. Each broken rule on each row is one :class:`Violation`; nothing is dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kgpubench.errors import SchemaValidationError
 from kgpubench.schema import Column, Table, get_table, row_ids
 from kgpubench.shards import read_shard
 
@@ -61,6 +63,10 @@ def _full_match(arr: pa.ChunkedArray, pattern: str) -> pa.ChunkedArray:
     return pc.fill_null(pc.match_substring_regex(arr, f"^(?:{pattern})$"), False)
 
 
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
 def _check_column(out: list, file: str, table: pa.Table, col: Column) -> None:
     arr = table[col.name]
     nulls = pc.is_null(arr)
@@ -79,16 +85,58 @@ def _check_column(out: list, file: str, table: pa.Table, col: Column) -> None:
         if col.min is not None:
             bad = pc.less_equal(arr, col.min) if col.min_exclusive else pc.less(arr, col.min)
             op = ">" if col.min_exclusive else ">="
-            _emit(out, file, table[col.name], col.name, pc.fill_null(bad, False), f"must be {op} {col.min:g}")
+            _emit(out, file, table[col.name], col.name, pc.fill_null(bad, False), f"must be {op} {_num(col.min)}")
         if col.max is not None:
             bad = pc.fill_null(pc.greater(arr, col.max), False)
-            _emit(out, file, table[col.name], col.name, bad, f"must be <= {col.max:g}")
+            _emit(out, file, table[col.name], col.name, bad, f"must be <= {_num(col.max)}")
     if col.values is not None:
         bad = pc.and_(pc.invert(pc.is_in(arr, value_set=pa.array(col.values))), pc.invert(nulls))
         _emit(out, file, arr, col.name, bad, f"must be one of {', '.join(col.values)}")
     if col.pattern is not None:
         bad = pc.and_(pc.invert(_full_match(arr, col.pattern)), pc.invert(nulls))
         _emit(out, file, arr, col.name, bad, f"must match `{col.pattern}`")
+    if col.not_values:
+        refused = pa.array([v.lower() for v in col.not_values])
+        bad = pc.fill_null(pc.is_in(pc.utf8_lower(arr), value_set=refused), False)
+        fix = "use null or the real value" if col.nullable else "give the real value"
+        _emit(out, file, arr, col.name, bad, f"is the text of a missing value; {fix}")
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def compatible(src: pa.DataType, dst: pa.DataType) -> bool:
+    """Whether values stored as ``src`` may stand for the declared ``dst`` without being parsed.
+
+    Numbers widen or narrow among numbers (the safe cast then refuses lossy values), text stays text, times stay
+    times; a number written as text (or text as a number, a bool as a number) is never compatible.
+    """
+    if src == dst or pa.types.is_null(src):
+        return True
+    if pa.types.is_dictionary(src):
+        return compatible(src.value_type, dst)
+    if _is_text(dst):
+        return _is_text(src)
+    if pa.types.is_boolean(dst):
+        return pa.types.is_boolean(src)
+    if pa.types.is_integer(dst) or pa.types.is_floating(dst):
+        return pa.types.is_integer(src) or pa.types.is_floating(src)
+    if pa.types.is_timestamp(dst):
+        return pa.types.is_timestamp(src)
+    if _is_list(dst):
+        return _is_list(src) and compatible(src.value_type, dst.value_type)
+    if pa.types.is_struct(dst):
+        if not pa.types.is_struct(src):
+            return False
+        fields = {src.field(i).name: src.field(i).type for i in range(src.num_fields)}
+        wanted = {dst.field(i).name: dst.field(i).type for i in range(dst.num_fields)}
+        return set(fields) == set(wanted) and all(compatible(fields[n], wanted[n]) for n in wanted)
+    return False
 
 
 def _check_structure(out: list, file: str, table: pa.Table, decl: Table) -> pa.Table | None:
@@ -106,11 +154,18 @@ def _check_structure(out: list, file: str, table: pa.Table, decl: Table) -> pa.T
         return None
     arrays = []
     for col in decl.columns:
+        have = table[col.name].type
+        if not compatible(have, col.arrow_type):
+            out.append(Violation(file, None, col.name, str(have), f"has type {have}, expected {col.arrow_type} "
+                                 "(values are never parsed from text or reinterpreted); write the column with "
+                                 "its declared type"))
+            continue
         try:
             arrays.append(table[col.name].cast(col.arrow_type, safe=True))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            out.append(Violation(file, None, col.name, str(table[col.name].type),
-                                 f"has type {table[col.name].type}, expected {col.arrow_type}"))
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            why = " ".join(str(exc).split())[:120]
+            out.append(Violation(file, None, col.name, str(have),
+                                 f"has type {have}, expected {col.arrow_type}; a value does not convert ({why})"))
     if out:
         return None
     return pa.Table.from_arrays(arrays, schema=decl.arrow_schema())
@@ -152,18 +207,47 @@ def validate_table(table: pa.Table, config: str, *, file: str = "<table>") -> li
     return out
 
 
-def validate_paths(paths: Iterable[Path]) -> dict[str, list[Violation]]:
+def validate_shard(path: Path) -> tuple[str, pa.Table, list[Violation]]:
+    """Read a shard (file or folder) and check it: its config, its rows and every violation.
+
+    A shard without rows is a violation (there is nothing to check or merge); an unreadable file raises
+    :class:`~kgpubench.errors.SchemaValidationError` naming it.
+    """
+    config, table = read_shard(path)
+    if table.num_rows == 0:
+        return config, table, [Violation(str(path), None, None, None,
+                                         "holds no rows; a shard carries at least one row (remove the file)")]
+    return config, table, validate_table(table, config, file=str(path))
+
+
+def is_store(path: Path) -> bool:
+    """Whether ``path`` is a store folder (holds ``manifest.json``)."""
+    return Path(path).is_dir() and (Path(path) / "manifest.json").exists()
+
+
+def validate_paths(paths: Iterable[Path], **store_options: Any) -> dict[str, list[Violation]]:
     """Validate shards or stores; returns violations keyed by path (empty lists for valid ones).
 
-    A store folder (one with ``manifest.json``) is checked file by file, hashes included.
+    A store folder (one with ``manifest.json``) is checked file by file, hashes included, and for what an
+    interrupted write leaves behind (see :meth:`kgpubench.store.Store.validate`, which ``store_options`` go
+    to).
     """
     from kgpubench.store import Store
 
     result: dict[str, list[Violation]] = {}
     for path in map(Path, paths):
-        if (path / "manifest.json").exists():
-            result[str(path)] = Store(path).validate()
+        if is_store(path):
+            result[str(path)] = Store(path).validate(**store_options)
         else:
-            config, table = read_shard(path)
-            result[str(path)] = validate_table(table, config, file=str(path))
+            result[str(path)] = validate_shard(path)[2]
     return result
+
+
+def refusal(violations: list[Violation], what: str, fix: str) -> SchemaValidationError:
+    """One-line error for ``violations`` (the first one quoted, all of them attached).
+
+    ``what`` says what was refused ("nothing was merged"), ``fix`` what to do next.
+    """
+    n = len(violations)
+    return SchemaValidationError(f"refused: {n} schema violation(s); {what}. First: {violations[0]}. {fix}",
+                                 violations)

@@ -60,3 +60,12 @@ def test_packaged_store_loads_every_config():
     for config in ("kernels", "npb", "stencil", "autotune"):
         table = load_dataset(config, format="arrow")
         assert table.schema.equals(get_table(config).arrow_schema(), check_metadata=False)
+
+
+def test_a_data_dir_that_is_not_a_store_is_an_error_not_an_empty_table(tmp_path):
+    from kgpubench.errors import DataFileNotFoundError
+
+    with pytest.raises(DataFileNotFoundError, match="no such folder; pass a store folder"):
+        load_dataset("npb", data_dir=tmp_path / "typo", format="arrow")
+    with pytest.raises(DataFileNotFoundError, match="no manifest.json, so not a dataset store"):
+        load_dataset("npb", data_dir=tmp_path, format="arrow")

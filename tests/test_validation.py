@@ -110,3 +110,58 @@ def test_every_violation_of_many_rows_is_listed():
     rows[2]["status"] = "nope"
     found = validate_table(get_table("npb").from_rows(rows), "npb")
     assert [(v.row, v.column) for v in found] == [(0, "status"), (2, "status")]
+
+
+def _retyped(config, column, array):
+    """A valid table of ``config`` with ``column`` replaced by ``array`` (any arrow type)."""
+    table = valid_table(config)
+    return table.set_column(table.column_names.index(column), column, array)
+
+
+@pytest.mark.parametrize(("column", "array", "expected"), [
+    ("time_ms_median", pa.array(["1.0"]), "has type string, expected double"),  # a number written as text
+    ("grid_x", pa.array(["4"]), "has type string, expected int64"),
+    ("kernel", pa.array([7]), "has type int64, expected string"),  # text written as a number
+    ("time_cv_high", pa.array([1]), "has type int64, expected bool"),
+    ("collected_at", pa.array(["2026-01-01"]), "has type string, expected timestamp"),
+    ("size_params", pa.array([[{"name": "n", "value": "1024"}]]), "expected list<item: struct<name: string"),
+    ("repeats", pa.array([2.5]), "a value does not convert"),  # a float with a fraction in an int column
+    ("repeats", pa.array([2**40]), "a value does not convert"),  # too large for int32
+])
+def test_values_of_the_wrong_type_are_never_parsed(column, array, expected):
+    (v,) = validate_table(_retyped("kernels", column, array), "kernels")
+    assert (v.row, v.column) == (None, column) and expected in v.rule
+
+
+def test_compatible_numbers_are_accepted():
+    assert validate_table(_retyped("kernels", "repeats", pa.array([10.0])), "kernels") == []
+    assert validate_table(_retyped("kernels", "time_ms_median", pa.array([1], pa.int8())), "kernels") == []
+    assert validate_table(_retyped("kernels", "kernel", pa.array(["vector_add"]).dictionary_encode()), "kernels") == []
+
+
+@pytest.mark.parametrize(("config", "overrides", "column", "rule"), [
+    ("kernels", {"time_ms_median": 1e308}, "time_ms_median", "must be <= 86400000"),
+    ("npb", {"app_time_s": 90_000.0}, "app_time_s", "must be <= 86400"),
+    ("kernels", {"power_w_avg": 1e6}, "power_w_avg", "must be <= 3000"),
+    ("stencil", {"temperature_c_before": 400.0}, "temperature_c_before", "must be <= 150"),
+    ("autotune", {"compile_time_ms": 1e12}, "compile_time_ms", "must be <= 86400000"),
+    ("kernels", {"kernel": ""}, "kernel", "must match"),
+    ("kernels", {"kernel": " vector_add"}, "kernel", "must match"),
+    ("npb", {"kernel": "line\nbreak"}, "kernel", "must match"),
+    ("autotune", {"problem_size": "None"}, "problem_size", "is the text of a missing value; give the real value"),
+    ("autotune", {"kernel": "NaN"}, "kernel", "is the text of a missing value"),
+    ("stencil", {"gpu_name": "null"}, "gpu_name", "is the text of a missing value"),
+    ("npb", {"run_id": "None"}, "run_id", "is the text of a missing value"),
+])
+def test_values_that_slipped_through_are_refused(config, overrides, column, rule):
+    found = [(v.column, v.rule) for v in one_bad(config, **overrides)]
+    assert any(c == column and rule in r for c, r in found), found
+    assert {c for c, _ in found} <= {column, "row_id"}  # a key column changes the row id too: nothing else
+
+
+def test_bounds_and_name_rules_appear_in_the_card():
+    from kgpubench.card import field_table
+
+    text = field_table(get_table("autotune"))
+    assert "| `time_ms_median` | float64 | ms | required when status ~ `ok`; > 0; <= 86400000 |" in text
+    assert "`problem_size` | string |  | not null; matches `\\S(?:.*\\S)?`; not `None`, `null`, `nan`" in text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 
 import typer
@@ -28,6 +29,12 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"kgpubench.cli.{_name}").register(app)
 
 DEBUG_ENV = "KGPUBENCH_DEBUG"
+_DETAIL_LINES = 50
+
+
+def debug_enabled() -> bool:
+    """Whether ``KGPUBENCH_DEBUG`` asks for tracebacks (1, true, yes or on; 0, false, no, off or unset do not)."""
+    return os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -39,16 +46,53 @@ def fail(message: str, code: int = 1) -> None:
 
 
 def main() -> None:
-    """Entry point: run the app; a user error is one red line and exit 1 (``KGPUBENCH_DEBUG=1`` for traces)."""
+    """Entry point: run the app; an error is one red line and a non-zero exit (``KGPUBENCH_DEBUG=1`` for traces).
+
+    A kgpubench error (bad input) exits 1, after listing its details (every violation or conflict, one per line)
+    on stdout. An operating-system error (a path that cannot be read or written) is one line too. Anything
+    else is a kgpubench bug: one line asking for a report, exit 2.
+    """
     try:
         app()
-    except KgpubenchError as exc:
-        if os.environ.get(DEBUG_ENV):
-            raise
-        fail(_escape(str(exc)), getattr(exc, "exit_code", 1))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         raise SystemExit(130) from None
+    except KgpubenchError as exc:
+        if debug_enabled():
+            raise
+        _print_details(exc)
+        fail(_escape(_one_line(str(exc))), getattr(exc, "exit_code", 1))
+    except OSError as exc:
+        if debug_enabled():
+            raise
+        fail(_escape(_one_line(_os_message(exc))))
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback unless asked for
+        if debug_enabled():
+            raise
+        fail(_escape(_one_line(f"internal error ({type(exc).__name__}: {exc}); this is a kgpubench bug: please "
+                               f"report it with the command you ran ({DEBUG_ENV}=1 shows the traceback).")), 2)
+
+
+def _print_details(exc: KgpubenchError) -> None:
+    details = getattr(exc, "details", None)
+    lines = details() if callable(details) else []
+    if len(lines) <= 1:
+        return
+    for line in lines[:_DETAIL_LINES]:
+        print(_one_line(line))
+    if len(lines) > _DETAIL_LINES:
+        print(f"... and {len(lines) - _DETAIL_LINES} more")
+
+
+def _os_message(exc: OSError) -> str:
+    where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+    why = exc.strerror or str(exc) or type(exc).__name__
+    fix = "check the path and its permissions"
+    return f"{where}: {why}; {fix}." if where else f"{why}; {fix}."
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s*[\r\n]+\s*", " ", text).strip()
 
 
 def _escape(text: str) -> str:

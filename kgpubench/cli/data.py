@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 
 DATA_OPTION = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
+LOCK_TIMEOUT_OPTION = typer.Option(600.0, "--lock-timeout", help="Seconds to wait while another process writes "
+                                   "the store (0: fail at once; inf: no limit).")
 
 
 def _store(data: Path | None):
@@ -64,12 +66,18 @@ def info(data: Path | None = DATA_OPTION,
                    "ALIASES in kgpubench/hardware.py.")
 
 
-def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders."),
-             as_json: bool = typer.Option(False, "--json", help="Print violations as JSON.")) -> None:
+def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders.",
+                                                 readable=False),
+             as_json: bool = typer.Option(False, "--json", help="Print violations as JSON."),
+             repair: bool = typer.Option(False, "--repair", help="First clear what interrupted writes left in "
+                                         "the store folders: orphaned parts, temp files, a stale README.md."),
+             lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
     """Check shards and stores against the schema; every violation is listed (exit 1 if any)."""
     from kgpubench.validation import validate_paths
 
-    result = validate_paths(paths)
+    if repair:
+        _repair(paths, lock_timeout)
+    result = validate_paths(paths, lock_timeout=lock_timeout)
     total = sum(len(v) for v in result.values())
     if as_json:
         typer.echo(json.dumps({p: [v.to_dict() for v in vs] for p, vs in result.items()}, indent=2))
@@ -82,17 +90,35 @@ def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard fo
 
 
 def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders, or bundles (.zip from "
-                                             "`kgpubench collect`), to merge."),
+                                             "`kgpubench collect`), to merge.", readable=False),
           into: Path | None = typer.Option(None, "--into", help="Store folder (default: the packaged data)."),
-          note: str | None = typer.Option(None, "--note", help="Changelog note for the new version.")) -> None:
+          note: str | None = typer.Option(None, "--note", help="Changelog note for the new version."),
+          lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
     """Validate shards and bundles and merge their new rows into a store (all or nothing; bumps the minor version)."""
     from kgpubench.bundle import merge_bundles
 
-    report = merge_bundles(shards, into, note=note)
+    report = merge_bundles(shards, into, note=note, lock_timeout=lock_timeout)
     added = ", ".join(f"{n} {c}" for c, n in sorted(report.added.items())) or "nothing new"
     dupes = sum(report.duplicates.values())
     typer.echo(f"merged {added}; {dupes} exact duplicate(s) skipped; dataset version "
                f"{report.version_before} -> {report.version_after}")
+
+
+def _repair(paths: list[Path], lock_timeout: float) -> None:
+    from kgpubench.errors import DataFileNotFoundError
+    from kgpubench.store import Store
+    from kgpubench.validation import is_store
+
+    shards = [str(p) for p in paths if not is_store(p)]
+    if shards:
+        raise DataFileNotFoundError(f"--repair applies to store folders (with manifest.json); {shards[0]} is not "
+                                    "one. Validate shards without --repair.")
+    for path in paths:
+        actions = Store(path).repair(lock_timeout=lock_timeout)
+        for action in actions:
+            typer.echo(f"repaired: {action}", err=True)
+        if not actions:
+            typer.echo(f"{path}: nothing to repair", err=True)
 
 
 def card(data: Path | None = DATA_OPTION,
@@ -103,7 +129,11 @@ def card(data: Path | None = DATA_OPTION,
 
     store = _store(data)
     packaged = store.path.resolve() == default_data_dir().resolve()
-    stale = update(store, CARD_PATH if packaged else None, check=check)
+    if check:
+        stale = update(store, CARD_PATH if packaged else None, check=True)
+    else:
+        with store.writing():  # never interleaved with a merge's own README
+            stale = update(store, CARD_PATH if packaged else None)
     for path in stale:
         typer.echo(f"{'out of date' if check else 'updated'}: {path}")
     if check and stale:

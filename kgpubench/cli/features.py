@@ -75,9 +75,9 @@ def features(
         result = _run(file, kernel, define, arch, grid, block, size, trip, static_counts, n, s, cpx, sm_count,
                       dynamic_smem, ptx, no_cache)
     except KgpubenchError as exc:
-        import os
+        from kgpubench.cli import debug_enabled
 
-        if os.environ.get("KGPUBENCH_DEBUG"):
+        if debug_enabled():
             raise
         _fail(str(exc))
     if as_json:

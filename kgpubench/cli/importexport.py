@@ -11,7 +11,8 @@ import typer
 import_app = typer.Typer(help="Import public tuning measurements as `autotune` shards.", no_args_is_help=True)
 export_app = typer.Typer(help="Export kgpubench rows in the community's formats.", no_args_is_help=True)
 
-_FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).")
+_FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).",
+                        readable=False)
 _GPU = typer.Option(None, "--gpu", help="GPU name as the device reports it (or a short name of "
     "kgpubench.hardware.OTHER_NAMES); required when a file's device_name is empty (e.g. --gpu MI250X).")
 _SOURCE = typer.Option("benchmark_hub", "--source", help="Provenance name: rows get "
@@ -29,6 +30,7 @@ _CONFIG = typer.Option(..., "--config", help="Config to export: autotune, stenci
 _OUT_DIR = typer.Option(..., "--out", help="Folder for the T4 results files.")
 _WHERE = typer.Option([], "--where", help="COLUMN=VALUE or COLUMN!=VALUE filter (repeatable).")
 _DATA = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
+_FORCE = typer.Option(False, "--force", help="Overwrite existing output files (default: refuse).")
 
 
 def kernel_tuner(
@@ -42,6 +44,7 @@ def kernel_tuner(
     commit: str | None = _COMMIT,
     doi: str | None = _DOI,
     collected_at: str | None = _COLLECTED_AT,
+    force: bool = _FORCE,
 ) -> None:
     """Import Kernel Tuner caches / T4 results into an `autotune` shard (then `kgpubench merge SHARD`)."""
     import pyarrow.compute as pc
@@ -53,7 +56,7 @@ def kernel_tuner(
     with gpu_warnings_as_lines():
         path, table = import_to_shard(files, target, gpu=gpu, source=source, kernel=kernel,
                                       problem_size=problem_size, license=license, commit=commit, doi=doi,
-                                      collected_at=collected_at)
+                                      collected_at=collected_at, force=force)
     counts = {d["values"]: d["counts"] for d in pc.value_counts(table["status"]).to_pylist()}
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     typer.echo(f"wrote {table.num_rows} autotune rows ({summary}) from {len(files)} file(s) to {path}; "
@@ -85,11 +88,12 @@ def t4(
     out: Path = _OUT_DIR,
     where: list[str] = _WHERE,
     data: Path | None = _DATA,
+    force: bool = _FORCE,
 ) -> None:
     """Write rows with tunable parameters as T4 results files, one per GPU x kernel x problem size."""
     from kgpubench.importers import export_t4
 
-    paths = export_t4(config, out, where=where, data_dir=data)
+    paths = export_t4(config, out, where=where, data_dir=data, force=force)
     typer.echo(f"wrote {len(paths)} T4 results file(s) to {out}")
 
 

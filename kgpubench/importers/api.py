@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from kgpubench.importers.common import ImportFormatError, load_json, provenance_for
+from kgpubench.errors import KgpubenchError
+from kgpubench.importers.common import ImportFormatError, Provenance, load_json, provenance_for
 from kgpubench.importers.kernel_tuner import is_kernel_tuner_cache, rows_from_cache
 from kgpubench.importers.t4 import is_t4_results, rows_from_t4
 
@@ -37,44 +38,66 @@ def import_rows(paths: Iterable[Path | str], *, gpu: str | None = None, source: 
     prov = provenance_for(source, license=license, commit=commit, doi=doi, collected_at=collected_at)
     rows: list[dict] = []
     for path in map(Path, paths):
-        loaded = load_json(path)
-        if is_kernel_tuner_cache(loaded.data):
-            if kernel or problem_size:
-                raise ImportFormatError(f"{path}: --kernel/--problem-size apply to T4 files only; a Kernel Tuner "
-                                        "cache names its own kernel and problem size.")
-            rows.extend(rows_from_cache(loaded, prov, gpu=gpu))
-        elif is_t4_results(loaded.data):
-            rows.extend(rows_from_t4(loaded, prov, gpu=gpu, kernel=kernel, problem_size=problem_size))
-        else:
-            raise ImportFormatError(
-                f"{path}: neither a Kernel Tuner cache (top-level `cache` and `tune_params_keys`) nor a T4 results "
-                f"file (top-level `results` array); top-level keys are {sorted(loaded.data)[:8]}.")
+        try:
+            rows.extend(_rows_of(path, prov, gpu=gpu, kernel=kernel, problem_size=problem_size))
+        except KgpubenchError:
+            raise
+        except (RecursionError, OverflowError, TypeError, ValueError, AttributeError) as exc:
+            why = " ".join(str(exc).split())[:120]
+            raise ImportFormatError(f"{path}: cannot import ({type(exc).__name__}: {why}); expected a Kernel Tuner "
+                                    "cache or T4 results file of the documented shape.") from None
     return rows
+
+
+def _rows_of(path: Path, prov: Provenance, *, gpu: str | None, kernel: str | None,
+             problem_size: str | None) -> list[dict]:
+    """The rows of one input file (see :func:`import_rows`)."""
+    loaded = load_json(path)
+    if is_kernel_tuner_cache(loaded.data):
+        if kernel or problem_size:
+            raise ImportFormatError(f"{path}: --kernel/--problem-size apply to T4 files only; a Kernel Tuner "
+                                    "cache names its own kernel and problem size.")
+        return rows_from_cache(loaded, prov, gpu=gpu)
+    if is_t4_results(loaded.data):
+        return rows_from_t4(loaded, prov, gpu=gpu, kernel=kernel, problem_size=problem_size)
+    raise ImportFormatError(
+        f"{path}: neither a Kernel Tuner cache (top-level `cache` and `tune_params_keys`) nor a T4 results "
+        f"file (top-level `results` array); top-level keys are {sorted(loaded.data)[:8]}.")
 
 
 def import_table(paths: Sequence[Path | str], **options) -> pa.Table:
     """Like :func:`import_rows`, as an arrow table of the `autotune` schema (``row_id`` computed)."""
     from kgpubench.schema import get_table
 
-    return get_table("autotune").from_rows(import_rows(paths, **options))
+    try:
+        return get_table("autotune").from_rows(import_rows(paths, **options))
+    except ValueError as exc:
+        if isinstance(exc, KgpubenchError):
+            raise
+        where = str(paths[0]) if len(paths) == 1 else f"import of {len(paths)} files"
+        raise ImportFormatError(f"{where}: {exc}; fix the value in the input file.") from None
 
 
-def import_to_shard(paths: Sequence[Path | str], out: Path | str, **options) -> tuple[Path, pa.Table]:
+def import_to_shard(paths: Sequence[Path | str], out: Path | str, *, force: bool = False,
+                    **options) -> tuple[Path, pa.Table]:
     """Import ``paths`` and write the rows as an `autotune` shard at ``out`` (validated first).
+
+    An existing ``out`` is refused unless ``force`` is given.
 
     Raises
     ------
     kgpubench.errors.SchemaValidationError
-        When a row breaks the schema (every violation listed); nothing is written.
+        When a row breaks the schema (every violation attached); nothing is written.
+    kgpubench.errors.OutputExistsError
+        When ``out`` exists and ``force`` is false.
     """
-    from kgpubench.errors import SchemaValidationError
-    from kgpubench.shards import write_shard
-    from kgpubench.validation import validate_table
+    from kgpubench.shards import check_output, write_shard
+    from kgpubench.validation import refusal, validate_table
 
+    check_output(Path(out), force=force)
     table = import_table(paths, **options)
-    violations = validate_table(table, "autotune", file=str(out))
+    where = str(paths[0]) if len(paths) == 1 else f"import of {len(paths)} files (rows in input order)"
+    violations = validate_table(table, "autotune", file=where)
     if violations:
-        shown = "\n".join(f"  {v}" for v in violations[:20])
-        raise SchemaValidationError(f"imported rows break the autotune schema ({len(violations)} violation(s)); "
-                                    f"no shard written:\n{shown}", violations)
-    return write_shard(table, Path(out), "autotune"), table
+        raise refusal(violations, "no shard was written", "Fix the input file(s) or the import options.")
+    return write_shard(table, Path(out), "autotune", overwrite=force), table

@@ -105,7 +105,11 @@ def load_json(path: Path | str, source_file: str | None = None) -> LoadedFile:
     path = Path(path)
     if not path.is_file():
         raise DataFileNotFoundError(f"{path}: no such file; check the path.")
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataFileNotFoundError(f"{path}: cannot read the file ({exc.strerror or exc}); check its "
+                                    "permissions.") from None
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -113,6 +117,9 @@ def load_json(path: Path | str, source_file: str | None = None) -> LoadedFile:
             raise ImportFormatError(f"{path}: starts like gzip but does not decompress ({exc}).") from None
     try:
         data = json.loads(raw)
+    except RecursionError:
+        raise ImportFormatError(f"{path}: JSON nested too deeply to read; expected a Kernel Tuner cache file or a "
+                                "T4 results file.") from None
     except ValueError as exc:
         raise ImportFormatError(f"{path}: not valid JSON ({exc}); expected a Kernel Tuner cache file or a T4 "
                                 "results file, plain or gzipped.") from None
@@ -182,8 +189,13 @@ def parse_timestamp(value: Any, where: str) -> _dt.datetime:
 
 
 def is_number(value: Any) -> bool:
-    """True for a finite int/float that is not a bool."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """True for a finite int/float that is not a bool (an int too large for a float is not one)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def number_or_none(value: Any) -> float | None:
@@ -240,12 +252,14 @@ class TimingBatch:
             by_len.setdefault(len(t), []).append(i)
         for idx in by_len.values():
             arr = np.asarray([self.times[i] for i in idx], dtype=np.float64)
-            med, mn, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.mean(axis=1), arr.std(axis=1))
+            with np.errstate(over="ignore", invalid="ignore"):  # absurd times overflow; validation names them
+                med, mn, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.mean(axis=1), arr.std(axis=1))
+                cv = np.where(mean > 0, std / np.where(mean > 0, mean, 1.0), np.nan)
             for j, i in enumerate(idx):
                 row = self.rows[i]
                 row.update(time_ms_median=float(med[j]), time_ms_min=float(mn[j]), time_ms_mean=float(mean[j]),
                            time_ms_std=float(std[j]), repeats=arr.shape[1],
-                           time_cv=float(std[j] / mean[j]) if mean[j] > 0 else None)
+                           time_cv=float(cv[j]) if mean[j] > 0 else None)
 
 
 def check_times(times: Any, path: Path, key: str) -> list[float]:

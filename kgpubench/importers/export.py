@@ -12,11 +12,16 @@ Each config says what its kernel, problem size and tunable configuration are:
 
 One file per (GPU, kernel, problem size), named ``<config>__<gpu>__<kernel>__<size>.json``. Each result keeps
 its row's ``run_id`` and the metadata its run's provenance, so importing the files again and merging them
-into the store they came from adds nothing (the same row id and run id: the same measurement).
+into the store they came from adds nothing (the same row id and run id: the same measurement). Names that
+would collide once made file-safe (``a b`` and ``a_b``; ``A`` and ``a`` on a case-insensitive disk) or run too
+long get ``__<hash>`` of the exact GPU, kernel and size, so no file ever stands for two groups. Existing files
+are never overwritten unless ``force`` is given.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -25,7 +30,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import KgpubenchError, OutputExistsError
 from kgpubench.importers.common import ImportFormatError, join_params
 from kgpubench.importers.t4 import (
     RUNS_KEY,
@@ -100,8 +105,13 @@ def parse_where(table: pa.Table, clauses: Iterable[str]) -> pa.Table:
 
 
 def export_t4_table(table: pa.Table, config: str, out_dir: Path | str,
-                    extra_meta: Mapping[str, Any] | None = None) -> list[Path]:
-    """Write the rows of ``table`` (rows of ``config``) as T4 results files in ``out_dir``; returns the paths."""
+                    extra_meta: Mapping[str, Any] | None = None, *, force: bool = False) -> list[Path]:
+    """Write the rows of ``table`` (rows of ``config``) as T4 results files in ``out_dir``; returns the paths.
+
+    All or nothing: when a file cannot be written, the files this call created are removed. Without ``force``
+    no existing file is replaced (:class:`~kgpubench.errors.OutputExistsError` names the first, before any
+    file is written).
+    """
     try:
         mapper = MAPPERS[config]
     except KeyError:
@@ -115,17 +125,50 @@ def export_t4_table(table: pa.Table, config: str, out_dir: Path | str,
         groups.setdefault((row["gpu_name"], kernel, size), []).append(t4_result(row, configuration))
         group_rows.setdefault((row["gpu_name"], kernel, size), []).append(row)
     out = Path(out_dir)
-    paths = []
-    for (gpu, kernel, size), results in sorted(groups.items()):
-        runs = run_facts(group_rows[(gpu, kernel, size)])
-        doc = t4_document(results, device_name=gpu, kernel_name=kernel, problem_size=size,
-                          extra={"kgpubench_config": config, RUNS_KEY: runs, **(extra_meta or {})})
-        paths.append(write_t4(out / f"{config}__{_slug(gpu)}__{_slug(kernel)}__{_slug(size)}.json", doc))
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"--out {out}: is a file; give a folder for the T4 results files.")
+    names = file_names(config, groups)
+    targets = [(out / names[key], key) for key in sorted(groups)]
+    existing = [p for p, _ in targets if p.exists() or p.is_symlink()]
+    if existing and not force:
+        raise OutputExistsError(f"{existing[0]}: already exists ({len(existing)} of the {len(targets)} files to "
+                                "write do); pass --force to overwrite them, or choose another --out folder.")
+    paths: list[Path] = []
+    try:
+        for path, (gpu, kernel, size) in targets:
+            runs = run_facts(group_rows[(gpu, kernel, size)])
+            doc = t4_document(groups[(gpu, kernel, size)], device_name=gpu, kernel_name=kernel, problem_size=size,
+                              extra={"kgpubench_config": config, RUNS_KEY: runs, **(extra_meta or {})})
+            paths.append(write_t4(path, doc, overwrite=force))
+    except BaseException:
+        for path in paths:
+            if path not in existing:
+                path.unlink(missing_ok=True)
+        raise
     return paths
 
 
+def file_names(config: str, keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
+    """A distinct file name per (GPU, kernel, problem size), also on case-insensitive file systems."""
+    keys = sorted(set(keys))
+    base = {k: f"{config}__{_slug(k[0])}__{_slug(k[1])}__{_slug(k[2])}" for k in keys}
+    clash: dict[str, int] = {}
+    for name in base.values():
+        clash[name.lower()] = clash.get(name.lower(), 0) + 1
+    names = {}
+    for key, name in base.items():
+        if clash[name.lower()] > 1 or len(name) > 200:
+            digest = hashlib.sha256(json.dumps(list(key)).encode()).hexdigest()[:10]
+            name = f"{name[:180]}__{digest}"
+        names[key] = name + ".json"
+    if len({n.lower() for n in names.values()}) != len(names):  # pragma: no cover - a 40-bit hash collision
+        raise OutputExistsError("export file names collide even with their hash suffix; export with --where "
+                                "to split the rows.")
+    return names
+
+
 def export_t4(config: str, out_dir: Path | str, *, where: Iterable[str] = (),
-              data_dir: Path | str | None = None) -> list[Path]:
+              data_dir: Path | str | None = None, force: bool = False) -> list[Path]:
     """Export a config of a store (default: the packaged data) as T4 results files.
 
     Parameters
@@ -138,6 +181,8 @@ def export_t4(config: str, out_dir: Path | str, *, where: Iterable[str] = (),
         ``COLUMN=VALUE`` / ``COLUMN!=VALUE`` filters, all of which must hold.
     data_dir : path, optional
         Store folder.
+    force : bool
+        Overwrite files of the same names in ``out_dir`` (default: refuse, before writing any).
 
     Returns
     -------
@@ -157,7 +202,7 @@ def export_t4(config: str, out_dir: Path | str, *, where: Iterable[str] = (),
         raise NoRowsError(f"config {config!r} has no rows{' matching ' + ' and '.join(where) if where else ''}; "
                               "nothing to export (check `kgpubench info` and the --where clauses).")
     version = Store(data_dir or default_data_dir()).version
-    return export_t4_table(table, config, out_dir, extra_meta={"kgpubench_dataset_version": version})
+    return export_t4_table(table, config, out_dir, extra_meta={"kgpubench_dataset_version": version}, force=force)
 
 
 def _slug(text: str) -> str:

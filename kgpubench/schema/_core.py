@@ -62,6 +62,8 @@ class Column:
         Allowed values (an enumeration).
     pattern : str, optional
         Regular expression a string value must match in full.
+    not_values : tuple of str, optional
+        Values refused whatever their case: the text of a missing value (``None``, ``nan``) is not a name.
     key : bool
         Whether the column is part of the row key (``row_id`` is the hash of the key columns).
     required_when : (column, regex), optional
@@ -78,6 +80,7 @@ class Column:
     min_exclusive: bool = False
     values: tuple[str, ...] | None = None
     pattern: str | None = None
+    not_values: tuple[str, ...] | None = None
     key: bool = False
     required_when: tuple[str, str] | None = None
 
@@ -108,6 +111,8 @@ class Column:
             parts.append("one of " + ", ".join(f"`{v}`" for v in self.values))
         if self.pattern:
             parts.append(f"matches `{self.pattern}`")
+        if self.not_values:
+            parts.append("not " + ", ".join(f"`{v}`" for v in self.not_values) + " (any case)")
         if self.key:
             parts.append("key")
         return "; ".join(parts)
@@ -182,8 +187,22 @@ class Table:
         data = {c.name: [r.get(c.name) for r in rows] for c in self.columns}
         if fill_row_id and "row_id" in names:
             data["row_id"] = row_ids(self, rows)
-        arrays = [pa.array(data[c.name], type=c.arrow_type) for c in self.columns]
+        arrays = [_column_array(self.name, c, data[c.name]) for c in self.columns]
         return pa.Table.from_arrays(arrays, schema=self.arrow_schema())
+
+
+def _column_array(table: str, col: Column, values: list) -> pa.Array:
+    """``values`` as an arrow array of ``col``'s type; a value that does not fit is a ``ValueError`` naming it."""
+    try:
+        return pa.array(values, type=col.arrow_type)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
+        for i, value in enumerate(values):  # find the first value that does not convert, to name it
+            try:
+                pa.array([value], type=col.arrow_type)
+            except (pa.ArrowException, OverflowError, TypeError, ValueError):
+                raise ValueError(f"row {i}: column {col.name!r} of table {table!r} cannot hold {repr(value)[:80]} "
+                                 f"(expected {col.type})") from None
+        raise ValueError(f"column {col.name!r} of table {table!r}: {exc}") from None
 
 
 def canonical_value(value: Any) -> Any:

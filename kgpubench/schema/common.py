@@ -11,13 +11,23 @@ MEASURED = ("source", "measured")
 IMPORTED = ("source", r"imported:.*")
 OK = ("status", "ok")
 
+# Physical upper bounds: nothing kgpubench measures or imports takes longer than a day (times per launch, per
+# run or per tuner phase), and no single GPU board draws more than 3 kW.
+MAX_MS = 86_400_000.0
+MAX_S = 86_400.0
+MAX_W = 3000.0
+MAX_J = MAX_W * MAX_S
+# A name: non-empty, one line, no surrounding blanks; never the text of a missing value.
+NAME = r"\S(?:.*\S)?"
+MISSING_TEXT = ("None", "null", "nan", "NA", "N/A")
+
 
 def identity_columns() -> list[Column]:
     return [
         Column("row_id", "string", "Hash of the key columns (stable across runs and machines).",
                nullable=False, pattern=r"[0-9a-f]{16}"),
         Column("run_id", "string", "Identifier of the collection or import run that produced the row.",
-               nullable=False, pattern=r"[0-9A-Za-z_.:\-]{4,64}"),
+               nullable=False, pattern=r"[0-9A-Za-z_.:\-]{4,64}", not_values=MISSING_TEXT),
         Column("status", "string", "Outcome of the configuration.", nullable=False, values=STATUSES),
     ]
 
@@ -38,9 +48,10 @@ def gpu_columns() -> list[Column]:
     """
     return [
         Column("gpu_name", "string", "GPU model name as the device reports it (CUDA / NVML / HIP).",
-               nullable=False, key=True),
+               nullable=False, key=True, pattern=NAME, not_values=MISSING_TEXT),
         Column("gpu_vendor", "string", "GPU vendor.", values=("nvidia", "amd", "intel")),
-        Column("gpu_architecture", "string", "Architecture family (e.g. ampere, hopper, cdna2)."),
+        Column("gpu_architecture", "string", "Architecture family (e.g. ampere, hopper, cdna2).", pattern=NAME,
+               not_values=MISSING_TEXT),
         Column("gpu_compute_capability", "string", "CUDA compute capability (NVIDIA only).",
                pattern=r"\d+\.\d+"),
         Column("gpu_sm_count", "int32", "Streaming multiprocessors (NVIDIA) or compute units (AMD).", min=1),
@@ -72,13 +83,13 @@ def gpu_columns() -> list[Column]:
 def timing_columns() -> list[Column]:
     return [
         Column("time_ms_median", "float64", "Median time over the repeats.", unit="ms", min=0,
-               min_exclusive=True, required_when=OK),
-        Column("time_ms_min", "float64", "Fastest repeat.", unit="ms", min=0, min_exclusive=True,
+               min_exclusive=True, max=MAX_MS, required_when=OK),
+        Column("time_ms_min", "float64", "Fastest repeat.", unit="ms", min=0, min_exclusive=True, max=MAX_MS,
                required_when=OK),
         Column("time_ms_mean", "float64", "Mean over the repeats.", unit="ms", min=0, min_exclusive=True,
-               required_when=OK),
+               max=MAX_MS, required_when=OK),
         Column("time_ms_std", "float64", "Standard deviation over the repeats (population).", unit="ms",
-               min=0, required_when=OK),
+               min=0, max=MAX_MS, required_when=OK),
         Column("repeats", "int32", "Number of timed repeats behind the statistics.", min=1, required_when=OK),
         Column("time_cv", "float64", "Coefficient of variation of the repeats (std / mean).", min=0),
     ]
@@ -87,12 +98,14 @@ def timing_columns() -> list[Column]:
 def power_columns() -> list[Column]:
     return [
         Column("power_w_avg", "float64", "Average board power over the power window.", unit="W",
-               min=0, min_exclusive=True),
-        Column("energy_j", "float64", "Energy per launch.", unit="J", min=0, min_exclusive=True),
+               min=0, min_exclusive=True, max=MAX_W),
+        Column("energy_j", "float64", "Energy per launch.", unit="J", min=0, min_exclusive=True,
+               max=MAX_J),
         Column("power_window_ms", "float64", "Length of the power window.", unit="ms", min=0,
-               min_exclusive=True),
+               min_exclusive=True, max=MAX_MS),
         Column("power_samples", "int32", "Power samples (or energy-counter reads) in the window.", min=1),
-        Column("power_idle_w", "float64", "Idle power measured before the suite.", unit="W", min=0),
+        Column("power_idle_w", "float64", "Idle power measured before the suite.", unit="W", min=0,
+               max=MAX_W),
     ]
 
 
@@ -143,8 +156,10 @@ def conditions_columns() -> list[Column]:
         Column("clock_mem_mhz_before", "float64", "Memory clock just before the measurement.", unit="MHz",
                min=0),
         Column("clock_mem_mhz_after", "float64", "Memory clock just after the measurement.", unit="MHz", min=0),
-        Column("temperature_c_before", "float64", "GPU temperature just before the measurement.", unit="C"),
-        Column("temperature_c_after", "float64", "GPU temperature just after the measurement.", unit="C"),
+        Column("temperature_c_before", "float64", "GPU temperature just before the measurement.", unit="C",
+               min=-50, max=150),
+        Column("temperature_c_after", "float64", "GPU temperature just after the measurement.", unit="C",
+               min=-50, max=150),
         Column("throttle_reasons_before", "int64",
                "NVML clock-event (throttle) reason bitmask just before the measurement.", min=0),
         Column("throttle_reasons_after", "int64",

@@ -8,6 +8,9 @@ from __future__ import annotations
 from kgpubench.schema._core import Column, Table
 from kgpubench.schema.common import (
     GPU_CATALOGUE_CHANGE,
+    MAX_W,
+    MISSING_TEXT,
+    NAME,
     TIMING_ORDER,
     common_head,
     common_tail,
@@ -19,8 +22,9 @@ from kgpubench.schema.common import (
 def _specific() -> list[Column]:
     return [
         Column("suite", "string", "Collector suite.", nullable=False, values=("regular", "power"), key=True),
-        Column("program", "string", "Program the kernel belongs to (e.g. srad_v2, matrix_mul).", nullable=False),
-        Column("kernel", "string", "Kernel name.", nullable=False, key=True),
+        Column("program", "string", "Program the kernel belongs to (e.g. srad_v2, matrix_mul).", nullable=False,
+               pattern=NAME, not_values=MISSING_TEXT),
+        Column("kernel", "string", "Kernel name.", nullable=False, key=True, pattern=NAME, not_values=MISSING_TEXT),
         Column("variant", "string", "Kernel variant (e.g. fp32, fp64); empty when there is one.",
                nullable=False, key=True),
         Column("bound", "string", "Compute- or memory-bound label from the suite spec (seed 000).",
@@ -54,7 +58,7 @@ def _measurement_extras() -> list[Column]:
         Column("power_windows", "int32", "Power windows behind power_w_avg (protocol 2: repeated windows of "
                "at least 1 s each).", min=1),
         Column("power_w_std", "float64", "Standard deviation of the average power across the windows.",
-               unit="W", min=0),
+               unit="W", min=0, max=MAX_W),
         Column("smem_dynamic_bytes", "int32", "Dynamic (extern) shared memory per block of the launch.",
                unit="B", min=0),
     ]
@@ -64,7 +68,7 @@ TABLE = Table(
     name="kernels",
     description="Regular CUDA kernels (seed 000) and the power suite (seed 002): time, power and static "
     "features per GPU x kernel x size x launch configuration.",
-    version="1.4.0",
+    version="1.5.0",
     columns=tuple(common_head() + _specific() + common_tail() + _measurement_extras() + measured_columns()),
     ordered=TIMING_ORDER,
     changelog=(
@@ -82,5 +86,10 @@ TABLE = Table(
                    "throttle reasons now describe every measurement, not only power windows; power_windows, "
                    "power_w_std; smem_dynamic_bytes.")),
         ("1.4.0", GPU_CATALOGUE_CHANGE),
+        ("1.5.0", ("Validation only (the arrow schema is unchanged): upper bounds of one day on time_ms_*, "
+                   "power_window_ms; of 3 kW on power_w_avg, power_idle_w, power_w_std and energy_j; temperatures "
+                   "between -50 and 150 C; gpu_name, gpu_architecture, program and kernel must be non-empty names "
+                   "without surrounding blanks; these names and run_id may not be the text of a missing value (None, "
+                   "null, nan, NA, N/A).")),
     ),
 )

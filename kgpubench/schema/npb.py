@@ -18,7 +18,16 @@ additivity.
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import GPU_CATALOGUE_CHANGE, TIMING_ORDER, common_head, common_tail, measured_columns
+from kgpubench.schema.common import (
+    GPU_CATALOGUE_CHANGE,
+    MAX_S,
+    MISSING_TEXT,
+    NAME,
+    TIMING_ORDER,
+    common_head,
+    common_tail,
+    measured_columns,
+)
 
 KERNEL_ROW = ("row_kind", "kernel")
 
@@ -30,7 +39,8 @@ def _specific() -> list[Column]:
         Column("benchmark", "string", "NPB benchmark.", nullable=False, values=("EP", "CG", "MG", "FT"), key=True),
         Column("npb_class", "string", "NPB problem class.", nullable=False,
                values=("S", "W", "A", "B", "C", "D", "E"), key=True),
-        Column("kernel", "string", "Kernel (NPB-GPU role name); `app` on run rows.", nullable=False, key=True),
+        Column("kernel", "string", "Kernel (NPB-GPU role name); `app` on run rows.", nullable=False, key=True,
+               pattern=NAME, not_values=MISSING_TEXT),
         Column("tpb", "int32", "Threads per block of this kernel (run rows: the uniform value of `max`/`warp`, "
                "null for `default`).", min=1, max=1024, key=True, required_when=KERNEL_ROW),
         Column("variant", "string", "Implementation: kgpubench's own kernels or a user's NPB-GPU build.",
@@ -44,11 +54,12 @@ def _specific() -> list[Column]:
         Column("calls_per_run", "int64", "Calls of the kernel in one application run (run rows: all launches).",
                min=0),
         Column("kernel_time_s", "float64", "Time of this kernel in one run (run rows: of all kernels), mean "
-               "over the timed runs.", unit="s", min=0),
+               "over the timed runs.", unit="s", min=0, max=MAX_S),
         Column("app_time_s", "float64", "Whole-application time of the run (median over the timed runs).",
-               unit="s", min=0, min_exclusive=True),
+               unit="s", min=0, min_exclusive=True, max=MAX_S),
         Column("remainder_s", "float64", "Non-kernel remainder of the run: app_time_s minus the summed kernel "
-               "time (host work, transfers, launch gaps); may be slightly negative from timer noise.", unit="s"),
+               "time (host work, transfers, launch gaps); may be slightly negative from timer noise.", unit="s",
+               min=-MAX_S, max=MAX_S),
         Column("runs", "int32", "Timed whole-application runs behind the row.", min=1),
         Column("verified", "bool", "Whether every timed run passed the official NPB verification."),
         Column("verification_value", "list<float64>", "The verified quantities of the last run: EP [sx, sy], "
@@ -60,7 +71,7 @@ def _specific() -> list[Column]:
 
 TABLE = Table(
     name="npb",
-    version="1.3.0",
+    version="1.4.0",
     description="NPB-CUDA kernels (EP, CG, MG, FT): time per call for every threads-per-block choice, "
     "and whole runs under uniform assignments (seed 001).",
     columns=tuple(common_head() + _specific() + common_tail() + measured_columns()),
@@ -75,5 +86,10 @@ TABLE = Table(
                   "l2_policy, time_rse, time_cap_hit, samples_dropped, throttled, clocks_locked, "
                   "pstate_before, kgpubench_commit."),
         ("1.3.0", GPU_CATALOGUE_CHANGE),
+        ("1.4.0", ("Validation only (the arrow schema is unchanged): upper bounds of one day on time_ms_*, "
+                   "power_window_ms, kernel_time_s, app_time_s, remainder_s; of 3 kW on power_w_avg, power_idle_w "
+                   "and energy_j; temperatures between -50 and 150 C; gpu_name, gpu_architecture and kernel must be "
+                   "non-empty names without surrounding blanks; these names and run_id may not be the text of a "
+                   "missing value (None, null, nan, NA, N/A).")),
     ),
 )

@@ -52,7 +52,7 @@ def _collector_extras() -> list[Column]:
 
 TABLE = Table(
     name="stencil",
-    version="1.4.0",
+    version="1.5.0",
     description="Simwave-style 3-D acoustic wave stencil: time per step for tile sizes (seed 003).",
     columns=tuple(common_head() + _specific() + common_tail() + _collector_extras() + measured_columns()),
     ordered=TIMING_ORDER,
@@ -70,5 +70,9 @@ TABLE = Table(
                    "l2_policy, time_rse, time_cap_hit, samples_dropped, throttled, clocks_locked, "
                    "pstate_before, kgpubench_commit.")),
         ("1.4.0", GPU_CATALOGUE_CHANGE),
+        ("1.5.0", ("Validation only (the arrow schema is unchanged): upper bounds of one day on time_ms_*, "
+                   "power_window_ms; of 3 kW on power_w_avg, power_idle_w and energy_j; temperatures between -50 and "
+                   "150 C; gpu_name and gpu_architecture must be non-empty names without surrounding blanks; these "
+                   "names and run_id may not be the text of a missing value (None, null, nan, NA, N/A).")),
     ),
 )
