@@ -243,6 +243,53 @@ def validate_paths(paths: Iterable[Path], **store_options: Any) -> dict[str, lis
     return result
 
 
+UNKNOWN_VERSION = "0.0.0+unknown"
+
+
+def provenance_warnings(table: pa.Table, file: str) -> list[str]:
+    """Warnings (not violations) for measured rows that do not say which kgpubench wrote them: no version (or
+    ``0.0.0+unknown``, a source tree before kgpubench could tell) or no project commit (protocol-1 rows and
+    rows from an installed wheel built without git lack it). Such rows stay valid; a reader should know."""
+    if "source" not in table.column_names or table.num_rows == 0:
+        return []
+    measured = pc.fill_null(pc.equal(table["source"], "measured"), False)
+    n = int(pc.sum(measured).as_py() or 0)
+    if not n:
+        return []
+    out = []
+    if "kgpubench_version" in table.column_names:
+        version = table["kgpubench_version"]
+        bad = pc.and_(measured, pc.fill_null(pc.equal(version, UNKNOWN_VERSION), True))
+        k = int(pc.sum(bad).as_py() or 0)
+        if k:
+            out.append(f"{file}: warning: {k} of {n} measured row(s) do not record the kgpubench version that "
+                       "wrote them (null or 0.0.0+unknown)")
+    commits = table["kgpubench_commit"] if "kgpubench_commit" in table.column_names else None
+    k = n if commits is None else int(pc.sum(pc.and_(measured, pc.is_null(commits))).as_py() or 0)
+    if k:
+        out.append(f"{file}: warning: {k} of {n} measured row(s) do not record the project commit "
+                   "(kgpubench_commit); collect from a git checkout or pass KGPUBENCH_COMMIT")
+    return out
+
+
+def warnings_for_paths(paths: Iterable[Path]) -> dict[str, list[str]]:
+    """:func:`provenance_warnings` of each shard or store (every config of a store), keyed by path."""
+    from kgpubench.store import Store
+
+    result: dict[str, list[str]] = {}
+    for path in map(Path, paths):
+        if is_store(path):
+            store = Store(path)
+            result[str(path)] = [w for c in store.configs() if store.rows(c)
+                                 for w in provenance_warnings(store.read(c, verify=False), f"{path} [{c}]")]
+        else:
+            try:
+                result[str(path)] = provenance_warnings(read_shard(path)[1], str(path))
+            except Exception:  # noqa: BLE001 - an unreadable shard is already a violation; no warning on top
+                result[str(path)] = []
+    return result
+
+
 def refusal(violations: list[Violation], what: str, fix: str) -> SchemaValidationError:
     """One-line error for ``violations`` (the first one quoted, all of them attached).
 

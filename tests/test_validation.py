@@ -165,3 +165,35 @@ def test_bounds_and_name_rules_appear_in_the_card():
     text = field_table(get_table("autotune"))
     assert "| `time_ms_median` | float64 | ms | required when status ~ `ok`; > 0; <= 86400000 |" in text
     assert "`problem_size` | string |  | not null; matches `\\S(?:.*\\S)?`; not `None`, `null`, `nan`" in text
+
+
+def test_measured_rows_without_version_or_commit_warn_but_stay_valid():
+    from kgpubench.validation import provenance_warnings
+
+    measured = {"source": "measured", "source_file": None, "source_license": None, "collector_version": "1.0.0",
+                "toolchain_version": "nvrtc 13.0", "driver_version": "580.1", "cuda_version": "13.0",
+                "cupy_version": "14.0", "gpu_uuid_hash": "0123456789abcdef"}
+    rows = [valid_row("npb", tpb=t, **measured) for t in (32, 64, 128)]
+    rows[0].update(kgpubench_version="0.0.0+unknown", kgpubench_commit=None)
+    rows[1].update(kgpubench_version="0.2.0", kgpubench_commit=None)
+    rows[2].update(kgpubench_version="0.2.0", kgpubench_commit="a" * 40)
+    table = get_table("npb").from_rows(rows)
+    assert validate_table(table, "npb") == []
+    version, commit = provenance_warnings(table, "s.parquet")
+    assert version.startswith("s.parquet: warning: 1 of 3 measured row(s)") and "kgpubench version" in version
+    assert "2 of 3 measured row(s)" in commit and "kgpubench_commit" in commit
+    rows[0].update(kgpubench_version="0.2.0", kgpubench_commit="b" * 40)
+    rows[1].update(kgpubench_commit="c" * 7 + "+dirty")
+    assert provenance_warnings(get_table("npb").from_rows(rows), "s.parquet") == []
+
+
+def test_validate_cli_prints_provenance_warnings_for_the_protocol_1_rows(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    res = subprocess.run([sys.executable, "-m", "kgpubench.cli", "validate", str(root / "kgpubench" / "data")],
+                         capture_output=True, text=True, check=False, cwd=root, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "[kernels]: warning: 1854 of 1854 measured row(s) do not record the project commit" in res.stderr

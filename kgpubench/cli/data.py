@@ -73,11 +73,15 @@ def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard fo
                                          "the store folders: orphaned parts, temp files, a stale README.md."),
              lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
     """Check shards and stores against the schema; every violation is listed (exit 1 if any)."""
-    from kgpubench.validation import validate_paths
+    from kgpubench.validation import validate_paths, warnings_for_paths
 
     if repair:
         _repair(paths, lock_timeout)
     result = validate_paths(paths, lock_timeout=lock_timeout)
+    if not as_json:
+        for lines in warnings_for_paths(paths).values():
+            for line in lines:
+                typer.secho(line, fg="yellow", err=True)
     total = sum(len(v) for v in result.values())
     if as_json:
         typer.echo(json.dumps({p: [v.to_dict() for v in vs] for p, vs in result.items()}, indent=2))
