@@ -11,7 +11,7 @@ from .cases import make_case
 from .prepared import StencilCaches, StencilRun, problem_key
 from .spec import VARIANTS, StencilConfig, sweep
 
-COLLECTOR_VERSION = "1.0.0"
+COLLECTOR_VERSION = "1.1.0"  # 1.1.0: one time step per timed unit (protocol 2 samples many)
 
 
 class StencilSuite:

@@ -84,7 +84,7 @@ def test_case_of_a_configuration():
     assert case.source.kernel == "stencil_thread_tile"
     assert case.source.define_options() == ("-DKG_B1=2", "-DKG_B2=16", "-DKG_B3=4", "-DKG_BLOCK=128",
                                             "-DKG_REAL=float", "-DKG_SPACE_ORDER=8")
-    assert case.time_divisor == 10
+    assert case.time_divisor == spec.STEPS == 1  # one step per unit: protocol 2 samples many
     assert case.key["variant"] == "thread-tile" and case.columns["sweep_group"] == "eval"
     # Interior 192: tiles 96 x 12 x 48 = 55296 threads -> 432 blocks.
     assert case.grid == (432, 1, 1) and case.block == (128, 1, 1)
