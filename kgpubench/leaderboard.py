@@ -282,11 +282,24 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         written.append(path)
 
     run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, progress=progress, on_result=write)
+    if only is None and tasks is None and models is None:
+        prune(out_dir, jobs)
     if render:
         from kgpubench.leaderboard_render import render_all
 
         render_all(load_results(out_dir), out_dir.parent, force=True)  # checked above
     return written
+
+
+def prune(out_dir: Path, jobs: list[Job]) -> list[Path]:
+    """Remove result files (written by kgpubench) of model, task and scheme combinations no longer planned:
+    after a full run the folder holds exactly the current board."""
+    planned = {result_path(out_dir, j.task, j.scheme, j.name) for j in jobs}
+    planned |= {out_dir / j.task / j.scheme / STATUS_FILE for j in jobs}
+    stale = [p for p in sorted(Path(out_dir).glob("*/*/*.json")) if p not in planned and _ours(p)]
+    for path in stale:
+        path.unlink()
+    return stale
 
 
 def write_splits(data_dir, task_names: Iterable[str], root: Path | None, *, force: bool = False) -> list[Path]:

@@ -86,9 +86,12 @@ def assign_folds(task: Task, table: pa.Table, scheme: str) -> np.ndarray:
     keys = problem_keys(task, table) if task.group_columns else np.asarray(table["row_id"].to_pylist(), object)
     buckets = np.zeros(len(keys), dtype=np.int64)
     if len(keys):  # one hash per distinct key
-        uniq, inverse = np.unique(keys.astype(str), return_inverse=True)
-        per_key = np.fromiter((hash_bucket(k, scheme, sch.n_folds) for k in uniq), dtype=np.int64, count=len(uniq))
-        buckets = per_key[inverse.ravel()]
+        import pandas as pd
+
+        codes, uniq = pd.factorize(pd.Series(keys, dtype=object))
+        per_key = np.fromiter((hash_bucket(str(k), scheme, sch.n_folds) for k in uniq), dtype=np.int64,
+                              count=len(uniq))
+        buckets = per_key[codes]
     if sch.kind == "holdout":
         return np.where(buckets == 0, HOLDOUT, TRAIN_ONLY).astype(object)
     return buckets.astype(str).astype(object)

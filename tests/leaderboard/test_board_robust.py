@@ -222,3 +222,16 @@ def test_verify_tolerance_is_per_metric_and_printed(tmp_path, two_gpu_store):
                                  "--only", "median"])
     assert r.exit_code == 0, r.output
     assert "tolerances (relative): male 0.0001" in r.output and "verified 2 result(s)" in r.output
+
+
+def test_prune_removes_only_stale_results_kgpubench_wrote(tmp_path):
+    out = tmp_path / "results"
+    keep = out / "autotune-config" / "by-gpu" / "median.json"
+    stale = out / "autotune-config" / "by-gpu" / "knn.json"
+    foreign = out / "autotune-config" / "by-gpu" / "notes.json"
+    for path, data in ((keep, {"task": "t", "scheme": "s", "status": "ok"}),
+                       (stale, {"task": "t", "scheme": "s", "status": "ok"}), (foreign, {"mine": 1})):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))
+    removed = lb.prune(out, [lb.Job(MEDIAN, "autotune-config", "by-gpu")])
+    assert removed == [stale] and keep.exists() and foreign.exists() and not stale.exists()
