@@ -127,12 +127,12 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
 
 
 # ----- running jobs (in this process or in worker processes) -----------------------------------------------
-_DATA: dict[tuple, TaskData | str] = {}
+_DATA: dict[tuple, TaskData | tuple[str, dict]] = {}
 
 
-def _data(task: str, scheme: str, data_dir) -> TaskData | str:
-    """The task data of (task, scheme), or the reason it cannot be evaluated (cached per process and store
-    manifest, the last few only)."""
+def _data(task: str, scheme: str, data_dir) -> TaskData | tuple[str, dict]:
+    """The task data of (task, scheme), or why it cannot be evaluated with what data there is (cached per
+    process and store manifest, the last few only)."""
     from kgpubench.resources import default_data_dir
     from kgpubench.store import Store
 
@@ -142,17 +142,18 @@ def _data(task: str, scheme: str, data_dir) -> TaskData | str:
             _DATA.pop(next(iter(_DATA)))
         try:
             data = task_data(task, scheme, data_dir)
-            _DATA[key] = scheme_problem(data) or data
+            why = scheme_problem(data)
+            _DATA[key] = (why, data.dataset) if why else data
         except NoDataError as exc:
-            _DATA[key] = str(exc)
+            _DATA[key] = (str(exc), {})
     return _DATA[key]
 
 
 def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1) -> dict:
     """One job's result record: scores, or a failure with its message, or a skip with its reason."""
     data = _data(job.task, job.scheme, data_dir)
-    if isinstance(data, str):
-        return {"status": "skipped", "task": job.task, "scheme": job.scheme, "reason": data}
+    if isinstance(data, tuple):
+        return {"status": "skipped", "task": job.task, "scheme": job.scheme, "reason": data[0], "dataset": data[1]}
     limits = RunLimits(threads=threads)
     try:
         return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits)

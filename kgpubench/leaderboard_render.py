@@ -92,7 +92,7 @@ def table_rows(task: Task, results: list[dict]) -> list[list[str]]:
 
 
 def _selection_note(task: Task, results: list[dict]) -> str | None:
-    sel = next((r["dataset"].get("selection") for r in _ok(results) if r.get("dataset", {}).get("selection")), None)
+    sel = next((r["dataset"].get("selection") for r in results if (r.get("dataset") or {}).get("selection")), None)
     if not sel:
         return None
     parts = [f"{sel['rows']:,} rows from {len(sel['gpus'])} GPU(s) ({', '.join(sel['gpus'])})"]

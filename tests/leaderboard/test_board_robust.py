@@ -64,6 +64,7 @@ def test_a_scheme_that_cannot_run_is_skipped_with_its_reason(tmp_path):
     assert status["status"] == "skipped"
     assert status["reason"] == ("every row has one GPU (GPU A), so leave-one-GPU-out has no training fold; it needs "
                                 "rows of at least two GPUs")
+    assert status["dataset"]["rows"] == 24 and status["dataset"]["selection"]["gpus"] == ["GPU A"]
     assert not (out / "autotune-config/by-gpu/median.json").exists()
     assert f"*Skipped*: {status['reason']}" in (out.parent / "README.md").read_text()
 
