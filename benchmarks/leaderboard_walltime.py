@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     wall: dict[str, float] = defaultdict(float)
     cpu: dict[str, float] = defaultdict(float)
     for path in written:
+        if path.name.startswith("_"):  # a skipped scheme's status, no model ran
+            continue
         res = json.loads(path.read_text())
         wall[path.stem] += res.get("wall_time_s", 0.0)
         cpu[path.stem] += res.get("cpu_time_s", 0.0)
