@@ -25,7 +25,7 @@ venv: $(STAMP)
 
 demo: $(DEMO_STAMP)
 	$(BIN)/kgpubench info
-	$(BIN)/kgpubench leaderboard run --out build/demo/results
+	$(BIN)/kgpubench leaderboard run --jobs 2 --out build/demo/results
 	@echo "board: build/demo/README.md and build/demo/index.html (the committed board is leaderboard/README.md)"
 
 test: $(STAMP)

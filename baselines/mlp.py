@@ -1,4 +1,8 @@
-"""Seed 000: multi-layer perceptron on min-max scaled inputs (scikit-learn), learning log(time)."""
+"""Seed 000: multi-layer perceptron on min-max scaled inputs (scikit-learn), learning the standardised log time.
+
+Inputs are clipped to the training range and outputs to a factor of 10 around the training targets
+(:class:`kgpubench.tasks.preprocess.ScaledTarget`), so an unseen kernel or GPU cannot produce NaN or overflow.
+"""
 
 from __future__ import annotations
 

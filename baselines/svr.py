@@ -1,4 +1,4 @@
-"""Seed 000: support vector regression (RBF kernel) on min-max scaled inputs, learning log(time)."""
+"""Seed 000: support vector regression (RBF kernel) on min-max scaled inputs, learning the standardised log time."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Seed 002: wavelet neural network with Morlet hidden units, fitted by nonlinear least squares.
 
-Inputs (min-max scaled): SM saturation, compute density, lines of code and the GPU (its peak fp32 rate).
+Inputs (min-max scaled): SM saturation, compute density, lines of code and the GPU (its peak fp32 rate), as in
+the seed, plus the fp64 share of the executed arithmetic (``mix_fp64`` over int + fp32 + fp64 + sfu), which tells
+an fp64 kernel from its fp32 twin of equal density (0 when the mix columns are absent).
 Hidden unit j: ``h_j = psi((x . w_j - t_j) / a_j)`` with the Morlet ``psi(u) = cos(1.67 u) exp(-u^2 / 2)``;
 output ``s(sum_j v_j h_j + c)`` with ``s(x) = 1.716 (1 - e^{-0.667 x}) / (1 + e^{-0.667 x})``, on the target
 min-max scaled to [-1, 1].
@@ -14,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 TASKS = ("kernel-power",)
 INPUTS = ("sm_saturation", "compute_density", "source_lines", "gpu_peak_fp32_gflops")
+ARITH = ("mix_int", "mix_fp32", "mix_fp64", "mix_sfu")
 
 
 def morlet(u: np.ndarray) -> np.ndarray:
@@ -85,13 +88,20 @@ class WaveletNNRegressor(RegressorMixin, BaseEstimator):
 
 
 class _Columns(BaseEstimator):
-    """Selects the wavelet network's four inputs from the task's feature frame."""
+    """Selects the wavelet network's inputs (the seed's four and the fp64 share) from the task's feature frame."""
 
     def fit(self, X, y=None):
         return self
 
     def transform(self, X):
-        return np.asarray(X[list(INPUTS)], dtype=float)
+        base = np.asarray(X[list(INPUTS)], dtype=float)
+        mix = [c for c in ARITH if c in X.columns]
+        if len(mix) < len(ARITH):
+            return np.column_stack([base, np.zeros(len(X))])
+        m = np.nan_to_num(np.asarray(X[list(ARITH)], dtype=float))
+        total = m.sum(axis=1)
+        share = np.divide(m[:, ARITH.index("mix_fp64")], total, out=np.zeros(len(X)), where=total > 0)
+        return np.column_stack([base, share])
 
 
 def make_model(task, seed):

@@ -4,6 +4,10 @@ A model is a Python file exposing the factory ``make_model(task, seed)`` that re
 ``fit(X, y)`` and ``predict(X)`` (a scikit-learn estimator): ``X`` is a pandas DataFrame of the task's
 declared features, ``y`` the target. See ``leaderboard/SUBMITTING.md``.
 
+Model code runs in one place only, :func:`fit_predict` (one fold: ``X_train``, ``y_train``, ``X_test`` in,
+predictions out), under :class:`RunLimits` (threads pinned for OpenMP, BLAS, LightGBM and XGBoost). Everything
+else here is data handling and scoring, which never runs model code.
+
 Strategies that measure the test problem instead of predicting it (seed 001's Profiling, Exhausting) set
 ``uses_measurements = True``; on a task with a measurement oracle (``npb-tpb``, see
 :mod:`kgpubench.tasks.npb`) they are called as ``predict(X, problems=...)`` and every model's fold scores
@@ -13,12 +17,15 @@ that only learn from the training folds).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import importlib.util
+import json
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -28,14 +35,20 @@ import numpy as np
 import pyarrow as pa
 
 from kgpubench.errors import DataFileNotFoundError, KgpubenchError
-from kgpubench.splits import evaluated_folds, fold_column, split_sha256
-from kgpubench.tasks import Task, feature_frame, get_task, task_rows
-from kgpubench.tasks.scoring import score_fold, with_scoring_columns
+from kgpubench.splits import evaluated_folds, fold_column, split_sha256_of
+from kgpubench.tasks import Task, feature_frame, get_task, select
+from kgpubench.tasks.scoring import problem_choices, score_fold, with_scoring_columns
 
 FACTORY = "make_model"
-RESULT_FORMAT = 1
+RESULT_FORMAT = 2
 SAMPLE_POINTS = 400
-PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost")
+PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost", "threadpoolctl")
+# Tasks whose folds record each test problem's chosen/best/baseline time (the seed-protocol sections).
+DETAIL_TASKS = ("npb-tpb", "stencil-tile")
+MEASURING_TASKS = ("npb-tpb",)
+# Environment variables that set the thread count of OpenMP, the BLAS libraries, numexpr and the baselines.
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KGPUBENCH_THREADS")
 
 
 class SubmissionError(KgpubenchError, ValueError):
@@ -43,7 +56,47 @@ class SubmissionError(KgpubenchError, ValueError):
 
 
 class NoDataError(KgpubenchError, LookupError):
-    """The task's config has no usable rows in the store."""
+    """The task's config has no usable rows in the store, or a scheme has no fold with training rows."""
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """How model code may run: threads (and, for a process sandbox, time and memory).
+
+    ``threads`` pins OpenMP, OpenBLAS/MKL/BLIS and numexpr (:data:`THREAD_ENV`, and threadpoolctl in this
+    process); LightGBM and XGBoost baselines read it through :func:`kgpubench.tasks.preprocess.thread_count`.
+    The board runs with one thread per model so its scores do not depend on the machine's core count.
+    """
+
+    threads: int = 1
+    timeout_s: float | None = None
+    memory_gb: float | None = None
+
+    def __post_init__(self) -> None:
+        if int(self.threads) < 1:
+            raise ValueError(f"RunLimits(threads={self.threads!r}); expected a positive thread count")
+
+    def env(self) -> dict[str, str]:
+        """The environment a child process running model code gets (thread counts)."""
+        return dict.fromkeys(THREAD_ENV, str(int(self.threads)))
+
+
+@contextlib.contextmanager
+def pinned(limits: RunLimits) -> Iterator[None]:
+    """Apply ``limits`` in this process for the duration (environment and threadpoolctl), then restore."""
+    from threadpoolctl import threadpool_limits
+
+    saved = {k: os.environ.get(k) for k in THREAD_ENV}
+    os.environ.update(limits.env())
+    try:
+        with threadpool_limits(limits=int(limits.threads)):
+            yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def file_sha256(path: Path) -> str:
@@ -94,6 +147,7 @@ def hashed_order(row_ids: list[str], salt: str) -> np.ndarray:
     return rank
 
 
+# ----- task data ---------------------------------------------------------------------------------------------
 @dataclass
 class TaskData:
     """A task's usable rows with their features, target and folds under one scheme."""
@@ -110,6 +164,62 @@ class TaskData:
     def fold_names(self) -> list[str]:
         return evaluated_folds(self.scheme, self.folds)
 
+    @property
+    def sample_rank(self) -> np.ndarray:
+        """Fixed order of the rows for the plotted (measured, predicted) samples (computed once)."""
+        if "_sample_rank" not in self.__dict__:
+            self.__dict__["_sample_rank"] = hashed_order(self.rows["row_id"].to_pylist(), "samples")
+        return self.__dict__["_sample_rank"]
+
+    @property
+    def split_sha256(self) -> str:
+        """sha256 of the split file these rows and folds make (:func:`kgpubench.splits.split_digest`)."""
+        return split_sha256_of(self.rows["row_id"].to_pylist(), self.folds)
+
+
+HASH_EXTRA = ("run_id", "time_ms_std", "repeats", "time_rse", "default_remainder_s", "default_tpb", "remainder_s")
+
+
+def rows_sha256(task: Task, rows: pa.Table) -> str:
+    """sha256 over the values the task reads (features, target, problem and filter columns, the noise and
+    scoring columns, row_id and run_id) of ``rows``, in (row_id, run_id) order.
+
+    Results are tied to this hash, not to the store's manifest: data added to other configs, GPUs or suites
+    leaves it unchanged. Numbers are hashed as little-endian float64 (null = NaN), strings joined by a unit
+    separator (null = NUL), parameter lists as their lengths, names and values.
+    """
+    import pyarrow.compute as pc
+
+    cols = sorted({*task.used_columns(), *(c for c in HASH_EXTRA if c in rows.column_names)})
+    keys = [(c, "ascending") for c in ("row_id", "run_id") if c in rows.column_names]
+    t = rows.select(cols).take(pc.sort_indices(rows, sort_keys=keys)) if rows.num_rows else rows.select(cols)
+    h = hashlib.sha256(f"{task.name}\x1e{rows.num_rows}".encode())
+    for name in cols:
+        h.update(f"\x1e{name}\x1f".encode())
+        _hash_array(h, t[name].combine_chunks())
+    return h.hexdigest()
+
+
+def _hash_array(h, arr: pa.Array) -> None:
+    import pyarrow.compute as pc
+
+    typ = arr.type
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
+        vals = arr.to_numpy(zero_copy_only=False).astype("<f8")
+        h.update(np.where(np.isnan(vals), np.nan, vals).tobytes())
+    elif pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        h.update(pc.fill_null(pc.list_value_length(arr), -1).to_numpy(zero_copy_only=False).astype("<i8").tobytes())
+        flat = pc.list_flatten(arr)
+        if pa.types.is_struct(flat.type):
+            for i in range(flat.type.num_fields):
+                h.update(f"\x1d{flat.type.field(i).name}".encode())
+                _hash_array(h, flat.field(i))
+        else:
+            _hash_array(h, flat)
+    else:
+        text = pc.fill_null(pc.cast(arr, pa.string()), "\x00").to_pylist()
+        h.update("\x1f".join(text).encode())
+
 
 def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
               table: pa.Table | None = None) -> TaskData:
@@ -121,20 +231,112 @@ def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
     store = Store(data_dir or default_data_dir())
     if table is None:
         table = store.read(task.config)
-    rows = with_scoring_columns(task, table, task_rows(task, table))
+    selection = select(task, table)
+    rows = with_scoring_columns(task, table, selection.rows)
     if rows.num_rows == 0:
-        raise NoDataError(f"task {task.name!r}: the {task.config!r} config of store {store.path} has no usable rows "
-                          "(status ok with a target); collect or merge data first (`kgpubench info`).")
+        raise NoDataError(no_data_reason(task, store.path, table.num_rows, selection.report()))
     dataset = {"config": task.config, "version": store.version, "manifest_sha256": store.manifest_sha256(),
-               "rows": rows.num_rows}
+               "rows": rows.num_rows, "rows_sha256": rows_sha256(task, rows), "selection": selection.report()}
     return TaskData(task, scheme, rows, feature_frame(task, rows),
                     rows[task.target].to_numpy(zero_copy_only=False).astype(np.float64),
                     fold_column(task, rows, scheme), dataset)
 
 
+def no_data_reason(task: Task, store_path: Path, table_rows: int, report: dict) -> str:
+    """Why a task has no usable rows, in one line."""
+    if table_rows == 0:
+        why = f"the {task.config!r} config of store {store_path} has no rows"
+    elif report.get("incomplete_problems"):
+        why = (f"every problem of the {task.config!r} config is incomplete ({len(report['incomplete_problems'])} "
+               f"excluded, e.g. {report['incomplete_problems'][0]})")
+    else:
+        filt = "; ".join(f"{c} in {list(v)}" for c, v in task.filters)
+        why = (f"none of the {table_rows} rows of the {task.config!r} config is usable (status ok, {task.target} "
+               f"present{', ' + filt if filt else ''})")
+    return f"task {task.name!r}: {why}; collect or merge data first (`kgpubench info`)."
+
+
+def scheme_problem(data: TaskData) -> str | None:
+    """Why a scheme cannot be evaluated on this data (no fold with training rows), else None."""
+    names = data.fold_names
+    if not names:
+        return f"scheme {data.scheme!r} has no test fold"
+    if all(np.all(data.folds == f) for f in names):
+        from kgpubench.splits import get_scheme
+
+        sch = get_scheme(data.scheme)
+        what = {"gpu_name": "GPU", "kernel": "kernel"}.get(sch.column or "", "problem" if data.task.group_columns
+                                                           else "row group")
+        if sch.kind == "column":
+            return (f"every row has one {what} ({names[0]}), so leave-one-{what}-out has no training fold; it needs "
+                    f"rows of at least two {what}s")
+        if data.task.group_columns:
+            from kgpubench.tasks import problem_keys
+
+            n = len(set(problem_keys(data.task, data.rows)))
+            cols = ", ".join(c for c in data.task.problem_columns)
+            return (f"the {data.rows.num_rows} rows form {n} problem{'s' if n != 1 else ''} ({cols}), all in one "
+                    "fold, so no fold has training rows; it needs problems in at least two folds")
+        return f"all {data.rows.num_rows} rows fall in one fold, so no fold has training rows"
+    return None
+
+
+# ----- running model code ------------------------------------------------------------------------------------
+@dataclass
+class FoldOutput:
+    """What :func:`fit_predict` returns for one fold."""
+
+    predictions: np.ndarray
+    predicts_target: bool
+    measurements: list[int] | None
+
+
+def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.ndarray, X_test, *, seed: int = 0,
+                limits: RunLimits | None = None, problems: list | None = None,
+                model_name: str = "model") -> FoldOutput:
+    """Build the model with ``factory(task=task, seed=seed)``, fit it on the training rows and predict the test
+    rows, under ``limits``. The only place model code runs.
+
+    ``problems`` (:class:`kgpubench.tasks.npb.NpbProblem`, one per test problem) is the measurement oracle a
+    measuring strategy receives; only tasks in :data:`MEASURING_TASKS` pass one. Any exception the model
+    raises becomes a :class:`SubmissionError` naming the model and the step.
+    """
+    limits = limits or RunLimits()
+    step = "make_model"
+    try:
+        with pinned(limits):
+            model = factory(task=task, seed=seed)
+            step = "fit"
+            model.fit(X_train, y_train)
+            measures = bool(getattr(model, "uses_measurements", False))
+            predicts_target = bool(getattr(model, "predicts_target", True))
+            step = "predict"
+            if measures:
+                if problems is None:
+                    raise SubmissionError(
+                        f"{model_name}: sets uses_measurements, but task {task.name!r} has no measurement oracle "
+                        f"(tasks with one: {', '.join(MEASURING_TASKS)}).")
+                raw = model.predict(X_test, problems=problems)
+            else:
+                raw = model.predict(X_test)
+    except SubmissionError:
+        raise
+    except Exception as exc:  # model code may raise anything; it becomes one line on the board
+        raise SubmissionError(f"{model_name}: {step}() raised {type(exc).__name__}: {exc}") from exc
+    pred = check_predictions(raw, len(X_test), model_name)
+    measured = None
+    if task.name in MEASURING_TASKS:
+        measured = [p.measurements for p in problems] if (measures and problems is not None) else []
+    return FoldOutput(pred, predicts_target, measured)
+
+
 def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, folds: list[str] | None = None,
-              model_name: str = "model") -> tuple[dict, list[tuple[float, float]]]:
-    """Fit and score the model on each fold; returns per-fold records and (measured, predicted) samples."""
+              model_name: str = "model", limits: RunLimits | None = None,
+              oracle: bool = False) -> tuple[dict, list[tuple[float, float]]]:
+    """Fit and score the model on each fold; returns per-fold records and (measured, predicted) samples.
+
+    ``oracle``: instead of a model, predict every test row's measured target (the upper bound row).
+    """
     task = data.task
     wanted = data.fold_names if folds is None else [str(f) for f in folds]
     for f in wanted:
@@ -144,7 +346,7 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
             raise unknown_name(f"fold of scheme {data.scheme!r}", f, data.fold_names)
     ids = data.rows["row_id"].to_pylist()
     rank = hashed_order(ids, task.name) if task.max_train_rows else None
-    sample_rank = hashed_order(ids, "samples")
+    sample_rank = data.sample_rank
     out, samples = {}, []
     for fold in wanted:
         test = np.flatnonzero(data.folds == fold)
@@ -153,45 +355,34 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
             continue
         if rank is not None and train.size > task.max_train_rows:
             train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
-        model = factory(task=task, seed=seed)
-        model.fit(data.X.iloc[train].reset_index(drop=True), data.y[train])
-        pred, measured = _predict(task, model, data, test, model_name)
-        predicts_target = bool(getattr(model, "predicts_target", True))
-        scores = score_fold(task, data.rows.take(test), data.y[test], pred, predicts_target=predicts_target)
-        if measured is not None:
-            scores["measurements"] = float(np.mean(measured)) if measured else 0.0
-        out[fold] = {"n_train": int(train.size), "n_test": int(test.size), "scores": scores}
-        if predicts_target:
+        test_rows = data.rows.take(pa.array(test))
+        if oracle:
+            result = FoldOutput(data.y[test].copy(), True, [] if task.name in MEASURING_TASKS else None)
+        else:
+            problems = None
+            if task.name in MEASURING_TASKS:
+                from kgpubench.tasks.npb import npb_problems
+
+                problems = npb_problems(task, test_rows, data.y[test])
+            result = fit_predict(factory, task, data.X.iloc[train].reset_index(drop=True), data.y[train],
+                                 data.X.iloc[test].reset_index(drop=True), seed=seed, limits=limits,
+                                 problems=problems, model_name=model_name)
+        pred = result.predictions
+        scores = score_fold(task, test_rows, data.y[test], pred, predicts_target=result.predicts_target)
+        if result.measurements is not None:
+            scores["measurements"] = float(np.mean(result.measurements)) if result.measurements else 0.0
+        rec = {"n_train": int(train.size), "n_test": int(test.size), "scores": scores}
+        if task.name in DETAIL_TASKS:
+            rec["problems"] = problem_choices(task, test_rows, data.y[test], pred)
+        out[fold] = rec
+        if result.predicts_target:
             keep = test[np.argsort(sample_rank[test], kind="mergesort")[: SAMPLE_POINTS // max(1, len(wanted))]]
             pos = {t: i for i, t in enumerate(test)}
             samples += [(float(data.y[k]), float(pred[pos[k]])) for k in keep]
     if not out:
-        raise NoDataError(f"task {task.name!r} scheme {data.scheme!r}: every fold has an empty training set "
-                          f"(folds {wanted}); the scheme needs at least two groups in the data.")
+        why = scheme_problem(data) or "no fold has training rows"
+        raise NoDataError(f"task {task.name!r} scheme {data.scheme!r}: {why} (folds {wanted}).")
     return out, samples
-
-
-MEASURING_TASKS = ("npb-tpb",)
-
-
-def _predict(task: Task, model: Any, data: TaskData, test: np.ndarray, model_name: str
-             ) -> tuple[np.ndarray, list[int] | None]:
-    """The model's checked outputs on the test rows, and, on a task with a measurement oracle, the distinct
-    assignments it measured per test problem (zeros for a model that does not measure)."""
-    X = data.X.iloc[test].reset_index(drop=True)
-    measures = bool(getattr(model, "uses_measurements", False))
-    if task.name not in MEASURING_TASKS:
-        if measures:
-            raise SubmissionError(f"{model_name}: sets uses_measurements, but task {task.name!r} has no measurement "
-                                  f"oracle (tasks with one: {', '.join(MEASURING_TASKS)}).")
-        return check_predictions(model.predict(X), test.size, model_name), None
-    if not measures:
-        return check_predictions(model.predict(X), test.size, model_name), []
-    from kgpubench.tasks.npb import npb_problems
-
-    problems = npb_problems(task, data.rows.take(test), data.y[test])
-    pred = check_predictions(model.predict(X, problems=problems), test.size, model_name)
-    return pred, [p.measurements for p in problems]
 
 
 def check_predictions(pred: Any, n: int, model_name: str = "model") -> np.ndarray:
@@ -212,12 +403,13 @@ def check_predictions(pred: Any, n: int, model_name: str = "model") -> np.ndarra
 
 
 def aggregate(folds: dict) -> dict:
-    """Mean and population std over folds of every score (folds where a score is None are skipped)."""
+    """Mean, population std and median over folds of every score (folds where a score is None are skipped)."""
     names = sorted({m for f in folds.values() for m in f["scores"]})
     out = {}
     for m in names:
         vals = [f["scores"][m] for f in folds.values() if f["scores"].get(m) is not None]
-        out[m] = {"mean": float(np.mean(vals)), "std": float(np.std(vals)), "folds": len(vals)} if vals else None
+        out[m] = ({"mean": float(np.mean(vals)), "std": float(np.std(vals)), "median": float(np.median(vals)),
+                   "folds": len(vals)} if vals else None)
     return out
 
 
@@ -233,51 +425,83 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+ORACLE = "oracle"
+
+
 def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, folds: list[str] | None = None,
-             data_dir: Path | str | None = None, seed: int = 0, data: TaskData | None = None) -> dict:
+             data_dir: Path | str | None = None, seed: int = 0, data: TaskData | None = None,
+             limits: RunLimits | None = None) -> dict:
     """Evaluate a model file on a task under one scheme; returns the result record (see :func:`result_json`).
 
     Parameters
     ----------
     model_path : path
-        A file defining ``make_model(task, seed)``.
+        A file defining ``make_model(task, seed)``, or ``"oracle"`` for the upper-bound reference (every
+        test row's measured target as its prediction).
     task : str
         Task name.
     scheme : str, optional
         Split scheme (default: the task's first scheme).
     folds : list of str, optional
-        Only these folds (default: every test fold).
+        Only these folds (default: every test fold). For ``by-gpu``, any GPU of the data.
     data_dir : path, optional
         Another store (default: the packaged data).
     seed : int
         Seed handed to the factory.
+    limits : RunLimits, optional
+        Threads for the model (default: one).
     """
     start = time.perf_counter_ns()
+    cpu_start = time.process_time()
     the_task = get_task(task)
     scheme = scheme or the_task.schemes[0]
-    path = Path(model_path)
-    factory = model_factory(load_model_module(path), path)
+    limits = limits or RunLimits()
+    oracle = str(model_path) == ORACLE
+    if oracle:
+        factory, name, label, sha = None, ORACLE, ORACLE, None
+    else:
+        path = Path(model_path)
+        factory = model_factory(load_model_module(path), path)
+        name, label, sha = path.stem, _model_label(path), file_sha256(path)
     if data is None:
         data = task_data(the_task, scheme, data_dir)
-    fold_records, samples = run_folds(data, factory, seed=seed, folds=folds, model_name=path.name)
+    fold_records, samples = run_folds(data, factory, seed=seed, folds=folds, model_name=name, limits=limits,
+                                      oracle=oracle)
     return {
         "format": RESULT_FORMAT,
+        "status": "ok",
+        "kind": "reference" if oracle else "model",
         "task": the_task.name,
         "scheme": scheme,
-        "model": path.stem,
-        "model_file": _model_label(path),
-        "model_sha256": file_sha256(path),
+        "model": name,
+        "model_file": label,
+        "model_sha256": sha,
         "dataset": data.dataset,
-        "split_sha256": split_sha256(the_task.name, scheme),
+        "split_sha256": data.split_sha256,
         "train_subsample": the_task.max_train_rows,
         "folds": fold_records,
         "aggregate": aggregate(fold_records),
-        "samples": samples,
+        "samples": [] if oracle else samples,
         "seed": seed,
+        "limits": {"threads": limits.threads},
         "packages": package_versions(),
         "date": _dt.date.today().isoformat(),
         "wall_time_s": (time.perf_counter_ns() - start) / 1e9,
+        "cpu_time_s": time.process_time() - cpu_start,
     }
+
+
+def failure_record(model_path: Path | str, task: str, scheme: str, message: str, *, data: TaskData | None = None,
+                   seed: int = 0, limits: RunLimits | None = None) -> dict:
+    """A result record for a model that failed on this task and scheme (the board lists it with ``message``)."""
+    path = Path(model_path)
+    return {"format": RESULT_FORMAT, "status": "failed", "kind": "model", "task": task, "scheme": scheme,
+            "model": path.stem, "model_file": _model_label(path),
+            "model_sha256": file_sha256(path) if path.is_file() else None,
+            "dataset": data.dataset if data is not None else {}, "split_sha256": data.split_sha256 if data else None,
+            "message": str(message).splitlines()[0][:500], "folds": {}, "aggregate": {}, "samples": [],
+            "seed": seed, "limits": {"threads": (limits or RunLimits()).threads}, "packages": package_versions(),
+            "date": _dt.date.today().isoformat(), "wall_time_s": 0.0}
 
 
 def _model_label(path: Path) -> str:
@@ -299,6 +523,4 @@ def round_floats(obj: Any, digits: int = 6) -> Any:
 
 def result_json(result: dict) -> str:
     """The result as JSON: sorted keys, floats rounded to 6 significant digits, trailing newline."""
-    import json
-
     return json.dumps(round_floats(result), indent=1, sort_keys=True) + "\n"

@@ -2,35 +2,46 @@
 re-run them (``verify``) and render the board.
 
 Results live in ``leaderboard/results/<task>/<scheme>/<model>.json``; a result names its model file
-relative to the project root (``baselines/knn.py``, ``leaderboard/submissions/mine.py``).
+relative to the project root (``baselines/knn.py``, ``leaderboard/submissions/mine.py``). A model that fails
+is a result too (``status: failed`` with its message); a scheme that cannot be evaluated gets
+``<task>/<scheme>/_status.json`` with the reason. Every model runs with one thread (:class:`RunLimits`), in
+``jobs`` worker processes started with that thread count in their environment.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import DataFileNotFoundError, KgpubenchError
 from kgpubench.evaluation import (
+    ORACLE,
     NoDataError,
+    RunLimits,
+    SubmissionError,
     TaskData,
     evaluate,
+    failure_record,
     load_model_module,
     model_tasks,
     result_json,
+    scheme_problem,
     task_data,
 )
+from kgpubench.metrics import METRICS
 from kgpubench.shards import atomic_write_bytes
 from kgpubench.tasks import get_task, list_tasks
 
-# Scores may differ across machines in the last digits (BLAS, compilers); verify allows this much.
+# Default tolerance of a score that has no metric declaration (``measurements``) and the absolute floor.
 REL_TOL = 1e-4
 ABS_TOL = 1e-6
-# Baselines CI re-runs (`make test`): quick to fit on the packaged data.
-FAST_BASELINES = ("median", "regression_tree")
+# What CI re-runs (`make test`): the floor and the reference rows on every task, quick on the packaged data.
+FAST_BASELINES = ("median", ORACLE)
+STATUS_FILE = "_status.json"
 
 
 class VerifyError(KgpubenchError, AssertionError):
@@ -77,16 +88,26 @@ def model_label(path: Path) -> str:
         return Path(path).name
 
 
+def tolerance(metric: str) -> float:
+    """Relative tolerance of ``metric`` for ``verify`` (docs/METRICS.md)."""
+    return METRICS[metric].rel_tol if metric in METRICS else REL_TOL
+
+
 @dataclass(frozen=True)
 class Job:
-    model: Path
+    model: Path | str  # a model file, or "oracle"
     task: str
     scheme: str
 
+    @property
+    def name(self) -> str:
+        return ORACLE if str(self.model) == ORACLE else Path(self.model).stem
+
 
 def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None,
-         tasks: Iterable[str] | None = None) -> list[Job]:
-    """Jobs for every model x task it declares (``TASKS``) x the task's board schemes."""
+         tasks: Iterable[str] | None = None, *, references: bool = True) -> list[Job]:
+    """Jobs for every model x task it declares (``TASKS``) x the task's board schemes, plus the oracle
+    reference on every task and scheme (unless ``only`` leaves it out)."""
     only = set(only or ())
     wanted = set(tasks or ())
     jobs = []
@@ -99,51 +120,216 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
             if (declared and task.name not in declared) or (wanted and task.name not in wanted):
                 continue
             jobs.extend(Job(path, task.name, s) for s in task.evaluated_schemes)
+    if references and (not only or ORACLE in only):
+        jobs += [Job(ORACLE, t.name, s) for t in list_tasks() if not wanted or t.name in wanted
+                 for s in t.evaluated_schemes]
     return jobs
+
+
+# ----- running jobs (in this process or in worker processes) -----------------------------------------------
+_DATA: dict[tuple, TaskData | tuple[str, dict]] = {}
+
+
+def _data(task: str, scheme: str, data_dir) -> TaskData | tuple[str, dict]:
+    """The task data of (task, scheme), or why it cannot be evaluated with what data there is (cached per
+    process and store manifest, the last few only)."""
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store import Store
+
+    key = (task, scheme, str(data_dir), Store(data_dir or default_data_dir()).manifest_sha256())
+    if key not in _DATA:
+        while len(_DATA) >= 4:
+            _DATA.pop(next(iter(_DATA)))
+        try:
+            data = task_data(task, scheme, data_dir)
+            why = scheme_problem(data)
+            _DATA[key] = (why, data.dataset) if why else data
+        except NoDataError as exc:
+            _DATA[key] = (str(exc), {})
+    return _DATA[key]
+
+
+def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1) -> dict:
+    """One job's result record: scores, or a failure with its message, or a skip with its reason."""
+    data = _data(job.task, job.scheme, data_dir)
+    if isinstance(data, tuple):
+        return {"status": "skipped", "task": job.task, "scheme": job.scheme, "reason": data[0], "dataset": data[1]}
+    limits = RunLimits(threads=threads)
+    try:
+        return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits)
+    except (SubmissionError, NoDataError) as exc:
+        return failure_record(job.model, job.task, job.scheme, str(exc), data=data, seed=seed, limits=limits)
+
+
+def _worker_init(env: dict[str, str]) -> None:
+    os.environ.update(env)
+
+
+def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1, workers: int = 1,
+             progress: Callable[[str], None] | None = None,
+             on_result: Callable[[Job, dict], None] | None = None) -> list[tuple[Job, dict]]:
+    """Run ``jobs``; with ``workers > 1`` in spawned processes whose environment pins ``threads``.
+
+    ``on_result`` sees each result as it arrives (to write it at once); the return value lists them in job
+    order whatever the completion order. Jobs are started biggest task first.
+    """
+    order = sorted(range(len(jobs)), key=lambda i: (-_COST.get(jobs[i].task, 1) * _COST.get(jobs[i].name, 1), i))
+    out: dict[int, dict] = {}
+    if workers <= 1:
+        for i in order:
+            if progress:
+                progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}")
+            out[i] = run_job(jobs[i], data_dir, seed, threads)
+            if on_result:
+                on_result(jobs[i], out[i])
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        env = RunLimits(threads=threads).env()
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_worker_init,
+                                 initargs=(env,)) as pool:
+            futures = {pool.submit(run_job, jobs[i], data_dir, seed, threads): i for i in order}
+            for fut in as_completed(futures):
+                i = futures[fut]
+                out[i] = fut.result()
+                if on_result:
+                    on_result(jobs[i], out[i])
+                if progress:
+                    progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}: {out[i]['status']}")
+    return [(jobs[i], out[i]) for i in range(len(jobs))]
+
+
+# Rough relative costs: start the biggest jobs first so that the workers finish together.
+_COST = {"autotune-config": 100, "lgbm_ranker": 6, "xgb_ranker": 5, "random_forest": 5, "mlp": 4, "xgb": 4,
+         "lgbm": 4, "elm": 3, "transfer": 2}
+
+
+# ----- writing ------------------------------------------------------------------------------------------------
+class BoardWriteError(KgpubenchError, FileExistsError):
+    """A file the board would write exists and was not written by kgpubench."""
+
+
+def _ours(path: Path) -> bool:
+    """Whether an existing file was written by kgpubench (a result, a status, a split file, the board)."""
+    try:
+        head = path.read_bytes()[:4096]
+    except OSError:
+        return False
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError):
+            return False
+        return isinstance(data, dict) and {"task", "scheme", "status"} <= set(data) or (
+            isinstance(data, dict) and {"task", "scheme", "folds", "model_sha256"} <= set(data))
+    if path.suffix == ".csv":
+        return head.startswith(b"row_id,fold")
+    return BOARD_MARKER.encode() in head or LEGACY_MARKER.encode() in head or PNG_MARKER.encode() in head
+
+
+BOARD_MARKER = "generated by kgpubench leaderboard"
+LEGACY_MARKER = "Generated by `kgpubench leaderboard run`"
+PNG_MARKER = "kgpubench leaderboard"
+
+
+def check_writable(paths: Iterable[Path], force: bool) -> None:
+    """Refuse (one line naming the files) when any of ``paths`` exists and is not kgpubench's, unless ``force``."""
+    if force:
+        return
+    foreign = [str(p) for p in paths if Path(p).exists() and not _ours(Path(p))]
+    if foreign:
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise BoardWriteError(f"refusing to overwrite {', '.join(foreign[:3])}{more}: not written by kgpubench; move "
+                              "them away, choose another --out, or pass --force.")
 
 
 def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only: Iterable[str] | None = None,
         tasks: Iterable[str] | None = None, models: Iterable[Path] | None = None, render: bool = True,
+        seed: int = 0, workers: int = 1, force: bool = False, splits_dir: Path | None = None,
         progress: Callable[[str], None] | None = None) -> list[Path]:
-    """Evaluate the jobs of :func:`plan` whose task has data; write results; render the board.
+    """Evaluate the jobs of :func:`plan`, write results (scores, failures, skipped schemes with their reason),
+    write the split files of the tasks with data, and render the board next to ``out_dir``.
 
-    Returns the result files written. Tasks without rows are skipped (the board says "no data yet").
+    Returns the result files written. ``splits_dir`` defaults to the committed ``splits/`` when writing the
+    committed results, else ``<out_dir>/../splits``. Existing files not written by kgpubench are refused
+    unless ``force``.
     """
+    default = out_dir is None
     out_dir = Path(out_dir or results_dir())
-    cache: dict[tuple[str, str], TaskData | None] = {}
-    written = []
-    for job in plan(models, only, tasks):
-        key = (job.task, job.scheme)
-        if key not in cache:
-            try:
-                cache[key] = task_data(job.task, job.scheme, data_dir)
-            except NoDataError:
-                cache[key] = None
-        if cache[key] is None:
-            continue
-        if progress:
-            progress(f"{job.task} / {job.scheme} / {job.model.stem}")
-        try:
-            result = evaluate(job.model, job.task, job.scheme, data=cache[key])
-        except NoDataError:
-            continue
-        path = result_path(out_dir, job.task, job.scheme, job.model.stem)
+    splits_root = Path(splits_dir) if splits_dir else (None if default else out_dir.parent / "splits")
+    jobs = plan(models, only, tasks)
+    targets = [result_path(out_dir, j.task, j.scheme, j.name) for j in jobs]
+    targets += [out_dir / j.task / j.scheme / STATUS_FILE for j in jobs]
+    if render:
+        from kgpubench.leaderboard_render import board_files
+
+        targets += board_files(out_dir.parent)
+    check_writable(targets, force)
+    write_splits(data_dir, {j.task for j in jobs}, splits_root, force=force)  # before any model runs
+    written: list[Path] = []
+
+    def write(job: Job, result: dict) -> None:
+        status_path = out_dir / job.task / job.scheme / STATUS_FILE
+        path = result_path(out_dir, job.task, job.scheme, job.name)
+        if result["status"] == "skipped":
+            path.unlink(missing_ok=True)  # a stale result of this model
+            if status_path not in written:
+                atomic_write_bytes(status_path, result_json(result).encode())
+                written.append(status_path)
+            return
+        status_path.unlink(missing_ok=True)
         atomic_write_bytes(path, result_json(result).encode())
         written.append(path)
+
+    run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, progress=progress, on_result=write)
+    if only is None and tasks is None and models is None:
+        prune(out_dir, jobs)
     if render:
         from kgpubench.leaderboard_render import render_all
 
-        render_all(load_results(out_dir), out_dir.parent)
+        render_all(load_results(out_dir), out_dir.parent, force=True)  # checked above
     return written
 
 
+def prune(out_dir: Path, jobs: list[Job]) -> list[Path]:
+    """Remove result files (written by kgpubench) of model, task and scheme combinations no longer planned:
+    after a full run the folder holds exactly the current board."""
+    planned = {result_path(out_dir, j.task, j.scheme, j.name) for j in jobs}
+    planned |= {out_dir / j.task / j.scheme / STATUS_FILE for j in jobs}
+    stale = [p for p in sorted(Path(out_dir).glob("*/*/*.json")) if p not in planned and _ours(p)]
+    for path in stale:
+        path.unlink()
+    return stale
+
+
+def write_splits(data_dir, task_names: Iterable[str], root: Path | None, *, force: bool = False) -> list[Path]:
+    """(Re)write the split files of ``task_names`` from the store (tasks without rows write none)."""
+    from kgpubench.resources import default_data_dir
+    from kgpubench.splits import split_path, write_split_files
+    from kgpubench.store import Store
+
+    store = Store(data_dir or default_data_dir())
+    tables = {}
+    out = []
+    for task in list_tasks():
+        if task.name not in set(task_names):
+            continue
+        check_writable([split_path(task.name, s, root) for s in task.schemes], force)
+        if task.config not in tables:
+            tables[task.config] = store.read(task.config)
+        out += write_split_files(tables[task.config], task, root)
+    return out
+
+
 def load_results(root: Path | None = None) -> list[dict]:
-    """Every result file under ``root`` (default ``leaderboard/results``), in path order."""
+    """Every result and status file under ``root`` (default ``leaderboard/results``), in path order."""
     root = Path(root or results_dir())
     out = []
     for path in sorted(root.glob("*/*/*.json")):
         data = json.loads(path.read_text())
         data["_path"] = str(path)
+        data.setdefault("status", "ok")
         out.append(data)
     return out
 
@@ -154,16 +340,24 @@ def _close(a, b, rel: float, abs_: float) -> bool:
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
 
-def compare(committed: dict, fresh: dict, *, rel_tol: float = REL_TOL, abs_tol: float = ABS_TOL) -> list[str]:
-    """Every difference between a committed result and a fresh re-run: hashes and scores beyond tolerance."""
+def compare(committed: dict, fresh: dict, *, rel_tol: float | None = None, abs_tol: float = ABS_TOL) -> list[str]:
+    """Every difference between a committed result and a fresh re-run: status, hashes, and scores beyond their
+    metric's tolerance (``rel_tol`` overrides every metric's)."""
     where = f"{committed['task']}/{committed['scheme']}/{committed['model']}"
     out = []
-    for name, a, b in (("model sha256", committed["model_sha256"], fresh["model_sha256"]),
-                       ("split file sha256", committed.get("split_sha256"), fresh.get("split_sha256")),
-                       ("dataset manifest sha256", committed["dataset"].get("manifest_sha256"),
-                        fresh["dataset"].get("manifest_sha256"))):
+    if committed.get("status", "ok") != fresh.get("status", "ok"):
+        return [f"{where}: status is {fresh.get('status')} ({fresh.get('message', '')}), the result says "
+                f"{committed.get('status', 'ok')}"]
+    for name, a, b in (("model sha256", committed.get("model_sha256"), fresh.get("model_sha256")),
+                       ("split sha256", committed.get("split_sha256"), fresh.get("split_sha256")),
+                       ("task rows sha256", committed.get("dataset", {}).get("rows_sha256"),
+                        fresh.get("dataset", {}).get("rows_sha256"))):
         if a != b:
             out.append(f"{where}: {name} is {str(b)[:12]}..., the result was made with {str(a)[:12]}...")
+    if committed.get("status") == "failed":
+        if committed.get("message") != fresh.get("message"):
+            out.append(f"{where}: fails with {fresh.get('message')!r}, the result says {committed.get('message')!r}")
+        return out
     fresh_folds = fresh["folds"]
     for fold, rec in committed["folds"].items():
         if fold not in fresh_folds:
@@ -171,7 +365,7 @@ def compare(committed: dict, fresh: dict, *, rel_tol: float = REL_TOL, abs_tol: 
             continue
         for metric, value in rec["scores"].items():
             new = fresh_folds[fold]["scores"].get(metric)
-            if not _close(value, new, rel_tol, abs_tol):
+            if not _close(value, new, tolerance(metric) if rel_tol is None else rel_tol, abs_tol):
                 out.append(f"{where}: fold {fold} {metric} = {new}, committed {value}")
     extra = sorted(set(fresh_folds) - set(committed["folds"]))
     if extra:
@@ -180,46 +374,59 @@ def compare(committed: dict, fresh: dict, *, rel_tol: float = REL_TOL, abs_tol: 
 
 
 def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_dir: Path | str | None = None,
-           rel_tol: float = REL_TOL, abs_tol: float = ABS_TOL,
+           rel_tol: float | None = None, abs_tol: float = ABS_TOL, workers: int = 1,
            progress: Callable[[str], None] | None = None) -> int:
     """Re-run committed results (only the models named in ``only``, if given) and compare.
 
-    Returns the number of results verified; raises :class:`VerifyError` listing every problem.
-    Tolerance: ``|a - b| <= max(abs_tol, rel_tol * max(|a|, |b|))`` per score, hashes exact.
+    Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
+    :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:
+    ``|a - b| <= max(abs_tol, rel * max(|a|, |b|))`` with ``rel`` the metric's (:func:`tolerance`) unless
+    ``rel_tol`` is given; hashes exact.
     """
     from kgpubench.evaluation import round_floats
 
+    where = Path(root or results_dir())
+    if not where.is_dir():
+        raise DataFileNotFoundError(f"{where}: no such results folder; pass the folder `leaderboard run --out` "
+                                    "wrote (default leaderboard/results).")
     only = set(only or ())
-    results = [r for r in load_results(root) if not only or r["model"] in only]
+    results = [r for r in load_results(where) if r.get("status") != "skipped" and (not only or r["model"] in only)]
     if only and not results:
-        raise VerifyError(f"no committed result for model(s) {sorted(only)} under {root or results_dir()}.", [])
+        raise VerifyError(f"no committed result for model(s) {sorted(only)} under {where}.", [])
     problems: list[str] = []
-    cache: dict[tuple[str, str], TaskData] = {}
+    jobs, committed = [], []
     for res in results:
-        model = project_root() / res["model_file"]
-        if progress:
-            progress(f"{res['task']} / {res['scheme']} / {res['model']}")
-        if not model.exists():
-            problems.append(f"{res['_path']}: model file {res['model_file']} is missing")
-            continue
-        key = (res["task"], res["scheme"])
-        try:
-            if key not in cache:
-                cache[key] = task_data(res["task"], res["scheme"], data_dir)
-        except NoDataError as exc:
-            problems.append(f"{res['_path']}: {exc}")
-            continue
         if res.get("kind") == "predictions":  # scored predictions: re-score the committed file
             from kgpubench.submission import score_predictions
 
+            model = project_root() / res["model_file"]
+            if not model.exists():
+                problems.append(f"{res['_path']}: predictions file {res['model_file']} is missing")
+                continue
             fresh = round_floats(score_predictions(model, res["task"], res["scheme"], data_dir=data_dir))
-        else:
-            fresh = round_floats(evaluate(model, res["task"], res["scheme"], seed=res["seed"], data=cache[key]))
-        problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
+            problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
+            continue
+        model = ORACLE if res.get("kind") == "reference" else project_root() / res["model_file"]
+        if model != ORACLE and not Path(model).exists():
+            problems.append(f"{res['_path']}: model file {res['model_file']} is missing")
+            continue
+        jobs.append(Job(model, res["task"], res["scheme"]))
+        committed.append(res)
+    seeds = {r.get("seed") or 0 for r in committed}
+    fresh_all: list[dict] = []
+    for seed in sorted(seeds):
+        idx = [i for i, r in enumerate(committed) if (r.get("seed") or 0) == seed]
+        ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, progress=progress)
+        fresh_all += [(i, result) for i, (_, result) in zip(idx, ran)]
+    for i, fresh in sorted(fresh_all, key=lambda t: t[0]):
+        res = committed[i]
+        if fresh["status"] == "skipped":
+            problems.append(f"{res['_path']}: {fresh['reason']}")
+            continue
+        problems.extend(compare(res, round_floats(fresh), rel_tol=rel_tol, abs_tol=abs_tol))
     if problems:
-        raise VerifyError(f"verify failed: {len(problems)} problem(s) in {len(results)} result(s) "
-                          f"(tolerance rel {rel_tol:g}, abs {abs_tol:g}):\n" + "\n".join(f"  {p}" for p in problems),
-                          problems)
+        raise VerifyError(f"verify failed: {len(problems)} problem(s) in {len(results)} result(s):\n"
+                          + "\n".join(f"  {p}" for p in problems), problems)
     return len(results)
 
 
@@ -233,14 +440,19 @@ __all__ = [
     "ABS_TOL",
     "FAST_BASELINES",
     "REL_TOL",
+    "BoardWriteError",
     "Job",
     "VerifyError",
     "baseline_files",
+    "check_writable",
     "compare",
     "get_task",
     "load_results",
     "plan",
     "result_path",
     "run",
+    "run_job",
+    "tolerance",
     "verify",
+    "write_splits",
 ]

@@ -1,8 +1,11 @@
-"""Scores for the benchmark's tasks: pure functions of arrays, each with its formula.
+"""Scores for the benchmark's tasks: pure functions of arrays, each with its formula (docs/METRICS.md explains
+why each is there).
 
 Notation: ``y`` measured values, ``p`` predictions, ``n`` their count. Percentages are in percent.
 Recommendation metrics take the measured times of one problem's candidates and the model's predicted
-times (or scores: only their order matters) for the same candidates.
+times (or scores: only their order matters) for the same candidates. Regrets take ``noise``, the standard
+error of each measured time (:func:`kgpubench.tasks.scoring.time_noise`): a pick whose time is within
+:data:`NOISE_Z` combined standard errors of the best counts as optimal.
 """
 
 from __future__ import annotations
@@ -45,6 +48,25 @@ def ape(y, p) -> np.ndarray:
 def mape(y, p) -> float:
     """Mean absolute percentage error: ``MAPE = (100 / n) * sum_i |p_i - y_i| / |y_i|``."""
     return float(np.mean(ape(y, p)))
+
+
+def mdape(y, p) -> float:
+    """Median absolute percentage error: ``median_i 100 * |p_i - y_i| / |y_i|``."""
+    return float(np.median(ape(y, p)))
+
+
+def p90_ape(y, p) -> float:
+    """90th percentile of the absolute percentage errors: ``percentile_90(100 * |p_i - y_i| / |y_i|)`` (linear
+    interpolation between order statistics)."""
+    return float(np.percentile(ape(y, p), 90.0))
+
+
+def male(y, p) -> float:
+    """Mean absolute log error: ``(1/n) sum_i |ln p_i - ln y_i|`` (natural log; ``exp(male)`` is the typical
+    factor between prediction and measurement). Predictions are clipped below at ``1e-12``."""
+    y, p = _pair(y, p)
+    _positive(y, "male")
+    return float(np.mean(np.abs(np.log(np.maximum(p, 1e-12)) - np.log(y))))
 
 
 def max_ape(y, p) -> float:
@@ -121,16 +143,34 @@ def kendall_tau(y, p) -> float:
     return float((c - d) / den) if den > 0 else 0.0
 
 
-def topk_regret(y, p, k: int = 1) -> float:
+NOISE_Z = 2.0
+
+
+def within_noise(chosen, best, noise_chosen=None, noise_best=None) -> np.ndarray:
+    """``chosen - best <= NOISE_Z * sqrt(s_chosen^2 + s_best^2)``: the chosen time is indistinguishable from
+    the best given the standard errors ``s`` of the two measurements (no noise given: exact comparison)."""
+    c, b = np.asarray(chosen, dtype=np.float64), np.asarray(best, dtype=np.float64)
+    sc = np.zeros_like(c) if noise_chosen is None else np.nan_to_num(np.asarray(noise_chosen, np.float64))
+    sb = np.zeros_like(b) if noise_best is None else np.nan_to_num(np.asarray(noise_best, np.float64))
+    return c - b <= NOISE_Z * np.sqrt(sc * sc + sb * sb)
+
+
+def topk_regret(y, p, k: int = 1, noise=None) -> float:
     """Regret of the best of the k candidates ranked fastest by the prediction.
 
     ``regret_k = min_{i in topk(p)} y_i / min_i y_i - 1``; ties in ``p`` are broken by position (stable sort).
-    0 means the true best is among the k picks.
+    0 means the true best is among the k picks, or (with ``noise``) that the pick is within measurement
+    noise of the best (:func:`within_noise`).
     """
     y, p = _pair(y, p)
     _positive(y, "topk_regret")
     picks = np.argsort(p, kind="mergesort")[:k]
-    return float(np.min(y[picks]) / np.min(y) - 1.0)
+    c = int(picks[np.argmin(y[picks])])
+    b = int(np.argmin(y))
+    s = None if noise is None else np.asarray(noise, dtype=np.float64).ravel()
+    if s is not None and within_noise(y[c], y[b], s[c], s[b]):
+        return 0.0
+    return float(y[c] / y[b] - 1.0)
 
 
 def improvement_coefficient(baseline, chosen) -> float:
@@ -146,11 +186,19 @@ def pct_improved(baseline, chosen) -> float:
     return float(100.0 * np.mean(c < b))
 
 
-def regret(best, chosen) -> float:
-    """Mean regret over problems: ``(1/n) sum_i chosen_i / best_i - 1``."""
+def regret(best, chosen, noise_best=None, noise_chosen=None) -> float:
+    """Mean regret over problems: ``(1/n) sum_i r_i`` with ``r_i = chosen_i / best_i - 1``, or 0 where the
+    chosen time is within measurement noise of the best (:func:`within_noise`)."""
     b, c = _pair(best, chosen)
     _positive(b, "regret")
-    return float(np.mean(c / b - 1.0))
+    r = c / b - 1.0
+    return float(np.mean(np.where(within_noise(c, b, noise_chosen, noise_best), 0.0, r)))
+
+
+def app_time_s(best, chosen) -> float:
+    """Mean application time of the chosen assignments (s): ``(1/n) sum_i T_chosen_i`` (seed 001's unit)."""
+    _, c = _pair(best, chosen)
+    return float(np.mean(c))
 
 
 def app_time_ratio(best, chosen) -> float:
@@ -165,7 +213,9 @@ class Metric:
     """A metric's name, its function, whether higher is better, and how a task computes it.
 
     ``scope``: ``row`` (over all test rows), ``problem`` (per problem, then the mean over problems), or
-    ``choice`` (from the chosen vs baseline/best times per problem).
+    ``choice`` (from the chosen vs baseline/best times per problem). ``noise``: the function takes the
+    measured times' standard errors. ``unit``: what a value is in. ``rel_tol``: how far a re-run may move the
+    score (``leaderboard verify``, see docs/METRICS.md).
     """
 
     name: str
@@ -173,22 +223,32 @@ class Metric:
     higher_is_better: bool
     scope: str
     doc: str
+    unit: str = ""
+    noise: bool = False
+    rel_tol: float = 1e-4
 
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("mape", mape, False, "row", "mean absolute percentage error (%)"),
-    Metric("max_ape", max_ape, False, "row", "maximum absolute percentage error (%)"),
-    Metric("rmse_log", rmse_log, False, "row", "RMSE of ln(value)"),
-    Metric("rmse", rmse, False, "row", "root mean squared error"),
-    Metric("spearman", spearman, True, "row", "Spearman rank correlation"),
-    Metric("kendall_tau", kendall_tau, True, "problem", "Kendall tau-b per problem, averaged"),
-    Metric("top1_regret", lambda y, p: topk_regret(y, p, 1), False, "problem", "top-1 regret per problem"),
-    Metric("top5_regret", lambda y, p: topk_regret(y, p, 5), False, "problem", "top-5 regret per problem"),
+    Metric("male", male, False, "row", "mean absolute log error", "ln units"),
+    Metric("mdape", mdape, False, "row", "median absolute percentage error", "%"),
+    Metric("p90_ape", p90_ape, False, "row", "90th percentile absolute percentage error", "%"),
+    Metric("mape", mape, False, "row", "mean absolute percentage error", "%"),
+    Metric("max_ape", max_ape, False, "row", "maximum absolute percentage error", "%"),
+    Metric("rmse_log", rmse_log, False, "row", "RMSE of ln(value)", "ln units"),
+    Metric("rmse", rmse, False, "row", "root mean squared error", "target unit"),
+    Metric("spearman", spearman, True, "row", "Spearman rank correlation", ""),
+    Metric("kendall_tau", kendall_tau, True, "problem", "Kendall tau-b per problem, averaged", ""),
+    Metric("top1_regret", lambda y, p, noise=None: topk_regret(y, p, 1, noise), False, "problem",
+           "top-1 regret per problem (0 within noise)", "fraction", noise=True),
+    Metric("top5_regret", lambda y, p, noise=None: topk_regret(y, p, 5, noise), False, "problem",
+           "top-5 regret per problem (0 within noise)", "fraction", noise=True),
     Metric("improvement_coefficient", improvement_coefficient, True, "choice",
-           "mean baseline time / chosen time"),
-    Metric("pct_improved", pct_improved, True, "choice", "% of problems faster than the baseline"),
-    Metric("regret", regret, False, "choice", "mean chosen time / best time - 1"),
-    Metric("app_time_ratio", app_time_ratio, False, "choice", "mean application time / best possible"),
+           "mean baseline time / chosen time", "ratio"),
+    Metric("pct_improved", pct_improved, True, "choice", "% of problems faster than the baseline", "%"),
+    Metric("regret", regret, False, "choice", "mean chosen time / best time - 1 (0 within noise)", "fraction",
+           noise=True),
+    Metric("app_time_ratio", app_time_ratio, False, "choice", "mean application time / best possible", "ratio"),
+    Metric("app_time_s", app_time_s, False, "choice", "mean application time of the choice", "s"),
 )}
 
 

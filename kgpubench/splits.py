@@ -13,6 +13,9 @@ Rules (a fold is a string):
 A row's fold depends on nothing but its own key columns and the scheme: regenerating a file is
 byte-identical, and rows added in a later dataset version never move older rows between folds.
 Files: ``splits/<task>/<scheme>.csv``, header ``row_id,fold``, one line per row id, sorted by row id.
+A result's ``split_sha256`` is the sha256 of exactly these bytes for the rows the evaluation used
+(:func:`split_digest`), so it equals the committed file's hash on the packaged data and is right for any
+other store (a GPU the packaged data does not have, say).
 """
 
 from __future__ import annotations
@@ -80,9 +83,15 @@ def assign_folds(task: Task, table: pa.Table, scheme: str) -> np.ndarray:
         if sch.column not in table.column_names:
             raise SchemaValidationError(f"scheme {scheme!r} needs column {sch.column!r}, absent from the table.")
         return np.asarray([str(v) for v in table[sch.column].to_pylist()], dtype=object)
-    keys = problem_keys(task, table) if task.group_columns else table["row_id"].to_pylist()
-    buckets = np.fromiter((hash_bucket(k, scheme, sch.n_folds) for k in keys), dtype=np.int64,
-                          count=table.num_rows)
+    keys = problem_keys(task, table) if task.group_columns else np.asarray(table["row_id"].to_pylist(), object)
+    buckets = np.zeros(len(keys), dtype=np.int64)
+    if len(keys):  # one hash per distinct key
+        import pandas as pd
+
+        codes, uniq = pd.factorize(pd.Series(keys, dtype=object))
+        per_key = np.fromiter((hash_bucket(str(k), scheme, sch.n_folds) for k in uniq), dtype=np.int64,
+                              count=len(uniq))
+        buckets = per_key[codes]
     if sch.kind == "holdout":
         return np.where(buckets == 0, HOLDOUT, TRAIN_ONLY).astype(object)
     return buckets.astype(str).astype(object)
@@ -134,10 +143,10 @@ def split_path(task: str, scheme: str, root: Path | None = None) -> Path:
     return Path(root or splits_root()) / task / f"{scheme}.csv"
 
 
-def render_split_file(task: Task, table: pa.Table, scheme: str) -> bytes:
-    """The bytes of the split file of ``task`` and ``scheme`` for the config's full ``table``."""
-    rows = task_rows(task, table)
-    pairs = sorted(set(zip(rows["row_id"].to_pylist(), assign_folds(task, rows, scheme))))
+def split_digest(row_ids, folds) -> bytes:
+    """The split file's bytes for rows ``row_ids`` with folds ``folds``: header ``row_id,fold``, then the
+    distinct (row id, fold) pairs sorted."""
+    pairs = sorted(set(zip((str(r) for r in row_ids), (str(f) for f in folds))))
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["row_id", "fold"])
@@ -145,17 +154,42 @@ def render_split_file(task: Task, table: pa.Table, scheme: str) -> bytes:
     return buf.getvalue().encode()
 
 
+def split_sha256_of(row_ids, folds) -> str:
+    """sha256 of :func:`split_digest` (what a result records as ``split_sha256``)."""
+    return hashlib.sha256(split_digest(row_ids, folds)).hexdigest()
+
+
+def render_split_file(task: Task, table: pa.Table, scheme: str) -> bytes:
+    """The bytes of the split file of ``task`` and ``scheme`` for the config's full ``table``."""
+    rows = task_rows(task, table)
+    return split_digest(rows["row_id"].to_pylist(), assign_folds(task, rows, scheme))
+
+
 def write_split_files(table: pa.Table, task: Task, root: Path | None = None) -> list[Path]:
-    """Write one file per scheme of ``task`` (none when the task has no rows); returns the paths."""
-    if task_rows(task, table).num_rows == 0:
+    """Write one file per scheme of ``task`` (none when the task has no rows); returns the paths.
+
+    Each write is atomic; an existing file is only replaced by a split file (header ``row_id,fold``).
+    """
+    from kgpubench.shards import atomic_write_bytes
+
+    rows = task_rows(task, table)
+    if rows.num_rows == 0:
         return []
     out = []
+    ids = rows["row_id"].to_pylist()
     for scheme in task.schemes:
         path = split_path(task.name, scheme, root)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(render_split_file(task, table, scheme))
+        if path.exists() and not _is_split_file(path):
+            raise SplitError(f"{path}: exists and is not a split file (header row_id,fold); move it away or "
+                             "pass another --out.")
+        atomic_write_bytes(path, split_digest(ids, assign_folds(task, rows, scheme)))
         out.append(path)
     return out
+
+
+def _is_split_file(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.readline().rstrip(b"\r\n") == b"row_id,fold"
 
 
 def read_split_file(path: Path) -> dict[str, str]:
@@ -180,19 +214,40 @@ def split_sha256(task: str, scheme: str, root: Path | None = None) -> str | None
 
 
 def fold_column(task: Task, table: pa.Table, scheme: str, root: Path | None = None) -> np.ndarray:
-    """Folds of ``table``'s rows: the committed file's where it lists the row, the rule otherwise."""
+    """Folds of ``table``'s rows: the committed file's where it lists the row, the rule otherwise (a test keeps
+    the committed files equal to the rule, so the two agree wherever both speak)."""
+    import pandas as pd
+
     folds = assign_folds(task, table, scheme)
     path = split_path(task.name, scheme, root)
-    if path.exists():
-        committed = read_split_file(path)
-        ids = table["row_id"].to_pylist()
-        folds = np.asarray([committed.get(r, f) for r, f in zip(ids, folds)], dtype=object)
+    if path.exists() and table.num_rows:
+        committed = pd.read_csv(path, dtype=str, keep_default_na=False).drop_duplicates("row_id", keep="last")
+        if list(committed.columns) != ["row_id", "fold"]:
+            raise SplitError(f"{path}: header {list(committed.columns)!r}, expected ['row_id', 'fold']; regenerate "
+                             "the file (`kgpubench leaderboard splits`).")
+        mapped = pd.Series(table["row_id"].to_pylist(), dtype=object).map(
+            pd.Series(committed["fold"].to_numpy(object), index=committed["row_id"].to_numpy(object)))
+        folds = np.where(mapped.isna().to_numpy(), folds, mapped.to_numpy(object)).astype(object)
     return folds
+
+
+def task_folds(task: str, scheme: str, data_dir: Path | str | None = None) -> list[str]:
+    """The test folds of ``task`` under ``scheme`` on a store (default: the packaged data), in order."""
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store import Store
+
+    the_task = get_task(task)
+    rows = task_rows(the_task, Store(data_dir or default_data_dir()).read(the_task.config))
+    return evaluated_folds(scheme, fold_column(the_task, rows, scheme))
 
 
 def select_rows(table: pa.Table, config: str, *, split: str | None, fold, scheme: str | None,
                 task: str | None = None, root: Path | None = None) -> pa.Table:
-    """The train or test rows of one fold (what ``load_dataset(..., scheme=, fold=, split=)`` returns)."""
+    """The train or test rows of one fold (what ``load_dataset(..., scheme=, fold=, split=)`` returns).
+
+    Only the task's rows (:func:`kgpubench.tasks.task_rows`: status ok, target present, the task's filters,
+    the protocol rule, complete problems) belong to a fold, so a failed row never reaches a target.
+    """
     the_task = get_task(task) if task else main_task(config)
     if the_task.config != config:
         raise SplitError(f"task {the_task.name!r} belongs to config {the_task.config!r}, not {config!r}; "
@@ -202,6 +257,7 @@ def select_rows(table: pa.Table, config: str, *, split: str | None, fold, scheme
                          f"{', '.join(the_task.schemes)}).")
     if split not in SPLITS:
         raise SplitError(f"split={split!r}; expected 'train' or 'test' together with scheme= and fold=.")
+    table = task_rows(the_task, table)
     folds = fold_column(the_task, table, scheme, root)
     if fold is None:
         if get_scheme(scheme).kind != "holdout":

@@ -28,7 +28,6 @@ from kgpubench.evaluation import (
     result_json,
     task_data,
 )
-from kgpubench.splits import split_sha256
 from kgpubench.tasks import get_task
 from kgpubench.tasks.scoring import score_fold
 
@@ -181,9 +180,9 @@ def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Pat
             f"{the_task.config!r}, scheme={scheme!r}, fold=F, split='test', task={task!r}).", problems)
     from kgpubench.leaderboard import model_label
 
-    return {"format": 1, "task": task, "scheme": scheme, "model": Path(path).stem, "model_file": model_label(path),
+    return {"format": 2, "task": task, "scheme": scheme, "model": Path(path).stem, "model_file": model_label(path),
             "model_sha256": file_sha256(Path(path)), "kind": "predictions", "dataset": data.dataset,
-            "split_sha256": split_sha256(task, scheme), "folds": folds, "aggregate": aggregate(folds),
+            "split_sha256": data.split_sha256, "folds": folds, "aggregate": aggregate(folds), "status": "ok",
             "samples": [], "seed": None, "train_subsample": None, "packages": package_versions(),
             "date": _dt.date.today().isoformat(), "wall_time_s": (time.perf_counter_ns() - start) / 1e9}
 

@@ -72,3 +72,32 @@ def test_every_metric_has_a_formula_docstring():
     for metric in m.METRICS.values():
         fn = getattr(m, metric.name, None) or m.topk_regret
         assert fn.__doc__ and ("=" in fn.__doc__ or "``" in fn.__doc__), metric.name
+
+
+def test_log_error_and_error_quantiles_by_hand():
+    y, p = [1.0, 2.0, 4.0, 10.0], [2.0, 2.0, 1.0, 11.0]
+    # |ln 2|, 0, |ln 1/4| = 2 ln 2, ln 1.1
+    assert m.male(y, p) == pytest.approx((3 * math.log(2) + math.log(1.1)) / 4)
+    # APEs 100, 0, 75, 10 -> sorted 0, 10, 75, 100: median 42.5; 90th pct = 75 + 0.7 * 25
+    assert m.mdape(y, p) == pytest.approx(42.5)
+    assert m.p90_ape(y, p) == pytest.approx(92.5)
+
+
+def test_regret_within_measurement_noise_counts_as_optimal():
+    y, p = [1.00, 1.03, 2.0], [3.0, 1.0, 2.0]  # the pick is 1.03 against the best 1.00
+    assert m.topk_regret(y, p, 1) == pytest.approx(0.03)
+    # standard errors 0.01 and 0.01: 2 * sqrt(2) * 0.01 = 0.028 < 0.03, still a regret
+    assert m.topk_regret(y, p, 1, noise=[0.01, 0.01, 0.0]) == pytest.approx(0.03)
+    # 0.011 each: 2 * sqrt(2) * 0.011 = 0.0311 >= 0.03, within noise
+    assert m.topk_regret(y, p, 1, noise=[0.011, 0.011, 0.0]) == 0.0
+    best, chosen = [1.0, 2.0], [1.03, 3.0]
+    assert m.regret(best, chosen) == pytest.approx((0.03 + 0.5) / 2)
+    assert m.regret(best, chosen, noise_best=[0.011, 0.0], noise_chosen=[0.011, 0.0]) == pytest.approx(0.5 / 2)
+    assert m.within_noise([1.03], [1.0]).tolist() == [False]
+
+
+def test_app_time_seconds_and_metric_table():
+    assert m.app_time_s([1.0, 2.0], [1.5, 2.5]) == pytest.approx(2.0)
+    assert m.METRICS["top1_regret"].noise and not m.METRICS["mape"].noise
+    assert all(metric.unit is not None and metric.rel_tol > 0 for metric in m.METRICS.values())
+    assert m.METRICS["top1_regret"].fn([1.0, 2.0], [2.0, 1.0], noise=[0.0, 0.0]) == pytest.approx(1.0)

@@ -119,3 +119,43 @@ def test_committed_split_files_match_the_rule():
             checked += 1
     if not checked:
         pytest.skip(f"no committed split files under {splits_root()} yet")
+
+
+def test_a_split_holds_only_the_tasks_rows_so_failed_rows_never_reach_a_target(tmp_path):
+    from kgpubench.testing import valid_row
+
+    table = fx.autotune_table()
+    failed = valid_row("autotune", gpu_name="GPU B", **fx.GPUS["GPU B"], kernel="gemm", problem_size="1024x1024",
+                       params=[{"name": "block_size_x", "value": 999.0}], status="compile_error",
+                       time_ms_median=None, time_ms_min=None, time_ms_mean=None, time_ms_std=None, repeats=None)
+    from kgpubench.schema import get_table
+
+    both = pa.concat_tables([table, get_table("autotune").from_rows([failed])])
+    store = fx.make_store(tmp_path / "store", both)
+    test = load_dataset("autotune", scheme="by-gpu", fold="GPU B", split="test", format="pandas",
+                        data_dir=store.path, task="autotune-config")
+    assert len(test) == 24 and test["time_ms_median"].notna().all() and (test["status"] == "ok").all()
+    assert len(load_dataset("autotune", format="arrow", data_dir=store.path)) == 73  # still loadable in full
+
+
+def test_split_digest_is_the_committed_file_for_the_same_rows(tmp_path):
+    from kgpubench.splits import split_digest, split_sha256, split_sha256_of
+    from kgpubench.tasks import task_rows
+
+    table = fx.autotune_table()
+    task = get_task("autotune-config")
+    write_split_files(table, task, tmp_path)
+    rows = task_rows(task, table)
+    folds = assign_folds(task, rows, "by-gpu")
+    assert split_sha256_of(rows["row_id"].to_pylist(), folds) == split_sha256("autotune-config", "by-gpu", tmp_path)
+    text = split_digest(["b", "a", "a"], ["1", "0", "0"]).decode()
+    assert text == "row_id,fold\na,0\nb,1\n"
+
+
+def test_write_split_files_refuses_to_replace_a_foreign_file(tmp_path):
+    path = tmp_path / "autotune-config" / "random10.csv"
+    path.parent.mkdir(parents=True)
+    path.write_text("my notes\n")
+    with pytest.raises(SplitError, match="not a split file"):
+        write_split_files(fx.autotune_table(), get_task("autotune-config"), tmp_path)
+    assert path.read_text() == "my notes\n"

@@ -25,19 +25,28 @@ def _progress():
     return lambda msg: console.print(f"[dim]…[/] {msg}")
 
 
+SEED = typer.Option(0, "--seed", help="Seed handed to make_model(task, seed): changes what the model draws at random.")
+THREADS = typer.Option(1, "--threads", help="Threads the model may use (OpenMP, BLAS, LightGBM, XGBoost).")
+JOBS = typer.Option(1, "--jobs", "-j", help="Models evaluated at once, each in its own process with --threads.")
+FORCE = typer.Option(False, "--force", help="Overwrite files in the way that kgpubench did not write.")
+
+
 def evaluate(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
              task: str = TASK, scheme: str | None = SCHEME,
-             fold: list[str] | None = typer.Option(None, "--fold", help="Only this fold; repeat for several."),
-             data: Path | None = DATA, seed: int = typer.Option(0, "--seed"),
+             fold: list[str] | None = typer.Option(
+                 None, "--fold", help="Only this fold (for by-gpu: any GPU of the data); repeat for several."),
+             data: Path | None = DATA, seed: int = SEED, threads: int = THREADS,
              out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it).")) -> None:
     """Train and score MODEL on every fold of TASK (in this process) and write the result JSON."""
+    from kgpubench.evaluation import RunLimits, result_json
     from kgpubench.evaluation import evaluate as run_eval
-    from kgpubench.evaluation import result_json
 
-    text = result_json(run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed))
+    text = result_json(run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed,
+                                limits=RunLimits(threads=threads)))
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        from kgpubench.shards import atomic_write_bytes
+
+        atomic_write_bytes(out, text.encode())
         _err(f"wrote {out}")
     else:
         typer.echo(text, nl=False)
@@ -65,7 +74,9 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
 
     text = result_json(score_predictions(predictions, task, scheme, data_dir=data))
     if out:
-        out.write_text(text)
+        from kgpubench.shards import atomic_write_bytes
+
+        atomic_write_bytes(out, text.encode())
         _err(f"wrote {out}")
     else:
         typer.echo(text, nl=False)
@@ -75,58 +86,72 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
 def run(only: list[str] | None = ONLY,
         task: list[str] | None = typer.Option(None, "--task", "-t", help="Only this task; repeat."),
         data: Path | None = DATA,
-        out: Path | None = typer.Option(None, "--out", help="Results folder (default leaderboard/results).")
-        ) -> None:
-    """Evaluate every baseline on every task and scheme with data; write results and render the board."""
+        out: Path | None = typer.Option(None, "--out", help="Results folder (default leaderboard/results); the "
+                                        "board goes next to it, the split files into ../splits."),
+        seed: int = SEED, jobs: int = JOBS, force: bool = FORCE) -> None:
+    """Write the split files, evaluate every baseline on every task and scheme with data, write results (failures
+    and skipped schemes with their reason included) and render the board."""
     import time
 
     from kgpubench import leaderboard
 
     start = time.perf_counter()
-    written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, progress=_progress())
+    written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, seed=seed, workers=jobs,
+                              force=force, progress=_progress())
     _err(f"{len(written)} result(s) in {time.perf_counter() - start:.1f} s; board: "
          f"{(Path(out).parent if out else leaderboard.leaderboard_dir()) / 'README.md'}")
 
 
 @board_app.command("verify")
 def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
-           rel_tol: float = typer.Option(1e-4, "--rel-tol", help="Relative tolerance per score."),
+           rel_tol: float | None = typer.Option(None, "--rel-tol", help="One relative tolerance for every score "
+                                                "(default: each metric's, printed first)."),
            abs_tol: float = typer.Option(1e-6, "--abs-tol", help="Absolute tolerance per score."),
-           results: Path | None = typer.Option(None, "--results", help="Results folder to verify.")) -> None:
+           results: Path | None = typer.Option(None, "--results", help="Results folder to verify."),
+           jobs: int = JOBS) -> None:
     """Re-run committed results; fail listing every score beyond tolerance and every changed hash."""
     from kgpubench import leaderboard
+    from kgpubench.errors import DataFileNotFoundError
+    from kgpubench.metrics import METRICS
 
-    n = leaderboard.verify(root=results, only=only, data_dir=data, rel_tol=rel_tol, abs_tol=abs_tol,
+    root = Path(results or leaderboard.results_dir())
+    if not root.is_dir():
+        raise DataFileNotFoundError(f"{root}: no such results folder; pass the folder `leaderboard run --out` wrote.")
+    if rel_tol is None:
+        _err("tolerances (relative): " + ", ".join(f"{m} {leaderboard.tolerance(m):g}" for m in METRICS)
+             + f", other scores {leaderboard.REL_TOL:g}; absolute floor {abs_tol:g}")
+    else:
+        _err(f"tolerance: relative {rel_tol:g} for every score, absolute floor {abs_tol:g}")
+    n = leaderboard.verify(root=results, only=only, data_dir=data, rel_tol=rel_tol, abs_tol=abs_tol, workers=jobs,
                            progress=_progress())
     typer.echo(f"verified {n} result(s): every score within tolerance, every hash matches")
 
 
 @board_app.command("splits")
 def splits(data: Path | None = DATA,
-           out: Path | None = typer.Option(None, "--out", help="Splits folder (default: splits/).")) -> None:
-    """(Re)write the committed split files of every task with data (byte-identical for unchanged data)."""
-    from kgpubench.resources import default_data_dir
-    from kgpubench.splits import write_split_files
-    from kgpubench.store import Store
+           out: Path | None = typer.Option(None, "--out", help="Splits folder (default: splits/)."),
+           force: bool = FORCE) -> None:
+    """(Re)write the split files of every task with data (byte-identical for unchanged data). `leaderboard run`
+    does this itself; run it alone after merging data when you only need the splits."""
+    from kgpubench.leaderboard import write_splits
     from kgpubench.tasks import list_tasks
 
-    store = Store(data or default_data_dir())
-    tables = {}
-    for task in list_tasks():
-        if task.config not in tables:
-            tables[task.config] = store.read(task.config)
-        for path in write_split_files(tables[task.config], task, out):
-            typer.echo(str(path))
+    for path in write_splits(data, [t.name for t in list_tasks()], out, force=force):
+        typer.echo(str(path))
 
 
 @board_app.command("render")
-def render(results: Path | None = typer.Option(None, "--results", help="Results folder.")) -> None:
-    """Re-render README.md, index.html and the plots from the result files (no model is run)."""
+def render(results: Path | None = typer.Option(None, "--results", help="Results folder."),
+           force: bool = FORCE) -> None:
+    """Re-render README.md, index.html and the plots next to the results folder (no model is run)."""
     from kgpubench import leaderboard
+    from kgpubench.errors import DataFileNotFoundError
     from kgpubench.leaderboard_render import render_all
 
-    root = results or leaderboard.results_dir()
-    for path in render_all(leaderboard.load_results(root), Path(root).parent):
+    root = Path(results or leaderboard.results_dir())
+    if not root.is_dir():
+        raise DataFileNotFoundError(f"{root}: no such results folder; pass the folder `leaderboard run --out` wrote.")
+    for path in render_all(leaderboard.load_results(root), root.parent, force=force):
         typer.echo(str(path))
 
 

@@ -14,10 +14,11 @@ from kgpubench.tasks._core import (
     check_features,
     feature_frame,
     forbidden_features,
+    group_codes,
     problem_keys,
-    task_rows,
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
+from kgpubench.tasks.selection import Selection, select, task_rows
 
 
 class DuplicateTaskError(KgpubenchError, ValueError):
@@ -89,7 +90,10 @@ __all__ = [
     "Task",
     "TaskRegistry",
     "check_features",
+    "Selection",
     "feature_frame",
+    "group_codes",
+    "select",
     "forbidden_features",
     "get_task",
     "list_tasks",

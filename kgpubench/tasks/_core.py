@@ -50,9 +50,17 @@ class Task:
     filters : tuple of (column, values)
         Rows kept: ``status == "ok"``, a non-null target, and every ``column`` in ``values``.
     max_train_rows : int, optional
-        Deterministic hashed subsample of the training rows of each fold (keeps the board fast).
+        Deterministic hashed subsample of the training rows of each fold. No task sets one: the board trains
+        on every row (a cap changed the rankings).
     board_schemes : tuple of str
         Schemes ``kgpubench leaderboard run`` evaluates (default: all of ``schemes``).
+    seed_metrics : tuple of str
+        The seed study's headline metrics (a subset of ``metrics``), shown beside ours on the board.
+    seed_reference : str
+        The seed study's own figures for those metrics, quoted for comparison (SEEDS.md).
+    completeness : str, optional
+        Name of the rule (:mod:`kgpubench.tasks.selection`) that decides whether a problem has every
+        configuration its sweep defines; incomplete problems are excluded and counted.
     """
 
     name: str
@@ -69,6 +77,9 @@ class Task:
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()
     max_train_rows: int | None = None
     board_schemes: tuple[str, ...] | None = None
+    seed_metrics: tuple[str, ...] = ()
+    seed_reference: str = ""
+    completeness: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("regression", "recommendation"):
@@ -77,6 +88,8 @@ class Task:
             raise ValueError(f"task {self.name!r}: a recommendation task needs problem_columns")
         if not self.metrics or not self.schemes or not self.features:
             raise ValueError(f"task {self.name!r}: features, metrics and schemes must be non-empty")
+        if not set(self.seed_metrics) <= set(self.metrics):
+            raise ValueError(f"task {self.name!r}: seed_metrics {self.seed_metrics} must be among its metrics")
 
     @property
     def primary_metric(self) -> str:
@@ -92,26 +105,16 @@ class Task:
     def evaluated_schemes(self) -> tuple[str, ...]:
         return self.board_schemes if self.board_schemes is not None else self.schemes
 
+    @property
+    def ours_metrics(self) -> tuple[str, ...]:
+        """The metrics that are not the seed study's, in declaration order."""
+        return tuple(m for m in self.metrics if m not in self.seed_metrics)
+
     def used_columns(self) -> list[str]:
         """Every column the task reads: features, target, problem/choice columns, filters, row_id."""
         cols = ["row_id", self.target, "status", *self.features, *self.problem_columns, *self.choice_columns]
         cols += [c for c, _ in self.filters]
         return list(dict.fromkeys(cols))
-
-
-def task_rows(task: Task, table: pa.Table) -> pa.Table:
-    """The rows of ``table`` the task uses: status ok, target present, filters met."""
-    import pyarrow.compute as pc
-
-    missing = [c for c in task.used_columns() if c not in table.column_names]
-    if missing:
-        raise SchemaValidationError(
-            f"task {task.name!r} needs columns {missing} that the {task.config!r} table lacks; "
-            "load the task's config (kgpubench.load_dataset(task.config, format='arrow')).")
-    mask = pc.and_(pc.equal(table["status"], "ok"), pc.is_valid(table[task.target]))
-    for column, values in task.filters:
-        mask = pc.and_(mask, pc.is_in(table[column], value_set=pa.array(list(values), table[column].type)))
-    return table.filter(pc.fill_null(mask, False))
 
 
 def feature_frame(task: Task, table: pa.Table) -> pd.DataFrame:
@@ -125,10 +128,8 @@ def feature_frame(task: Task, table: pa.Table) -> pd.DataFrame:
     out: dict[str, object] = {}
     for name in task.features:
         col = decl.column(name)
-        if col.type == "params":
-            out.update(_expand_params(table[name].to_pylist(), float))
-        elif col.type == "params_text":
-            out.update(_expand_params(table[name].to_pylist(), str))
+        if col.type in ("params", "params_text"):
+            out.update(_expand_params(table[name], numeric=col.type == "params"))
         elif col.is_numeric or col.type == "bool":
             out[name] = table[name].to_numpy(zero_copy_only=False).astype(np.float64)
         else:
@@ -138,18 +139,32 @@ def feature_frame(task: Task, table: pa.Table) -> pd.DataFrame:
     return frame.astype(dict.fromkeys(strings, object))  # object, not pandas' string dtype, for every version
 
 
-def _expand_params(values: list, kind: type) -> dict[str, np.ndarray]:
-    """(name, value) lists -> one column per name: floats (NaN when absent) or strings (None when absent)."""
-    names = sorted({p["name"] for row in values if row for p in row})
-    if kind is float:
-        cols = {n: np.full(len(values), np.nan) for n in names}
-    else:
-        cols = {n: np.full(len(values), None, dtype=object) for n in names}
-    for i, row in enumerate(values):
-        for p in row or ():
-            v = p["value"]
-            cols[p["name"]][i] = (np.nan if v is None else float(v)) if kind is float else v
-    return {PARAMS_PREFIX + n: cols[n] for n in names}
+def _expand_params(column: pa.ChunkedArray, *, numeric: bool) -> dict[str, np.ndarray]:
+    """(name, value) lists -> one column per name, sorted by name: floats (NaN when absent) or strings (None).
+
+    Vectorised: the lists are flattened once and scattered by their parent row (no per-row Python).
+    """
+    import pyarrow.compute as pc
+
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    n = len(arr)
+    flat = pc.list_flatten(arr)
+    if len(flat) == 0:
+        return {}
+    parents = pc.list_parent_indices(arr).to_numpy(zero_copy_only=False)
+    enc = pc.dictionary_encode(flat.field("name"))
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    dictionary = enc.dictionary.to_pylist()
+    values = flat.field("value")
+    values = (values.to_numpy(zero_copy_only=False).astype(np.float64) if numeric
+              else np.asarray(values.to_pylist(), dtype=object))
+    out = {}
+    for code in sorted(range(len(dictionary)), key=lambda i: str(dictionary[i])):
+        sel = codes == code
+        col = np.full(n, np.nan) if numeric else np.full(n, None, dtype=object)
+        col[parents[sel]] = values[sel]  # a repeated name in one row: the last one wins, as before
+        out[PARAMS_PREFIX + str(dictionary[code])] = col
+    return out
 
 
 # Units of measured outcomes: a column in one of them is a label, never an input (hardware specs excepted).
@@ -179,7 +194,6 @@ def forbidden_features(config: str) -> set[str]:
 
 def check_features(task: Task) -> None:
     """Raise when a task's features are not real columns of its config or include forbidden ones."""
-    from kgpubench.errors import SchemaValidationError
     from kgpubench.schema import get_table
 
     decl = get_table(task.config)
@@ -192,8 +206,37 @@ def check_features(task: Task) -> None:
             "static, pre-run columns.")
 
 
+def group_codes(table: pa.Table, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Integer group of every row by the values of ``columns`` (nulls are a value), and the first row of each
+    group. Codes are dense, 0..k-1, in order of first appearance. Vectorised through arrow's dictionary
+    encoding; list-typed columns fall back to their canonical JSON."""
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    combined = np.zeros(n, dtype=np.int64)
+    for name in columns:
+        arr = table[name].combine_chunks()
+        try:
+            enc = pc.dictionary_encode(arr, null_encoding="encode")
+            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
+            import json
+
+            from kgpubench.schema import canonical_value
+
+            text = [json.dumps(canonical_value(v), separators=(",", ":")) for v in arr.to_pylist()]
+            _, codes = np.unique(np.asarray(text, dtype=object), return_inverse=True)
+        _, combined = np.unique(combined * (int(codes.max(initial=0)) + 1) + codes, return_inverse=True)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="mergesort")  # renumber by first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.ravel()], first[order]
+
+
 def problem_keys(task: Task, table: pa.Table, columns: tuple[str, ...] | None = None) -> np.ndarray:
-    """One string per row naming its problem (or its (problem, choice) group with ``columns``)."""
+    """One string per row naming its problem (or its (problem, choice) group with ``columns``): the canonical
+    JSON list of the columns' values. Computed once per distinct problem, not per row."""
     import json
 
     from kgpubench.schema import canonical_value
@@ -201,6 +244,11 @@ def problem_keys(task: Task, table: pa.Table, columns: tuple[str, ...] | None = 
     cols = task.problem_columns if columns is None else columns
     if not cols:
         return np.asarray(table["row_id"].to_pylist(), dtype=object)
-    lists = [table[c].to_pylist() for c in cols]
-    return np.asarray([json.dumps([canonical_value(v) for v in vals], separators=(",", ":"))
+    if table.num_rows == 0:
+        return np.array([], dtype=object)
+    codes, first = group_codes(table, tuple(cols))
+    heads = table.select(list(cols)).take(pa.array(first))
+    lists = [heads[c].to_pylist() for c in cols]
+    keys = np.asarray([json.dumps([canonical_value(v) for v in vals], separators=(",", ":"))
                        for vals in zip(*lists)], dtype=object)
+    return keys[codes]

@@ -7,11 +7,35 @@ import pandas as pd
 import pyarrow as pa
 
 from kgpubench.errors import SchemaValidationError
-from kgpubench.metrics import METRICS, app_time_ratio, improvement_coefficient, pct_improved, regret
+from kgpubench.metrics import METRICS, app_time_ratio, app_time_s, improvement_coefficient, pct_improved, regret
 from kgpubench.tasks._core import Task, problem_keys
 from kgpubench.tasks.npb import attach_npb_columns, npb_app_time_s, problem_remainder_s
 
-__all__ = ["chosen_index", "npb_app_time_s", "score_fold", "with_scoring_columns"]
+__all__ = ["chosen_index", "npb_app_time_s", "score_fold", "time_noise", "with_scoring_columns"]
+
+
+def time_noise(task: Task, rows: pa.Table) -> np.ndarray:
+    """Standard error of every row's measured target (0 where unknown).
+
+    ``time_rse * target`` where the row records ``time_rse`` (protocol 2), else ``time_ms_std / sqrt(repeats)``;
+    for a target that is not a time (power), 0. The npb target is a mean per call, the others a median: both
+    are read with the standard error of the mean, a documented approximation (docs/METRICS.md).
+    """
+    n = rows.num_rows
+    if not task.target.startswith("time_ms"):
+        return np.zeros(n)
+
+    def col(name):
+        if name not in rows.column_names:
+            return np.full(n, np.nan)
+        return rows[name].to_numpy(zero_copy_only=False).astype(np.float64)
+
+    target = col(task.target)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = col("time_ms_std") / np.sqrt(col("repeats"))
+        rse = col("time_rse") * target
+    out = np.where(np.isfinite(rse), rse, se)
+    return np.where(np.isfinite(out) & (out >= 0), out, 0.0)
 
 
 def with_scoring_columns(task: Task, table: pa.Table, rows: pa.Table) -> pa.Table:
@@ -37,17 +61,40 @@ def score_fold(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, *, pred
     y = np.asarray(y, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
     out: dict[str, float | None] = {}
-    choice = _choice_scores(task, rows, y, p) if task.kind == "recommendation" else {}
+    noise = time_noise(task, rows)
+    choice = _choice_scores(task, rows, y, p, noise) if task.kind == "recommendation" else {}
     groups = _groups(problem_keys(task, rows)) if task.kind == "recommendation" else None
     for name in task.metrics:
         metric = METRICS[name]
         if metric.scope == "row":
             out[name] = metric.fn(y, p) if predicts_target else None
         elif metric.scope == "problem":
-            vals = [metric.fn(y[idx], p[idx]) for idx in groups]
+            extra = (lambda idx: {"noise": noise[idx]}) if metric.noise else (lambda idx: {})
+            vals = [metric.fn(y[idx], p[idx], **extra(idx)) for idx in groups]
             out[name] = float(np.mean(vals)) if vals else None
         else:
             out[name] = choice.get(name)
+    return out
+
+
+def problem_choices(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, dict[str, float]]:
+    """Per test problem: the chosen, best and (where there is one) baseline time of the model's choice, in the
+    task's unit (npb-tpb: application seconds; others: the target). The seed-protocol sections of the board
+    are built from these."""
+    y = np.asarray(y, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    if task.kind != "recommendation":
+        return {}
+    if task.name == "npb-tpb":
+        return {k: {"chosen": c, "best": b} for k, c, b in _npb_apps(task, rows, y, p)}
+    keys = problem_keys(task, rows)
+    untiled = _untiled(rows)
+    out = {}
+    for idx in _groups(keys):
+        rec = {"chosen": float(y[chosen_index(p, idx)]), "best": float(np.min(y[idx]))}
+        if untiled is not None and untiled[idx].any():
+            rec["baseline"] = float(np.min(y[idx[untiled[idx]]]))
+        out[str(keys[idx[0]])] = rec
     return out
 
 
@@ -58,9 +105,10 @@ def _groups(keys: np.ndarray) -> list[np.ndarray]:
     return np.split(order, bounds) if len(order) else []
 
 
-def _choice_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+def _choice_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, noise: np.ndarray
+                   ) -> dict[str, float]:
     if task.name == "stencil-tile":
-        return _stencil_scores(task, rows, y, p)
+        return _stencil_scores(task, rows, y, p, noise)
     if task.name == "npb-tpb":
         return _npb_scores(task, rows, y, p)
     return {}
@@ -71,34 +119,50 @@ def chosen_index(p: np.ndarray, idx: np.ndarray) -> int:
     return int(idx[np.argmin(p[idx])])
 
 
-def _stencil_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, float]:
-    untiled = np.asarray([(a, b, c) == (1, 1, 1) for a, b, c in zip(
-        rows["tile_b1"].to_pylist(), rows["tile_b2"].to_pylist(), rows["tile_b3"].to_pylist())])
-    base, chosen, best = [], [], []
+def _untiled(rows: pa.Table) -> np.ndarray | None:
+    """Rows of the untiled (1, 1, 1) thread-tile baseline; None for a table without tiles."""
+    import pyarrow.compute as pc
+
+    if "tile_b1" not in rows.column_names:
+        return None
+    mask = pc.and_(pc.and_(pc.equal(rows["tile_b1"], 1), pc.equal(rows["tile_b2"], 1)), pc.equal(rows["tile_b3"], 1))
+    if "variant" in rows.column_names:
+        mask = pc.and_(mask, pc.not_equal(rows["variant"], "shared-tile"))
+    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _stencil_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, noise: np.ndarray
+                    ) -> dict[str, float]:
+    untiled = _untiled(rows)
+    base, chosen, best, s_chosen, s_best = [], [], [], [], []
     for idx in _groups(problem_keys(task, rows)):
-        pick = y[chosen_index(p, idx)]
-        chosen.append(pick)
-        best.append(np.min(y[idx]))
-        b = idx[untiled[idx]]
-        base.append(np.min(y[b]) if b.size else np.nan)
+        c = chosen_index(p, idx)
+        b = int(idx[np.argmin(y[idx])])
+        chosen.append(y[c])
+        best.append(y[b])
+        s_chosen.append(noise[c])
+        s_best.append(noise[b])
+        u = idx[untiled[idx]]
+        base.append(np.min(y[u]) if u.size else np.nan)
     base, chosen, best = map(np.asarray, (base, chosen, best))
     has_base = np.isfinite(base)
-    out = {"regret": regret(best, chosen)}
+    out = {"regret": regret(best, chosen, s_best, s_chosen)}
     if has_base.any():
         out["improvement_coefficient"] = improvement_coefficient(base[has_base], chosen[has_base])
         out["pct_improved"] = pct_improved(base[has_base], chosen[has_base])
     return out
 
 
-def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+def _npb_apps(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> list[tuple[str, float, float]]:
+    """(problem, chosen application s, best application s) per test problem, in key order."""
     if "calls_per_run" not in rows.column_names:
         raise SchemaValidationError("npb-tpb scoring needs column 'calls_per_run'; the npb table lacks it.")
-    calls = np.asarray(rows["calls_per_run"].to_pylist(), dtype=float)
+    calls = rows["calls_per_run"].to_numpy(zero_copy_only=False).astype(np.float64)
     if np.isnan(calls).any():
         raise SchemaValidationError("npb-tpb scoring needs calls_per_run on every ok row; some are null.")
     kernel_keys = problem_keys(task, rows, task.problem_columns + task.choice_columns)
     problem_of = problem_keys(task, rows)
-    best_app, chosen_app = [], []
+    out = []
     for idx in _groups(problem_of):
         c_calls, c_time, b_calls, b_time = [], [], [], []
         for kidx in _groups(kernel_keys[idx]):
@@ -111,6 +175,13 @@ def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dic
             b_time.append(y[fastest])
         # the default run's remainder (kgpubench.tasks.npb); kernel rows' median only without a default run row
         remainder = problem_remainder_s(rows, idx)
-        chosen_app.append(npb_app_time_s(np.array(c_calls), np.array(c_time), remainder))
-        best_app.append(npb_app_time_s(np.array(b_calls), np.array(b_time), remainder))
-    return {"app_time_ratio": app_time_ratio(best_app, chosen_app)}
+        out.append((str(problem_of[idx[0]]), npb_app_time_s(np.array(c_calls), np.array(c_time), remainder),
+                    npb_app_time_s(np.array(b_calls), np.array(b_time), remainder)))
+    return out
+
+
+def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    apps = _npb_apps(task, rows, y, p)
+    best = [b for _, _, b in apps]
+    chosen = [c for _, c, _ in apps]
+    return {"app_time_ratio": app_time_ratio(best, chosen), "app_time_s": app_time_s(best, chosen)}

@@ -34,9 +34,9 @@ def _cases():
 
 def test_every_baseline_declares_tasks_and_a_factory():
     names = sorted(p.stem for p in baseline_files())
-    assert names == sorted(["c45", "elm", "knn", "lgbm", "median", "mlp", "npb_exhausting", "npb_max",
+    assert names == sorted(["c45", "elm", "knn", "lgbm", "lgbm_ranker", "median", "mlp", "npb_exhausting", "npb_max",
                             "npb_profiling", "npb_qlearning", "npb_warp", "power_nonlinear", "random_forest",
-                            "regression_tree", "roofline", "svr", "wavelet_nn", "xgb"])
+                            "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker"])
     for path in baseline_files():
         module = load_model_module(path)
         assert model_tasks(module), path.name
@@ -109,7 +109,24 @@ def test_power_model_recovers_the_seed_coefficients():
     x2 = np.repeat([0.5, 1.0, 2.0, 4.0], 4)
     y = 65.6 * x1 + 29.4 * x2 ** 0.2  # seed 002's GTX260 fit
     b = mod.fit_power(x1, x2, y)
-    np.testing.assert_allclose(b, [65.6, 29.4, 0.2], rtol=1e-4)
+    np.testing.assert_allclose(b, [65.6, 29.4, 0.2, 1.0], rtol=1e-4)
+
+
+def test_power_model_fits_an_fp64_weight_that_separates_equal_density_twins():
+    import pandas as pd
+
+    mod = _module("power_nonlinear")
+    x1 = np.tile([0.3, 0.6, 0.8, 1.0], 8)
+    x2 = np.tile(np.repeat([0.5, 1.0, 2.0, 4.0], 4), 2)
+    f64 = np.repeat([0.0, 1.0], 16)  # the same densities, once all fp32, once all fp64
+    y = 65.6 * x1 + 29.4 * (x2 * (1 + (1.8 - 1) * f64)) ** 0.2
+    np.testing.assert_allclose(mod.fit_power(x1, x2, y, f64), [65.6, 29.4, 0.2, 1.8], rtol=1e-3)
+    X = pd.DataFrame({"sm_saturation": x1, "compute_density": x2, "mix_int": 0.0, "mix_sfu": 0.0,
+                      "mix_fp32": 10 * (1 - f64), "mix_fp64": 10 * f64, "gpu_sm_count": 1.0})
+    np.testing.assert_array_equal(mod.fp64_share(X), f64)
+    pred = mod.SlicePowerModel().fit(X, y).predict(X)
+    np.testing.assert_allclose(pred, y, rtol=1e-4)
+    assert pred[16] > pred[0]  # fp64 twin of the first row draws more
 
 
 def test_roofline_is_the_max_of_compute_and_memory_time():
@@ -148,3 +165,58 @@ def test_max_and_warp_strategies():
     X = pd.DataFrame({"tpb": [32, 64, 1024]})
     assert np.argmin(_module("npb_max").MaxTPB().fit(X, None).predict(X)) == 2
     assert np.argmin(_module("npb_warp").WarpTPB().fit(X, None).predict(X)) == 0
+
+
+def test_transfer_ranks_by_the_nearest_gpu_that_measured_the_problem():
+    import pandas as pd
+
+    mod = _module("transfer")
+    task = get_task("autotune-config")
+    hw = {"A": (10.0, 100.0), "B": (20.0, 200.0), "C": (40.0, 400.0)}
+
+    def frame(gpus, configs):
+        rows = [{"gpu_sm_count": hw[g][0], "gpu_memory_bandwidth_gbs": hw[g][1], "kernel": "k",
+                 "problem_size": "n", "param.bx": c} for g in gpus for c in configs]
+        return pd.DataFrame(rows)
+
+    X = frame(["A", "C"], [16.0, 32.0, 64.0])
+    y = np.array([3.0, 1.0, 2.0,    # A: 32 best, then 64
+                  1.0, 2.0, 4.0])   # C: 16 best
+    model = mod.TransferBest(problem_columns=task.problem_columns).fit(X, y)
+    near_a = pd.DataFrame([{"gpu_sm_count": 11.0, "gpu_memory_bandwidth_gbs": 110.0, "kernel": "k",
+                            "problem_size": "n", "param.bx": c} for c in (16.0, 32.0, 64.0, 128.0)])
+    # nearest GPU is A: relative times 3, 1, 2; 128 was never measured there
+    np.testing.assert_allclose(model.predict(near_a), [3.0, 1.0, 2.0, mod.UNMEASURED])
+    near_c = near_a.assign(gpu_sm_count=39.0, gpu_memory_bandwidth_gbs=390.0)
+    np.testing.assert_allclose(model.predict(near_c)[:3], [1.0, 2.0, 4.0])
+    other = near_a.assign(problem_size="m")  # no GPU has it: the median relative time of each configuration
+    np.testing.assert_allclose(model.predict(other), [2.0, 1.5, 3.0, mod.UNMEASURED])
+
+
+def test_relevance_grades_by_two_percent_steps_within_a_group():
+    from kgpubench.tasks.ranking import relevance, row_keys
+
+    y = np.array([1.0, 1.01, 1.03, 2.0, 5.0, 5.0 * 1.021])
+    groups = np.array([0, 0, 0, 0, 1, 1])
+    # ln(1.01)/ln(1.02) = 0.50 -> 30; ln(1.03)/ln(1.02) = 1.49 -> 29; 2x -> 30 - 35 < 0 -> 0; 1.021 -> 29
+    assert relevance(y, groups).tolist() == [30, 30, 29, 0, 30, 29]
+    import pandas as pd
+
+    X = pd.DataFrame({"a": [1.0, 1.0, np.nan], "b": ["x", "x", None]})
+    k = row_keys(X, ["a", "b"])
+    assert k[0] == k[1] != k[2] and row_keys(X, []).tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("name", ["elm", "mlp", "svr"])
+def test_neural_and_kernel_baselines_stay_finite_far_outside_the_training_data(name):
+    task, X, y = _data("kernel-time")
+    factory = model_factory(load_model_module(next(p for p in baseline_files() if p.stem == name)), name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = factory(task=task, seed=0).fit(X, y)
+    wild = X.copy()
+    numeric = wild.select_dtypes("number").columns
+    wild[numeric] = wild[numeric] * 1e6 + 1e9  # every input a million times its training range
+    pred = model.predict(wild)
+    assert np.all(np.isfinite(pred))
+    assert pred.min() >= y.min() / 10 * (1 - 1e-12) and pred.max() <= y.max() * 10 * (1 + 1e-12)

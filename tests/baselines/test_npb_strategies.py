@@ -112,17 +112,19 @@ def test_board_records_ratio_and_measurements(board, model, ratio, measurements)
     for fold in res["folds"].values():
         assert fold["scores"]["app_time_ratio"] == pytest.approx(ratio, rel=1e-5)
         assert fold["scores"]["measurements"] == measurements
-    assert res["aggregate"]["measurements"] == {"mean": measurements, "std": 0.0, "folds": 2}
+    assert res["aggregate"]["measurements"] == {"mean": measurements, "std": 0.0, "median": measurements, "folds": 2}
 
 
 def test_board_shows_measurements_next_to_the_scores(board, store):
     readme = (board.parent / "README.md").read_text()
     section = readme[readme.index("### npb-tpb — `by-gpu`"):]
-    assert "| rank | model | app_time_ratio ↓ | mape ↓ | measurements | folds |" in section
-    assert "| 1 | npb_profiling | 1 ± 0 | — | 7 ± 0 | 2 |" in section
-    assert "| 2 | npb_exhausting | 1.002 ± 0 | — | 9 ± 0 | 2 |" in section
-    assert "| 3 | npb_max | 1.072 ± 0 | — | 0 ± 0 | 2 |" in section
-    assert "| 4 | npb_warp | 1.182 ± 0 | — | 0 ± 0 | 2 |" in section
+    assert "| rank | model | app_time_ratio ↓ | male ↓ | app_time_s ↓ (seed) | measurements | folds |" in section
+    # application seconds: GPU A 0.444 (best), GPU B twice that; mean over the two folds and std
+    assert "| — | oracle (upper bound) | 1 ± 0 | 0 ± 0 | 0.666 ± 0.22 | 0 ± 0 | 2 |" in section
+    assert "| 1 | npb_profiling | 1 ± 0 | — | 0.666 ± 0.22 | 7 ± 0 | 2 |" in section
+    assert "| 2 | npb_exhausting | 1.002 ± 0 | — | 0.6675 ± 0.22 | 9 ± 0 | 2 |" in section  # 0.445, 0.890
+    assert "| 3 | npb_max | 1.072 ± 0 | — | 0.714 ± 0.24 | 0 ± 0 | 2 |" in section  # 0.476, 0.952
+    assert "| 4 | npb_warp | 1.182 ± 0 | — | 0.7875 ± 0.26 | 0 ± 0 | 2 |" in section  # 0.525, 1.050
     assert "measurements" not in readme[readme.index("## autotune-config"):]  # only for the task with an oracle
     assert lb.verify(root=board, data_dir=store.path, only=["npb_profiling", "npb_exhausting"]) >= 2
 

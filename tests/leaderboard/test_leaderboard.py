@@ -3,6 +3,7 @@
 import json
 import textwrap
 
+import numpy as np
 import pandas as pd
 import pytest
 from task_fixtures import autotune_table, make_store
@@ -31,19 +32,29 @@ def board(store, tmp_path_factory):
 def test_run_writes_results_and_renders_the_board(board):
     out, written = board
     assert sorted(p.relative_to(out).as_posix() for p in written) == [
-        "autotune-config/by-gpu/median.json", "autotune-config/by-gpu/regression_tree.json",
-        "autotune-config/random10/median.json", "autotune-config/random10/regression_tree.json"]
+        "autotune-config/by-gpu/median.json", "autotune-config/by-gpu/oracle.json",
+        "autotune-config/by-gpu/regression_tree.json", "autotune-config/random10/median.json",
+        "autotune-config/random10/oracle.json", "autotune-config/random10/regression_tree.json"]
     res = json.loads((out / "autotune-config/by-gpu/median.json").read_text())
     assert sorted(res["folds"]) == ["GPU A", "GPU B", "GPU C"]
     assert res["folds"]["GPU A"]["n_test"] == 24 and res["folds"]["GPU A"]["n_train"] == 48
     assert res["model_file"] == "baselines/median.py" and len(res["model_sha256"]) == 64
     assert res["dataset"]["version"] == "0.1.0" and res["dataset"]["rows"] == 72
+    assert len(res["dataset"]["rows_sha256"]) == 64 and res["status"] == "ok" and res["limits"] == {"threads": 1}
     for key in ("packages", "seed", "wall_time_s", "split_sha256", "aggregate"):
         assert key in res
+    oracle = json.loads((out / "autotune-config/by-gpu/oracle.json").read_text())
+    assert oracle["kind"] == "reference" and oracle["aggregate"]["top1_regret"]["mean"] == 0.0
+    # the split files were written next to the board, and the results carry their hash
+    split = out.parent / "splits" / "autotune-config" / "by-gpu.csv"
+    from kgpubench.store import sha256_file
+
+    assert res["split_sha256"] == sha256_file(split)
     text = (out / "autotune-config/by-gpu/median.json").read_text()
     assert list(json.loads(text)) == sorted(json.loads(text))  # sorted keys
     readme = (out.parent / "README.md").read_text()
-    assert "### autotune-config — `by-gpu`" in readme and "*No data yet*" in readme
+    assert "### autotune-config — `by-gpu`" in readme and "*Not evaluated*" in readme
+    assert "| — | oracle (upper bound) |" in readme and "Goal: unseen GPUs" in readme
     assert (out.parent / "plots" / "autotune-config--by-gpu.png").stat().st_size > 1000
     assert "<table>" in (out.parent / "index.html").read_text()
 
@@ -64,7 +75,7 @@ def test_verify_passes_then_lists_every_tampered_score(board, store, tmp_path):
     shutil.copytree(out, copy)
     path = copy / "autotune-config/by-gpu/median.json"
     res = json.loads(path.read_text())
-    res["folds"]["GPU A"]["scores"]["mape"] *= 1.01
+    res["folds"]["GPU A"]["scores"]["mdape"] *= 1.01
     res["folds"]["GPU B"]["scores"]["top1_regret"] += 0.5
     res["model_sha256"] = "0" * 64
     path.write_text(json.dumps(res))
@@ -72,15 +83,15 @@ def test_verify_passes_then_lists_every_tampered_score(board, store, tmp_path):
         lb.verify(root=copy, data_dir=store.path, only=["median"])
     problems = err.value.problems
     assert len(problems) == 3
-    assert any("fold GPU A mape" in p for p in problems) and any("fold GPU B top1_regret" in p for p in problems)
+    assert any("fold GPU A mdape" in p for p in problems) and any("fold GPU B top1_regret" in p for p in problems)
     assert any("model sha256" in p for p in problems)
 
 
 def test_rendering_is_pure_and_ranks_by_the_primary_metric():
     def fake(model, regret):
         return {"task": "autotune-config", "scheme": "by-gpu", "model": model, "date": "2026-01-01",
-                "dataset": {"version": "1.0.0"}, "folds": {"a": {}},
-                "aggregate": {"top1_regret": {"mean": regret, "std": 0.0}}}
+                "dataset": {"version": "1.0.0"}, "folds": {"a": {"scores": {"top1_regret": regret}}},
+                "aggregate": {"top1_regret": {"mean": regret, "std": 0.0, "median": regret}}}
     text = render_markdown([fake("worse", 0.5), fake("better", 0.1)])
     assert text.index("| 1 | better |") < text.index("| 2 | worse |")
     assert text == render_markdown([fake("worse", 0.5), fake("better", 0.1)])
@@ -148,7 +159,7 @@ def test_score_accepts_exact_coverage_and_refuses_wrong_rows(tmp_path, store):
     good = tmp_path / "good.parquet"
     df.to_parquet(good)
     res = score_predictions(good, "autotune-config", "by-gpu", data_dir=store.path)
-    assert res["aggregate"]["top1_regret"]["mean"] == 0.0 and res["aggregate"]["mape"]["mean"] == 0.0
+    assert res["aggregate"]["top1_regret"]["mean"] == 0.0 and res["aggregate"]["male"]["mean"] == 0.0
     bad = tmp_path / "bad.parquet"
     df.drop(index=[0, 1]).to_parquet(bad)
     with pytest.raises(SchemaValidationError, match="fold GPU A: 2 test row\\(s\\) missing"):
@@ -178,5 +189,33 @@ def test_cli_evaluate_and_unknown_task(tmp_path, store):
 @pytest.mark.skipif(not any(lb.results_dir().glob("autotune-config/*/median.json")) if lb.results_dir().exists()
                     else True, reason="no committed leaderboard results yet")
 def test_ci_verify_fast_baselines_on_the_packaged_data():
-    """`make test` re-runs the committed results of the fast baselines on the packaged data."""
-    assert lb.verify(only=list(lb.FAST_BASELINES)) >= 2
+    """`make test` re-runs the committed results of the fast subset (the floor and the oracle) on every task."""
+    n = lb.verify(only=list(lb.FAST_BASELINES), workers=2)
+    tasks = {r["task"] for r in lb.load_results() if r.get("model") in lb.FAST_BASELINES and r["status"] == "ok"}
+    assert n >= 2 * len(tasks) and "autotune-config" in tasks and "kernel-time" in tasks
+
+
+def test_the_submitting_score_recipe_runs_and_scores(tmp_path):
+    """The recipe of leaderboard/SUBMITTING.md, pointed at a fixture store, gives a file `score` accepts."""
+    from task_fixtures import kernels_table
+
+    import kgpubench
+    from kgpubench.splits import task_folds
+
+    store = make_store(tmp_path / "store", kernels_table())
+    text = (lb.leaderboard_dir() / "SUBMITTING.md").read_text()
+    recipe = text.split("A complete recipe")[1].split("```python\n")[1].split("```")[0]
+    recipe = recipe.replace('task_folds(task, scheme)', 'task_folds(task, scheme, DATA)').replace(
+        'format="pandas")', 'format="pandas", data_dir=DATA)').replace('"predictions.parquet"', 'OUT')
+    env = {"DATA": store.path, "OUT": tmp_path / "predictions.parquet", "kgpubench": kgpubench}
+    exec(compile(recipe, "SUBMITTING.md", "exec"), env)
+    assert task_folds("kernel-power", "random10", store.path)
+    res = score_predictions(tmp_path / "predictions.parquet", "kernel-power", "random10", data_dir=store.path)
+    assert sorted(res["folds"], key=int) == task_folds("kernel-power", "random10", store.path)
+    assert res["dataset"]["rows"] == 64 and sum(f["n_test"] for f in res["folds"].values()) == 64
+    preds = pd.read_parquet(tmp_path / "predictions.parquet")
+    truth = kgpubench.load_dataset("kernels", format="pandas", data_dir=store.path).set_index("row_id")["power_w_avg"]
+    for fold, rec in res["folds"].items():  # the fold's MAPE, by hand from the file and the measured power
+        part = preds[preds["fold"] == fold]
+        y = truth.loc[part["row_id"]].to_numpy()
+        assert rec["scores"]["mape"] == pytest.approx(100 * np.mean(np.abs(part["prediction"].to_numpy() - y) / y))

@@ -92,7 +92,7 @@ def test_stencil_scoring_by_hand():
     assert s["improvement_coefficient"] == pytest.approx(10.0 / 8.0)
     assert s["pct_improved"] == 100.0
     assert s["regret"] == pytest.approx(8.0 / 4.0 - 1)
-    assert s["mape"] == pytest.approx(np.mean(np.abs(p - y) / y) * 100)
+    assert s["male"] == pytest.approx(np.mean(np.abs(np.log(p) - np.log(y))))
 
 
 def test_npb_app_time_ratio_by_hand():
@@ -108,7 +108,8 @@ def test_npb_app_time_ratio_by_hand():
     best = 0.5 + (10 * y[(kern == "k1")].min() + 100 * y[(kern == "k2")].min()) / 1000
     chosen = 0.5 + (10 * y[(kern == "k1") & (tpb == 32)][0] + 100 * y[(kern == "k2") & (tpb == 32)][0]) / 1000
     assert s["app_time_ratio"] == pytest.approx(chosen / best)
-    assert s["mape"] is None
+    assert s["app_time_s"] == pytest.approx(chosen)
+    assert s["male"] is None
 
 
 def test_autotune_problem_metrics_by_hand():
@@ -119,4 +120,25 @@ def test_autotune_problem_metrics_by_hand():
     assert s["top1_regret"] == pytest.approx(y.max() / y.min() - 1)
     assert s["kendall_tau"] < -0.9
     s2 = score_fold(task, table, y, y)
-    assert s2["top1_regret"] == 0.0 and s2["kendall_tau"] == pytest.approx(1.0) and s2["mape"] == 0.0
+    assert s2["top1_regret"] == 0.0 and s2["kendall_tau"] == pytest.approx(1.0) and s2["male"] == 0.0
+
+
+def test_top1_regret_reads_the_rows_noise():
+    from kgpubench.tasks.scoring import time_noise
+
+    task = get_task("autotune-config")
+    table = autotune_table(gpus=("GPU A",)).slice(0, 12)
+    y = np.array(table["time_ms_median"].to_pylist())
+    se = time_noise(task, table)
+    # the fixture's rows: std = 1 % of the time over 10 repeats -> standard error 0.01 t / sqrt(10)
+    np.testing.assert_allclose(se, 0.01 * y / np.sqrt(10))
+    order = np.argsort(y, kind="mergesort")
+    p = y.copy()
+    p[order[0]] = y.max() + 1  # the best is ranked last: the pick is the second fastest, 20 % slower
+    assert score_fold(task, table, y, p)["top1_regret"] == pytest.approx(y[order[1]] / y[order[0]] - 1)
+    # the same pick with 15 % standard errors on both rows is within noise (0.2 <= 2 sqrt(2) 0.15 x ~7)
+    rows = table.to_pylist()
+    for r in rows:
+        r["time_ms_std"] = 0.15 * r["time_ms_median"] * np.sqrt(10)
+    noisy = table.from_pylist(rows, schema=table.schema)
+    assert score_fold(task, noisy, y, p)["top1_regret"] == 0.0
