@@ -141,7 +141,13 @@ def _fit(path, task, seed, threads):
                                        ("lgbm_ranker", "autotune-config"), ("random_forest", "kernel-time")])
 def test_one_and_two_threads_give_identical_predictions(name, task):
     path = next(p for p in lb.baseline_files() if p.stem == name)
-    np.testing.assert_array_equal(_fit(path, task, 0, 1), _fit(path, task, 0, 2))
+    one, two = _fit(path, task, 0, 1), _fit(path, task, 0, 2)
+    if name == "random_forest":
+        # scikit-learn sums the trees' predictions in thread order: the last bit may differ (seen: 2.2e-16),
+        # far inside the metrics' declared tolerance of 1e-4; the trees themselves are identical
+        np.testing.assert_allclose(one, two, rtol=1e-12, atol=0)
+    else:
+        np.testing.assert_array_equal(one, two)
 
 
 def test_blas_models_differ_across_thread_counts_only_within_the_declared_tolerance():
