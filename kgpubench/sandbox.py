@@ -1,0 +1,703 @@
+"""Run a submitted model file in a sandbox and get back nothing but checked predictions.
+
+The maintainer runs strangers' code (``docs/SECURITY.md``). A :class:`ModelSession` starts one child
+process per (model file, task, scheme) and feeds it fold by fold: training features (Arrow IPC), training
+targets (``.npy``), test features. The child imports the model, fits, predicts and sends the predictions
+back; it never holds test targets, the store, the package data or the evaluator's objects. The parent alone
+checks the predictions (:func:`checked_predictions`), scores, hashes and writes results.
+
+On Linux the child runs in new user, mount, network, PID, IPC and UTS namespaces
+(:mod:`kgpubench.sandbox_linux`): a read-only view of the interpreter, site-packages, ``/usr`` and the
+kgpubench code (package data masked), a private size-limited ``/tmp``, no home, no repository, no network,
+and every descendant dies with the session. rlimits cap its address space, CPU time, processes and file
+size; its output is kept up to a cap; a wall-clock deadline covers the whole session. Where the kernel
+does not allow this, :class:`ModelSession` refuses unless ``trust=True`` (``--trust``).
+
+>>> with ModelSession("baselines/median.py", "kernel-time") as session:  # doctest: +SKIP
+...     session.fit(X_train, y_train)
+...     pred = session.predict(X_test)
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgpubench.errors import KgpubenchError
+from kgpubench.evaluation import SubmissionError
+from kgpubench.sandbox_child import FRAME, SETUP_EXIT, SETUP_PREFIX, THREAD_VARIABLES, frame_parts, split_blobs
+
+DEFAULT_TIMEOUT_S = 1800.0
+DEFAULT_MEMORY_GB = 8.0
+MAX_MODEL_BYTES = 16 * 2**20
+MAX_HEADER_BYTES = 1 << 20
+SMALL_PAYLOAD = 1 << 16
+LOG_HEAD, LOG_TAIL = 4096, 16384
+TRUST_HINT = "pass --trust (trust=True) only for code you trust, to run it unisolated"
+
+
+class SandboxError(SubmissionError):
+    """The sandboxed model failed: ``kind`` says how (timeout, memory, crash, exit, output, invalid-output,
+    model-error, import, protocol); ``log`` holds the head and tail of what it printed."""
+
+    def __init__(self, message: str, kind: str, log: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.log = log
+
+
+class SandboxUnavailableError(KgpubenchError, RuntimeError):
+    """This machine cannot isolate model code (no Linux namespaces), and trust was not given."""
+
+
+class LimitsError(KgpubenchError, ValueError):
+    """A sandbox limit that is not a finite positive number."""
+
+
+def _positive(name: str, option: str, value: Any, unit: str, integer: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if ok and integer:
+        ok = float(value).is_integer()
+    if not ok:
+        kind = "a whole number" if integer else "a finite number"
+        raise LimitsError(f"{option}: got {value!r}; the {name} must be {kind} greater than 0 ({unit}).")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a sandboxed model may use.
+
+    Parameters
+    ----------
+    timeout_s : float
+        Wall-clock seconds for the whole session (every fold); CPU time is capped at ``timeout_s * threads``.
+    memory_gb : float
+        Address space of the model's process (``RLIMIT_AS``), GiB.
+    threads : int
+        OpenMP/BLAS/LightGBM/XGBoost threads (environment and threadpoolctl), for reproducible results.
+    processes : int
+        Processes and threads the model may start beyond its own (``RLIMIT_NPROC``, isolated runs).
+    disk_mb : float
+        Size of the private ``/tmp`` and of the largest file the model may write (``RLIMIT_FSIZE``), MiB.
+    output_mb : float
+        What the model may print (stdout and stderr together) before it is stopped, MiB.
+    """
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_gb: float = DEFAULT_MEMORY_GB
+    threads: int = 1
+    processes: int = 16
+    disk_mb: float = 1024.0
+    output_mb: float = 64.0
+
+    def __post_init__(self) -> None:
+        _positive("time limit", "--timeout", self.timeout_s, "seconds")
+        _positive("memory limit", "--memory-gb", self.memory_gb, "GiB of address space")
+        _positive("thread count", "--threads", self.threads, "threads", integer=True)
+        _positive("process limit", "processes", self.processes, "processes", integer=True)
+        _positive("disk limit", "disk_mb", self.disk_mb, "MiB")
+        _positive("output limit", "output_mb", self.output_mb, "MiB")
+
+    def child_limits(self) -> dict[str, int]:
+        return {"memory_bytes": int(self.memory_gb * 2**30), "cpu_s": math.ceil(self.timeout_s * self.threads) + 10,
+                "file_bytes": int(self.disk_mb * 2**20), "processes": int(self.processes + self.threads + 4)}
+
+
+# --------------------------------------------------------------------------------------------- the view
+
+
+def _inside(path: str, roots) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def sandbox_plan(hide=(), limits: Limits | None = None) -> dict:
+    """What the isolated child sees: read-only binds, masks over package data and ``hide``, symlinks, sizes."""
+    import site
+
+    import kgpubench
+
+    limits = limits or Limits()
+    package = os.path.realpath(os.path.dirname(kgpubench.__file__))
+    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", package,
+              *site.getsitepackages()}
+    if site.ENABLE_USER_SITE and site.getusersitepackages() in sys.path:
+        wanted.add(site.getusersitepackages())
+    real = sorted({os.path.realpath(p) for p in wanted if os.path.exists(p)})
+    binds = [p for i, p in enumerate(real) if not _inside(p, real[:i])]
+    if os.path.isfile("/etc/ld.so.cache"):
+        binds.append("/etc/ld.so.cache")
+    symlinks = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = f"/{name}"
+        if os.path.islink(path):
+            symlinks.append([path, os.readlink(path)])
+        elif os.path.isdir(path) and not _inside(path, binds):
+            binds.append(path)
+    for path in sorted({*sys.path, sys.prefix, sys.base_prefix, sys.executable}):
+        if path and os.path.isabs(path) and os.path.exists(path) and not _inside(path, binds) \
+                and _inside(os.path.realpath(path), binds) and not _inside(path, [s[0] for s in symlinks]):
+            symlinks.append([path, os.path.realpath(path)])
+    masks = [os.path.realpath(p) for p in (os.path.join(package, "data"), os.path.join(package, "_bundled"), *hide)]
+    masks = sorted({m for m in masks if os.path.exists(m) and _inside(m, binds)})
+    return {"binds": binds, "masks": masks, "symlinks": symlinks, "tmp_mb": max(1, int(limits.disk_mb)),
+            "shm_mb": max(1, min(256, int(limits.disk_mb)))}
+
+
+def _child_env(threads: int) -> dict[str, str]:
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+           "LC_ALL": "C.UTF-8", "USER": "sandbox", "LOGNAME": "sandbox", "PYTHONHASHSEED": "0",
+           "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "2", "MPLBACKEND": "Agg"}
+    env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+# ------------------------------------------------------------------------------------------- the pipes
+
+
+class OutputLog:
+    """The head and tail of what the child printed, and how much it printed in all."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = collections.deque()
+        self.tail_bytes = 0
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = LOG_HEAD - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail.append(chunk[-LOG_TAIL:])
+            self.tail_bytes += len(self.tail[-1])
+            while self.tail_bytes - len(self.tail[0]) >= LOG_TAIL:
+                self.tail_bytes -= len(self.tail.popleft())
+
+    def text(self) -> str:
+        tail = b"".join(self.tail)[-LOG_TAIL:]
+        skipped = self.total - len(self.head) - len(tail)
+        middle = f"\n[... {skipped} bytes not kept ...]\n".encode() if skipped > 0 else b""
+        return (bytes(self.head) + middle + tail).decode("utf-8", "replace")
+
+    def last_line(self) -> str:
+        lines = [line.strip() for line in self.text().splitlines() if line.strip()]
+        return lines[-1][:240] if lines else ""
+
+
+class _Stop(Exception):
+    """Internal: why a receive ended without a frame (``kind``, detail)."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        super().__init__(kind)
+        self.kind, self.detail = kind, detail
+
+
+class _Channel:
+    """Non-blocking frames to and from the child under one deadline; its stderr drained into an OutputLog."""
+
+    def __init__(self, proc: subprocess.Popen, output_limit: int) -> None:
+        self.w, self.r, self.e = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+        for fd in (self.w, self.r, self.e):
+            os.set_blocking(fd, False)
+        for fd in (self.w, self.r):
+            try:
+                import fcntl
+
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+            except (OSError, AttributeError, ImportError):
+                pass
+        self.pending: collections.deque[memoryview] = collections.deque()
+        self.inbuf = bytearray()
+        self.log = OutputLog()
+        self.output_limit = output_limit
+        self.r_open = self.e_open = self.w_open = True
+
+    def send(self, header: dict, blobs=()) -> None:
+        if self.w_open:
+            self.pending.extend(memoryview(p).cast("B") for p in frame_parts(header, blobs) if len(p))
+
+    def _frame(self, max_payload: int) -> tuple[dict, list[memoryview]] | None:
+        if len(self.inbuf) < FRAME.size:
+            return None
+        hlen, plen = FRAME.unpack_from(self.inbuf)
+        if hlen > MAX_HEADER_BYTES or plen > max_payload:
+            raise _Stop("output", f"it sent a {hlen + plen}-byte message where at most "
+                                  f"{MAX_HEADER_BYTES + max_payload} bytes were expected")
+        end = FRAME.size + hlen + plen
+        if len(self.inbuf) < end:
+            return None
+        try:
+            header = json.loads(bytes(self.inbuf[FRAME.size:FRAME.size + hlen]))
+            ok = isinstance(header, dict) and isinstance(header.get("type"), str) and \
+                isinstance(header.get("blobs"), list) and all(type(b) is int and b >= 0 for b in header["blobs"]) \
+                and sum(header["blobs"]) == plen
+        except ValueError:
+            ok = False
+        if not ok:
+            raise _Stop("protocol", "it sent a malformed message")
+        payload = memoryview(bytes(self.inbuf[FRAME.size + hlen:end]))
+        del self.inbuf[:end]
+        return header, split_blobs(header, payload)
+
+    def _write(self) -> None:
+        while self.pending:
+            try:
+                n = os.write(self.w, self.pending[0][: 1 << 20])
+            except BlockingIOError:
+                return
+            except OSError:  # the child closed its end or died
+                self.w_open = False
+                self.pending.clear()
+                return
+            if n == len(self.pending[0]):
+                self.pending.popleft()
+            else:
+                self.pending[0] = self.pending[0][n:]
+
+    def _read_log(self) -> None:
+        try:
+            chunk = os.read(self.e, 1 << 16)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.e_open = False
+            return
+        self.log.feed(chunk)
+        if self.log.total > self.output_limit:
+            raise _Stop("output", f"it printed more than {self.output_limit / 2**20:g} MiB")
+
+    def recv(self, deadline: float, max_payload: int = SMALL_PAYLOAD) -> tuple[dict, list[memoryview]]:
+        """The next frame; raises :class:`_Stop` on deadline, end of output, flood or a malformed frame."""
+        while True:
+            frame = self._frame(max_payload)
+            if frame is not None:
+                return frame
+            if not self.r_open:
+                raise _Stop("closed")
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise _Stop("timeout")
+            poller = select.poll()
+            poller.register(self.r, select.POLLIN)
+            if self.e_open:
+                poller.register(self.e, select.POLLIN)
+            if self.pending and self.w_open:
+                poller.register(self.w, select.POLLOUT)
+            for fd, _ in poller.poll(max(1, math.ceil(wait * 1000))):
+                if fd == self.w:
+                    self._write()
+                elif fd == self.e:
+                    self._read_log()
+                elif fd == self.r:
+                    try:
+                        chunk = os.read(self.r, 1 << 20)
+                    except BlockingIOError:
+                        continue
+                    if chunk:
+                        self.inbuf += chunk
+                    else:
+                        self.r_open = False
+
+    def drain_log(self, seconds: float) -> None:
+        """Read what is left of the child's output for a moment (never longer: a grandchild may hold it)."""
+        end = time.monotonic() + seconds
+        while self.e_open:
+            if not select.select([self.e], [], [], max(0.0, end - time.monotonic()))[0]:
+                return
+            try:
+                self._read_log()
+            except _Stop:
+                return
+
+
+# ------------------------------------------------------------------------------------------- the checks
+
+
+def checked_predictions(arr: Any, n: int, where: str = "model") -> np.ndarray:
+    """``arr`` as a float64 vector of ``n`` finite values, or a one-line :class:`SandboxError`."""
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iuf":
+        what = f"{type(arr).__name__} of {arr.dtype}" if isinstance(arr, np.ndarray) else type(arr).__name__
+        raise SandboxError(f"{where}: refused, predict() returned {what}; expected a 1-D array of {n} numbers.",
+                           "invalid-output")
+    if arr.shape != (n,):
+        raise SandboxError(f"{where}: refused, predict() returned shape {arr.shape}, expected ({n},): one value per "
+                           "test row (use .ravel() on a column vector).", "invalid-output")
+    out = arr.astype(np.float64)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        raise SandboxError(f"{where}: refused, predict() returned {int(bad.sum())} NaN/inf value(s) (first at row "
+                           f"{int(np.flatnonzero(bad)[0])}); every test row needs a finite prediction.",
+                           "invalid-output")
+    return out
+
+
+@functools.cache
+def isolation_support() -> tuple[bool, str]:
+    """Whether this machine can run the isolated child, and if not why (probed once per process)."""
+    if not sys.platform.startswith("linux"):
+        return False, f"kernel isolation needs Linux namespaces; this is {sys.platform}"
+    child = _Child({"isolate": True, "probe": True, "plan": sandbox_plan(), "limits": Limits().child_limits()},
+                   Limits(timeout_s=60.0))
+    try:
+        header, _ = child.channel.recv(child.deadline)
+    except _Stop:
+        child.finished(1.0)
+        child.channel.drain_log(0.2)
+        return False, child.setup_failure() or f"the probe exited with code {child.proc.returncode}"
+    finally:
+        child.stop()
+    return (True, "") if header.get("type") == "hello" and header.get("isolated") else (False, "no hello")
+
+
+class _Child:
+    """One launched child process and its channel."""
+
+    def __init__(self, cfg: dict, limits: Limits) -> None:
+        self.token = uuid.uuid4().hex
+        self.proc = subprocess.Popen([sys.executable, "-m", "kgpubench.sandbox_child", self.token, json.dumps(cfg)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=_child_env(limits.threads), cwd="/", start_new_session=True)
+        self.deadline = time.monotonic() + limits.timeout_s
+        self.channel = _Channel(self.proc, int(limits.output_mb * 2**20))
+
+    def stop(self) -> None:
+        """SIGKILL the launcher's group (the kernel takes the namespace with it); reap; never read the pipes."""
+        if self.proc.returncode is None:
+            for kill in (lambda: os.killpg(self.proc.pid, signal.SIGKILL), self.proc.kill):
+                try:
+                    kill()
+                except OSError:
+                    pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+    def finished(self, seconds: float) -> int | None:
+        try:
+            return self.proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def setup_failure(self) -> str:
+        for line in self.channel.log.text().splitlines():
+            if line.startswith(SETUP_PREFIX):
+                return line[len(SETUP_PREFIX):]
+        return ""
+
+
+# ------------------------------------------------------------------------------------------- the session
+
+
+@dataclass(frozen=True)
+class FitInfo:
+    """What the child reported about the fitted model (as the parent reads it, after the fit)."""
+
+    uses_measurements: bool
+    predicts_target: bool
+
+
+class ModelSession:
+    """A sandboxed child holding one model file for one task; fed fold by fold (see the module docstring).
+
+    Parameters
+    ----------
+    model : path
+        The model file (``make_model(task, seed)``); its bytes are hashed as sent (:attr:`model_sha256`).
+    task : Task or str
+        The task handed to ``make_model``.
+    seed : int
+        Seed handed to ``make_model``.
+    limits : Limits, optional
+        Time, memory, threads, processes, disk, output.
+    trust : bool
+        Run without kernel isolation where it is unavailable (still a separate, limited process).
+    hide : iterable of path
+        More paths to mask if the child's view would include them (a store passed with ``--data``).
+    name : str, optional
+        How errors name the model (default: the file name).
+    isolate : bool, optional
+        None (default): isolate where the kernel allows it, else refuse unless ``trust``. False: never
+        isolate (needs ``trust``; for code you trust, or to show what an escape does unconfined). True: isolate
+        or refuse, whatever ``trust`` says.
+    """
+
+    def __init__(self, model: Path | str, task: Any, *, seed: int = 0, limits: Limits | None = None,
+                 trust: bool = False, hide=(), name: str | None = None, isolate: bool | None = None) -> None:
+        from kgpubench.errors import DataFileNotFoundError
+        from kgpubench.tasks import Task, get_task
+
+        self.path = Path(model)
+        if not self.path.is_file():
+            raise DataFileNotFoundError(f"{self.path}: no such model file; pass the path of a .py file.")
+        if self.path.stat().st_size > MAX_MODEL_BYTES:
+            raise SubmissionError(f"{self.path}: refused, a model file must be under {MAX_MODEL_BYTES // 2**20} MiB.")
+        self.source = self.path.read_bytes()
+        self.model_sha256 = hashlib.sha256(self.source).hexdigest()
+        self.task = task if isinstance(task, Task) else get_task(task)
+        self.seed = seed
+        self.limits = limits or Limits()
+        self.trust = trust
+        self.hide = tuple(str(h) for h in hide if h)
+        self.name = name or self.path.name
+        self.isolate = isolate
+        self.isolated = False
+        self.declared_tasks: tuple[str, ...] | None = None
+        self._child: _Child | None = None
+        self._predictions = hashlib.sha256()
+        self._folds = 0
+
+    # -- lifecycle
+    def __enter__(self) -> ModelSession:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Launch the child, send the model and wait until it is imported (errors name the file)."""
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        if self.isolate is False:
+            if not self.trust:
+                raise SandboxUnavailableError(f"refusing to run {self.name} unisolated without trust; {TRUST_HINT}.")
+            isolate = False
+        else:
+            isolate, why = isolation_support()
+            if not isolate and (self.isolate or not self.trust):
+                raise SandboxUnavailableError(f"refusing to run {self.name}: this machine cannot isolate model code "
+                                              f"({why}); {TRUST_HINT}.")
+        cfg = {"isolate": isolate, "limits": self.limits.child_limits()}
+        if isolate:
+            cfg["plan"] = sandbox_plan(self.hide, self.limits)
+        self._child = _Child(cfg, self.limits)
+        stem = re.sub(r"\W", "_", self.path.stem) or "model"
+        self._child.channel.send({"type": "init", "name": f"{stem}.py", "task": asdict(self.task), "seed": self.seed,
+                                  "threads": self.limits.threads}, [self.source])
+        hello = self._recv("starting", {"hello"}, setup=isolate)
+        self.isolated = bool(hello.get("isolated"))
+        if isolate and not self.isolated:
+            self._fail("protocol", "the child did not report isolation")
+        reply = self._recv("importing the model", {"ready", "error"})
+        if reply["type"] == "error":
+            self._fail("import", f"importing the model failed: {str(reply.get('message'))[:600]}")
+        tasks = reply.get("tasks")
+        self.declared_tasks = tuple(str(t) for t in tasks) if isinstance(tasks, list) else None
+
+    def close(self) -> None:
+        """Stop the child and everything it started (idempotent)."""
+        if self._child is not None:
+            if self._child.proc.returncode is None:
+                self._child.channel.drain_log(0.0)
+            self._child.stop()
+
+    @property
+    def token(self) -> str | None:
+        """A random id on the command line of every process of this session (to audit that none is left)."""
+        return self._child.token if self._child else None
+
+    @property
+    def log(self) -> str:
+        """The head and tail of what the model printed."""
+        return self._child.channel.log.text() if self._child else ""
+
+    @property
+    def predictions_sha256(self) -> str:
+        """sha256 over every fold's checked predictions (float64, in the order they were made)."""
+        return self._predictions.hexdigest()
+
+    # -- folds
+    def fit(self, X, y) -> FitInfo:
+        """A new estimator from ``make_model(task, seed)``, fitted on ``X`` (DataFrame) and ``y``."""
+        from kgpubench.sandbox_child import array_to_npy
+
+        self._require()
+        self._child.channel.send({"type": "fit", "n": len(X)},
+                                 [self._features(X), array_to_npy(np.asarray(y, dtype=np.float64))])
+        reply = self._recv("fit()", {"fitted", "error"})
+        if reply["type"] == "error":
+            self._model_error("fit()", reply.get("message"))
+        flags = (reply.get("uses_measurements"), reply.get("predicts_target"))
+        if not all(isinstance(f, bool) for f in flags):
+            self._fail("protocol", "it sent a malformed fit reply")
+        return FitInfo(*flags)
+
+    def predict(self, X, problems=None) -> np.ndarray:
+        """Checked predictions for the rows of ``X``; ``problems`` (real :class:`NpbProblem` objects) are
+        described to the child and their ``measure`` served and counted here."""
+        self._require()
+        described = None if problems is None else [_describe_problem(p) for p in problems]
+        self._child.channel.send({"type": "predict", "n": len(X), "problems": described}, [self._features(X)])
+        n = len(X)
+        while True:
+            reply = self._recv("predict()", {"measure", "predictions", "invalid", "error"},
+                               max_payload=16 * n + SMALL_PAYLOAD)
+            if reply["type"] != "measure":
+                break
+            self._child.channel.send(_serve_measure(reply, problems))
+        if reply["type"] == "error":
+            self._model_error("predict()", reply.get("message"))
+        if reply["type"] == "invalid":
+            self._fail("invalid-output", f"refused, {str(reply.get('message'))[:300]}; expected a 1-D array of {n} "
+                                         "numbers", fatal=False)
+        from kgpubench.sandbox_child import npy_to_array
+
+        if len(reply["_blobs"]) != 1:
+            self._fail("protocol", "it sent predictions without an array")
+        try:
+            arr = npy_to_array(reply["_blobs"][0])
+        except (ValueError, OSError, EOFError) as exc:
+            self._fail("invalid-output", f"refused, its predictions are not a numeric .npy array ({exc})")
+        pred = checked_predictions(arr, n, self.name)
+        self._predictions.update(f"{self._folds}:{n}:".encode())
+        self._predictions.update(pred.astype("<f8").tobytes())
+        self._folds += 1
+        return pred
+
+    def factory(self, task=None, seed=None) -> RemoteModel:
+        """A ``make_model``-like callable's result: an estimator whose fit/predict run in this session."""
+        return RemoteModel(self)
+
+    # -- internals
+    def _features(self, X) -> memoryview:
+        from kgpubench.sandbox_child import frame_to_ipc
+
+        try:
+            return frame_to_ipc(X)
+        except (TypeError, ValueError) as exc:  # pyarrow's ArrowInvalid/ArrowTypeError are ValueError/TypeError
+            raise SubmissionError(f"{self.name}: the features cannot be sent to the sandbox ({exc}).") from None
+
+    def _require(self) -> None:
+        if self._child is None:
+            self.start()
+        elif self._child.proc.returncode is not None or not self._child.channel.r_open:
+            raise SandboxError(f"{self.name}: the session has ended; start a new one.", "protocol")
+
+    def _recv(self, step: str, allowed: set[str], max_payload: int = SMALL_PAYLOAD, setup: bool = False) -> dict:
+        child = self._child
+        try:
+            header, blobs = child.channel.recv(child.deadline, max_payload)
+        except _Stop as stop:
+            self._stopped(stop, step, setup)
+        if header["type"] not in allowed:
+            self._fail("protocol", f"it sent {header['type']!r} while {step} (expected {', '.join(sorted(allowed))})")
+        header["_blobs"] = blobs
+        return header
+
+    def _stopped(self, stop: _Stop, step: str, setup: bool) -> None:
+        child = self._child
+        if stop.kind == "closed":
+            code = child.finished(1.0)
+            child.channel.drain_log(0.2)
+            if setup and code == SETUP_EXIT and child.setup_failure():
+                self.close()
+                raise SandboxUnavailableError(f"refusing to run {self.name}: the sandbox could not be built "
+                                              f"({child.setup_failure()}); {TRUST_HINT}.")
+            self._fail(*_crash(code, child.channel.log, self.limits, step))
+        if stop.kind == "timeout":
+            self._fail("timeout", f"refused, it exceeded the time limit of {self.limits.timeout_s:g} s while {step}; "
+                                  "make the model faster or raise --timeout")
+        self._fail(stop.kind, f"refused, {stop.detail} while {step}")
+
+    def _fail(self, kind: str, message: str, fatal: bool = True) -> None:
+        """Raise :class:`SandboxError`; a fatal failure also stops the child (a refused output or an exception
+        in the model's own code leaves it answering, as the parent may go on to the next fold)."""
+        log = self.log
+        if fatal:
+            self.close()
+        raise SandboxError(f"{self.name}: {message}.", kind, log)
+
+    def _model_error(self, step: str, message: Any) -> None:
+        message = str(message)[:600]
+        if message.startswith("MemoryError"):
+            self._fail("memory", f"ran out of memory in {step} (limit {self.limits.memory_gb:g} GiB of address space; "
+                                 f"{message}); raise --memory-gb or use less", fatal=False)
+        self._fail("model-error", f"{step} failed: {message}", fatal=False)
+
+
+def _crash(code: int | None, log: OutputLog, limits: Limits, step: str) -> tuple[str, str]:
+    text = log.text()
+    last = log.last_line()
+    said = f" (its last output: {last})" if last else ""
+    if "MemoryError" in text or "bad_alloc" in text or "Cannot allocate memory" in text:
+        return "memory", (f"ran out of memory while {step} (limit {limits.memory_gb:g} GiB of address space); "
+                          f"raise --memory-gb or use less{said}")
+    signals = {signal.SIGXCPU: f"CPU time limit of {limits.child_limits()['cpu_s']} s",
+               signal.SIGXFSZ: f"file size limit of {limits.disk_mb:g} MiB", signal.SIGKILL: "SIGKILL",
+               signal.SIGSEGV: "segmentation fault", signal.SIGABRT: "abort"}
+    if code is None:
+        return "exit", f"closed its output while {step} without answering{said}"
+    if code > 128:
+        name = signals.get(code - 128, f"signal {code - 128}")
+        return "crash", f"the model process was killed ({name}) while {step}{said}"
+    return "exit", f"the model process exited with code {code} while {step}, without answering{said}"
+
+
+def _describe_problem(problem) -> dict:
+    """What the child may know of an npb problem: names and row positions, no times."""
+    return {"key": problem.key, "benchmark": problem.benchmark, "kernels": list(problem.kernels),
+            "choices": {k: list(v) for k, v in problem.choices.items()}, "default": dict(problem.default),
+            "rows": [[k, int(t), list(map(int, p))] for (k, t), p in problem.rows.items()]}
+
+
+def _serve_measure(request: dict, problems) -> dict:
+    """Answer one ``measure`` request from the real problem (which counts it), or say why not."""
+    from kgpubench.tasks.npb import MeasurementError
+
+    index, assignment = request.get("problem"), request.get("assignment")
+    if problems is None or type(index) is not int or not 0 <= index < len(problems) or not isinstance(
+            assignment, dict) or not all(isinstance(k, str) and type(v) is int for k, v in assignment.items()):
+        return {"type": "measure_error", "message": "malformed measure request"}
+    try:
+        got = problems[index].measure(assignment)
+    except MeasurementError as exc:
+        return {"type": "measure_error", "message": str(exc)}
+    return {"type": "measurement", "app_time_s": got.app_time_s, "kernel_time_s": got.kernel_time_s}
+
+
+class RemoteModel:
+    """The estimator :meth:`ModelSession.factory` returns: fit and predict run in the session's child."""
+
+    def __init__(self, session: ModelSession) -> None:
+        self.session = session
+        self.uses_measurements = False
+        self.predicts_target = True
+
+    def fit(self, X, y) -> RemoteModel:
+        info = self.session.fit(X, y)
+        self.uses_measurements, self.predicts_target = info.uses_measurements, info.predicts_target
+        return self
+
+    def predict(self, X, problems=None) -> np.ndarray:
+        return self.session.predict(X, problems=problems)

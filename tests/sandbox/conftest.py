@@ -1,0 +1,76 @@
+"""Shared fixtures of the sandbox tests: attack model files, a small real task table, process audits."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
+
+from task_fixtures import autotune_table, make_store  # noqa: E402
+
+from kgpubench.sandbox import isolation_support  # noqa: E402
+
+MODELS = Path(__file__).parent / "models"
+
+
+def render(name: str, folder: Path, **values) -> Path:
+    """``models/<name>.py`` with each ``"__KEY__"`` placeholder replaced by ``repr(value)``, in ``folder``."""
+    text = (MODELS / f"{name}.py").read_text()
+    for key, value in values.items():
+        text = text.replace(f'"__{key.upper()}__"', repr(value))
+    assert '"__' not in text, f"unfilled placeholder in {name}.py"
+    path = Path(folder) / f"{name}.py"
+    path.write_text(text)
+    return path
+
+
+def processes_with(token: str) -> set[int]:
+    """Host pids whose command line holds ``token`` (every process of a session carries its token)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    if token.encode() in fh.read():
+                        found.add(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def settled(probe, want, seconds: float = 3.0):
+    """``probe()`` once it equals ``want``, or its last value after ``seconds`` (killing is asynchronous)."""
+    end = time.monotonic() + seconds
+    got = probe()
+    while got != want and time.monotonic() < end:
+        time.sleep(0.05)
+        got = probe()
+    return got
+
+
+needs_isolation = pytest.mark.skipif(not isolation_support()[0],
+                                     reason=f"no kernel isolation here: {isolation_support()[1]}")
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory):
+    """The autotune fixture table (72 rows, 3 GPUs) as a store."""
+    return make_store(tmp_path_factory.mktemp("sandbox") / "store", autotune_table())
+
+
+@pytest.fixture(scope="session")
+def small():
+    """Features and target of 12 autotune rows, for sessions fed by hand."""
+    from kgpubench.tasks import feature_frame, get_task, task_rows
+    from kgpubench.tasks.scoring import with_scoring_columns
+
+    task = get_task("autotune-config")
+    table = autotune_table(gpus=("GPU A",))
+    rows = with_scoring_columns(task, table, task_rows(task, table))
+    X = feature_frame(task, rows)
+    return X.iloc[:12].reset_index(drop=True), rows["time_ms_median"].to_numpy()[:12]
