@@ -20,6 +20,7 @@ does not allow this, :class:`ModelSession` refuses unless ``trust=True`` (``--tr
 
 from __future__ import annotations
 
+import atexit
 import collections
 import functools
 import hashlib
@@ -31,6 +32,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -215,8 +217,8 @@ class _Stop(Exception):
 class _Channel:
     """Non-blocking frames to and from the child under one deadline; its stderr drained into an OutputLog."""
 
-    def __init__(self, proc: subprocess.Popen, output_limit: int) -> None:
-        self.w, self.r, self.e = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
+    def __init__(self, w: int, r: int, e: int, output_limit: int) -> None:
+        self.w, self.r, self.e = w, r, e
         for fd in (self.w, self.r, self.e):
             os.set_blocking(fd, False)
         for fd in (self.w, self.r):
@@ -231,6 +233,11 @@ class _Channel:
         self.log = OutputLog()
         self.output_limit = output_limit
         self.r_open = self.e_open = self.w_open = True
+
+    def close(self) -> None:
+        for fd in (self.w, self.r, self.e):
+            os.close(fd)
+        self.r_open = self.e_open = self.w_open = False
 
     def send(self, header: dict, blobs=()) -> None:
         if self.w_open:
@@ -361,48 +368,159 @@ def isolation_support() -> tuple[bool, str]:
     try:
         header, _ = child.channel.recv(child.deadline)
     except _Stop:
-        child.finished(1.0)
+        code = child.finished(1.0)
         child.channel.drain_log(0.2)
-        return False, child.setup_failure() or f"the probe exited with code {child.proc.returncode}"
+        return False, child.setup_failure() or f"the probe exited with code {code}"
     finally:
         child.stop()
     return (True, "") if header.get("type") == "hello" and header.get("isolated") else (False, "no hello")
 
 
+class _Zygote:
+    """This process's fork server (Linux): started on first use, shared by every session, never given data.
+
+    It has the common libraries imported (:data:`kgpubench.sandbox_child.PRELOAD`), so a session starts in
+    a fork instead of a fresh interpreter; it returns a pidfd of each launcher it forks.
+    """
+
+    def __init__(self) -> None:
+        import socket
+
+        self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "kgpubench.sandbox_child", "zygote",
+                                          str(theirs.fileno())], pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(1),
+                                         cwd="/", start_new_session=True)
+        finally:
+            theirs.close()
+        self.lock = threading.Lock()
+
+    def spawn(self, request: dict, fds: list[int], wait_s: float) -> tuple[int, int]:
+        """Fork a launcher for ``request`` with ``fds`` as its 0..3; returns (pid, pidfd). OSError if gone."""
+        import socket
+
+        with self.lock:
+            socket.send_fds(self.ctl, [json.dumps(request).encode()], fds)
+            if not select.select([self.ctl], [], [], wait_s)[0]:
+                raise OSError("the sandbox zygote did not answer")
+            msg, got, _, _ = socket.recv_fds(self.ctl, 4096, 1)
+        if not msg or len(got) != 1:
+            for fd in got:
+                os.close(fd)
+            raise OSError("the sandbox zygote is gone")
+        return int(json.loads(msg)["pid"]), got[0]
+
+    def close(self) -> None:
+        self.ctl.close()
+        self.proc.kill()
+        self.proc.wait()
+
+
+_ZYGOTE: dict[str, _Zygote | None] = {}
+_ZYGOTE_LOCK = threading.Lock()
+ZYGOTE_ENV = "KGPUBENCH_SANDBOX_ZYGOTE"
+
+
+def _zygote() -> _Zygote | None:
+    """The fork server, or None where there is none (not Linux, no pidfd, ``KGPUBENCH_SANDBOX_ZYGOTE=0``, or
+    it failed once: every session then starts its own interpreter)."""
+    with _ZYGOTE_LOCK:
+        if "z" in _ZYGOTE:
+            z = _ZYGOTE["z"]
+            if z is None or z.proc.poll() is None:
+                return z
+        usable = sys.platform.startswith("linux") and hasattr(os, "pidfd_open") and os.environ.get(ZYGOTE_ENV) != "0"
+        _ZYGOTE["z"] = _Zygote() if usable else None
+        if _ZYGOTE["z"] is not None:
+            atexit.register(_ZYGOTE["z"].close)
+        return _ZYGOTE["z"]
+
+
+def _drop_zygote() -> None:
+    with _ZYGOTE_LOCK:
+        z = _ZYGOTE.get("z")
+        _ZYGOTE["z"] = None
+    if z is not None:
+        z.close()
+
+
 class _Child:
-    """One launched child process and its channel."""
+    """One launched session: the launcher (forked by the zygote, else its own interpreter), pipes, deadline."""
 
     def __init__(self, cfg: dict, limits: Limits) -> None:
         self.token = uuid.uuid4().hex
-        self.proc = subprocess.Popen([sys.executable, "-m", "kgpubench.sandbox_child", self.token, json.dumps(cfg)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=_child_env(limits.threads), cwd="/", start_new_session=True)
+        env = _child_env(limits.threads)
+        to_r, to_w = os.pipe()
+        from_r, from_w = os.pipe()
+        log_r, log_w = os.pipe()
+        self.status_r, status_w = os.pipe()
+        theirs = [to_r, from_w, log_w, status_w]
+        self.proc: subprocess.Popen | None = None
+        self.pid, self.pidfd, self.code = 0, None, None
+        try:
+            zygote = _zygote()
+            if zygote is not None:
+                try:
+                    self.pid, self.pidfd = zygote.spawn({"cfg": cfg, "env": env, "token": self.token}, theirs,
+                                                        min(limits.timeout_s, 300.0))
+                except OSError:
+                    _drop_zygote()
+            if self.pidfd is None:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "kgpubench.sandbox_child", self.token, json.dumps(cfg), str(status_w)],
+                    stdin=to_r, stdout=from_w, stderr=log_w, pass_fds=[status_w], env=env, cwd="/",
+                    start_new_session=True)
+                self.pid = self.proc.pid
+        finally:
+            for fd in theirs:
+                os.close(fd)
         self.deadline = time.monotonic() + limits.timeout_s
-        self.channel = _Channel(self.proc, int(limits.output_mb * 2**20))
+        self.channel = _Channel(to_w, from_r, log_r, int(limits.output_mb * 2**20))
+        self.stopped = False
+
+    def _launcher_alive(self) -> bool:
+        if self.proc is not None:
+            return self.proc.poll() is None
+        return not select.select([self.pidfd], [], [], 0)[0]
 
     def stop(self) -> None:
-        """SIGKILL the launcher's group (the kernel takes the namespace with it); reap; never read the pipes."""
-        if self.proc.returncode is None:
-            for kill in (lambda: os.killpg(self.proc.pid, signal.SIGKILL), self.proc.kill):
-                try:
-                    kill()
-                except OSError:
-                    pass
+        """SIGKILL the launcher and its process group (an isolated session's namespace dies with the launcher);
+        wait for the launcher only, never for the pipes; close everything. Idempotent."""
+        if self.stopped:
+            return
+        self.stopped = True
+        if self._launcher_alive():
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                if self.proc is not None:
+                    self.proc.kill()
+                else:
+                    signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except OSError:
+                pass
+        if self.proc is not None:
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                pipe.close()
-            except OSError:
-                pass
+        else:
+            select.select([self.pidfd], [], [], 5)
+            os.close(self.pidfd)
+        os.close(self.status_r)
+        self.channel.close()
 
     def finished(self, seconds: float) -> int | None:
-        try:
-            return self.proc.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            return None
+        """The session's exit code once the launcher reports it within ``seconds``, else None."""
+        if self.code is None and not self.stopped and select.select([self.status_r], [], [], seconds)[0]:
+            try:
+                self.code = int(os.read(self.status_r, 64).decode().strip() or "-1")
+            except (OSError, ValueError):
+                self.code = None
+        return self.code
 
     def setup_failure(self) -> str:
         for line in self.channel.log.text().splitlines():
@@ -517,9 +635,8 @@ class ModelSession:
 
     def close(self) -> None:
         """Stop the child and everything it started (idempotent)."""
-        if self._child is not None:
-            if self._child.proc.returncode is None:
-                self._child.channel.drain_log(0.0)
+        if self._child is not None and not self._child.stopped:
+            self._child.channel.drain_log(0.0)
             self._child.stop()
 
     @property
@@ -601,7 +718,7 @@ class ModelSession:
     def _require(self) -> None:
         if self._child is None:
             self.start()
-        elif self._child.proc.returncode is not None or not self._child.channel.r_open:
+        elif self._child.stopped or not self._child.channel.r_open:
             raise SandboxError(f"{self.name}: the session has ended; start a new one.", "protocol")
 
     def _recv(self, step: str, allowed: set[str], max_payload: int = SMALL_PAYLOAD, setup: bool = False) -> dict:
@@ -636,7 +753,7 @@ class ModelSession:
         log = self.log
         if fatal:
             self.close()
-        raise SandboxError(f"{self.name}: {message}.", kind, log)
+        raise SandboxError(f"{self.name}: {message.rstrip('.')}.", kind, log)
 
     def _model_error(self, step: str, message: Any) -> None:
         message = str(message)[:600]

@@ -1,14 +1,15 @@
-"""The sandbox's child side: ``python -m kgpubench.sandbox_child TOKEN CONFIG_JSON``.
+"""The sandbox's child side: ``python -m kgpubench.sandbox_child TOKEN CONFIG_JSON``, or forked by the zygote
+(``python -m kgpubench.sandbox_child zygote FD``, :func:`zygote`), which has the common libraries imported.
 
 Started by :class:`kgpubench.sandbox.ModelSession`, never by hand. With isolation, the process tree is::
 
-    launcher (outside, writes the id maps)
+    launcher (outside, writes the id maps, reports the exit code on STATUS_FD)
       stage 1 (new namespaces; dies with the launcher)
         stage 2 = PID 1 of the new PID namespace (builds the root, drops privileges, reaps; dies with stage 1)
           server (rlimits; imports the model, fits and predicts on what the parent sends)
 
 Killing the launcher kills stage 1, which kills PID 1, and the kernel then kills every process left in the
-namespace, ``setsid`` or not. Without isolation (``--trust``) the launcher is the server.
+namespace, ``setsid`` or not. Without isolation (``--trust``) the server is the launcher's child.
 
 The protocol is frames on the server's stdin/stdout (see :func:`frame_parts`); what the model prints goes
 to stderr, which the parent keeps only the head and tail of. The server never receives test targets: the
@@ -28,6 +29,10 @@ import traceback
 FRAME = struct.Struct("<IQ")  # JSON header length, payload length
 SETUP_EXIT = 71  # the sandbox could not be built (the message is the stderr line starting with SETUP_PREFIX)
 SETUP_PREFIX = "kgpubench-sandbox: "
+STATUS_FD = 3  # the launcher writes the session's exit code here
+PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.ipc", "threadpoolctl", "kgpubench.tasks", "kgpubench.tasks.npb",
+           "kgpubench.tasks.preprocess", "sklearn.base", "sklearn.utils.validation", "sklearn.pipeline",
+           "sklearn.compose", "sklearn.impute", "sklearn.preprocessing")
 MODEL_DIR = "kgpubench_model"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -400,6 +405,7 @@ def launch(cfg: dict) -> int:
     if pid == 0:
         os.close(ready_r)
         os.close(go_w)
+        os.close(STATUS_FD)
         try:
             os._exit(_stage1(cfg, launcher, ready_w, go_r))
         except BaseException as exc:  # noqa: B036
@@ -421,12 +427,110 @@ def launch(cfg: dict) -> int:
     return _exit_code(status)
 
 
+def _unconfined(cfg: dict) -> int:
+    """Without isolation (``--trust``): the server is a child of the launcher, which reports its exit."""
+    pid = os.fork()
+    if pid == 0:
+        os.close(STATUS_FD)
+        try:
+            os._exit(serve(cfg, isolated=False))
+        except BaseException:  # noqa: B036
+            traceback.print_exc()
+            os._exit(1)
+    _close_stdio()
+    _, status = os.waitpid(pid, 0)
+    return _exit_code(status)
+
+
+def run_session(cfg: dict, token: str, status_fd: int = STATUS_FD) -> int:
+    """The launcher of one session (fd 0/1 protocol, 2 output, STATUS_FD its exit code for the parent)."""
+    if status_fd != STATUS_FD:
+        os.dup2(status_fd, STATUS_FD)
+        os.close(status_fd)
+    try:
+        from kgpubench import sandbox_linux as lx
+
+        lx.set_name(f"kgpb-{token[:10]}")  # inherited by every process of the session, for audits
+    except (ImportError, OSError):
+        pass
+    code = launch(cfg) if cfg["isolate"] else _unconfined(cfg)
+    try:
+        os.write(STATUS_FD, f"{code}\n".encode())
+    except OSError:
+        pass
+    return code
+
+
+def _preload() -> None:
+    """What most models import, imported once in the zygote so that each session starts warm."""
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - an optional library that is absent or broken is simply not warm
+            pass
+
+
+def zygote(ctl: int) -> int:
+    """Fork server: with the common libraries imported, fork one launcher per request on socket ``ctl``.
+
+    A request is a JSON ``{"cfg", "env", "token"}`` with four descriptors (the session's stdin, stdout,
+    stderr and status pipe); the reply is ``{"pid"}`` with a pidfd of the launcher, which the parent uses
+    to kill it. The zygote never receives data; it exits when the parent closes the socket.
+    """
+    import select
+    import socket
+
+    _preload()
+    sock = socket.socket(fileno=ctl)
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        if not select.select([sock], [], [], 0.5)[0]:
+            continue
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, 1 << 22, 4)
+        except OSError:
+            return 0
+        if not msg:
+            return 0
+        request = json.loads(msg)
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                sock.close()
+                import fcntl
+
+                high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]  # out of the way of 0..3 first
+                for target, fd in enumerate(high):
+                    os.dup2(fd, target)
+                os.closerange(STATUS_FD + 1, 1 << 16)
+                os.setsid()
+                os.environ.clear()
+                os.environ.update(request["env"])
+                code = run_session(request["cfg"], request["token"])
+            except BaseException:  # noqa: B036 - a forked launcher must never return into the zygote
+                traceback.print_exc()
+            os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        pidfd = os.pidfd_open(pid)
+        try:
+            socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
+        finally:
+            os.close(pidfd)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    cfg = json.loads(argv[1])
-    if cfg["isolate"]:
-        return launch(cfg)
-    return serve(cfg, isolated=False)
+    if argv[0] == "zygote":
+        return zygote(int(argv[1]))
+    return run_session(json.loads(argv[1]), argv[0], int(argv[2]))
 
 
 if __name__ == "__main__":

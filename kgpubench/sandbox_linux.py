@@ -40,7 +40,7 @@ MNT_DETACH = 2
 _OPTION_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
                  "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
 
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NAME, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 15, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _CAP_VERSION_3 = 0x20080522
 # pivot_root has no glibc wrapper; its number per architecture.
@@ -274,6 +274,12 @@ def drop_privileges(uid: int = 0) -> None:
     data = (_CapData * 2)()
     _call(libc.capset(ctypes.byref(header), data), "capset (drop every capability)")
     prctl(PR_SET_DUMPABLE, 0)
+
+
+def set_name(name: str) -> None:
+    """The process name (``/proc/PID/comm``, 15 characters), inherited by every process forked from here."""
+    buf = ctypes.create_string_buffer(name.encode()[:15])
+    prctl(PR_SET_NAME, ctypes.addressof(buf))
 
 
 def set_hostname(name: str) -> None:

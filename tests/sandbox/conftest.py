@@ -30,13 +30,18 @@ def render(name: str, folder: Path, **values) -> Path:
 
 
 def processes_with(token: str) -> set[int]:
-    """Host pids whose command line holds ``token`` (every process of a session carries its token)."""
+    """Host pids of a session: its launcher names itself ``kgpb-<token[:10]>`` and every process forked from
+    it inherits the name (``/proc/PID/comm``); zombies, already dead, are not counted."""
+    name = f"kgpb-{token[:10]}"
     found = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                    if token.encode() in fh.read():
+                with open(f"/proc/{entry}/comm") as fh:
+                    if fh.read().strip() != name:
+                        continue
+                with open(f"/proc/{entry}/stat") as fh:
+                    if fh.read().rsplit(")", 1)[1].split()[0] != "Z":
                         found.add(int(entry))
             except OSError:
                 pass

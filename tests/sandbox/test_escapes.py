@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import needs_isolation, processes_with, render, settled
 
-from kgpubench.evaluation import model_factory, load_model_module, run_folds, task_data
+from kgpubench.evaluation import load_model_module, model_factory, run_folds, task_data
 from kgpubench.resources import default_data_dir
 from kgpubench.sandbox import Limits, ModelSession, SandboxError
 
