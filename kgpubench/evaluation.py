@@ -234,7 +234,8 @@ def package_versions() -> dict[str, str]:
 
 
 def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, folds: list[str] | None = None,
-             data_dir: Path | str | None = None, seed: int = 0, data: TaskData | None = None) -> dict:
+             data_dir: Path | str | None = None, seed: int = 0, data: TaskData | None = None,
+             limits: Any = None, trust: bool = False) -> dict:
     """Evaluate a model file on a task under one scheme; returns the result record (see :func:`result_json`).
 
     Parameters
@@ -251,22 +252,33 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         Another store (default: the packaged data).
     seed : int
         Seed handed to the factory.
+    limits : kgpubench.sandbox.Limits, optional
+        Time, memory and threads of the sandboxed model (default: ``Limits()``).
+    trust : bool
+        Run the model unisolated where the kernel cannot isolate it (else that is refused).
+
+    The model's code runs in a :class:`kgpubench.sandbox.ModelSession` (one child process for every fold); this
+    process keeps the test targets, scores, and hashes the model file as sent and the predictions as received.
     """
+    from kgpubench.sandbox import ModelSession
+
     start = time.perf_counter_ns()
     the_task = get_task(task)
     scheme = scheme or the_task.schemes[0]
     path = Path(model_path)
-    factory = model_factory(load_model_module(path), path)
+    session = ModelSession(path, the_task, seed=seed, limits=limits, trust=trust, hide=[data_dir])
     if data is None:
         data = task_data(the_task, scheme, data_dir)
-    fold_records, samples = run_folds(data, factory, seed=seed, folds=folds, model_name=path.name)
+    with session:
+        fold_records, samples = run_folds(data, session.factory, seed=seed, folds=folds, model_name=path.name)
     return {
         "format": RESULT_FORMAT,
         "task": the_task.name,
         "scheme": scheme,
         "model": path.stem,
         "model_file": _model_label(path),
-        "model_sha256": file_sha256(path),
+        "model_sha256": session.model_sha256,
+        "predictions_sha256": session.predictions_sha256,
         "dataset": data.dataset,
         "split_sha256": split_sha256(the_task.name, scheme),
         "train_subsample": the_task.max_train_rows,
