@@ -16,14 +16,14 @@ from pathlib import Path
 from kgpubench.errors import KgpubenchError
 from kgpubench.evaluation import (
     NoDataError,
+    SubmissionError,
     TaskData,
     evaluate,
-    load_model_module,
-    model_tasks,
     result_json,
     task_data,
 )
 from kgpubench.shards import atomic_write_bytes
+from kgpubench.submission import declared_tasks, model_file_in
 from kgpubench.tasks import get_task, list_tasks
 
 # Scores may differ across machines in the last digits (BLAS, compilers); verify allows this much.
@@ -94,7 +94,7 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
         path = Path(path)
         if only and path.stem not in only:
             continue
-        declared = model_tasks(load_model_module(path))
+        declared = declared_tasks(path)  # read, not run: a model's code runs only in the sandbox
         for task in list_tasks():
             if (declared and task.name not in declared) or (wanted and task.name not in wanted):
                 continue
@@ -104,7 +104,7 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
 
 def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only: Iterable[str] | None = None,
         tasks: Iterable[str] | None = None, models: Iterable[Path] | None = None, render: bool = True,
-        progress: Callable[[str], None] | None = None) -> list[Path]:
+        progress: Callable[[str], None] | None = None, trust: bool = False) -> list[Path]:
     """Evaluate the jobs of :func:`plan` whose task has data; write results; render the board.
 
     Returns the result files written. Tasks without rows are skipped (the board says "no data yet").
@@ -124,7 +124,7 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         if progress:
             progress(f"{job.task} / {job.scheme} / {job.model.stem}")
         try:
-            result = evaluate(job.model, job.task, job.scheme, data=cache[key])
+            result = evaluate(job.model, job.task, job.scheme, data=cache[key], trust=trust)
         except NoDataError:
             continue
         path = result_path(out_dir, job.task, job.scheme, job.model.stem)
@@ -181,7 +181,7 @@ def compare(committed: dict, fresh: dict, *, rel_tol: float = REL_TOL, abs_tol: 
 
 def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_dir: Path | str | None = None,
            rel_tol: float = REL_TOL, abs_tol: float = ABS_TOL,
-           progress: Callable[[str], None] | None = None) -> int:
+           progress: Callable[[str], None] | None = None, trust: bool = False) -> int:
     """Re-run committed results (only the models named in ``only``, if given) and compare.
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem.
@@ -196,9 +196,13 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
     problems: list[str] = []
     cache: dict[tuple[str, str], TaskData] = {}
     for res in results:
-        model = project_root() / res["model_file"]
         if progress:
             progress(f"{res['task']} / {res['scheme']} / {res['model']}")
+        try:
+            model = model_file_in(project_root(), res["model_file"])
+        except SubmissionError as exc:
+            problems.append(f"{res['_path']}: {exc}")
+            continue
         if not model.exists():
             problems.append(f"{res['_path']}: model file {res['model_file']} is missing")
             continue
@@ -209,12 +213,17 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
         except NoDataError as exc:
             problems.append(f"{res['_path']}: {exc}")
             continue
-        if res.get("kind") == "predictions":  # scored predictions: re-score the committed file
-            from kgpubench.submission import score_predictions
+        try:
+            if res.get("kind") == "predictions":  # scored predictions: re-score the committed file
+                from kgpubench.submission import score_predictions
 
-            fresh = round_floats(score_predictions(model, res["task"], res["scheme"], data_dir=data_dir))
-        else:
-            fresh = round_floats(evaluate(model, res["task"], res["scheme"], seed=res["seed"], data=cache[key]))
+                fresh = round_floats(score_predictions(model, res["task"], res["scheme"], data_dir=data_dir))
+            else:
+                fresh = round_floats(evaluate(model, res["task"], res["scheme"], seed=res["seed"], data=cache[key],
+                                              trust=trust))
+        except SubmissionError as exc:  # the sandboxed model failed: a problem of this result, not of verify
+            problems.append(f"{res['_path']}: {exc}")
+            continue
         problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
     if problems:
         raise VerifyError(f"verify failed: {len(problems)} problem(s) in {len(results)} result(s) "
