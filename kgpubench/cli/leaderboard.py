@@ -10,6 +10,8 @@ DATA = typer.Option(None, "--data", help="Dataset store folder (default: the pac
 TASK = typer.Option(..., "--task", "-t", help="Task name (`kgpubench leaderboard tasks` lists them).")
 SCHEME = typer.Option(None, "--scheme", "-s", help="Split scheme (default: the task's first).")
 ONLY = typer.Option(None, "--only", help="Only this model (file stem); repeat for several.")
+TRUST = typer.Option(False, "--trust", help="Where the kernel cannot isolate model code, run it anyway, unisolated "
+                     "(only for code you trust; see docs/SECURITY.md).")
 
 board_app = typer.Typer(help="Run, verify and render the leaderboard.", no_args_is_help=True)
 
@@ -29,12 +31,13 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
              task: str = TASK, scheme: str | None = SCHEME,
              fold: list[str] | None = typer.Option(None, "--fold", help="Only this fold; repeat for several."),
              data: Path | None = DATA, seed: int = typer.Option(0, "--seed"),
-             out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it).")) -> None:
-    """Train and score MODEL on every fold of TASK (in this process) and write the result JSON."""
+             out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it)."),
+             trust: bool = TRUST) -> None:
+    """Train and score MODEL on every fold of TASK (its code in the sandbox) and write the result JSON."""
     from kgpubench.evaluation import evaluate as run_eval
     from kgpubench.evaluation import result_json
 
-    text = result_json(run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed))
+    text = result_json(run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed, trust=trust))
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
@@ -45,13 +48,16 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
 
 def submit(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
            task: str = TASK, scheme: str | None = SCHEME, data: Path | None = DATA,
-           timeout: float = typer.Option(1800, "--timeout", help="Time limit in seconds."),
+           timeout: float = typer.Option(1800, "--timeout", help="Time limit for every fold together, seconds."),
            memory_gb: float = typer.Option(8.0, "--memory-gb", help="Memory limit (address space), GiB."),
-           out: Path | None = typer.Option(None, "--out", "-o", help="Result file.")) -> None:
-    """Evaluate MODEL in a separate, limited process; write a result file ready for a pull request."""
+           threads: int = typer.Option(1, "--threads", help="OpenMP/BLAS threads of the model."),
+           out: Path | None = typer.Option(None, "--out", "-o", help="Result file."), trust: bool = TRUST) -> None:
+    """Evaluate MODEL with its code in the sandbox (isolated, limited); write a result file ready for a pull
+    request."""
     from kgpubench.submission import submit as run_submit
 
-    path = run_submit(model, task, scheme, out=out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb)
+    path = run_submit(model, task, scheme, out=out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb,
+                      threads=threads, trust=trust)
     typer.echo(str(path))
 
 
@@ -75,15 +81,15 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
 def run(only: list[str] | None = ONLY,
         task: list[str] | None = typer.Option(None, "--task", "-t", help="Only this task; repeat."),
         data: Path | None = DATA,
-        out: Path | None = typer.Option(None, "--out", help="Results folder (default leaderboard/results).")
-        ) -> None:
+        out: Path | None = typer.Option(None, "--out", help="Results folder (default leaderboard/results)."),
+        trust: bool = TRUST) -> None:
     """Evaluate every baseline on every task and scheme with data; write results and render the board."""
     import time
 
     from kgpubench import leaderboard
 
     start = time.perf_counter()
-    written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, progress=_progress())
+    written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, progress=_progress(), trust=trust)
     _err(f"{len(written)} result(s) in {time.perf_counter() - start:.1f} s; board: "
          f"{(Path(out).parent if out else leaderboard.leaderboard_dir()) / 'README.md'}")
 
@@ -92,12 +98,14 @@ def run(only: list[str] | None = ONLY,
 def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
            rel_tol: float = typer.Option(1e-4, "--rel-tol", help="Relative tolerance per score."),
            abs_tol: float = typer.Option(1e-6, "--abs-tol", help="Absolute tolerance per score."),
-           results: Path | None = typer.Option(None, "--results", help="Results folder to verify.")) -> None:
-    """Re-run committed results; fail listing every score beyond tolerance and every changed hash."""
+           results: Path | None = typer.Option(None, "--results", help="Results folder to verify."),
+           trust: bool = TRUST) -> None:
+    """Re-run committed results (model code in the sandbox); fail listing every score beyond tolerance and
+    every changed hash."""
     from kgpubench import leaderboard
 
     n = leaderboard.verify(root=results, only=only, data_dir=data, rel_tol=rel_tol, abs_tol=abs_tol,
-                           progress=_progress())
+                           progress=_progress(), trust=trust)
     typer.echo(f"verified {n} result(s): every score within tolerance, every hash matches")
 
 
