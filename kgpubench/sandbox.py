@@ -10,7 +10,7 @@ On Linux the child runs in new user, mount, network, PID, IPC and UTS namespaces
 (:mod:`kgpubench.sandbox_linux`): a read-only view of the interpreter, site-packages, ``/usr`` and the
 kgpubench code (package data masked), a private size-limited ``/tmp``, no home, no repository, no network,
 and every descendant dies with the session. rlimits cap its address space, CPU time, processes and file
-size; its output is kept up to a cap; a wall-clock deadline covers the whole session. Where the kernel
+size; its output is kept up to a cap; one time budget covers every wait on it (all folds). Where the kernel
 does not allow this, :class:`ModelSession` refuses unless ``trust=True`` (``--trust``).
 
 >>> with ModelSession("baselines/median.py", "kernel-time") as session:  # doctest: +SKIP
@@ -88,7 +88,8 @@ class Limits:
     Parameters
     ----------
     timeout_s : float
-        Wall-clock seconds for the whole session (every fold); CPU time is capped at ``timeout_s * threads``.
+        Seconds the session may keep the parent waiting, every fold together (the parent's own work between
+        folds does not count); CPU time is capped at ``timeout_s * threads`` (+10 s).
     memory_gb : float
         Address space of the model's process (``RLIMIT_AS``), GiB.
     threads : int
@@ -164,7 +165,8 @@ def sandbox_plan(hide=(), limits: Limits | None = None) -> dict:
 def _child_env(threads: int) -> dict[str, str]:
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
            "LC_ALL": "C.UTF-8", "USER": "sandbox", "LOGNAME": "sandbox", "PYTHONHASHSEED": "0",
-           "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "2", "MPLBACKEND": "Agg"}
+           "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "2", "MPLBACKEND": "Agg",
+           "JE_ARROW_MALLOC_CONF": "background_thread:false"}  # pyarrow's allocator thread: the zygote must fork
     env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
     if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
@@ -366,7 +368,7 @@ def isolation_support() -> tuple[bool, str]:
     child = _Child({"isolate": True, "probe": True, "plan": sandbox_plan(), "limits": Limits().child_limits()},
                    Limits(timeout_s=60.0))
     try:
-        header, _ = child.channel.recv(child.deadline)
+        header, _ = child.channel.recv(time.monotonic() + child.remaining)
     except _Stop:
         code = child.finished(1.0)
         child.channel.drain_log(0.2)
@@ -475,7 +477,7 @@ class _Child:
         finally:
             for fd in theirs:
                 os.close(fd)
-        self.deadline = time.monotonic() + limits.timeout_s
+        self.remaining = limits.timeout_s  # seconds left to spend waiting on the child
         self.channel = _Channel(to_w, from_r, log_r, int(limits.output_mb * 2**20))
         self.stopped = False
 
@@ -723,10 +725,13 @@ class ModelSession:
 
     def _recv(self, step: str, allowed: set[str], max_payload: int = SMALL_PAYLOAD, setup: bool = False) -> dict:
         child = self._child
+        start = time.monotonic()
         try:
-            header, blobs = child.channel.recv(child.deadline, max_payload)
+            header, blobs = child.channel.recv(start + child.remaining, max_payload)
         except _Stop as stop:
             self._stopped(stop, step, setup)
+        finally:
+            child.remaining -= time.monotonic() - start
         if header["type"] not in allowed:
             self._fail("protocol", f"it sent {header['type']!r} while {step} (expected {', '.join(sorted(allowed))})")
         header["_blobs"] = blobs

@@ -483,6 +483,8 @@ def zygote(ctl: int) -> int:
     import socket
 
     _preload()
+    if len(os.listdir("/proc/self/task")) > 1:  # forking a threaded process is unsafe: let the parent go without
+        return 3
     sock = socket.socket(fileno=ctl)
     while True:
         try:

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import needs_isolation, render
+from conftest import MODELS, needs_isolation, render
 
 from kgpubench import sandbox
 from kgpubench.resources import default_data_dir
@@ -237,3 +237,15 @@ def test_measure_requests_are_checked_before_they_reach_a_problem():
     good = _serve_measure({"type": "measure", "problem": 0, "assignment": {"k": 64}}, problems)
     assert good == {"type": "measurement", "app_time_s": 1.5, "kernel_time_s": {"k": 0.5}}
     assert Problem.calls == [{"k": 64}]
+
+
+@needs_isolation
+def test_the_zygote_is_single_threaded(small):
+    X, y = small
+    with ModelSession(MODELS / "peek.py", "autotune-config", limits=Limits(timeout_s=60)) as session:
+        session.fit(X, y)  # a session through the zygote
+        zygote = sandbox._zygote()
+        assert zygote is not None and zygote.proc.poll() is None
+        assert os.listdir(f"/proc/{zygote.proc.pid}/task") == [str(zygote.proc.pid)]  # safe to fork
+        with open(f"/proc/{zygote.proc.pid}/cmdline", "rb") as fh:
+            assert fh.read().split(b"\0")[1:4] == [b"-m", b"kgpubench.sandbox_child", b"zygote"]
