@@ -127,6 +127,14 @@ def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path
     return out
 
 
+def _numeric_text(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def read_predictions(path: Path | str):
     """A predictions file (parquet or CSV) with columns row_id, fold, prediction, as a DataFrame."""
     import pandas as pd
@@ -148,7 +156,7 @@ def read_predictions(path: Path | str):
                                     f"{', '.join(PREDICTION_COLUMNS)} (one row per test row of every fold).")
     pred = df["prediction"]
     if not pd.api.types.is_numeric_dtype(pred) or pd.api.types.is_bool_dtype(pred):
-        sample = next((v for v in pred if not isinstance(v, (int, float))), pred.iloc[0] if len(pred) else None)
+        sample = next((v for v in pred if not _numeric_text(v)), pred.iloc[0] if len(pred) else None)
         raise SchemaValidationError(f"{path}: column prediction holds {pred.dtype} values (e.g. {sample!r}); give "
                                     "one finite number per row.")
     df = df.astype({"row_id": str, "fold": str})
@@ -164,8 +172,8 @@ def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Pat
     """Score predictions made elsewhere: they must cover exactly the test rows of every fold."""
     start = time.perf_counter_ns()
     the_task = get_task(task)
+    df = read_predictions(path)  # a bad file fails before the data is loaded
     data = task_data(the_task, scheme, data_dir)
-    df = read_predictions(path)
     ids = np.asarray(data.rows["row_id"].to_pylist(), dtype=object)
     problems = []
     folds = {}
