@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import MODELS, needs_isolation, render
 
-from kgpubench import sandbox
+from kgpubench import sandbox, sandbox_process
 from kgpubench.resources import default_data_dir
 from kgpubench.sandbox import (
     Limits,
@@ -177,7 +177,7 @@ def test_printing_a_gigabyte_is_cut_short_and_kept_small(tmp_path, small):
         with pytest.raises(SandboxError, match=r"refused, it printed more than 4 MiB while fit\(\)") as err:
             session.fit(X, y)
     assert err.value.kind == "output"
-    assert len(err.value.log) < sandbox.LOG_HEAD + sandbox.LOG_TAIL + 100  # head and tail, not the 4 MiB
+    assert len(err.value.log) < sandbox_process.LOG_HEAD + sandbox_process.LOG_TAIL + 100  # not the 4 MiB
 
 
 @needs_isolation
@@ -244,7 +244,7 @@ def test_the_zygote_is_single_threaded(small):
     X, y = small
     with ModelSession(MODELS / "peek.py", "autotune-config", limits=Limits(timeout_s=60)) as session:
         session.fit(X, y)  # a session through the zygote
-        zygote = sandbox._zygote()
+        zygote = sandbox_process.zygote()
         assert zygote is not None and zygote.proc.poll() is None
         assert os.listdir(f"/proc/{zygote.proc.pid}/task") == [str(zygote.proc.pid)]  # safe to fork
         with open(f"/proc/{zygote.proc.pid}/cmdline", "rb") as fh:
