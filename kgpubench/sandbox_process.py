@@ -280,7 +280,7 @@ def drop_zygote() -> None:
 class Child:
     """One launched session: the launcher (forked by the zygote, else its own interpreter), pipes, deadline."""
 
-    def __init__(self, cfg: dict, *, threads: int, timeout_s: float, output_bytes: int) -> None:
+    def __init__(self, cfg: dict, *, threads: int, timeout_s: float, output_bytes: int, warm: bool = True) -> None:
         self.token = uuid.uuid4().hex
         env = child_env(threads)
         to_r, to_w = os.pipe()
@@ -291,7 +291,7 @@ class Child:
         self.proc: subprocess.Popen | None = None
         self.pid, self.pidfd, self.code = 0, None, None
         try:
-            zygote_ = zygote()
+            zygote_ = zygote() if warm else None
             if zygote_ is not None:
                 try:
                     self.pid, self.pidfd = zygote_.spawn({"cfg": cfg, "env": env, "token": self.token}, theirs,

@@ -100,6 +100,7 @@ def test_the_view_holds_no_repository_and_masks_the_package_data(tmp_path):
 
 def test_refused_without_isolation_unless_trusted(tmp_path, small, monkeypatch):
     X, y = small
+    monkeypatch.delenv(sandbox.TRUST_ENV, raising=False)
     monkeypatch.setattr(sandbox, "isolation_support", lambda: (False, "unshare: Operation not permitted"))
     path = render("forge", tmp_path, mode="none", target=str(tmp_path / "unused"))
     with pytest.raises(SandboxUnavailableError) as err:
