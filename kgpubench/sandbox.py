@@ -1,15 +1,17 @@
 """Run a submitted model file in a sandbox and get back nothing but checked predictions.
 
-The maintainer runs strangers' code (``docs/SECURITY.md``). A :class:`ModelSession` starts one child
-process per (model file, task, scheme) and feeds it fold by fold: training features (Arrow IPC), training
-targets (``.npy``), test features. The child imports the model, fits, predicts and sends the predictions
-back; it never holds test targets, the store, the package data or the evaluator's objects. The parent alone
-checks the predictions (:func:`checked_predictions`), scores, hashes and writes results.
+The maintainer runs strangers' code (``docs/SECURITY.md``). A :class:`ModelSession` holds one model file for
+one task and is fed fold by fold: training features (Arrow IPC), training targets (``.npy``), test features.
+A child process imports the model, fits, predicts and sends the predictions back; it never holds test
+targets, the store, the package data or the evaluator's objects. Each fold gets a fresh child (forked in
+~0.1 s from a zygote with the common libraries imported), so nothing learnt from one fold's training
+targets survives to a fold that tests those rows. The parent alone checks the predictions
+(:func:`checked_predictions`), scores, hashes and writes results.
 
 On Linux the child runs in new user, mount, network, PID, IPC and UTS namespaces
 (:mod:`kgpubench.sandbox_linux`): a read-only view of the interpreter, site-packages, ``/usr`` and the
 kgpubench code (package data masked), a private size-limited ``/tmp``, no home, no repository, no network,
-and every descendant dies with the session. rlimits cap its address space, CPU time, processes and file
+and every descendant dies with the child. rlimits cap its address space, CPU time, processes and file
 size; its output is kept up to a cap; one time budget covers every wait on it (all folds). Where the kernel
 does not allow this, :class:`ModelSession` refuses unless ``trust=True`` (``--trust``).
 
@@ -228,10 +230,16 @@ class ModelSession:
         None (default): isolate where the kernel allows it, else refuse unless ``trust``. False: never
         isolate (needs ``trust``; for code you trust, or to show what an escape does unconfined). True: isolate
         or refuse, whatever ``trust`` says.
+    fresh_folds : bool
+        A new child for every :meth:`fit` (default). Every row is a training row of some other fold, so a
+        child that lived through several folds could keep one fold's training targets (in memory, in its
+        ``/tmp``, in a process) and look them up when a later fold tests those rows; a fresh child, forked
+        from the zygote in a fresh sandbox, starts with nothing. False keeps one child for all folds.
     """
 
     def __init__(self, model: Path | str, task: Any, *, seed: int = 0, limits: Limits | None = None,
-                 trust: bool = False, hide=(), name: str | None = None, isolate: bool | None = None) -> None:
+                 trust: bool = False, hide=(), name: str | None = None, isolate: bool | None = None,
+                 fresh_folds: bool = True) -> None:
         from kgpubench.errors import DataFileNotFoundError
         from kgpubench.tasks import Task, get_task
 
@@ -251,7 +259,11 @@ class ModelSession:
         self.isolate = isolate
         self.isolated = False
         self.declared_tasks: tuple[str, ...] | None = None
+        self.fresh_folds = fresh_folds
         self._child: Child | None = None
+        self._child_fits = 0  # fits made by the current child
+        self._remaining = self.limits.timeout_s  # the time budget, carried from child to child
+        self._ended = False
         self._predictions = hashlib.sha256()
         self._folds = 0
 
@@ -285,8 +297,9 @@ class ModelSession:
         cfg = {"isolate": isolate, "limits": self.limits.child_limits()}
         if isolate:
             cfg["plan"] = sandbox_plan(self.hide, self.limits)
-        self._child = Child(cfg, threads=self.limits.threads, timeout_s=self.limits.timeout_s,
+        self._child = Child(cfg, threads=self.limits.threads, timeout_s=self._remaining,
                             output_bytes=int(self.limits.output_mb * 2**20))
+        self._child_fits = 0
         stem = re.sub(r"\W", "_", self.path.stem) or "model"
         self._child.channel.send({"type": "init", "name": f"{stem}.py", "task": asdict(self.task), "seed": self.seed,
                                   "threads": self.limits.threads}, [self.source])
@@ -301,19 +314,25 @@ class ModelSession:
         self.declared_tasks = tuple(str(t) for t in tasks) if isinstance(tasks, list) else None
 
     def close(self) -> None:
-        """Stop the child and everything it started (idempotent)."""
+        """Stop the child and everything it started; the session is over (idempotent)."""
+        self._ended = True
+        self._retire()
+
+    def _retire(self) -> None:
+        """Stop the current child (the time it used stays spent)."""
         if self._child is not None and not self._child.stopped:
             self._child.channel.drain_log(0.0)
+            self._remaining = self._child.remaining
             self._child.stop()
 
     @property
     def token(self) -> str | None:
-        """A random id on the command line of every process of this session (to audit that none is left)."""
+        """The current child's random id: every process of it is named ``kgpb-<token[:10]>`` (for audits)."""
         return self._child.token if self._child else None
 
     @property
     def log(self) -> str:
-        """The head and tail of what the model printed."""
+        """The head and tail of what the model printed (in the current child)."""
         return self._child.channel.log.text() if self._child else ""
 
     @property
@@ -326,7 +345,11 @@ class ModelSession:
         """A new estimator from ``make_model(task, seed)``, fitted on ``X`` (DataFrame) and ``y``."""
         from kgpubench.sandbox_child import array_to_npy
 
+        if self.fresh_folds and self._child is not None and self._child_fits and not self._ended:
+            self._retire()  # a new fold gets a new child
+            self._child = None
         self._require()
+        self._child_fits += 1
         self._child.channel.send({"type": "fit", "n": len(X)},
                                  [self._features(X), array_to_npy(np.asarray(y, dtype=np.float64))])
         reply = self._recv("fit()", {"fitted", "error"})
@@ -383,9 +406,9 @@ class ModelSession:
             raise SubmissionError(f"{self.name}: the features cannot be sent to the sandbox ({exc}).") from None
 
     def _require(self) -> None:
-        if self._child is None:
+        if self._child is None and not self._ended:
             self.start()
-        elif self._child.stopped or not self._child.channel.r_open:
+        elif self._ended or self._child.stopped or not self._child.channel.r_open:
             raise SandboxError(f"{self.name}: the session has ended; start a new one.", "protocol")
 
     def _recv(self, step: str, allowed: set[str], max_payload: int = SMALL_PAYLOAD, setup: bool = False) -> dict:

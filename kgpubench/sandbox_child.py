@@ -32,7 +32,9 @@ SETUP_PREFIX = "kgpubench-sandbox: "
 STATUS_FD = 3  # the launcher writes the session's exit code here
 PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.ipc", "threadpoolctl", "kgpubench.tasks", "kgpubench.tasks.npb",
            "kgpubench.tasks.preprocess", "sklearn.base", "sklearn.utils.validation", "sklearn.pipeline",
-           "sklearn.compose", "sklearn.impute", "sklearn.preprocessing")
+           "sklearn.compose", "sklearn.impute", "sklearn.preprocessing", "sklearn.tree", "sklearn.ensemble",
+           "sklearn.neighbors", "sklearn.linear_model", "sklearn.svm", "sklearn.neural_network", "scipy.optimize",
+           "lightgbm", "xgboost")
 MODEL_DIR = "kgpubench_model"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -203,19 +205,21 @@ class Server:
         threadpool_limits(limits=n)
 
     def _import(self, name: str, source) -> tuple:
+        """Run the model's source as module ``kgpubench_model_<stem>`` (from memory: nothing is written, so
+        unisolated sessions cannot overwrite each other's files; tracebacks still show its lines)."""
         import importlib.util
-        import tempfile
+        import linecache
+        import types
 
-        folder = os.path.join(tempfile.gettempdir(), MODEL_DIR)
-        os.makedirs(folder, exist_ok=True)
-        self.model_file = os.path.join(folder, name)
-        with open(self.model_file, "wb") as fh:
-            fh.write(source)
+        source = bytes(source)
+        self.model_file = f"/{MODEL_DIR}/{name}"
         module_name = f"kgpubench_model_{name[:-3]}"
-        spec = importlib.util.spec_from_file_location(module_name, self.model_file)
-        module = importlib.util.module_from_spec(spec)
+        module = types.ModuleType(module_name)
+        module.__file__ = self.model_file
+        text = importlib.util.decode_source(source)
+        linecache.cache[self.model_file] = (len(text), None, text.splitlines(True), self.model_file)
         sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+        exec(compile(source, self.model_file, "exec"), module.__dict__)
         factory = getattr(module, "make_model", None)
         if not callable(factory):
             raise LookupError("the module defines no callable make_model(task, seed)")

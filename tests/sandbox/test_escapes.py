@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import needs_isolation, processes_with, render, settled
+from sandbox_helpers import needs_isolation, processes_with, render, settled
 
 from kgpubench.evaluation import load_model_module, model_factory, run_folds, task_data
 from kgpubench.resources import default_data_dir
@@ -182,3 +182,20 @@ def test_forging_an_answer_is_refused(tmp_path, small, mode, kind, message):
             session.predict(X)
     assert err.value.kind == kind
     assert "\n" not in str(err.value)
+
+
+@needs_isolation
+def test_targets_learnt_in_one_fold_are_gone_in_the_next(tmp_path, store):
+    """Every row is a training row of another fold: a child that outlived its fold could look test rows up."""
+    path = render("memorize", tmp_path)
+    data = task_data("autotune-config", "by-gpu", store.path)
+    with ModelSession(path, data.task, limits=Limits(timeout_s=60), fresh_folds=False) as session:
+        kept, _ = run_folds(data, session.factory)
+    # folds in order GPU A, B, C: B's and C's test rows were training rows of an earlier fold
+    assert [kept[f]["scores"]["mape"] == 0.0 for f in ("GPU A", "GPU B", "GPU C")] == [False, True, True]
+    with ModelSession(path, data.task, limits=Limits(timeout_s=60)) as session:  # a fresh child per fold
+        fresh, _ = run_folds(data, session.factory)
+    for fold, rec in fresh.items():
+        train_mean = float(np.mean(data.y[data.folds != fold]))
+        y = data.y[data.folds == fold]
+        assert rec["scores"]["mape"] == pytest.approx(100 * float(np.mean(np.abs(train_mean - y) / y)))

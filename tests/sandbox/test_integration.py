@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import needs_isolation, render
+from sandbox_helpers import needs_isolation, render
 from task_fixtures import make_store, npb_crafted_table
 
 from kgpubench import leaderboard as lb

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import MODELS, needs_isolation, render
+from sandbox_helpers import MODELS, needs_isolation, render
 
 from kgpubench import sandbox, sandbox_process
 from kgpubench.resources import default_data_dir
