@@ -261,9 +261,12 @@ class ModelSession:
         self.declared_tasks: tuple[str, ...] | None = None
         self.fresh_folds = fresh_folds
         self._child: Child | None = None
+        self._next: Child | None = None  # fresh folds: the next fold's child, started while this one fits
+        self._ready = False  # whether the current child has imported the model
         self._child_fits = 0  # fits made by the current child
-        self._remaining = self.limits.timeout_s  # the time budget, carried from child to child
+        self._remaining = self.limits.timeout_s  # the time budget: seconds left to wait on children
         self._ended = False
+        self._plan: dict | None = None
         self._predictions = hashlib.sha256()
         self._folds = 0
 
@@ -278,12 +281,14 @@ class ModelSession:
     def start(self) -> None:
         """Launch the child, send the model and wait until it is imported (errors name the file)."""
         try:
-            self._start()
+            self._child, self._child_fits = self._launch(), 0
+            self._await_ready()
         except BaseException:
             self.close()
             raise
 
-    def _start(self) -> None:
+    def _launch(self) -> Child:
+        """A new child with the model sent (not waited for: it boots while the parent works)."""
         trust = self.trust or os.environ.get(TRUST_ENV) == "1"
         if self.isolate is False:
             if not trust:
@@ -296,13 +301,21 @@ class ModelSession:
                                               f"({why}); {TRUST_HINT}.")
         cfg = {"isolate": isolate, "limits": self.limits.child_limits()}
         if isolate:
-            cfg["plan"] = sandbox_plan(self.hide, self.limits)
-        self._child = Child(cfg, threads=self.limits.threads, timeout_s=self._remaining,
-                            output_bytes=int(self.limits.output_mb * 2**20))
-        self._child_fits = 0
+            if self._plan is None:
+                self._plan = sandbox_plan(self.hide, self.limits)
+            cfg["plan"] = self._plan
+        child = Child(cfg, threads=self.limits.threads, timeout_s=self._remaining,
+                      output_bytes=int(self.limits.output_mb * 2**20))
         stem = re.sub(r"\W", "_", self.path.stem) or "model"
-        self._child.channel.send({"type": "init", "name": f"{stem}.py", "task": asdict(self.task), "seed": self.seed,
-                                  "threads": self.limits.threads}, [self.source])
+        child.channel.send({"type": "init", "name": f"{stem}.py", "task": asdict(self.task), "seed": self.seed,
+                            "threads": self.limits.threads}, [self.source])
+        child.isolate = isolate
+        return child
+
+    def _await_ready(self) -> None:
+        """Wait until the current child has built its sandbox and imported the model."""
+        isolate = self._child.isolate
+        self._ready = False
         hello = self._recv("starting", {"hello"}, setup=isolate)
         self.isolated = bool(hello.get("isolated"))
         if isolate and not self.isolated:
@@ -312,17 +325,20 @@ class ModelSession:
             self._fail("import", f"importing the model failed: {str(reply.get('message'))[:600]}")
         tasks = reply.get("tasks")
         self.declared_tasks = tuple(str(t) for t in tasks) if isinstance(tasks, list) else None
+        self._ready = True
 
     def close(self) -> None:
-        """Stop the child and everything it started; the session is over (idempotent)."""
+        """Stop the children and everything they started; the session is over (idempotent)."""
         self._ended = True
         self._retire()
+        if self._next is not None:
+            self._next.stop()
+            self._next = None
 
     def _retire(self) -> None:
         """Stop the current child (the time it used stays spent)."""
         if self._child is not None and not self._child.stopped:
             self._child.channel.drain_log(0.0)
-            self._remaining = self._child.remaining
             self._child.stop()
 
     @property
@@ -346,12 +362,16 @@ class ModelSession:
         from kgpubench.sandbox_child import array_to_npy
 
         if self.fresh_folds and self._child is not None and self._child_fits and not self._ended:
-            self._retire()  # a new fold gets a new child
-            self._child = None
+            self._retire()  # a new fold gets a new child: the one started during the last fit, if any
+            self._child, self._next, self._child_fits, self._ready = self._next, None, 0, False
         self._require()
+        if not self._ready:
+            self._await_ready()
         self._child_fits += 1
         self._child.channel.send({"type": "fit", "n": len(X)},
                                  [self._features(X), array_to_npy(np.asarray(y, dtype=np.float64))])
+        if self.fresh_folds and self._next is None:
+            self._next = self._launch()  # boots on another core while this fold fits
         reply = self._recv("fit()", {"fitted", "error"})
         if reply["type"] == "error":
             self._model_error("fit()", reply.get("message"))
@@ -407,7 +427,7 @@ class ModelSession:
 
     def _require(self) -> None:
         if self._child is None and not self._ended:
-            self.start()
+            self._child, self._child_fits = self._launch(), 0
         elif self._ended or self._child.stopped or not self._child.channel.r_open:
             raise SandboxError(f"{self.name}: the session has ended; start a new one.", "protocol")
 
@@ -415,11 +435,11 @@ class ModelSession:
         child = self._child
         start = time.monotonic()
         try:
-            header, blobs = child.channel.recv(start + child.remaining, max_payload)
+            header, blobs = child.channel.recv(start + self._remaining, max_payload)
         except Stop as stop:
             self._stopped(stop, step, setup)
         finally:
-            child.remaining -= time.monotonic() - start
+            self._remaining -= time.monotonic() - start
         if header["type"] not in allowed:
             self._fail("protocol", f"it sent {header['type']!r} while {step} (expected {', '.join(sorted(allowed))})")
         header["_blobs"] = blobs

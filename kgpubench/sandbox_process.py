@@ -308,6 +308,7 @@ class Child:
             for fd in theirs:
                 os.close(fd)
         self.remaining = timeout_s  # seconds left to spend waiting on the child
+        self.isolate = bool(cfg.get("isolate"))
         self.channel = Channel(to_w, from_r, log_r, output_bytes)
         self.stopped = False
 
