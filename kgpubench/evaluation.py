@@ -430,7 +430,7 @@ ORACLE = "oracle"
 
 def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, folds: list[str] | None = None,
              data_dir: Path | str | None = None, seed: int = 0, data: TaskData | None = None,
-             limits: RunLimits | None = None) -> dict:
+             limits: Any = None, trust: bool = False) -> dict:
     """Evaluate a model file on a task under one scheme; returns the result record (see :func:`result_json`).
 
     Parameters
@@ -448,25 +448,38 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         Another store (default: the packaged data).
     seed : int
         Seed handed to the factory.
-    limits : RunLimits, optional
-        Threads for the model (default: one).
+    limits : RunLimits or kgpubench.sandbox.Limits, optional
+        Threads (default: one), and for the sandbox time and memory.
+    trust : bool
+        Run the model unisolated where the kernel cannot isolate it (else that is refused).
+
+    The model's code runs in a :class:`kgpubench.sandbox.ModelSession` (a fresh child process per fold); this
+    process keeps the test targets, scores, and hashes the model file as sent and the predictions as received.
     """
     start = time.perf_counter_ns()
     cpu_start = time.process_time()
     the_task = get_task(task)
     scheme = scheme or the_task.schemes[0]
-    limits = limits or RunLimits()
+    run_limits, box_limits = _limits_pair(limits)
     oracle = str(model_path) == ORACLE
+    session = None
     if oracle:
-        factory, name, label, sha = None, ORACLE, ORACLE, None
+        name, label = ORACLE, ORACLE
     else:
+        from kgpubench.sandbox import ModelSession
+
         path = Path(model_path)
-        factory = model_factory(load_model_module(path), path)
-        name, label, sha = path.stem, _model_label(path), file_sha256(path)
+        name, label = path.stem, _model_label(path)
+        session = ModelSession(path, the_task, seed=seed, limits=box_limits, trust=trust, hide=[data_dir])
     if data is None:
         data = task_data(the_task, scheme, data_dir)
-    fold_records, samples = run_folds(data, factory, seed=seed, folds=folds, model_name=name, limits=limits,
-                                      oracle=oracle)
+    if session is None:
+        fold_records, samples = run_folds(data, None, seed=seed, folds=folds, model_name=name, limits=run_limits,
+                                          oracle=True)
+    else:
+        with session:
+            fold_records, samples = run_folds(data, session.factory, seed=seed, folds=folds, model_name=name,
+                                              limits=run_limits)
     return {
         "format": RESULT_FORMAT,
         "status": "ok",
@@ -475,7 +488,8 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         "scheme": scheme,
         "model": name,
         "model_file": label,
-        "model_sha256": sha,
+        "model_sha256": session.model_sha256 if session else None,
+        "predictions_sha256": session.predictions_sha256 if session else None,
         "dataset": data.dataset,
         "split_sha256": data.split_sha256,
         "train_subsample": the_task.max_train_rows,
@@ -483,12 +497,23 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         "aggregate": aggregate(fold_records),
         "samples": [] if oracle else samples,
         "seed": seed,
-        "limits": {"threads": limits.threads},
+        "limits": {"threads": run_limits.threads},
         "packages": package_versions(),
         "date": _dt.date.today().isoformat(),
         "wall_time_s": (time.perf_counter_ns() - start) / 1e9,
         "cpu_time_s": time.process_time() - cpu_start,
     }
+
+
+def _limits_pair(limits: Any) -> tuple[RunLimits, Any]:
+    """(:class:`RunLimits`, :class:`kgpubench.sandbox.Limits`) from either kind (or ``None``: the defaults)."""
+    from kgpubench.sandbox import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+
+    if isinstance(limits, Limits):
+        return RunLimits(threads=limits.threads), limits
+    run = limits or RunLimits()
+    return run, Limits(threads=run.threads, timeout_s=run.timeout_s or DEFAULT_TIMEOUT_S,
+                       memory_gb=run.memory_gb or DEFAULT_MEMORY_GB)
 
 
 def failure_record(model_path: Path | str, task: str, scheme: str, message: str, *, data: TaskData | None = None,

@@ -26,14 +26,13 @@ from kgpubench.evaluation import (
     TaskData,
     evaluate,
     failure_record,
-    load_model_module,
-    model_tasks,
     result_json,
     scheme_problem,
     task_data,
 )
 from kgpubench.metrics import METRICS
 from kgpubench.shards import atomic_write_bytes
+from kgpubench.submission import declared_tasks, model_file_in
 from kgpubench.tasks import get_task, list_tasks
 
 # Default tolerance of a score that has no metric declaration (``measurements``) and the absolute floor.
@@ -115,7 +114,7 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
         path = Path(path)
         if only and path.stem not in only:
             continue
-        declared = model_tasks(load_model_module(path))
+        declared = declared_tasks(path)  # read, not run: a model's code runs only in the sandbox
         for task in list_tasks():
             if (declared and task.name not in declared) or (wanted and task.name not in wanted):
                 continue
@@ -149,14 +148,16 @@ def _data(task: str, scheme: str, data_dir) -> TaskData | tuple[str, dict]:
     return _DATA[key]
 
 
-def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1) -> dict:
-    """One job's result record: scores, or a failure with its message, or a skip with its reason."""
+def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: bool = False) -> dict:
+    """One job's result record: scores, or a failure with its message, or a skip with its reason. The model
+    runs in the sandbox (:class:`kgpubench.sandbox.ModelSession`); ``trust`` lets it run unisolated where the
+    kernel cannot isolate it."""
     data = _data(job.task, job.scheme, data_dir)
     if isinstance(data, tuple):
         return {"status": "skipped", "task": job.task, "scheme": job.scheme, "reason": data[0], "dataset": data[1]}
     limits = RunLimits(threads=threads)
     try:
-        return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits)
+        return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits, trust=trust)
     except (SubmissionError, NoDataError) as exc:
         return failure_record(job.model, job.task, job.scheme, str(exc), data=data, seed=seed, limits=limits)
 
@@ -166,7 +167,7 @@ def _worker_init(env: dict[str, str]) -> None:
 
 
 def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1, workers: int = 1,
-             progress: Callable[[str], None] | None = None,
+             trust: bool = False, progress: Callable[[str], None] | None = None,
              on_result: Callable[[Job, dict], None] | None = None) -> list[tuple[Job, dict]]:
     """Run ``jobs``; with ``workers > 1`` in spawned processes whose environment pins ``threads``.
 
@@ -179,7 +180,7 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
         for i in order:
             if progress:
                 progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}")
-            out[i] = run_job(jobs[i], data_dir, seed, threads)
+            out[i] = run_job(jobs[i], data_dir, seed, threads, trust)
             if on_result:
                 on_result(jobs[i], out[i])
     else:
@@ -189,7 +190,7 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
         env = RunLimits(threads=threads).env()
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_worker_init,
                                  initargs=(env,)) as pool:
-            futures = {pool.submit(run_job, jobs[i], data_dir, seed, threads): i for i in order}
+            futures = {pool.submit(run_job, jobs[i], data_dir, seed, threads, trust): i for i in order}
             for fut in as_completed(futures):
                 i = futures[fut]
                 out[i] = fut.result()
@@ -247,7 +248,7 @@ def check_writable(paths: Iterable[Path], force: bool) -> None:
 def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only: Iterable[str] | None = None,
         tasks: Iterable[str] | None = None, models: Iterable[Path] | None = None, render: bool = True,
         seed: int = 0, workers: int = 1, force: bool = False, splits_dir: Path | None = None,
-        progress: Callable[[str], None] | None = None) -> list[Path]:
+        progress: Callable[[str], None] | None = None, trust: bool = False) -> list[Path]:
     """Evaluate the jobs of :func:`plan`, write results (scores, failures, skipped schemes with their reason),
     write the split files of the tasks with data, and render the board next to ``out_dir``.
 
@@ -282,7 +283,7 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         atomic_write_bytes(path, result_json(result).encode())
         written.append(path)
 
-    run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, progress=progress, on_result=write)
+    run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, trust=trust, progress=progress, on_result=write)
     if only is None and tasks is None and models is None:
         prune(out_dir, jobs)
     if render:
@@ -375,7 +376,7 @@ def compare(committed: dict, fresh: dict, *, rel_tol: float | None = None, abs_t
 
 def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_dir: Path | str | None = None,
            rel_tol: float | None = None, abs_tol: float = ABS_TOL, workers: int = 1,
-           progress: Callable[[str], None] | None = None) -> int:
+           progress: Callable[[str], None] | None = None, trust: bool = False) -> int:
     """Re-run committed results (only the models named in ``only``, if given) and compare.
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
@@ -399,14 +400,22 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
         if res.get("kind") == "predictions":  # scored predictions: re-score the committed file
             from kgpubench.submission import score_predictions
 
-            model = project_root() / res["model_file"]
-            if not model.exists():
-                problems.append(f"{res['_path']}: predictions file {res['model_file']} is missing")
+            try:
+                model = model_file_in(project_root(), res["model_file"])
+                if not model.exists():
+                    problems.append(f"{res['_path']}: predictions file {res['model_file']} is missing")
+                    continue
+                fresh = round_floats(score_predictions(model, res["task"], res["scheme"], data_dir=data_dir))
+            except SubmissionError as exc:
+                problems.append(f"{res['_path']}: {exc}")
                 continue
-            fresh = round_floats(score_predictions(model, res["task"], res["scheme"], data_dir=data_dir))
             problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
             continue
-        model = ORACLE if res.get("kind") == "reference" else project_root() / res["model_file"]
+        try:  # never a file outside the project ('..', absolute paths, symlinks out)
+            model = ORACLE if res.get("kind") == "reference" else model_file_in(project_root(), res["model_file"])
+        except SubmissionError as exc:
+            problems.append(f"{res['_path']}: {exc}")
+            continue
         if model != ORACLE and not Path(model).exists():
             problems.append(f"{res['_path']}: model file {res['model_file']} is missing")
             continue
@@ -416,7 +425,8 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
     fresh_all: list[dict] = []
     for seed in sorted(seeds):
         idx = [i for i, r in enumerate(committed) if (r.get("seed") or 0) == seed]
-        ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, progress=progress)
+        ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, trust=trust,
+                       progress=progress)
         fresh_all += [(i, result) for i, (_, result) in zip(idx, ran)]
     for i, fresh in sorted(fresh_all, key=lambda t: t[0]):
         res = committed[i]

@@ -1,19 +1,14 @@
-"""Running a user's model in a separate process with time and memory limits, and scoring predictions
-made elsewhere.
-
-``python -m kgpubench.submission --model M --task T --scheme S --out R.json`` is the child process.
+"""Submitting a model: checks on the model file that read it without running it, ``kgpubench submit`` (the
+evaluation with the model in the sandbox of :mod:`kgpubench.sandbox`), and scoring predictions made elsewhere
+(``kgpubench score``).
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import datetime as _dt
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -25,26 +20,31 @@ from kgpubench.evaluation import (
     check_predictions,
     file_sha256,
     package_versions,
-    result_json,
     task_data,
 )
+from kgpubench.sandbox import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.tasks import get_task
 from kgpubench.tasks.scoring import score_fold
 
-DEFAULT_TIMEOUT_S = 1800
-DEFAULT_MEMORY_GB = 8.0
 PREDICTION_COLUMNS = ("row_id", "fold", "prediction")
+__all__ = ["DEFAULT_MEMORY_GB", "DEFAULT_TIMEOUT_S", "check_factory", "declared_tasks", "model_file_in",
+           "read_predictions", "score_predictions", "submit"]
+
+
+def _parse(path: Path) -> ast.Module:
+    if not path.is_file():
+        raise DataFileNotFoundError(f"{path}: no such model file; pass the path of a .py file.")
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError) as exc:
+        where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, SyntaxError) else str(exc)
+        raise SubmissionError(f"{path}: not valid Python ({where}).") from None
 
 
 def check_factory(path: Path | str) -> None:
     """Refuse a model file without a top-level ``make_model`` (read, not imported)."""
     path = Path(path)
-    if not path.is_file():
-        raise DataFileNotFoundError(f"{path}: no such model file; pass the path of a .py file.")
-    try:
-        tree = ast.parse(path.read_text(), filename=str(path))
-    except SyntaxError as exc:
-        raise SubmissionError(f"{path}: not valid Python (line {exc.lineno}: {exc.msg}).") from None
+    tree = _parse(path)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == FACTORY:
             return
@@ -59,84 +59,105 @@ def check_factory(path: Path | str) -> None:
         "(see leaderboard/SUBMITTING.md).")
 
 
-def _limit_memory(max_bytes: int):
-    def apply() -> None:  # runs in the child before exec
-        import resource
+def declared_tasks(path: Path | str) -> tuple[str, ...]:
+    """The tasks a model file declares in a top-level ``TASKS = (...)`` literal, read without running it
+    (empty: any task)."""
+    path = Path(path)
+    for node in _parse(path).body:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "TASKS" for t in targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                value = None
+            if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
+                raise SubmissionError(f"{path}: TASKS (line {node.lineno}) must be a literal tuple of task names, e.g. "
+                                      "TASKS = (\"kernel-time\",), so that it can be read without running the file.")
+            return tuple(value)
+    return ()
 
-        os.setsid()
-        resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
-    return apply
+
+def model_file_in(root: Path | str, label: str) -> Path:
+    """The file a committed result names (``model_file``), refused unless it is a relative path inside
+    ``root``: no absolute path, no ``..``, no symbolic link leading out."""
+    root = Path(root)
+    bad = None
+    if not isinstance(label, str) or not label.strip() or "\\" in label or "\x00" in label:
+        bad = "it is not a plain relative path"
+    elif PurePosixPath(label).is_absolute():
+        bad = "it is an absolute path"
+    elif ".." in PurePosixPath(label).parts:
+        bad = "it climbs out with '..'"
+    elif not (root / label).resolve().is_relative_to(root.resolve()):
+        bad = "a symbolic link leads outside the project"
+    if bad:
+        raise SubmissionError(f"model_file {label!r}: refused, {bad}; a result must name a file inside the project "
+                              "(e.g. leaderboard/submissions/mine.py).")
+    return root / label
 
 
 def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path | str | None = None,
            data_dir: Path | str | None = None, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
-           memory_gb: float = DEFAULT_MEMORY_GB) -> Path:
-    """Evaluate ``model`` in a child process limited to ``timeout_s`` seconds and ``memory_gb`` GiB.
+           memory_gb: float = DEFAULT_MEMORY_GB, threads: int = 1, trust: bool = False) -> Path:
+    """Evaluate ``model`` with its code in the sandbox (limits: ``timeout_s`` for all folds, ``memory_gb`` of
+    address space, ``threads``); write the result and return its path.
 
-    Returns the result file (default ``./<model>--<task>--<scheme>.json``), ready to be committed under
-    ``leaderboard/results/<task>/<scheme>/`` together with the model file in ``leaderboard/submissions/``.
+    The result (default ``./<model>--<task>--<scheme>.json``) is ready to be committed under
+    ``leaderboard/results/<task>/<scheme>/`` with the model file in ``leaderboard/submissions/``. Only this
+    process writes it; a timeout, a crash or refused predictions raise :class:`SubmissionError` (one line).
+    ``trust`` allows running the model unisolated where the kernel cannot isolate it.
     """
+    from kgpubench.evaluation import evaluate, result_json
+    from kgpubench.shards import atomic_write_bytes
+
+    limits = Limits(timeout_s=timeout_s, memory_gb=memory_gb, threads=threads)
     model = Path(model)
     check_factory(model)
     the_task = get_task(task)
     scheme = scheme or the_task.schemes[0]
     out = Path(out or f"{model.stem}--{task}--{scheme}.json")
-    cmd = [sys.executable, "-m", "kgpubench.submission", "--model", str(model), "--task", task, "--scheme",
-           scheme, "--out", str(out), "--seed", str(seed)]
-    if data_dir:
-        cmd += ["--data", str(data_dir)]
-    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=_limit_memory(int(memory_gb * 2**30)))
-    try:
-        _, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        proc.communicate()
-        raise SubmissionError(f"{model}: refused, evaluation exceeded the time limit of {timeout_s:g} s; make "
-                              "the model faster or raise --timeout.") from None
-    if proc.returncode != 0:
-        tail = "\n".join(err.strip().splitlines()[-8:])
-        hint = (f" It ran out of memory (limit {memory_gb:g} GiB); raise --memory-gb or use less."
-                if "MemoryError" in err or "std::bad_alloc" in err else "")
-        raise SubmissionError(f"{model}: the evaluation process failed (exit {proc.returncode}).{hint}\n{tail}")
+    result = evaluate(model, task, scheme, data_dir=data_dir, seed=seed, limits=limits, trust=trust)
+    atomic_write_bytes(out, result_json(result).encode())
     return out
 
 
-def _child(argv: list[str] | None = None) -> int:
-    from kgpubench.errors import KgpubenchError
-    from kgpubench.evaluation import evaluate
-
-    ap = argparse.ArgumentParser(prog="python -m kgpubench.submission")
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--task", required=True)
-    ap.add_argument("--scheme", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--data", default=None)
-    a = ap.parse_args(argv)
+def _numeric_text(value) -> bool:
     try:
-        result = evaluate(a.model, a.task, a.scheme, data_dir=a.data, seed=a.seed)
-    except KgpubenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(result_json(result))
-    return 0
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def read_predictions(path: Path | str):
     """A predictions file (parquet or CSV) with columns row_id, fold, prediction, as a DataFrame."""
     import pandas as pd
+    import pyarrow as pa
 
     path = Path(path)
     if not path.is_file():
         raise DataFileNotFoundError(f"{path}: no such predictions file.")
-    df = pd.read_csv(path, dtype={"row_id": str, "fold": str}) if path.suffix == ".csv" else pd.read_parquet(path)
+    kind = "CSV" if path.suffix.lower() == ".csv" else "parquet"
+    try:
+        df = pd.read_csv(path, dtype={"row_id": str, "fold": str}) if kind == "CSV" else pd.read_parquet(path)
+    except (ValueError, OSError, TypeError, pa.ArrowException) as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise SchemaValidationError(f"{path}: cannot be read as {kind} ({type(exc).__name__}: {first}); write it with "
+                                    "pandas' to_parquet or to_csv, with columns row_id, fold, prediction.") from None
     missing = [c for c in PREDICTION_COLUMNS if c not in df.columns]
     if missing:
         raise SchemaValidationError(f"{path}: lacks column(s) {missing}; a predictions file needs columns "
                                     f"{', '.join(PREDICTION_COLUMNS)} (one row per test row of every fold).")
+    pred = df["prediction"]
+    if not pd.api.types.is_numeric_dtype(pred) or pd.api.types.is_bool_dtype(pred):
+        sample = next((v for v in pred if not _numeric_text(v)), pred.iloc[0] if len(pred) else None)
+        raise SchemaValidationError(f"{path}: column prediction holds {pred.dtype} values (e.g. {sample!r}); give "
+                                    "one finite number per row.")
     df = df.astype({"row_id": str, "fold": str})
     dupes = df.duplicated(["row_id", "fold"])
     if dupes.any():
@@ -150,8 +171,8 @@ def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Pat
     """Score predictions made elsewhere: they must cover exactly the test rows of every fold."""
     start = time.perf_counter_ns()
     the_task = get_task(task)
+    df = read_predictions(path)  # a bad file fails before the data is loaded
     data = task_data(the_task, scheme, data_dir)
-    df = read_predictions(path)
     ids = np.asarray(data.rows["row_id"].to_pylist(), dtype=object)
     problems = []
     folds = {}
@@ -181,11 +202,9 @@ def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Pat
     from kgpubench.leaderboard import model_label
 
     return {"format": 2, "task": task, "scheme": scheme, "model": Path(path).stem, "model_file": model_label(path),
-            "model_sha256": file_sha256(Path(path)), "kind": "predictions", "dataset": data.dataset,
+            "model_sha256": file_sha256(Path(path)), "predictions_sha256": file_sha256(Path(path)),
+            "kind": "predictions", "dataset": data.dataset,
             "split_sha256": data.split_sha256, "folds": folds, "aggregate": aggregate(folds), "status": "ok",
             "samples": [], "seed": None, "train_subsample": None, "packages": package_versions(),
             "date": _dt.date.today().isoformat(), "wall_time_s": (time.perf_counter_ns() - start) / 1e9}
 
-
-if __name__ == "__main__":
-    raise SystemExit(_child())

@@ -29,6 +29,8 @@ SEED = typer.Option(0, "--seed", help="Seed handed to make_model(task, seed): ch
 THREADS = typer.Option(1, "--threads", help="Threads the model may use (OpenMP, BLAS, LightGBM, XGBoost).")
 JOBS = typer.Option(1, "--jobs", "-j", help="Models evaluated at once, each in its own process with --threads.")
 FORCE = typer.Option(False, "--force", help="Overwrite files in the way that kgpubench did not write.")
+TRUST = typer.Option(False, "--trust", help="Where the kernel cannot isolate model code, run it anyway, unisolated "
+                     "(only for code you trust; see docs/SECURITY.md).")
 
 
 def evaluate(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
@@ -36,13 +38,14 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
              fold: list[str] | None = typer.Option(
                  None, "--fold", help="Only this fold (for by-gpu: any GPU of the data); repeat for several."),
              data: Path | None = DATA, seed: int = SEED, threads: int = THREADS,
-             out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it).")) -> None:
-    """Train and score MODEL on every fold of TASK (in this process) and write the result JSON."""
+             out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it)."),
+             trust: bool = TRUST) -> None:
+    """Train and score MODEL on every fold of TASK (its code in the sandbox) and write the result JSON."""
     from kgpubench.evaluation import RunLimits, result_json
     from kgpubench.evaluation import evaluate as run_eval
 
     text = result_json(run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed,
-                                limits=RunLimits(threads=threads)))
+                                limits=RunLimits(threads=threads), trust=trust))
     if out:
         from kgpubench.shards import atomic_write_bytes
 
@@ -54,13 +57,16 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
 
 def submit(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
            task: str = TASK, scheme: str | None = SCHEME, data: Path | None = DATA,
-           timeout: float = typer.Option(1800, "--timeout", help="Time limit in seconds."),
+           timeout: float = typer.Option(1800, "--timeout", help="Time limit for every fold together, seconds."),
            memory_gb: float = typer.Option(8.0, "--memory-gb", help="Memory limit (address space), GiB."),
-           out: Path | None = typer.Option(None, "--out", "-o", help="Result file.")) -> None:
-    """Evaluate MODEL in a separate, limited process; write a result file ready for a pull request."""
+           threads: int = typer.Option(1, "--threads", help="OpenMP/BLAS threads of the model."),
+           out: Path | None = typer.Option(None, "--out", "-o", help="Result file."), trust: bool = TRUST) -> None:
+    """Evaluate MODEL with its code in the sandbox (isolated, limited); write a result file ready for a pull
+    request."""
     from kgpubench.submission import submit as run_submit
 
-    path = run_submit(model, task, scheme, out=out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb)
+    path = run_submit(model, task, scheme, out=out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb,
+                      threads=threads, trust=trust)
     typer.echo(str(path))
 
 
@@ -88,7 +94,7 @@ def run(only: list[str] | None = ONLY,
         data: Path | None = DATA,
         out: Path | None = typer.Option(None, "--out", help="Results folder (default leaderboard/results); the "
                                         "board goes next to it, the split files into ../splits."),
-        seed: int = SEED, jobs: int = JOBS, force: bool = FORCE) -> None:
+        seed: int = SEED, jobs: int = JOBS, force: bool = FORCE, trust: bool = TRUST) -> None:
     """Write the split files, evaluate every baseline on every task and scheme with data, write results (failures
     and skipped schemes with their reason included) and render the board."""
     import time
@@ -97,7 +103,7 @@ def run(only: list[str] | None = ONLY,
 
     start = time.perf_counter()
     written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, seed=seed, workers=jobs,
-                              force=force, progress=_progress())
+                              force=force, progress=_progress(), trust=trust)
     _err(f"{len(written)} result(s) in {time.perf_counter() - start:.1f} s; board: "
          f"{(Path(out).parent if out else leaderboard.leaderboard_dir()) / 'README.md'}")
 
@@ -108,8 +114,9 @@ def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
                                                 "(default: each metric's, printed first)."),
            abs_tol: float = typer.Option(1e-6, "--abs-tol", help="Absolute tolerance per score."),
            results: Path | None = typer.Option(None, "--results", help="Results folder to verify."),
-           jobs: int = JOBS) -> None:
-    """Re-run committed results; fail listing every score beyond tolerance and every changed hash."""
+           jobs: int = JOBS, trust: bool = TRUST) -> None:
+    """Re-run committed results (model code in the sandbox); fail listing every score beyond tolerance and
+    every changed hash."""
     from kgpubench import leaderboard
     from kgpubench.errors import DataFileNotFoundError
     from kgpubench.metrics import METRICS
@@ -123,7 +130,7 @@ def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
     else:
         _err(f"tolerance: relative {rel_tol:g} for every score, absolute floor {abs_tol:g}")
     n = leaderboard.verify(root=results, only=only, data_dir=data, rel_tol=rel_tol, abs_tol=abs_tol, workers=jobs,
-                           progress=_progress())
+                           progress=_progress(), trust=trust)
     typer.echo(f"verified {n} result(s): every score within tolerance, every hash matches")
 
 

@@ -43,10 +43,12 @@ def test_run_keeps_going_past_a_failing_model_and_records_the_failure(tmp_path, 
     written = lb.run(data_dir=two_gpu_store.path, out_dir=out, models=[bad, MEDIAN], tasks=["autotune-config"])
     failed = json.loads((out / "autotune-config/by-gpu/broken.json").read_text())
     assert failed["status"] == "failed" and failed["folds"] == {}
-    assert failed["message"] == "broken: predict() returned 24 NaN/inf value(s); every row needs a finite prediction."
+    # the sandbox checks the predictions it receives and names the file
+    assert failed["message"] == ("broken.py: refused, predict() returned 24 NaN/inf value(s) (first at row 0); every "
+                                 "test row needs a finite prediction.")
     assert (out / "autotune-config/by-gpu/median.json") in written
     readme = (out.parent / "README.md").read_text()
-    assert "*Failed*: `broken`: broken: predict() returned 24 NaN/inf" in readme
+    assert "*Failed*: `broken`: broken.py: refused, predict() returned 24 NaN/inf" in readme
     # a re-run that fails the same way verifies; one that now runs does not
     from kgpubench.evaluation import round_floats
 
