@@ -153,7 +153,7 @@ class CupySampler:
             if times is None:  # the blocking kernel gave up: the host could not keep the queue ahead
                 if n == 1:  # a single sample overflows the queue: time it on the stream, unblocked
                     self.method = "stream"
-                per_round = max(1, per_round // 2)
+                per_round = max(1, n // 2)
                 continue
             out.extend(times)
         return out
