@@ -312,8 +312,9 @@ class Store:
         if not self.manifest_path.exists():
             return []
         stale = update(self, self.card_path(), check=True)
-        return [(p, f"does not describe dataset version {self.version} of {MANIFEST} (a merge was interrupted "
-                    f"after its commit, or the file was edited); `kgpubench validate --repair {self.path}` "
+        return [(p, f"does not describe dataset version {self.version} of {MANIFEST} as this "
+                    f"kgpubench's schema generates it (a merge was interrupted after its commit, the file was "
+                    f"edited, or the schema's descriptions changed); `kgpubench validate --repair {self.path}` "
                     "regenerates it") for p in stale]
 
     def repair(self, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
