@@ -18,10 +18,12 @@ from kgpubench.site.pages import (
     INDEX,
     METRICS_PAGE,
     SEEDS,
+    SUBMITTING,
     metrics_page,
     navigation,
     overview_page,
     seeds_page,
+    submitting_page,
     task_page,
     task_page_name,
 )
@@ -38,18 +40,27 @@ def metrics_doc() -> str | None:
     return path.read_text() if path.is_file() else None
 
 
+def submitting_doc() -> str | None:
+    """leaderboard/SUBMITTING.md (in a checkout and in the wheel's bundled leaderboard folder)."""
+    from kgpubench.leaderboard import leaderboard_dir
+
+    path = leaderboard_dir() / "SUBMITTING.md"
+    return path.read_text() if path.is_file() else None
+
+
 def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Path | None = None,
-               metrics_text: str | None = None) -> tuple[dict[str, str], list[PlotSpec]]:
+               metrics_text: str | None = None, submitting_text: str | None = None,
+               ) -> tuple[dict[str, str], list[PlotSpec]]:
     """Every page of the site (file name -> text) and every plot to draw (pure).
 
-    ``base`` is the board folder, to link each result's file; ``metrics_text`` the Markdown of
-    docs/METRICS.md shown on the metrics page.
+    ``base`` is the board folder, to link each result's file; ``metrics_text`` and ``submitting_text`` the
+    Markdown of docs/METRICS.md and leaderboard/SUBMITTING.md shown on the metrics and submitting pages.
     """
     tasks = tasks or list_tasks()
     grouped = board(results, tasks)
     nav = navigation(tasks)
     pages = {STYLE: CSS, INDEX: overview_page(results, tasks, nav), SEEDS: seeds_page(results, nav),
-             METRICS_PAGE: metrics_page(metrics_text, nav)}
+             METRICS_PAGE: metrics_page(metrics_text, nav), SUBMITTING: submitting_page(submitting_text, nav)}
     plots: list[PlotSpec] = []
     for task in tasks:
         mine = plots_for(task, grouped[task.name])
@@ -76,7 +87,7 @@ def site_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
     """Files of the site that rendering may overwrite or remove: the pages and every plot in ``plots/``."""
     board_dir = Path(board_dir)
     tasks = tasks or list_tasks()
-    names = [STYLE, INDEX, SEEDS, METRICS_PAGE, *(task_page_name(t.name) for t in tasks)]
+    names = [STYLE, INDEX, SEEDS, METRICS_PAGE, SUBMITTING, *(task_page_name(t.name) for t in tasks)]
     plots = sorted(p for ext in ("*.svg", "*.png") for p in (board_dir / PLOTS).glob(ext))
     return [board_dir / n for n in names] + plots
 
@@ -88,7 +99,8 @@ def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
     from kgpubench.shards import atomic_write_bytes
 
     board_dir = Path(board_dir)
-    pages, plots = site_pages(results, tasks, base=board_dir, metrics_text=metrics_doc())
+    pages, plots = site_pages(results, tasks, base=board_dir, metrics_text=metrics_doc(),
+                               submitting_text=submitting_doc())
     written = []
     for name, text in pages.items():
         atomic_write_bytes(board_dir / name, text.encode())

@@ -99,6 +99,7 @@ def page(title: str, body: str, nav: Sequence[NavItem], *, current: str, note: s
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)} · kgpubench leaderboard</title>",
         f'<link rel="stylesheet" href="{STYLE}">',
+        '<link rel="icon" href="data:,">',  # no favicon request (a 404 on most static hosts)
         "</head><body>",
         '<header><nav aria-label="board">' + " ".join(links) + "</nav></header>",
         f"<main>\n{body}\n</main>",
@@ -112,7 +113,7 @@ CSS = f"""/* {MARKER} */
   --accent: #0b5cad; }}
 * {{ box-sizing: border-box; }}
 body {{ margin: 0; color: var(--fg); font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }}
-header {{ background: #24292f; padding: .6rem 1rem; position: sticky; top: 0; z-index: 2; }}
+header {{ background: #24292f; padding: .6rem 1rem; }}
 header nav a {{ color: #f0f3f6; text-decoration: none; margin-right: 1.1rem; white-space: nowrap; }}
 header nav a[aria-current=page] {{ border-bottom: 2px solid #f0f3f6; }}
 main {{ max-width: 1180px; margin: 0 auto; padding: 1rem 1.2rem 3rem; }}
@@ -132,7 +133,8 @@ caption {{ text-align: left; color: var(--muted); padding: .2rem 0; }}
 th, td {{ border: 1px solid var(--line); padding: .3rem .6rem; text-align: right; vertical-align: top; }}
 thead th {{ background: var(--head); position: sticky; top: 0; }}
 th:first-child, td:first-child, th.text, td.text {{ text-align: left; }}
-table.scores td:nth-child(2), table.scores th:nth-child(2) {{ text-align: left; white-space: nowrap; }}
+table.scores td {{ white-space: nowrap; }}
+table.scores td:nth-child(2), table.scores th:nth-child(2) {{ text-align: left; }}
 tbody tr:nth-child(even) {{ background: #fbfcfd; }}
 th.seed, td.seed {{ background: var(--seed); }}
 th.ours, td.ours {{ background: var(--ours); }}
