@@ -164,6 +164,10 @@ def provenance(result: dict, base: Path | None) -> dict[str, tuple[str, str | No
         "versions": (", ".join(f"{k} {packages[k]}" for k in PACKAGES_SHOWN if k in packages) or "—", None),
         "date / wall time": (f"{result.get('date', '—')} / {result.get('wall_time_s', 0):.1f} s", None),
     }
+    sub = result.get("submission")
+    if sub:
+        who = f"{sub.get('name')} by {', '.join(sub.get('authors') or [])}"
+        out["submission"] = (who, sub.get("url"))
     link = result_link(result, base)
     if link:
         out["result file"] = (link, link)

@@ -139,7 +139,7 @@ def provenance_html(records: list[dict], scheme: str, base: Path | None) -> str:
         info = provenance(r, base)
         rows = []
         for label, (text, full) in info.items():
-            if label == "result file" and full:
+            if full and (label == "result file" or (label == "submission" and full.startswith(("https://", "http://")))):
                 rows.append([Cell(label), Cell(text, href=full, cls="text")])
             else:
                 rows.append([Cell(label), Cell(text, cls="text", title=full if full and full != text else None)])
