@@ -29,6 +29,7 @@ class PageInfo:
     has_main: bool = False
     has_nav: bool = False
     handlers: list[str] = field(default_factory=list)  # on* attributes (inline JavaScript)
+    ragged: list[str] = field(default_factory=list)  # tables whose rows hold different numbers of cells
 
 
 class _Parser(html.parser.HTMLParser):
@@ -36,6 +37,7 @@ class _Parser(html.parser.HTMLParser):
         super().__init__(convert_charrefs=True)
         self.info = PageInfo()
         self._in_title = False
+        self._tables: list[list[int]] = []  # cells per row of each open table
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
@@ -53,6 +55,11 @@ class _Parser(html.parser.HTMLParser):
             info.stylesheets.append(a.get("href", ""))
         elif tag == "table":
             info.tables += 1
+            self._tables.append([])
+        elif tag == "tr" and self._tables:
+            self._tables[-1].append(0)
+        elif tag in ("td", "th") and self._tables and self._tables[-1]:
+            self._tables[-1][-1] += int(a.get("colspan") or 1)
         elif tag == "script":
             info.scripts += 1
         elif tag == "title":
@@ -65,6 +72,10 @@ class _Parser(html.parser.HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self._in_title = False
+        elif tag == "table" and self._tables:
+            rows = self._tables.pop()
+            if len(set(rows)) > 1:
+                self.info.ragged.append(f"table {self.info.tables} has rows of {sorted(set(rows))} cells")
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
@@ -117,6 +128,7 @@ def check_site(folder: Path, *, min_tables: dict[str, int] | None = None) -> lis
             problems.append(f"{where} no <title>")
         if not (info.has_main and info.has_nav):
             problems.append(f"{where} no <main> or no <nav>")
+        problems += [f"{where} {r}" for r in info.ragged]
         if info.duplicate_ids:
             problems.append(f"{where} duplicate ids {', '.join(sorted(set(info.duplicate_ids))[:5])}")
         if info.scripts or info.handlers:

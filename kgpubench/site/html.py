@@ -151,6 +151,7 @@ figcaption {{ color: var(--muted); font-size: 13px; max-width: 520px; }}
 details {{ margin: .5rem 0 1rem; }} summary {{ cursor: pointer; color: var(--accent); }}
 .note {{ border-left: 4px solid var(--line); padding: .1rem .8rem; margin: .6rem 0; }}
 .note.skipped {{ border-color: #bf8700; }} .note.failed {{ border-color: #cf222e; }}
+.doc th, .doc td {{ text-align: left; }}
 .cards {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr)); gap: 1rem; }}
 .card {{ border: 1px solid var(--line); border-radius: 6px; padding: .6rem 1rem; }}
 .card h3 {{ margin-top: .2rem; }}

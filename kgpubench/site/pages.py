@@ -51,10 +51,18 @@ def navigation(tasks: list[Task]) -> list[NavItem]:
                NavItem("Submit a model", SUBMITTING)])
 
 
+def number(value: float, digits: int) -> str:
+    """``digits`` significant digits, but a whole number rather than an exponent from 1 to 1e9."""
+    if value is None:
+        return "—"
+    text = f"{value:.{digits}g}"
+    return f"{value:.0f}" if "e" in text and 1 <= abs(value) < 1e9 else text
+
+
 def _fmt(agg: dict | None) -> str:
     if not agg:
         return "—"
-    return f"{agg['mean']:.4g} ± {agg['std']:.2g}"
+    return f"{number(agg['mean'], 4)} ± {number(agg['std'], 2)}"
 
 
 def para(text: str) -> str:
@@ -100,7 +108,7 @@ def score_table(task: Task, records: list[dict]) -> str:
     metrics = [*task.ours_metrics, *task.seed_metrics]
     extra = [MEASUREMENTS] if any(MEASUREMENTS in r["aggregate"] for r in ok(records)) else []
     header = [Cell("rank"), Cell("model"), *[_metric_header(task, m) for m in metrics],
-              *[Cell(e, href=metric_link(e), cls="ours") for e in extra], Cell("folds"), Cell("date")]
+              *[Cell(e, href=metric_link(e), cls="ours") for e in extra], Cell("folds")]
     models = learned(task, records)
     best = {}
     for m in metrics:
@@ -113,7 +121,7 @@ def score_table(task: Task, records: list[dict]) -> str:
         rows.append([Cell("—"), Cell(f"{r['model']} (upper bound)"),
                      *[Cell(_fmt(r["aggregate"].get(m)), cls="seed" if m in task.seed_metrics else None)
                        for m in metrics], *[Cell(_fmt(r["aggregate"].get(e))) for e in extra],
-                     Cell(str(len(r["folds"]))), Cell(r.get("date", ""))])
+                     Cell(str(len(r["folds"])))])
     for i, r in enumerate(models, 1):
         cells = []
         for m in metrics:
@@ -122,8 +130,7 @@ def score_table(task: Task, records: list[dict]) -> str:
                                        "best" if agg and best.get(m) == agg["mean"] else "") if c)
             cells.append(Cell(_fmt(agg), cls=cls or None))
         rows.append([Cell(str(i)), Cell(r["model"], href=f"#prov-{slug(r['scheme'])}-{slug(r['model'])}"), *cells,
-                     *[Cell(_fmt(r["aggregate"].get(e))) for e in extra], Cell(str(len(r["folds"]))),
-                     Cell(r.get("date", ""))])
+                     *[Cell(_fmt(r["aggregate"].get(e))) for e in extra], Cell(str(len(r["folds"])))])
     html = table(header, rows)
     # the reference row is styled apart: mark its <tr>
     return html.replace("<tr><td>—</td>", '<tr class="reference"><td>—</td>')

@@ -14,7 +14,7 @@ from conftest import ROOT
 from kgpubench.site import draw, site_pages
 from kgpubench.site.check import check_site, parse_page
 from kgpubench.site.data import PlotSpec, per_gpu_scores, regrets_of
-from kgpubench.site.pages import doc_html
+from kgpubench.site.pages import doc_html, number
 from kgpubench.tasks import get_task
 
 
@@ -58,15 +58,15 @@ def test_task_page_puts_the_seed_metrics_beside_ours(rendered_site):
     header = re.search(r'<h2 id="scheme-random10">.*?<thead><tr>(.*?)</tr>', text, re.S).group(1)
     labels = [re.sub(r"<[^>]+>", "", h).replace("(seed)", "").strip(" ↑↓")
               for h in re.findall(r"<th.*?</th>", header)]
-    assert labels == ["rank", "model", "male", "mdape", "p90_ape", "rmse", "mape", "max_ape", "folds", "date"]
+    assert labels == ["rank", "model", "male", "mdape", "p90_ape", "rmse", "mape", "max_ape", "folds"]
     assert header.count('class="seed"') == 2 and header.count('class="ours"') == 4
     assert 'href="metrics.html#m-mape"' in header
     xgb = next(r for r in results if r["task"] == "kernel-power" and r["scheme"] == "random10" and r["model"] == "xgb")
     section = text[text.index('id="scheme-random10"'):]
     row = next(c for c in _rank_cells(section.split("</table>")[0]) if c[1] == "xgb")
     mape, male = xgb["aggregate"]["mape"], xgb["aggregate"]["male"]
-    assert row[labels.index("mape")] == f"{mape['mean']:.4g} ± {mape['std']:.2g}"
-    assert row[labels.index("male")] == f"{male['mean']:.4g} ± {male['std']:.2g}"
+    assert row[labels.index("mape")] == f"{number(mape['mean'], 4)} ± {number(mape['std'], 2)}"
+    assert row[labels.index("male")] == f"{male['mean']:.4g} ± {male['std']:.2g}"  # small: plain .4g / .2g
     # the failed model is a note, the skipped scheme says why
     assert "<strong>Failed</strong>: <code>broken_model</code>: fold 3: predict returned 5 NaN values" in text
     assert "every row has one GPU (NVIDIA H100 80GB HBM3)" in text
@@ -151,6 +151,12 @@ def test_regrets_per_problem_and_per_gpu_scores_by_hand():
                                                    "transfer": {"GPU A": 0.9, "GPU B": 0.9}}
 
 
+def test_numbers_avoid_exponents_where_digits_do():
+    assert [number(v, 2) for v in (225.3, 0.0123, 99.6, 1234567.0, 3e-7)] == ["225", "0.012", "100", "1234567",
+                                                                               "3e-07"]
+    assert [number(v, 4) for v in (12345.6, 0.06494, 9999.4)] == ["12346", "0.06494", "9999"]
+
+
 def test_documents_link_to_site_pages_only():
     html = doc_html("# Title\n## Part one\nSee [metrics](../docs/METRICS.md#mape), [submit](SUBMITTING.md), "
                     "[security](../docs/SECURITY.md) and [web](https://example.org/x).\n")
@@ -168,7 +174,8 @@ def test_the_check_reports_broken_pages(rendered_site, tmp_path):
     (copy / "plots" / "autotune-config--per-gpu.svg").write_text("<svg><g></svg>")
     page = copy / "task-stencil-tile.html"
     page.write_text(page.read_text().replace("</main>", '<a href="nowhere.html">x</a><a href="index.html#no-id">y'
-                                             '</a><a href="../up.html">z</a><script>1</script></main>'))
+                                             '</a><a href="../up.html">z</a><script>1</script><table><tr><td>1</td>'
+                                             '<td>2</td></tr><tr><td>3</td></tr></table></main>'))
     problems = check_site(copy)
     assert "task-npb-tpb.html: image plots/npb-tpb--random10--regret.svg does not exist" in problems
     assert any(p.startswith("task-autotune-config.html: image plots/autotune-config--per-gpu.svg: not well-formed")
@@ -177,6 +184,8 @@ def test_the_check_reports_broken_pages(rendered_site, tmp_path):
     assert "task-stencil-tile.html: link 'index.html#no-id': no element with id 'no-id' in index.html" in problems
     assert any("'../up.html' leaves the site folder" in p for p in problems)
     assert any(p.startswith("task-stencil-tile.html: holds JavaScript (1 <script>") for p in problems)
+    assert any(p.startswith("task-stencil-tile.html: table ") and p.endswith("has rows of [1, 2] cells")
+               for p in problems)
     # the provenance links to results/ now point nowhere
     assert any(p.startswith("task-npb-tpb.html: link 'results/npb-tpb/") for p in problems)
 
@@ -196,3 +205,16 @@ def test_pages_are_pure_and_plots_byte_identical(rendered_site, tmp_path):
 def test_the_committed_board_is_a_sound_site():
     assert check_site(ROOT / "leaderboard") == []
     assert not list((ROOT / "leaderboard" / "plots").glob("*.png"))
+
+
+def test_metric_doc_tables_have_one_cell_per_column():
+    """A pipe inside a formula must be escaped, or GitHub and the metrics page split the cell."""
+    lines = (ROOT / "docs" / "METRICS.md").read_text().splitlines()
+    width = None
+    for number_, line in enumerate(lines, 1):
+        if not line.startswith("|"):
+            width = None
+            continue
+        cells = len(re.split(r"(?<!\\)\|", line.strip().strip("|")))
+        width = width or cells
+        assert cells == width, f"docs/METRICS.md line {number_}: {cells} cells, the table has {width}"
