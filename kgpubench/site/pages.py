@@ -254,6 +254,11 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
     body.append(para("Scores are the mean ± population standard deviation over the test folds, ranked by the first "
                      f"metric. Full definitions, formulas and why each is there: [Metrics]({METRICS_PAGE}) (from "
                      "docs/METRICS.md)."))
+    if {"mape", "max_ape", "mdape"} & set(task.metrics) and task.primary_metric == "male":
+        body.append(para("Percentage errors are dominated by the worst rows when times span orders of magnitude "
+                         "(one 50x overestimate adds 4,900 % / n to `mape`; one row decides `max_ape`), so large "
+                         "values there do not make a model useless. The task is ranked by `male`: "
+                         "`exp(male)` is the typical factor between prediction and measurement."))
     body.append('<p class="legend"><span class="ours">our metrics</span><span class="seed">the seed study\'s '
                 "headline metrics, beside ours for comparison with the paper</span></p>")
     mrows = []

@@ -61,6 +61,7 @@ def test_task_page_puts_the_seed_metrics_beside_ours(rendered_site):
     assert labels == ["rank", "model", "male", "mdape", "p90_ape", "rmse", "mape", "max_ape", "folds"]
     assert header.count('class="seed"') == 2 and header.count('class="ours"') == 4
     assert 'href="metrics.html#m-mape"' in header
+    assert "<code>exp(male)</code> is the typical factor" in text
     xgb = next(r for r in results if r["task"] == "kernel-power" and r["scheme"] == "random10" and r["model"] == "xgb")
     section = text[text.index('id="scheme-random10"'):]
     row = next(c for c in _rank_cells(section.split("</table>")[0]) if c[1] == "xgb")
