@@ -7,15 +7,17 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from kgpubench.site import draw, site_pages
 from kgpubench.site.check import check_site, parse_page
 from kgpubench.site.data import PlotSpec, per_gpu_scores, regrets_of
 from kgpubench.site.pages import doc_html, number
 from kgpubench.tasks import get_task
+
+ROOT = Path(__file__).parents[2]
 
 
 def _cells(html_text: str, row_label: str) -> list[str]:
