@@ -76,9 +76,9 @@ def regret_cdf(series: Mapping[str, Sequence[float]], path: Path, *, title: str,
         top = max(top, float(v.max()))
         frac = np.arange(1, v.size + 1) / v.size
         ax.step(np.concatenate([[0.0], v]), np.concatenate([[0.0], frac]), where="post",
-                color=COLORS[i % len(COLORS)], linewidth=1.3, label=model)
+                color=COLORS[i % len(COLORS)], linewidth=1.3, label=model, zorder=3 + len(series) - i)  # best on top
     ax.set_xscale("symlog", linthresh=1.0)
-    ax.set_xlim(0, top * 1.5)
+    ax.set_xlim(-0.15, top * 1.5)  # a model whose every regret is 0 is a vertical line at 0: keep it off the spine
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("regret (% slower than the best choice)")
     ax.set_ylabel(f"share of {unit}")
