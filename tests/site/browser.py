@@ -27,7 +27,8 @@ def missing() -> str | None:
     except ImportError:
         return "playwright is not installed (`make test` installs it with the dev extra)"
     if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
-        return f"{CHROMIUM} not found (`make test` installs Debian's chromium package)"
+        return (f"{CHROMIUM} not found (`make test` run as root installs Debian's chromium package; otherwise "
+                "`apt-get install chromium` as root, or point KGPUBENCH_CHROMIUM at a Chromium binary)")
     return None
 
 
