@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 DEMO_STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv clean lint
+.PHONY: demo test venv clean lint browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev,features]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,features,browser,croissant]"
 	touch $(STAMP) $(DEMO_STAMP)
 
 venv: $(STAMP)
@@ -28,7 +28,19 @@ demo: $(DEMO_STAMP)
 	$(BIN)/kgpubench leaderboard run --jobs 2 --out build/demo/results
 	@echo "board: build/demo/README.md and build/demo/index.html (the committed board is leaderboard/README.md)"
 
-test: $(STAMP)
+# The board site's browser test drives Debian's chromium package (headless) through Playwright. It is installed
+# here when missing and this user may (root with apt-get); otherwise the browser test skips and says why (the
+# structural test of every page still runs).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser test"; \
+	    { apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
+	      { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; } || \
+	    echo "could not install chromium: the browser test will skip"; \
+	  else echo "chromium is not installed (as root: apt-get install chromium): the browser test will skip"; fi; }
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

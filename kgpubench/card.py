@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pyarrow as pa
-
 from kgpubench.resources import PACKAGE_DIR
 from kgpubench.schema import TABLES, Table
 from kgpubench.store import Store
@@ -132,28 +130,19 @@ def render_card(text: str, store: Store) -> str:
 
 
 def hf_header(store: Store) -> str:
-    """YAML front matter with ``configs`` (the manifest's files) and each config's ``features``."""
+    """YAML front matter with ``configs`` (the manifest's files; every declared table, an empty one included:
+    :func:`kgpubench.hub.hub_configs`) and each config's ``features``."""
     import yaml
 
-    configs, infos = [], []
-    for name in store.configs():
-        files = [f["path"] for f in store.files(name)]
-        if not files:
-            continue
-        configs.append({"config_name": name, "data_files": [{"split": "train", "path": files}]})
-        infos.append({"config_name": name, "features": _hf_features(TABLES[name].arrow_schema())})
+    from kgpubench.hub import hub_configs
+
+    configs, infos = hub_configs(store)
     meta = {"license": "other", "license_name": "cc-by-4.0-and-upstream",
             "license_details": "Measured rows: CC BY 4.0. Imported rows keep their upstream licence "
                                "(see source_license and the card).",
             "pretty_name": "kgpubench", "tags": ["gpu", "performance", "benchmark", "cuda"],
             "configs": configs, "dataset_info": infos}
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, width=120) + "---\n"
-
-
-def _hf_features(schema: pa.Schema) -> list:
-    import datasets
-
-    return datasets.Features.from_arrow_schema(schema)._to_yaml_list()
 
 
 def store_readme(store: Store, card_text: str | None = None) -> str:
@@ -177,7 +166,7 @@ def readme_body(path: Path) -> str | None:
 
 
 def update(store: Store, card_path: Path | None = CARD_PATH, *, check: bool = False) -> list[Path]:
-    """Regenerate DATASET_CARD.md (when present) and the store's README.md.
+    """Regenerate DATASET_CARD.md (when present), the store's croissant.json and its README.md.
 
     With ``check``, write nothing and return the files that are out of date.
     """
@@ -191,6 +180,9 @@ def update(store: Store, card_path: Path | None = CARD_PATH, *, check: bool = Fa
     targets = []
     if card_path is not None and card_path.exists():
         targets.append((card_path, render_card(card_text, store)))
+    from kgpubench.croissant import CROISSANT, render
+
+    targets.append((store.path / CROISSANT, render(store)))
     targets.append((store.path / "README.md", store_readme(store, card_text)))
     for path, text in targets:
         if not path.exists() or path.read_text() != text:

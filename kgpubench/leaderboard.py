@@ -295,10 +295,14 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
 
 def prune(out_dir: Path, jobs: list[Job]) -> list[Path]:
     """Remove result files (written by kgpubench) of model, task and scheme combinations no longer planned:
-    after a full run the folder holds exactly the current board."""
+    after a full run the folder holds exactly the current board plus the results added from submission
+    folders (:mod:`kgpubench.pull_request`)."""
+    from kgpubench.pull_request import is_submission_result
+
     planned = {result_path(out_dir, j.task, j.scheme, j.name) for j in jobs}
     planned |= {out_dir / j.task / j.scheme / STATUS_FILE for j in jobs}
-    stale = [p for p in sorted(Path(out_dir).glob("*/*/*.json")) if p not in planned and _ours(p)]
+    stale = [p for p in sorted(Path(out_dir).glob("*/*/*.json"))
+             if p not in planned and _ours(p) and not is_submission_result(p)]
     for path in stale:
         path.unlink()
     return stale

@@ -152,6 +152,24 @@ def _install(tmp: str, path: Path, overwrite: bool) -> None:
 TEMP_SUFFIX = ".tmp"
 
 
+def file_mode() -> int:
+    """The mode a new file gets from ``open()`` under the process umask (0644 under the usual 022).
+
+    ``tempfile.mkstemp`` creates its file 0600; an atomic write gives the finished file this mode instead, so
+    shards, results, exports and board files are readable by others as any file the user writes.
+    """
+    try:  # Linux: read the umask without changing it (os.umask is a process-wide set, racy with threads)
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _atomic_write(path: Path, fill: Callable[[int, str], None], overwrite: bool,
                   before_rename: Callable[[Path], None] | None) -> None:
     path = Path(path)
@@ -161,6 +179,7 @@ def _atomic_write(path: Path, fill: Callable[[int, str], None], overwrite: bool,
     except OSError as exc:
         raise write_error(path, exc) from None
     try:
+        os.fchmod(fd, file_mode())
         fill(fd, tmp)
         if before_rename is not None:
             before_rename(path)

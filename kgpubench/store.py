@@ -4,16 +4,17 @@ Layout::
 
     <store>/manifest.json            dataset version, per-config schema version, files (sha256, rows), changelog
     <store>/README.md                Hugging Face configs and card, generated from the manifest
+    <store>/croissant.json           Croissant metadata, generated from the schema and the manifest
     <store>/<config>/part-<hash>.parquet
     <store>/.kgpubench.lock          taken by writers (fcntl), never removed
 
 Writes are transactions. A writer takes the store's lock (a second writer waits, then fails with one line), adds
 new part files, then replaces ``manifest.json`` atomically: that rename is the commit point, so a reader sees
-the old version or the new one, never a half state. ``README.md`` is regenerated from the committed manifest
-afterwards, so it never describes a version that does not exist. A kill before the commit leaves the store's
-data as they were plus, at most, orphaned parts or temp files; a kill after it leaves the new version with a
-README that may still describe the previous one. ``kgpubench validate`` reports both and
-``kgpubench validate --repair`` clears them; a later merge is never blocked by them.
+the old version or the new one, never a half state. ``README.md`` and ``croissant.json`` are regenerated from the
+committed manifest afterwards, so they never describe a version that does not exist. A kill before the commit
+leaves the store's data as they were plus, at most, orphaned parts or temp files; a kill after it leaves the
+new version with a README (or croissant.json) that may still describe the previous one. ``kgpubench validate``
+reports both and ``kgpubench validate --repair`` clears them; a later merge is never blocked by them.
 """
 
 from __future__ import annotations
@@ -526,11 +527,14 @@ class Store:
         return entry
 
     def _write_generated(self, card_path: Path | None) -> None:
-        """README.md from the committed manifest, and ``card_path`` (DATASET_CARD.md) when given."""
+        """croissant.json and README.md from the committed manifest, and ``card_path`` (DATASET_CARD.md) when
+        given."""
         from kgpubench.card import readme_body, render_card, store_readme
+        from kgpubench.croissant import CROISSANT, render
 
         readme = self.path / README
         body = card_path.read_text() if card_path is not None else readme_body(readme)
+        atomic_write_bytes(self.path / CROISSANT, render(self).encode())
         atomic_write_bytes(readme, store_readme(self, body).encode(),
                            before_rename=lambda _p: _checkpoint("readme-temp"))
         if card_path is not None:

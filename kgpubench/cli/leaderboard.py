@@ -38,21 +38,22 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
              fold: list[str] | None = typer.Option(
                  None, "--fold", help="Only this fold (for by-gpu: any GPU of the data); repeat for several."),
              data: Path | None = DATA, seed: int = SEED, threads: int = THREADS,
-             out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it)."),
+             out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default "
+                                             "MODEL--TASK--SCHEME.json; '-' prints the JSON instead)."),
              trust: bool = TRUST) -> None:
-    """Train and score MODEL on every fold of TASK (its code in the sandbox) and write the result JSON."""
+    """Train and score MODEL on every fold of TASK (its code in the sandbox), write the result JSON to a file and
+    print a short summary."""
     from kgpubench.evaluation import RunLimits, result_json
     from kgpubench.evaluation import evaluate as run_eval
+    from kgpubench.summary import write_and_summarise
 
-    text = result_json(run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed,
-                                limits=RunLimits(threads=threads), trust=trust))
-    if out:
-        from kgpubench.shards import atomic_write_bytes
-
-        atomic_write_bytes(out, text.encode())
-        _err(f"wrote {out}")
-    else:
-        typer.echo(text, nl=False)
+    result = run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed,
+                      limits=RunLimits(threads=threads), trust=trust)
+    if out is not None and str(out) == "-":
+        typer.echo(result_json(result), nl=False)
+        return
+    typer.echo(write_and_summarise(result, out or Path(f"{model.stem}--{result['task']}--{result['scheme']}.json")),
+               nl=False)
 
 
 def submit(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),

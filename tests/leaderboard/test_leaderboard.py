@@ -55,8 +55,12 @@ def test_run_writes_results_and_renders_the_board(board):
     readme = (out.parent / "README.md").read_text()
     assert "### autotune-config — `by-gpu`" in readme and "*Not evaluated*" in readme
     assert "| — | oracle (upper bound) |" in readme and "Goal: unseen GPUs" in readme
-    assert (out.parent / "plots" / "autotune-config--by-gpu.png").stat().st_size > 1000
-    assert "<table>" in (out.parent / "index.html").read_text()
+    site = out.parent
+    assert (site / "plots" / "autotune-config--by-gpu--predicted.svg").read_text().startswith("<?xml")
+    assert (site / "plots" / "autotune-config--by-gpu--regret.svg").stat().st_size > 1000
+    assert '<table class="overview">' in (site / "index.html").read_text()
+    page = (site / "task-autotune-config.html").read_text()
+    assert page.count('<table class="scores">') == 2 and "regression_tree" in page
 
 
 def test_tree_beats_the_median_floor_on_top1_regret(board):

@@ -1,0 +1,66 @@
+"""Submission commands: ``submission check|run|accept`` (a submission folder added by pull request)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from kgpubench.cli.leaderboard import DATA, TRUST, _progress
+
+sub_app = typer.Typer(help="Submissions by pull request: check a folder, run it as CI does, add it to the board.",
+                      no_args_is_help=True)
+FOLDER = typer.Argument(..., help="Submission folder (leaderboard/submissions/NAME).")
+
+
+@sub_app.command("check")
+def check(folder: Path = FOLDER) -> None:
+    """Check a submission folder (metadata, model file or predictions) without running it."""
+    from kgpubench.pull_request import read_submission
+
+    sub = read_submission(folder)
+    runs = ", ".join(f"{t}/{s}" for t, s in sub.runs)
+    typer.echo(f"{sub.name}: {sub.kind} by {', '.join(sub.authors)}; runs {runs}")
+
+
+@sub_app.command("run")
+def run(folder: Path = FOLDER,
+        out: Path = typer.Option(Path("build/submission-results"), "--out", "-o", help="Folder for the result "
+                                 "files (TASK/SCHEME/NAME.json)."),
+        data: Path | None = DATA,
+        timeout: float | None = typer.Option(None, "--timeout", help="Time limit for all folds of a run, seconds."),
+        memory_gb: float | None = typer.Option(None, "--memory-gb", help="Memory limit (address space), GiB."),
+        threads: int = typer.Option(1, "--threads", help="OpenMP/BLAS threads of the model."),
+        trust: bool = TRUST) -> None:
+    """The CI job: score every run of the submission (a model in the sandbox, predictions as given) and write
+    the result files."""
+    import json
+
+    from kgpubench.leaderboard import load_results, results_dir
+    from kgpubench.pull_request import run_submission
+    from kgpubench.summary import result_summary
+
+    written = run_submission(folder, out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb, threads=threads,
+                             trust=trust, progress=_progress())
+    board = load_results(results_dir()) if results_dir().is_dir() else []
+    for path in written:
+        typer.echo(result_summary(json.loads(path.read_text()), board=board, path=path), nl=False)
+
+
+@sub_app.command("accept")
+def accept(folder: Path = FOLDER,
+           results: Path = typer.Option(Path("build/submission-results"), "--results", help="Folder the CI job "
+                                        "wrote (`kgpubench submission run --out`)."),
+           board: Path | None = typer.Option(None, "--board", help="The board's results folder (default "
+                                             "leaderboard/results); the board is re-rendered next to it."),
+           force: bool = typer.Option(False, "--force", help="Replace this submission's results already there.")
+           ) -> None:
+    """The maintainer's step: add the CI results of a submission to the board and re-render it."""
+    from kgpubench.pull_request import accept as run_accept
+
+    for path in run_accept(folder, results, board=board, force=force):
+        typer.echo(str(path))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sub_app, name="submission")

@@ -1,0 +1,68 @@
+"""A result in a few lines for a person: what ran, each metric's mean ± std over the folds (the ranking metric
+first, the seed study's marked), and where it would stand on the board."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kgpubench.metrics import METRICS
+from kgpubench.tasks import get_task
+
+
+def board_rank(result: dict, board: list[dict]) -> tuple[int, int] | None:
+    """(rank, models) the result would have among the board's learned models of its task and scheme, by the
+    task's primary metric; None when the result or the board has no score."""
+    task = get_task(result["task"])
+    metric = task.primary_metric
+    mine = (result.get("aggregate") or {}).get(metric)
+    if not mine:
+        return None
+    others = [r["aggregate"][metric]["mean"] for r in board
+              if r.get("task") == task.name and r.get("scheme") == result["scheme"] and r.get("status", "ok") == "ok"
+              and r.get("kind") not in ("reference",) and r.get("model") not in ("oracle", result["model"])
+              and (r.get("aggregate") or {}).get(metric)]
+    if not others:
+        return None
+    higher = METRICS[metric].higher_is_better if metric in METRICS else False
+    better = sum(v > mine["mean"] if higher else v < mine["mean"] for v in others)
+    return better + 1, len(others) + 1
+
+
+def result_summary(result: dict, *, board: list[dict] | None = None, path: Path | str | None = None) -> str:
+    """A short human summary of one result record (``board``: result records to rank it against)."""
+    task = get_task(result["task"])
+    folds = result.get("folds") or {}
+    lines = [f"{result['model']} on {task.name} / {result['scheme']}: {len(folds)} fold(s), "
+             f"{result.get('wall_time_s', 0.0):.1f} s"]
+    if result.get("status", "ok") != "ok":
+        lines.append(f"  {result['status']}: {result.get('message') or result.get('reason', '')}")
+        return "\n".join(lines) + "\n"
+    agg = result.get("aggregate") or {}
+    names = [m for m in task.metrics if m in agg] + [m for m in agg if m not in task.metrics]
+    width = max((len(m) for m in names), default=0)
+    for m in names:
+        a = agg[m]
+        what = METRICS[m].doc if m in METRICS else ""
+        note = " (ranks the task)" if m == task.primary_metric else (" (seed study)" if m in task.seed_metrics
+                                                                     else "")
+        direction = ("higher" if METRICS[m].higher_is_better else "lower") + " is better" if m in METRICS else ""
+        lines.append(f"  {m:<{width}}  {a['mean']:.4g} ± {a['std']:.2g}  {what}{note}"
+                     + (f"; {direction}" if direction else ""))
+    rank = board_rank(result, board or [])
+    if rank:
+        lines.append(f"  on the board it would rank {rank[0]} of {rank[1]} by {task.primary_metric}")
+    if path:
+        lines.append(f"  result: {path}")
+    return "\n".join(lines) + "\n"
+
+
+def write_and_summarise(result: dict, out: Path | str) -> str:
+    """Write the result JSON to ``out`` (atomically) and return its summary, ranked against the committed board
+    when there is one."""
+    from kgpubench.evaluation import result_json
+    from kgpubench.leaderboard import load_results, results_dir
+    from kgpubench.shards import atomic_write_bytes
+
+    atomic_write_bytes(Path(out), result_json(result).encode())
+    board = load_results(results_dir()) if results_dir().is_dir() else []
+    return result_summary(result, board=board, path=out)

@@ -1,0 +1,61 @@
+"""Files written for others get the mode any file of the user gets (0644 under umask 022), not the 0600 of a
+temp file: results, shards, exports, board pages."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from kgpubench.shards import atomic_write_bytes, file_mode, write_parquet_atomic
+
+sys.path.insert(0, str(Path(__file__).parent / "tasks"))
+
+
+@pytest.fixture
+def umask():
+    old = os.umask(0o022)
+
+    def set_mask(mask: int) -> None:
+        os.umask(mask)
+    yield set_mask
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_atomic_writes_follow_the_umask(tmp_path, umask):
+    atomic_write_bytes(tmp_path / "a.json", b"{}")
+    write_parquet_atomic(pa.table({"x": [1]}), tmp_path / "a.parquet")
+    assert _mode(tmp_path / "a.json") == 0o644 and _mode(tmp_path / "a.parquet") == 0o644
+    umask(0o027)
+    atomic_write_bytes(tmp_path / "b.json", b"{}")
+    assert _mode(tmp_path / "b.json") == 0o640
+    atomic_write_bytes(tmp_path / "a.json", b"[]")  # a replaced file takes the mode of the new write
+    assert _mode(tmp_path / "a.json") == 0o640
+
+
+def test_file_mode_reads_the_umask_without_changing_it(umask):
+    umask(0o077)
+    assert file_mode() == 0o600
+    umask(0o002)
+    assert file_mode() == 0o664
+    assert os.umask(0o022) == 0o002  # still what the test set
+
+
+def test_exported_files_are_readable_by_others(tmp_path, umask):
+    from task_fixtures import autotune_table, make_store
+
+    from kgpubench.importers.export import export_t4
+
+    store = make_store(tmp_path / "store", autotune_table())
+    written = export_t4("autotune", tmp_path / "out", data_dir=store.path)
+    assert written and {_mode(p) for p in written} == {0o644}
+    shards = list((tmp_path / "store").rglob("*.parquet"))
+    assert shards and {_mode(p) for p in shards} == {0o644}
