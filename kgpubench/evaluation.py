@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError
+from kgpubench.errors import DataFileNotFoundError, NoDataError, SubmissionError
 from kgpubench.splits import evaluated_folds, fold_column, split_sha256_of
 from kgpubench.tasks import Task, feature_frame, get_task, select
 from kgpubench.tasks.scoring import problem_choices, score_fold, with_scoring_columns
@@ -49,14 +49,6 @@ MEASURING_TASKS = ("npb-tpb",)
 # Environment variables that set the thread count of OpenMP, the BLAS libraries, numexpr and the baselines.
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KGPUBENCH_THREADS")
-
-
-class SubmissionError(KgpubenchError, ValueError):
-    """A model file that cannot be evaluated: no factory, bad predictions, a crash, a limit hit."""
-
-
-class NoDataError(KgpubenchError, LookupError):
-    """The task's config has no usable rows in the store, or a scheme has no fold with training rows."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError
+from kgpubench.errors import BoardWriteError, DataFileNotFoundError, VerifyError
 from kgpubench.evaluation import (
     ORACLE,
     NoDataError,
@@ -41,14 +41,6 @@ ABS_TOL = 1e-6
 # What CI re-runs (`make test`): the floor and the reference rows on every task, quick on the packaged data.
 FAST_BASELINES = ("median", ORACLE)
 STATUS_FILE = "_status.json"
-
-
-class VerifyError(KgpubenchError, AssertionError):
-    """Re-running committed results gave other scores or other hashes; ``problems`` lists them all."""
-
-    def __init__(self, message: str, problems: list[str]) -> None:
-        super().__init__(message)
-        self.problems = problems
 
 
 def project_root() -> Path:
@@ -207,10 +199,6 @@ _COST = {"autotune-config": 100, "lgbm_ranker": 6, "xgb_ranker": 5, "random_fore
 
 
 # ----- writing ------------------------------------------------------------------------------------------------
-class BoardWriteError(KgpubenchError, FileExistsError):
-    """A file the board would write exists and was not written by kgpubench."""
-
-
 def _ours(path: Path) -> bool:
     """Whether an existing file was written by kgpubench (a result, a status, a split file, the board)."""
     try:

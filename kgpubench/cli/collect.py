@@ -12,7 +12,9 @@ from typing import Optional
 
 import typer
 
-NO_GPU_EXIT = 2
+from kgpubench.errors import NoGpuError
+
+NO_GPU_EXIT = NoGpuError.exit_code
 DEFAULT_OUT = Path("kgpubench-shards")
 
 
@@ -68,17 +70,9 @@ def collect(
     if dry_run:
         _print_plan(suites, selected, quick, out, as_json)
         return
-    from kgpubench.errors import NoGpuError
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
 
-    try:
-        backend = get_backend("cupy", device=device)
-    except NoGpuError as exc:
-        from rich.markup import escape
-
-        from kgpubench.cli import fail
-
-        fail(escape(str(exc)), NO_GPU_EXIT)
+    backend = get_backend("cupy", device=device)  # no GPU: NoGpuError, one line and exit NO_GPU_EXIT
     from kgpubench.measure.conditions import ClockLock
 
     with ClockLock(backend.nvml(), lock_mode) as lock:

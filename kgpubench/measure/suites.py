@@ -14,14 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kgpubench.errors import KgpubenchError, unknown_name
+from kgpubench.errors import KgpubenchError, SuiteLoadError, unknown_name
 
 PACKAGE_PREFIX = "kgpubench_collectors"
 SUITE_ORDER = ("regular", "power", "stencil", "npb")
-
-
-class SuiteLoadError(KgpubenchError, ImportError):
-    """A suite folder exists but does not load or does not expose ``SUITE`` / ``get_suite()``."""
 
 
 def collectors_dir() -> Path:

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from kgpubench.errors import KgpubenchError, unknown_name
+from kgpubench.errors import DuplicateTaskError, unknown_name
 from kgpubench.tasks._core import (
     PARAMS_PREFIX,
     Task,
@@ -19,10 +19,6 @@ from kgpubench.tasks._core import (
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
 from kgpubench.tasks.selection import Selection, select, task_rows
-
-
-class DuplicateTaskError(KgpubenchError, ValueError):
-    """A task name is registered twice."""
 
 
 class TaskRegistry:

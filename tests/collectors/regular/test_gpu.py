@@ -19,7 +19,7 @@ KERNELS = ["vector_add", "euclid", "srad_cuda_1", "srad_cuda_2", "calculate_temp
 
 @pytest.fixture(scope="module")
 def backend():
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
 
     return get_backend("cupy")
 
