@@ -9,7 +9,7 @@ predictions out), under :class:`RunLimits` (threads pinned for OpenMP, BLAS, Lig
 else here is data handling and scoring, which never runs model code.
 
 Strategies that measure the test problem instead of predicting it (seed 001's Profiling, Exhausting) set
-``uses_measurements = True``; on a task with a measurement oracle (``npb-tpb``, see
+``uses_measurements = True``; on a task that declares a measurement oracle (``Task.oracle``; ``npb-tpb``, see
 :mod:`kgpubench.tasks.npb`) they are called as ``predict(X, problems=...)`` and every model's fold scores
 carry ``measurements``, the mean number of distinct assignments measured per test problem (0 for models
 that only learn from the training folds).
@@ -36,16 +36,16 @@ import pyarrow as pa
 
 from kgpubench.errors import DataFileNotFoundError, NoDataError, SubmissionError
 from kgpubench.splits import evaluated_folds, fold_column, split_sha256_of
-from kgpubench.tasks import Task, feature_frame, get_task, select
-from kgpubench.tasks.scoring import problem_choices, score_fold, with_scoring_columns
+from kgpubench.tasks import Task, feature_frame, get_task, list_tasks, select
+from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 
 FACTORY = "make_model"
 RESULT_FORMAT = 2
 SAMPLE_POINTS = 400
 PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost", "threadpoolctl")
-# Tasks whose folds record each test problem's chosen/best/baseline time (the seed-protocol sections).
-DETAIL_TASKS = ("npb-tpb", "stencil-tile")
-MEASURING_TASKS = ("npb-tpb",)
+# Derived from the task declarations (``record_problems``, ``oracle``); kept for callers of the old names.
+DETAIL_TASKS = tuple(t.name for t in list_tasks() if t.record_problems)
+MEASURING_TASKS = tuple(t.name for t in list_tasks() if t.measures)
 # Environment variables that set the thread count of OpenMP, the BLAS libraries, numexpr and the baselines.
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KGPUBENCH_THREADS")
@@ -290,7 +290,7 @@ def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.nd
     rows, under ``limits``. The only place model code runs.
 
     ``problems`` (:class:`kgpubench.tasks.npb.NpbProblem`, one per test problem) is the measurement oracle a
-    measuring strategy receives; only tasks in :data:`MEASURING_TASKS` pass one. Any exception the model
+    measuring strategy receives; only tasks that declare an ``oracle`` pass one. Any exception the model
     raises becomes a :class:`SubmissionError` naming the model and the step.
     """
     limits = limits or RunLimits()
@@ -307,7 +307,7 @@ def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.nd
                 if problems is None:
                     raise SubmissionError(
                         f"{model_name}: sets uses_measurements, but task {task.name!r} has no measurement oracle "
-                        f"(tasks with one: {', '.join(MEASURING_TASKS)}).")
+                        f"(tasks with one: {', '.join(t.name for t in list_tasks() if t.measures)}).")
                 raw = model.predict(X_test, problems=problems)
             else:
                 raw = model.predict(X_test)
@@ -317,7 +317,7 @@ def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.nd
         raise SubmissionError(f"{model_name}: {step}() raised {type(exc).__name__}: {exc}") from exc
     pred = check_predictions(raw, len(X_test), model_name)
     measured = None
-    if task.name in MEASURING_TASKS:
+    if task.measures:
         measured = [p.measurements for p in problems] if (measures and problems is not None) else []
     return FoldOutput(pred, predicts_target, measured)
 
@@ -349,13 +349,10 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
             train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
         test_rows = data.rows.take(pa.array(test))
         if oracle:
-            result = FoldOutput(data.y[test].copy(), True, [] if task.name in MEASURING_TASKS else None)
+            result = FoldOutput(data.y[test].copy(), True, [] if task.measures else None)
         else:
-            problems = None
-            if task.name in MEASURING_TASKS:
-                from kgpubench.tasks.npb import npb_problems
-
-                problems = npb_problems(task, test_rows, data.y[test])
+            oracle_problems = oracle_of(task)
+            problems = None if oracle_problems is None else oracle_problems(task, test_rows, data.y[test])
             result = fit_predict(factory, task, data.X.iloc[train].reset_index(drop=True), data.y[train],
                                  data.X.iloc[test].reset_index(drop=True), seed=seed, limits=limits,
                                  problems=problems, model_name=model_name)
@@ -364,7 +361,7 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
         if result.measurements is not None:
             scores["measurements"] = float(np.mean(result.measurements)) if result.measurements else 0.0
         rec = {"n_train": int(train.size), "n_test": int(test.size), "scores": scores}
-        if task.name in DETAIL_TASKS:
+        if task.record_problems:
             rec["problems"] = problem_choices(task, test_rows, data.y[test], pred)
         out[fold] = rec
         if result.predicts_target:

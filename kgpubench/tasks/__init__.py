@@ -18,6 +18,7 @@ from kgpubench.tasks._core import (
     problem_keys,
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
+from kgpubench.tasks.scoring import oracle_of, scorer_of
 from kgpubench.tasks.selection import Selection, select, task_rows
 
 
@@ -28,10 +29,13 @@ class TaskRegistry:
         self._tasks: dict[str, Task] = {}
 
     def register(self, task: Task) -> Task:
-        """Add ``task``; a second task of the same name raises :class:`DuplicateTaskError`."""
+        """Add ``task``; a second task of the same name raises :class:`DuplicateTaskError`, an unknown
+        ``scorer`` or ``oracle`` :class:`~kgpubench.errors.UnknownNameError`."""
         if not isinstance(task, Task):
             raise TypeError(f"register() takes a Task, got {type(task).__name__}")
         check_features(task)
+        scorer_of(task)
+        oracle_of(task)
         if task.name in self._tasks:
             raise DuplicateTaskError(
                 f"task {task.name!r} is already registered (config {self._tasks[task.name].config!r}); "
