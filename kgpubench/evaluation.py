@@ -18,10 +18,8 @@ that only learn from the training folds).
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import hashlib
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -35,14 +33,21 @@ import numpy as np
 import pyarrow as pa
 
 from kgpubench.errors import DataFileNotFoundError, NoDataError, SubmissionError
+from kgpubench.result import (  # noqa: F401 - PACKAGES, RESULT_FORMAT, round_floats, result_json: importable here as before
+    PACKAGES,
+    RESULT_FORMAT,
+    Result,
+    model_label,
+    package_versions,
+    result_json,
+    round_floats,
+)
 from kgpubench.splits import evaluated_folds, fold_column, split_sha256_of
 from kgpubench.tasks import Task, feature_frame, get_task, list_tasks, select
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 
 FACTORY = "make_model"
-RESULT_FORMAT = 2
 SAMPLE_POINTS = 400
-PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost", "threadpoolctl")
 # Derived from the task declarations (``record_problems``, ``oracle``); kept for callers of the old names.
 DETAIL_TASKS = tuple(t.name for t in list_tasks() if t.record_problems)
 MEASURING_TASKS = tuple(t.name for t in list_tasks() if t.measures)
@@ -402,18 +407,6 @@ def aggregate(folds: dict) -> dict:
     return out
 
 
-def package_versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": ".".join(map(str, sys.version_info[:3]))}
-    for name in ("kgpubench", *PACKAGES):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "absent"
-    return out
-
-
 ORACLE = "oracle"
 
 
@@ -469,29 +462,15 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         with session:
             fold_records, samples = run_folds(data, session.factory, seed=seed, folds=folds, model_name=name,
                                               limits=run_limits)
-    return {
-        "format": RESULT_FORMAT,
-        "status": "ok",
-        "kind": "reference" if oracle else "model",
-        "task": the_task.name,
-        "scheme": scheme,
-        "model": name,
-        "model_file": label,
-        "model_sha256": session.model_sha256 if session else None,
-        "predictions_sha256": session.predictions_sha256 if session else None,
-        "dataset": data.dataset,
-        "split_sha256": data.split_sha256,
-        "train_subsample": the_task.max_train_rows,
-        "folds": fold_records,
-        "aggregate": aggregate(fold_records),
-        "samples": [] if oracle else samples,
-        "seed": seed,
-        "limits": {"threads": run_limits.threads},
-        "packages": package_versions(),
-        "date": _dt.date.today().isoformat(),
-        "wall_time_s": (time.perf_counter_ns() - start) / 1e9,
-        "cpu_time_s": time.process_time() - cpu_start,
-    }
+    return Result.new(
+        status="ok", task=the_task.name, scheme=scheme, kind="reference" if oracle else "model", model=name,
+        model_file=label, model_sha256=session.model_sha256 if session else None,
+        predictions_sha256=session.predictions_sha256 if session else None, dataset=data.dataset,
+        split_sha256=data.split_sha256, train_subsample=the_task.max_train_rows, folds=fold_records,
+        aggregate=aggregate(fold_records), samples=[] if oracle else samples, seed=seed,
+        limits={"threads": run_limits.threads}, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
+        cpu_time_s=time.process_time() - cpu_start,
+    ).to_dict()
 
 
 def _limits_pair(limits: Any) -> tuple[RunLimits, Any]:
@@ -509,32 +488,13 @@ def failure_record(model_path: Path | str, task: str, scheme: str, message: str,
                    seed: int = 0, limits: RunLimits | None = None) -> dict:
     """A result record for a model that failed on this task and scheme (the board lists it with ``message``)."""
     path = Path(model_path)
-    return {"format": RESULT_FORMAT, "status": "failed", "kind": "model", "task": task, "scheme": scheme,
-            "model": path.stem, "model_file": _model_label(path),
-            "model_sha256": file_sha256(path) if path.is_file() else None,
-            "dataset": data.dataset if data is not None else {}, "split_sha256": data.split_sha256 if data else None,
-            "message": str(message).splitlines()[0][:500], "folds": {}, "aggregate": {}, "samples": [],
-            "seed": seed, "limits": {"threads": (limits or RunLimits()).threads}, "packages": package_versions(),
-            "date": _dt.date.today().isoformat(), "wall_time_s": 0.0}
+    return Result.new(
+        status="failed", task=task, scheme=scheme, kind="model", model=path.stem, model_file=_model_label(path),
+        model_sha256=file_sha256(path) if path.is_file() else None,
+        dataset=data.dataset if data is not None else {}, split_sha256=data.split_sha256 if data else None,
+        message=str(message).splitlines()[0][:500], folds={}, aggregate={}, samples=[], seed=seed,
+        limits={"threads": (limits or RunLimits()).threads}, wall_time_s=0.0,
+    ).to_dict()
 
 
-def _model_label(path: Path) -> str:
-    from kgpubench.leaderboard import model_label
-
-    return model_label(path)
-
-
-def round_floats(obj: Any, digits: int = 6) -> Any:
-    """Round every float to ``digits`` significant digits, recursively (ints and strings unchanged)."""
-    if isinstance(obj, float):
-        return float(f"{obj:.{digits}g}") if np.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): round_floats(v, digits) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [round_floats(v, digits) for v in obj]
-    return obj
-
-
-def result_json(result: dict) -> str:
-    """The result as JSON: sorted keys, floats rounded to 6 significant digits, trailing newline."""
-    return json.dumps(round_floats(result), indent=1, sort_keys=True) + "\n"
+_model_label = model_label

@@ -31,6 +31,7 @@ from kgpubench.evaluation import (
     task_data,
 )
 from kgpubench.metrics import METRICS
+from kgpubench.result import ABSENT, Result, as_result, model_label, project_root
 from kgpubench.shards import atomic_write_bytes
 from kgpubench.submission import declared_tasks, model_file_in
 from kgpubench.tasks import get_task, list_tasks
@@ -41,13 +42,6 @@ ABS_TOL = 1e-6
 # What CI re-runs (`make test`): the floor and the reference rows on every task, quick on the packaged data.
 FAST_BASELINES = ("median", ORACLE)
 STATUS_FILE = "_status.json"
-
-
-def project_root() -> Path:
-    """The folder holding ``baselines/`` and ``leaderboard/`` (a checkout, or the wheel's ``_bundled``)."""
-    from kgpubench.resources import bundled_path
-
-    return bundled_path("leaderboard").parent
 
 
 def leaderboard_dir() -> Path:
@@ -69,14 +63,6 @@ def baseline_files() -> list[Path]:
 
 def result_path(root: Path, task: str, scheme: str, model: str) -> Path:
     return Path(root) / task / scheme / f"{model}.json"
-
-
-def model_label(path: Path) -> str:
-    """A model file's path relative to the project root when inside it, else its name."""
-    try:
-        return Path(path).resolve().relative_to(project_root().resolve()).as_posix()
-    except ValueError:
-        return Path(path).name
 
 
 def tolerance(metric: str) -> float:
@@ -146,7 +132,7 @@ def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: boo
     kernel cannot isolate it."""
     data = _data(job.task, job.scheme, data_dir)
     if isinstance(data, tuple):
-        return {"status": "skipped", "task": job.task, "scheme": job.scheme, "reason": data[0], "dataset": data[1]}
+        return Result(status="skipped", task=job.task, scheme=job.scheme, reason=data[0], dataset=data[1]).to_dict()
     limits = RunLimits(threads=threads)
     try:
         return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits, trust=trust)
@@ -312,15 +298,26 @@ def write_splits(data_dir, task_names: Iterable[str], root: Path | None, *, forc
 
 
 def load_results(root: Path | None = None) -> list[dict]:
-    """Every result and status file under ``root`` (default ``leaderboard/results``), in path order."""
-    root = Path(root or results_dir())
+    """Every result and status file under ``root`` (default ``leaderboard/results``), in path order, read
+    through :meth:`kgpubench.result.Result.from_dict` (as plain records, each with its ``_path``)."""
     out = []
-    for path in sorted(root.glob("*/*/*.json")):
-        data = json.loads(path.read_text())
+    for path, result in read_results(root):
+        data = result.to_dict()
         data["_path"] = str(path)
-        data.setdefault("status", "ok")
         out.append(data)
     return out
+
+
+def read_results(root: Path | None = None) -> list[tuple[Path, Result]]:
+    """(path, :class:`~kgpubench.result.Result`) of every result and status file under ``root`` (default
+    ``leaderboard/results``), in path order."""
+    root = Path(root or results_dir())
+    return [(path, Result.from_dict(json.loads(path.read_text()), where=str(path)))
+            for path in sorted(root.glob("*/*/*.json"))]
+
+
+def _known(value):
+    return None if value is ABSENT else value
 
 
 def _close(a, b, rel: float, abs_: float) -> bool:
@@ -329,26 +326,26 @@ def _close(a, b, rel: float, abs_: float) -> bool:
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
 
-def compare(committed: dict, fresh: dict, *, rel_tol: float | None = None, abs_tol: float = ABS_TOL) -> list[str]:
+def compare(committed: Result | dict, fresh: Result | dict, *, rel_tol: float | None = None,
+            abs_tol: float = ABS_TOL) -> list[str]:
     """Every difference between a committed result and a fresh re-run: status, hashes, and scores beyond their
-    metric's tolerance (``rel_tol`` overrides every metric's)."""
-    where = f"{committed['task']}/{committed['scheme']}/{committed['model']}"
+    metric's tolerance (``rel_tol`` overrides every metric's). Records are read as :class:`Result`."""
+    committed, fresh = as_result(committed), as_result(fresh)
+    where = f"{committed.task}/{committed.scheme}/{committed.model}"
     out = []
-    if committed.get("status", "ok") != fresh.get("status", "ok"):
-        return [f"{where}: status is {fresh.get('status')} ({fresh.get('message', '')}), the result says "
-                f"{committed.get('status', 'ok')}"]
-    for name, a, b in (("model sha256", committed.get("model_sha256"), fresh.get("model_sha256")),
-                       ("split sha256", committed.get("split_sha256"), fresh.get("split_sha256")),
-                       ("task rows sha256", committed.get("dataset", {}).get("rows_sha256"),
-                        fresh.get("dataset", {}).get("rows_sha256"))):
+    if committed.status != fresh.status:
+        return [f"{where}: status is {fresh.status} ({fresh.message or ''}), the result says {committed.status}"]
+    for name, a, b in (("model sha256", _known(committed.model_sha256), _known(fresh.model_sha256)),
+                       ("split sha256", _known(committed.split_sha256), _known(fresh.split_sha256)),
+                       ("task rows sha256", committed.rows_sha256, fresh.rows_sha256)):
         if a != b:
             out.append(f"{where}: {name} is {str(b)[:12]}..., the result was made with {str(a)[:12]}...")
-    if committed.get("status") == "failed":
-        if committed.get("message") != fresh.get("message"):
-            out.append(f"{where}: fails with {fresh.get('message')!r}, the result says {committed.get('message')!r}")
+    if committed.status == "failed":
+        if _known(committed.message) != _known(fresh.message):
+            out.append(f"{where}: fails with {_known(fresh.message)!r}, the result says {_known(committed.message)!r}")
         return out
-    fresh_folds = fresh["folds"]
-    for fold, rec in committed["folds"].items():
+    fresh_folds = fresh.folds
+    for fold, rec in committed.folds.items():
         if fold not in fresh_folds:
             out.append(f"{where}: fold {fold!r} no longer exists")
             continue
@@ -356,7 +353,7 @@ def compare(committed: dict, fresh: dict, *, rel_tol: float | None = None, abs_t
             new = fresh_folds[fold]["scores"].get(metric)
             if not _close(value, new, tolerance(metric) if rel_tol is None else rel_tol, abs_tol):
                 out.append(f"{where}: fold {fold} {metric} = {new}, committed {value}")
-    extra = sorted(set(fresh_folds) - set(committed["folds"]))
+    extra = sorted(set(fresh_folds) - set(committed.folds))
     if extra:
         out.append(f"{where}: new folds {extra} not in the committed result")
     return out
@@ -372,56 +369,58 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
     ``|a - b| <= max(abs_tol, rel * max(|a|, |b|))`` with ``rel`` the metric's (:func:`tolerance`) unless
     ``rel_tol`` is given; hashes exact.
     """
-    from kgpubench.evaluation import round_floats
+    from kgpubench.result import round_floats
 
     where = Path(root or results_dir())
     if not where.is_dir():
         raise DataFileNotFoundError(f"{where}: no such results folder; pass the folder `leaderboard run --out` "
                                     "wrote (default leaderboard/results).")
     only = set(only or ())
-    results = [r for r in load_results(where) if r.get("status") != "skipped" and (not only or r["model"] in only)]
+    results = [(path, r) for path, r in read_results(where)
+               if r.status != "skipped" and (not only or r.model in only)]
     if only and not results:
         raise VerifyError(f"no committed result for model(s) {sorted(only)} under {where}.", [])
     problems: list[str] = []
     jobs, committed = [], []
-    for res in results:
-        if res.get("kind") == "predictions":  # scored predictions: re-score the committed file
+    for path, res in results:
+        if res.kind == "predictions":  # scored predictions: re-score the committed file
             from kgpubench.submission import score_predictions
 
             try:
-                model = model_file_in(project_root(), res["model_file"])
+                model = model_file_in(project_root(), res.model_file)
                 if not model.exists():
-                    problems.append(f"{res['_path']}: predictions file {res['model_file']} is missing")
+                    problems.append(f"{path}: predictions file {res.model_file} is missing")
                     continue
-                fresh = round_floats(score_predictions(model, res["task"], res["scheme"], data_dir=data_dir))
+                fresh = round_floats(score_predictions(model, res.task, res.scheme, data_dir=data_dir))
             except SubmissionError as exc:
-                problems.append(f"{res['_path']}: {exc}")
+                problems.append(f"{path}: {exc}")
                 continue
             problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
             continue
         try:  # never a file outside the project ('..', absolute paths, symlinks out)
-            model = ORACLE if res.get("kind") == "reference" else model_file_in(project_root(), res["model_file"])
+            model = ORACLE if res.kind == "reference" else model_file_in(project_root(), res.model_file)
         except SubmissionError as exc:
-            problems.append(f"{res['_path']}: {exc}")
+            problems.append(f"{path}: {exc}")
             continue
         if model != ORACLE and not Path(model).exists():
-            problems.append(f"{res['_path']}: model file {res['model_file']} is missing")
+            problems.append(f"{path}: model file {res.model_file} is missing")
             continue
-        jobs.append(Job(model, res["task"], res["scheme"]))
-        committed.append(res)
-    seeds = {r.get("seed") or 0 for r in committed}
-    fresh_all: list[dict] = []
+        jobs.append(Job(model, res.task, res.scheme))
+        committed.append((path, res))
+    seeds = {res.seed or 0 for _, res in committed}
+    fresh_all: list[tuple[int, dict]] = []
     for seed in sorted(seeds):
-        idx = [i for i, r in enumerate(committed) if (r.get("seed") or 0) == seed]
+        idx = [i for i, (_, r) in enumerate(committed) if (r.seed or 0) == seed]
         ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, trust=trust,
                        progress=progress)
         fresh_all += [(i, result) for i, (_, result) in zip(idx, ran)]
     for i, fresh in sorted(fresh_all, key=lambda t: t[0]):
-        res = committed[i]
-        if fresh["status"] == "skipped":
-            problems.append(f"{res['_path']}: {fresh['reason']}")
+        path, res = committed[i]
+        fresh = Result.from_dict(round_floats(fresh))
+        if fresh.status == "skipped":
+            problems.append(f"{path}: {fresh.reason}")
             continue
-        problems.extend(compare(res, round_floats(fresh), rel_tol=rel_tol, abs_tol=abs_tol))
+        problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
     if problems:
         raise VerifyError(f"verify failed: {len(problems)} problem(s) in {len(results)} result(s):\n"
                           + "\n".join(f"  {p}" for p in problems), problems)
@@ -446,7 +445,10 @@ __all__ = [
     "compare",
     "get_task",
     "load_results",
+    "model_label",
     "plan",
+    "project_root",
+    "read_results",
     "result_path",
     "run",
     "run_job",
