@@ -209,6 +209,11 @@ class SuiteError(KgpubenchError):
     """Raised by a suite's own code (its spec, its references); suites subclass it with a builtin."""
 
 
+class ContractError(KgpubenchError, AssertionError):
+    """A suite or backend breaks its declared contract (:func:`kgpubench.testing.check_suite`,
+    :func:`kgpubench.testing.check_backend`)."""
+
+
 class BackendError(KgpubenchError, TypeError):
     """A backend that does not follow the backend contract (:class:`kgpubench.measure.backend.Backend`)."""
 

@@ -45,9 +45,9 @@ def collect(
                                      "suite's declared policy."),
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
-    from kgpubench.measure.suites import SUITE_ORDER, available_suites, load_suite
+    from kgpubench.measure.suites import available_suites, load_suite
 
-    names = list(suite) if suite else [s for s in SUITE_ORDER if s in available_suites()]
+    names = list(suite) if suite else available_suites()  # every registered suite, built-in or plugged in
     if not names:
         from kgpubench.errors import DataFileNotFoundError
 
@@ -140,7 +140,7 @@ def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | N
     )
 
     from kgpubench.measure.output import ShardWriter
-    from kgpubench.measure.runner import CollectOptions, collect_suite
+    from kgpubench.measure.runner import CollectOptions, run_suite
 
     console = Console(stderr=True)
     writer = ShardWriter(out / s.name, s.table)
@@ -156,9 +156,7 @@ def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | N
                 bar.update(task, completed=done, total=total, description=label[:60])
 
             # A suite whose flow is not per case (npb: whole application runs) drives itself.
-            own = getattr(s, "collect_into", None)
-            summary = (own(backend, writer, options, progress=progress) if own is not None
-                       else collect_suite(s, backend, writer, options, progress=progress))
+            summary = run_suite(s, backend, writer, options, progress=progress)
     finally:
         writer.close()
     statuses = ", ".join(f"{k}={v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
