@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from kgpubench.resources import PACKAGE_DIR
 from kgpubench.schema import TABLES, Table
-from kgpubench.store import Store
+
+if TYPE_CHECKING:  # the store writes its card: the card reads a store it is given and never imports it
+    from kgpubench.store import Store
 
 CARD_PATH = PACKAGE_DIR.parent / "DATASET_CARD.md"
 _BLOCK = re.compile(r"(<!-- BEGIN kgpubench:(?P<name>[\w:\-]+) -->\n)(?P<body>.*?)(<!-- END kgpubench:(?P=name) -->)",

@@ -416,7 +416,7 @@ def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
 
     An existing file there that kgpubench did not write is refused (``BoardWriteError``) unless ``force``.
     """
-    from kgpubench.leaderboard import check_writable
+    from kgpubench.ownership import check_writable
 
     board_dir = Path(board_dir)
     tasks = tasks or list_tasks()
