@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from kgpubench.resources import PACKAGE_DIR
+from kgpubench.resources import package_files, source_checkout
 from kgpubench.schema import TABLES, Table
 
 if TYPE_CHECKING:  # the store writes its card: the card reads a store it is given and never imports it
     from kgpubench.store import Store
 
-CARD_PATH = PACKAGE_DIR.parent / "DATASET_CARD.md"
+# The card people edit lives in the source checkout; an installed wheel has none (this path does not exist).
+CARD_PATH = (source_checkout() or package_files() / "_bundled") / "DATASET_CARD.md"
 _BLOCK = re.compile(r"(<!-- BEGIN kgpubench:(?P<name>[\w:\-]+) -->\n)(?P<body>.*?)(<!-- END kgpubench:(?P=name) -->)",
                     re.S)
 
