@@ -107,6 +107,38 @@ def test_the_three_old_loops_point_one_way(low, high):
     assert high not in seen
 
 
+# docs/DEVELOPING.md's architecture table: a module imports its own layer and the layers before it, never later.
+LAYERS = (
+    ("foundations", ("errors", "resources", "schema", "identity", "locking", "shards", "hardware", "buildinfo")),
+    ("rows", ("validation", "card")),
+    ("suites", ("measure", "features", "importers.api", "importers.common", "importers.kernel_tuner", "importers.t4",
+                "testing")),
+    ("store", ("store", "checks", "bundle")),
+    ("tasks", ("tasks", "splits", "metrics", "loading", "importers")),  # importers' facade and T4 export: load_dataset
+    ("result records", ("result", "ownership")),
+    ("models", ("evaluation", "sandbox", "sandbox_child", "sandbox_linux", "sandbox_process", "submission")),
+    ("board", ("leaderboard", "leaderboard_render", "cli", "__main__", "")),
+)
+
+
+def layer_of(module: str) -> int:
+    """Index in :data:`LAYERS` of the longest prefix naming ``module`` (``""``: the package itself)."""
+    name = module.removeprefix("kgpubench").removeprefix(".")
+    best = max(((len(p), i) for i, (_, prefixes) in enumerate(LAYERS) for p in prefixes
+                if name == p or (p and name.startswith(p + "."))), default=None)
+    assert best is not None, f"{module} has no layer in LAYERS (docs/DEVELOPING.md): add it"
+    return best[1]
+
+
+def test_every_import_points_to_the_same_or_an_earlier_layer():
+    graph = package_graph()
+    # ``kgpubench`` itself (``__version__``, the package folder) is imported before any submodule anyway.
+    down = sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+                  for a, targets in graph.items() for b in targets if b != "kgpubench" and layer_of(b) > layer_of(a))
+    assert down == []
+    assert layer_of("kgpubench.importers.export") == 4 and layer_of("kgpubench.importers.api") == 2
+
+
 def test_the_checker_finds_a_cycle_through_a_function_level_import(tmp_path):
     pkg = tmp_path / "toy"
     (pkg / "sub").mkdir(parents=True)
