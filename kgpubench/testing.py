@@ -77,6 +77,7 @@ def check_suite(suite: Any, *, quick_only: bool = False) -> dict[str, int]:
     every ``k`` of ``kernels()``; a suite measured case by case defines ``prepare``, one that runs itself
     ``collect_into``. Needs no GPU. Returns the case counts (``{"quick": n, "full": m}``).
     """
+    from kgpubench.measure.runner import case_row_base
     from kgpubench.measure.suite import Case, SuiteBase, as_suite
     from kgpubench.schema import TABLES, row_id_of
 
@@ -110,8 +111,6 @@ def check_suite(suite: Any, *, quick_only: bool = False) -> dict[str, int]:
             _require(Path(case.source.path).is_file(), what, f"case {case.label()}: no source {case.source.path}")
             _require(all(int(v) >= 1 for v in (*case.grid, *case.block)), what,
                      f"case {case.label()}: grid and block extents must be >= 1")
-            from kgpubench.measure.runner import case_row_base
-
             base = case_row_base(case, table, gpu)
             missing = [c for c in table.key_columns if c not in base]
             _require(not missing, what, f"case {case.label()} sets no value for key column(s) {missing}")

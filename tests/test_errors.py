@@ -15,7 +15,8 @@ from kgpubench import errors
 
 PACKAGE = Path(errors.__file__).resolve().parent
 # Exceptions that are deliberately not KgpubenchErrors (see the errors module docstring).
-NOT_ERRORS = {("sandbox_process.py", "Stop"), ("sandbox_linux.py", "IsolationError"), ("measure/fake.py", "FakeCudaError")}
+NOT_ERRORS = {("sandbox_process.py", "Stop"), ("sandbox_linux.py", "IsolationError"),
+              ("measure/fake.py", "FakeCudaError")}
 
 
 def _error_classes_outside_errors_py() -> list[tuple[str, str]]:
