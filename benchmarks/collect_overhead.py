@@ -314,7 +314,7 @@ def main() -> int:
     if not ok:
         print(f"collect_overhead: no GPU here, nothing measured ({why})")
         return 2
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
     from kgpubench.measure.compile_cache import default_jobs
     from kgpubench.measure.suites import load_suite
 

@@ -113,7 +113,7 @@ def main() -> int:
     if not ok:
         print(f"repeat_check: no GPU here, nothing measured ({why})")
         return 2
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
 
     report = run_repeat(get_backend("cupy"), args.shards, args.out, count=args.count, seed=args.seed)
     for name, r in [*report["suites"].items(), ("all", report["all"])]:

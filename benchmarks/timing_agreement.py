@@ -126,7 +126,7 @@ def _prepared(pick: Pick, backend):
 
 def child(name: str) -> int:
     """Under ncu: launch the pick's unit NCU_SKIP + NCU_LAUNCHES times, synchronising after each."""
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
 
     pick = next(p for p in PICKS if p.name == name)
     backend = get_backend("cupy")
@@ -182,7 +182,7 @@ def main() -> int:
     if not ok or shutil.which("ncu") is None:
         print(f"timing_agreement: nothing measured ({why or 'ncu (Nsight Compute) is not on PATH'})")
         return 2
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
 
     backend = get_backend("cupy")
     rows = []

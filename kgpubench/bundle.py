@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError, SchemaValidationError
+from kgpubench.errors import BundleError, DataFileNotFoundError, KgpubenchError, SchemaValidationError
 
 if TYPE_CHECKING:
     from kgpubench.measure.backend import DeviceInfo
@@ -48,10 +48,6 @@ SUMMARY = "summary.json"
 SHARD_DIR = "shards"
 _ZIP_MAGIC = b"PK\x03\x04"
 _MEMBER = re.compile(r"[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)?")
-
-
-class BundleError(KgpubenchError, ValueError):
-    """A bundle that cannot be trusted or read: truncated, tampered, incomplete or of another format."""
 
 
 @dataclass

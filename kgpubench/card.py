@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kgpubench.resources import PACKAGE_DIR
+import pyarrow as pa
+
+from kgpubench.resources import package_files, source_checkout
 from kgpubench.schema import TABLES, Table
-from kgpubench.store import Store
 
-CARD_PATH = PACKAGE_DIR.parent / "DATASET_CARD.md"
+if TYPE_CHECKING:  # the store writes its card: the card reads a store it is given and never imports it
+    from kgpubench.store import Store
+
+# The card people edit lives in the source checkout; an installed wheel has none (this path does not exist).
+CARD_PATH = (source_checkout() or package_files() / "_bundled") / "DATASET_CARD.md"
 _BLOCK = re.compile(r"(<!-- BEGIN kgpubench:(?P<name>[\w:\-]+) -->\n)(?P<body>.*?)(<!-- END kgpubench:(?P=name) -->)",
                     re.S)
 
@@ -129,12 +135,37 @@ def render_card(text: str, store: Store) -> str:
     return _BLOCK.sub(fill, text)
 
 
+# -- the Hugging Face configs of a store's README (kgpubench.hub lays the store out for the Hub) -------------
+SPLIT = "train"
+
+
+def empty_data_files(config: str) -> str:
+    """The ``data_files`` entry of a config without rows: a file that does not exist, whose name is the message
+    ``datasets`` prints when it is loaded."""
+    return f"{config}/NO ROWS YET - the {config} table of this store is empty; kgpubench merge adds rows.parquet"
+
+
+def hf_features(schema: pa.Schema) -> list:
+    """``datasets`` features of an arrow schema in the card's YAML form."""
+    import datasets
+
+    return datasets.Features.from_arrow_schema(schema)._to_yaml_list()
+
+
+def hub_configs(store: Store) -> tuple[list[dict], list[dict]]:
+    """The README's ``configs`` (data files of every declared table) and ``dataset_info`` (its features)."""
+    configs, infos = [], []
+    for name in sorted(TABLES):
+        files = [f["path"] for f in store.files(name)] or [empty_data_files(name)]
+        configs.append({"config_name": name, "data_files": [{"split": SPLIT, "path": files}]})
+        infos.append({"config_name": name, "features": hf_features(TABLES[name].arrow_schema())})
+    return configs, infos
+
+
 def hf_header(store: Store) -> str:
     """YAML front matter with ``configs`` (the manifest's files; every declared table, an empty one included:
-    :func:`kgpubench.hub.hub_configs`) and each config's ``features``."""
+    :func:`hub_configs`) and each config's ``features``."""
     import yaml
-
-    from kgpubench.hub import hub_configs
 
     configs, infos = hub_configs(store)
     meta = {"license": "other", "license_name": "cc-by-4.0-and-upstream",

@@ -10,11 +10,14 @@ when it no longer describes the manifest.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from kgpubench.schema import TABLES, Column
-from kgpubench.store import Store
+
+if TYPE_CHECKING:  # the store writes its croissant.json: this module reads a store it is given
+    from kgpubench.store import Store
 
 CROISSANT = "croissant.json"
 PARQUET = "application/x-parquet"

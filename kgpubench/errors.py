@@ -1,6 +1,17 @@
-"""The exception hierarchy: one root, each subclass also inherits the matching builtin.
+"""The exception hierarchy: one root, every class here, each subclass also inheriting the matching builtin.
 
-Every message says what was found, what was expected, and how to fix it.
+Every message says what was found, what was expected, and how to fix it. The command line turns any of them
+into one red line and exits with the class's :attr:`KgpubenchError.exit_code` (1 unless a class says otherwise;
+``KGPUBENCH_DEBUG=1`` shows the traceback). A class with ``details()`` has those lines listed on stdout first.
+
+This module imports nothing from kgpubench, so every other module can import it. ``tests/test_errors.py`` checks
+that no other module of the package defines a ``KgpubenchError``. Three exceptions of the package are not
+errors of this hierarchy, on purpose: ``kgpubench.sandbox_process.Stop`` (control flow inside the sandbox's
+parent), ``kgpubench.sandbox_linux.IsolationError`` (raised in the sandbox's launcher, which imports only the
+standard library, before isolation) and ``kgpubench.measure.fake.FakeCudaError`` (the fake backend's stand-in
+for CuPy's CUDA error, which is foreign by definition).
+
+Suites (``collectors/``) raise :class:`SuiteError` subclasses of their own.
 """
 
 from __future__ import annotations
@@ -9,7 +20,11 @@ from __future__ import annotations
 class KgpubenchError(Exception):
     """Root of every error kgpubench raises on purpose."""
 
+    #: The command line's exit status for this error.
+    exit_code: int = 1
 
+
+# ----- data files, stores and outputs -------------------------------------------------------------------------
 class DataFileNotFoundError(KgpubenchError, FileNotFoundError):
     """A file or folder the user named (or the store lists) does not exist."""
 
@@ -59,6 +74,19 @@ class NotWritableError(OutputWriteError, PermissionError):
     """An output location is not writable by this user."""
 
 
+class BundleError(KgpubenchError, ValueError):
+    """A bundle that cannot be trusted or read: truncated, tampered, incomplete or of another format."""
+
+
+class ImportFormatError(KgpubenchError, ValueError):
+    """An input file is not a readable Kernel Tuner cache or T4 results file, or lacks what the import needs."""
+
+
+class NoRowsError(KgpubenchError, LookupError):
+    """An export selected no rows."""
+
+
+# ----- names, options and dependencies ------------------------------------------------------------------------
 class UnknownNameError(KgpubenchError, KeyError):
     """A config, task, scheme, suite or GPU name that does not exist.
 
@@ -69,18 +97,178 @@ class UnknownNameError(KgpubenchError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class OptionError(KgpubenchError, ValueError):
+    """A command-line value in the wrong form."""
+
+
 class MissingDependencyError(KgpubenchError, ImportError):
     """An optional dependency (extra) is needed for this feature and is not installed."""
 
 
+# ----- tasks, splits, metrics and results --------------------------------------------------------------------
+class DuplicateTaskError(KgpubenchError, ValueError):
+    """A task name is registered twice (or a config gets a second main task)."""
+
+
+class SplitError(KgpubenchError, ValueError):
+    """A split request that cannot be met (fold missing, split without scheme, ...)."""
+
+
+class MetricInputError(KgpubenchError, ValueError):
+    """Arrays given to a metric are empty, of different lengths, or outside the metric's domain."""
+
+
+class MeasurementError(KgpubenchError, LookupError):
+    """An assignment the test problem has no measured row for, or a problem without a default TPB."""
+
+
+class NoDataError(KgpubenchError, LookupError):
+    """The task's config has no usable rows in the store, or a scheme has no fold with training rows."""
+
+
+class ResultFormatError(KgpubenchError, ValueError):
+    """A result file that is not a kgpubench result: not JSON, or a field missing or of the wrong type."""
+
+
+class VerifyError(KgpubenchError, AssertionError):
+    """Re-running committed results gave other scores or other hashes; ``problems`` lists them all."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems or [])
+
+
+class BoardWriteError(KgpubenchError, FileExistsError):
+    """A file the board would write exists and was not written by kgpubench."""
+
+
+# ----- model code and its sandbox ----------------------------------------------------------------------------
+class SubmissionError(KgpubenchError, ValueError):
+    """A model file that cannot be evaluated: no factory, bad predictions, a crash, a limit hit."""
+
+
+class SandboxError(SubmissionError):
+    """The sandboxed model failed: ``kind`` says how (timeout, memory, crash, exit, output, invalid-output,
+    model-error, import, protocol); ``log`` holds the head and tail of what it printed."""
+
+    def __init__(self, message: str, kind: str = "model-error", log: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.log = log
+
+
+class SandboxUnavailableError(KgpubenchError, RuntimeError):
+    """This machine cannot isolate model code (no Linux namespaces), and trust was not given."""
+
+
+class LimitsError(KgpubenchError, ValueError):
+    """A sandbox limit that is not a finite positive number."""
+
+
+# ----- static features and the toolchain ---------------------------------------------------------------------
 class ToolchainError(KgpubenchError, RuntimeError):
     """The CUDA toolchain (nvcc/ptxas) is missing or failed."""
 
 
+class CompileError(ToolchainError):
+    """nvcc, NVRTC or ptxas rejected the input; the message carries the compiler's own message."""
+
+
+class PtxParseError(KgpubenchError, ValueError):
+    """PTX text the reader does not understand; the message names the line."""
+
+
+class ExpressionError(KgpubenchError, ValueError):
+    """A trip-count (or size) expression that cannot be parsed or evaluated safely."""
+
+
+class TripCountError(KgpubenchError, ValueError):
+    """A loop without a trip count, a trip count for a loop that does not exist, or a bad value."""
+
+
+class LaunchConfigError(KgpubenchError, ValueError):
+    """A grid or block that is not 1 to 3 positive integers, or neither source nor PTX given."""
+
+
+class PowerFactorError(KgpubenchError, ValueError):
+    """Power factors with an unknown space, a negative value, or a global factor other than 1."""
+
+
+# ----- the measurement harness -------------------------------------------------------------------------------
 class NoGpuError(KgpubenchError, RuntimeError):
     """No usable NVIDIA GPU (or no CuPy) on this machine."""
 
+    exit_code = 2
 
+
+class SuiteLoadError(KgpubenchError, ImportError):
+    """A suite does not load, or does not follow the suite contract (:mod:`kgpubench.measure.suite`)."""
+
+
+class SuiteError(KgpubenchError):
+    """Raised by a suite's own code (its spec, its references); suites subclass it with a builtin."""
+
+
+class ContractError(KgpubenchError, AssertionError):
+    """A suite or backend breaks its declared contract (:func:`kgpubench.testing.check_suite`,
+    :func:`kgpubench.testing.check_backend`)."""
+
+
+class BackendError(KgpubenchError, TypeError):
+    """A backend that does not follow the backend contract (:class:`kgpubench.measure.backend.Backend`)."""
+
+
+class ClockLockError(KgpubenchError, ValueError):
+    """A ``--lock-clocks`` value that cannot be honoured (not root, not a number, out of range)."""
+
+
+class CompileCacheError(KgpubenchError, OSError):
+    """The compile cache folder cannot be created or written."""
+
+
+class CaseFailure(KgpubenchError, RuntimeError):
+    """A configuration that cannot be measured; becomes a row with :attr:`status` and :attr:`detail`."""
+
+    status = "launch_error"
+
+    def __init__(self, detail: str, code: int | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.code = code
+
+
+class CompileFailed(CaseFailure):
+    """NVRTC rejected the source (with these defines)."""
+
+    status = "compile_error"
+
+
+class Infeasible(CaseFailure):
+    """The configuration does not fit the device (threads, shared memory, registers, memory)."""
+
+    status = "infeasible"
+
+
+class LaunchFailed(CaseFailure):
+    """A kernel launch or execution failed; ``sticky`` errors leave the CUDA context unusable."""
+
+    status = "launch_error"
+
+    def __init__(self, detail: str, code: int | None = None, sticky: bool = False) -> None:
+        super().__init__(detail, code)
+        self.sticky = sticky
+
+
+class CaptureUnsupported(KgpubenchError, RuntimeError):
+    """A unit of work cannot be captured in a CUDA graph (it synchronises, allocates or copies to the host);
+    the harness then times it with back-to-back launches (``batch``)."""
+
+
+class ContextLostError(KgpubenchError, RuntimeError):
+    """A sticky CUDA error: the process cannot use the GPU any more; rerun the same command to resume."""
+
+
+# ----- helpers -----------------------------------------------------------------------------------------------
 def did_you_mean(name: str, choices) -> str:
     """Return a ' Did you mean ...?' hint (or '') for an unknown ``name`` among ``choices``."""
     import difflib

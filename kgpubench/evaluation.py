@@ -9,7 +9,7 @@ predictions out), under :class:`RunLimits` (threads pinned for OpenMP, BLAS, Lig
 else here is data handling and scoring, which never runs model code.
 
 Strategies that measure the test problem instead of predicting it (seed 001's Profiling, Exhausting) set
-``uses_measurements = True``; on a task with a measurement oracle (``npb-tpb``, see
+``uses_measurements = True``; on a task that declares a measurement oracle (``Task.oracle``; ``npb-tpb``, see
 :mod:`kgpubench.tasks.npb`) they are called as ``predict(X, problems=...)`` and every model's fold scores
 carry ``measurements``, the mean number of distinct assignments measured per test problem (0 for models
 that only learn from the training folds).
@@ -18,10 +18,8 @@ that only learn from the training folds).
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import hashlib
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -34,29 +32,28 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError
+from kgpubench.errors import DataFileNotFoundError, NoDataError, SubmissionError
+from kgpubench.result import (  # noqa: F401 - PACKAGES, RESULT_FORMAT, round_floats, result_json: importable here as before
+    PACKAGES,
+    RESULT_FORMAT,
+    Result,
+    model_label,
+    package_versions,
+    result_json,
+    round_floats,
+)
 from kgpubench.splits import evaluated_folds, fold_column, split_sha256_of
-from kgpubench.tasks import Task, feature_frame, get_task, select
-from kgpubench.tasks.scoring import problem_choices, score_fold, with_scoring_columns
+from kgpubench.tasks import Task, feature_frame, get_task, list_tasks, select
+from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 
 FACTORY = "make_model"
-RESULT_FORMAT = 2
 SAMPLE_POINTS = 400
-PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost", "threadpoolctl")
-# Tasks whose folds record each test problem's chosen/best/baseline time (the seed-protocol sections).
-DETAIL_TASKS = ("npb-tpb", "stencil-tile")
-MEASURING_TASKS = ("npb-tpb",)
+# Derived from the task declarations (``record_problems``, ``oracle``); kept for callers of the old names.
+DETAIL_TASKS = tuple(t.name for t in list_tasks() if t.record_problems)
+MEASURING_TASKS = tuple(t.name for t in list_tasks() if t.measures)
 # Environment variables that set the thread count of OpenMP, the BLAS libraries, numexpr and the baselines.
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KGPUBENCH_THREADS")
-
-
-class SubmissionError(KgpubenchError, ValueError):
-    """A model file that cannot be evaluated: no factory, bad predictions, a crash, a limit hit."""
-
-
-class NoDataError(KgpubenchError, LookupError):
-    """The task's config has no usable rows in the store, or a scheme has no fold with training rows."""
 
 
 @dataclass(frozen=True)
@@ -298,7 +295,7 @@ def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.nd
     rows, under ``limits``. The only place model code runs.
 
     ``problems`` (:class:`kgpubench.tasks.npb.NpbProblem`, one per test problem) is the measurement oracle a
-    measuring strategy receives; only tasks in :data:`MEASURING_TASKS` pass one. Any exception the model
+    measuring strategy receives; only tasks that declare an ``oracle`` pass one. Any exception the model
     raises becomes a :class:`SubmissionError` naming the model and the step.
     """
     limits = limits or RunLimits()
@@ -315,7 +312,7 @@ def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.nd
                 if problems is None:
                     raise SubmissionError(
                         f"{model_name}: sets uses_measurements, but task {task.name!r} has no measurement oracle "
-                        f"(tasks with one: {', '.join(MEASURING_TASKS)}).")
+                        f"(tasks with one: {', '.join(t.name for t in list_tasks() if t.measures)}).")
                 raw = model.predict(X_test, problems=problems)
             else:
                 raw = model.predict(X_test)
@@ -325,7 +322,7 @@ def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.nd
         raise SubmissionError(f"{model_name}: {step}() raised {type(exc).__name__}: {exc}") from exc
     pred = check_predictions(raw, len(X_test), model_name)
     measured = None
-    if task.name in MEASURING_TASKS:
+    if task.measures:
         measured = [p.measurements for p in problems] if (measures and problems is not None) else []
     return FoldOutput(pred, predicts_target, measured)
 
@@ -357,13 +354,10 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
             train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
         test_rows = data.rows.take(pa.array(test))
         if oracle:
-            result = FoldOutput(data.y[test].copy(), True, [] if task.name in MEASURING_TASKS else None)
+            result = FoldOutput(data.y[test].copy(), True, [] if task.measures else None)
         else:
-            problems = None
-            if task.name in MEASURING_TASKS:
-                from kgpubench.tasks.npb import npb_problems
-
-                problems = npb_problems(task, test_rows, data.y[test])
+            oracle_problems = oracle_of(task)
+            problems = None if oracle_problems is None else oracle_problems(task, test_rows, data.y[test])
             result = fit_predict(factory, task, data.X.iloc[train].reset_index(drop=True), data.y[train],
                                  data.X.iloc[test].reset_index(drop=True), seed=seed, limits=limits,
                                  problems=problems, model_name=model_name)
@@ -372,7 +366,7 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
         if result.measurements is not None:
             scores["measurements"] = float(np.mean(result.measurements)) if result.measurements else 0.0
         rec = {"n_train": int(train.size), "n_test": int(test.size), "scores": scores}
-        if task.name in DETAIL_TASKS:
+        if task.record_problems:
             rec["problems"] = problem_choices(task, test_rows, data.y[test], pred)
         out[fold] = rec
         if result.predicts_target:
@@ -410,18 +404,6 @@ def aggregate(folds: dict) -> dict:
         vals = [f["scores"][m] for f in folds.values() if f["scores"].get(m) is not None]
         out[m] = ({"mean": float(np.mean(vals)), "std": float(np.std(vals)), "median": float(np.median(vals)),
                    "folds": len(vals)} if vals else None)
-    return out
-
-
-def package_versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": ".".join(map(str, sys.version_info[:3]))}
-    for name in ("kgpubench", *PACKAGES):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "absent"
     return out
 
 
@@ -480,29 +462,15 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         with session:
             fold_records, samples = run_folds(data, session.factory, seed=seed, folds=folds, model_name=name,
                                               limits=run_limits)
-    return {
-        "format": RESULT_FORMAT,
-        "status": "ok",
-        "kind": "reference" if oracle else "model",
-        "task": the_task.name,
-        "scheme": scheme,
-        "model": name,
-        "model_file": label,
-        "model_sha256": session.model_sha256 if session else None,
-        "predictions_sha256": session.predictions_sha256 if session else None,
-        "dataset": data.dataset,
-        "split_sha256": data.split_sha256,
-        "train_subsample": the_task.max_train_rows,
-        "folds": fold_records,
-        "aggregate": aggregate(fold_records),
-        "samples": [] if oracle else samples,
-        "seed": seed,
-        "limits": {"threads": run_limits.threads},
-        "packages": package_versions(),
-        "date": _dt.date.today().isoformat(),
-        "wall_time_s": (time.perf_counter_ns() - start) / 1e9,
-        "cpu_time_s": time.process_time() - cpu_start,
-    }
+    return Result.new(
+        status="ok", task=the_task.name, scheme=scheme, kind="reference" if oracle else "model", model=name,
+        model_file=label, model_sha256=session.model_sha256 if session else None,
+        predictions_sha256=session.predictions_sha256 if session else None, dataset=data.dataset,
+        split_sha256=data.split_sha256, train_subsample=the_task.max_train_rows, folds=fold_records,
+        aggregate=aggregate(fold_records), samples=[] if oracle else samples, seed=seed,
+        limits={"threads": run_limits.threads}, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
+        cpu_time_s=time.process_time() - cpu_start,
+    ).to_dict()
 
 
 def _limits_pair(limits: Any) -> tuple[RunLimits, Any]:
@@ -520,32 +488,13 @@ def failure_record(model_path: Path | str, task: str, scheme: str, message: str,
                    seed: int = 0, limits: RunLimits | None = None) -> dict:
     """A result record for a model that failed on this task and scheme (the board lists it with ``message``)."""
     path = Path(model_path)
-    return {"format": RESULT_FORMAT, "status": "failed", "kind": "model", "task": task, "scheme": scheme,
-            "model": path.stem, "model_file": _model_label(path),
-            "model_sha256": file_sha256(path) if path.is_file() else None,
-            "dataset": data.dataset if data is not None else {}, "split_sha256": data.split_sha256 if data else None,
-            "message": str(message).splitlines()[0][:500], "folds": {}, "aggregate": {}, "samples": [],
-            "seed": seed, "limits": {"threads": (limits or RunLimits()).threads}, "packages": package_versions(),
-            "date": _dt.date.today().isoformat(), "wall_time_s": 0.0}
+    return Result.new(
+        status="failed", task=task, scheme=scheme, kind="model", model=path.stem, model_file=_model_label(path),
+        model_sha256=file_sha256(path) if path.is_file() else None,
+        dataset=data.dataset if data is not None else {}, split_sha256=data.split_sha256 if data else None,
+        message=str(message).splitlines()[0][:500], folds={}, aggregate={}, samples=[], seed=seed,
+        limits={"threads": (limits or RunLimits()).threads}, wall_time_s=0.0,
+    ).to_dict()
 
 
-def _model_label(path: Path) -> str:
-    from kgpubench.leaderboard import model_label
-
-    return model_label(path)
-
-
-def round_floats(obj: Any, digits: int = 6) -> Any:
-    """Round every float to ``digits`` significant digits, recursively (ints and strings unchanged)."""
-    if isinstance(obj, float):
-        return float(f"{obj:.{digits}g}") if np.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): round_floats(v, digits) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [round_floats(v, digits) for v in obj]
-    return obj
-
-
-def result_json(result: dict) -> str:
-    """The result as JSON: sorted keys, floats rounded to 6 significant digits, trailing newline."""
-    return json.dumps(round_floats(result), indent=1, sort_keys=True) + "\n"
+_model_label = model_label

@@ -16,36 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow as pa
-
+from kgpubench.card import SPLIT, empty_data_files, hf_features, hub_configs  # noqa: F401 - re-exported
 from kgpubench.croissant import CROISSANT
 from kgpubench.schema import TABLES
 from kgpubench.store import MANIFEST, README, Store
-
-SPLIT = "train"
-
-
-def empty_data_files(config: str) -> str:
-    """The ``data_files`` entry of a config without rows: a file that does not exist, whose name is the message
-    ``datasets`` prints when it is loaded."""
-    return f"{config}/NO ROWS YET - the {config} table of this store is empty; kgpubench merge adds rows.parquet"
-
-
-def hf_features(schema: pa.Schema) -> list:
-    """``datasets`` features of an arrow schema in the card's YAML form."""
-    import datasets
-
-    return datasets.Features.from_arrow_schema(schema)._to_yaml_list()
-
-
-def hub_configs(store: Store) -> tuple[list[dict], list[dict]]:
-    """The README's ``configs`` (data files of every declared table) and ``dataset_info`` (its features)."""
-    configs, infos = [], []
-    for name in sorted(TABLES):
-        files = [f["path"] for f in store.files(name)] or [empty_data_files(name)]
-        configs.append({"config_name": name, "data_files": [{"split": SPLIT, "path": files}]})
-        infos.append({"config_name": name, "features": hf_features(TABLES[name].arrow_schema())})
-    return configs, infos
 
 
 def upload_files(store: Store) -> list[str]:

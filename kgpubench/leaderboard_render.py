@@ -1,6 +1,6 @@
 """Rendering the board: a pure function from result records to Markdown and HTML, plus matplotlib plots.
 
-Nothing here reads data or runs models; ``render_all`` only writes what the pure functions return. The page is
+Nothing here reads data, runs models or writes files (:func:`kgpubench.site.render_all` writes the board). The page is
 built as a list of blocks (heading, paragraph, table) that both renderers share: a section per task and scheme
 (our metrics, then the seed study's beside them, the oracle as the upper bound, failures and skipped schemes
 with their reason), one section per seed study's own protocol, and the goal on unseen GPUs.
@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
 from kgpubench.metrics import METRICS
-from kgpubench.shards import atomic_write_bytes
 from kgpubench.tasks import Task, list_tasks
 
 MEASUREMENTS = "measurements"
@@ -341,30 +339,3 @@ def render_markdown(results: list[dict], tasks: list[Task] | None = None) -> str
             out += ["| " + " | ".join(b.rows[0]) + " |", "|" + "---|" * len(b.rows[0])]
             out += ["| " + " | ".join(r) + " |" for r in b.rows[1:]] + [""]
     return "\n".join(out).rstrip() + "\n"
-
-
-def board_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
-    """The files rendering may overwrite in ``board_dir``: README.md and the static site (pages, style sheet,
-    plots; :func:`kgpubench.site.site_files`)."""
-    from kgpubench.site import site_files
-
-    board_dir = Path(board_dir)
-    return [board_dir / "README.md", *site_files(board_dir, tasks)]
-
-
-def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = None, *,
-               force: bool = False) -> list[Path]:
-    """Write README.md (Markdown, for reading on the forge) and the static site (:mod:`kgpubench.site`:
-    index.html, a page per task, seeds.html, metrics.html, style.css, SVG plots) into ``board_dir``; returns
-    the files written.
-
-    An existing file there that kgpubench did not write is refused (``BoardWriteError``) unless ``force``.
-    """
-    from kgpubench.leaderboard import check_writable
-    from kgpubench.site import write_site
-
-    board_dir = Path(board_dir)
-    tasks = tasks or list_tasks()
-    check_writable(board_files(board_dir, tasks), force)
-    atomic_write_bytes(board_dir / "README.md", render_markdown(results, tasks).encode())
-    return [board_dir / "README.md", *write_site(results, board_dir, tasks)]

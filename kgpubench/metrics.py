@@ -15,11 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgpubench.errors import KgpubenchError, unknown_name
-
-
-class MetricInputError(KgpubenchError, ValueError):
-    """Arrays given to a metric are empty, of different lengths, or outside the metric's domain."""
+from kgpubench.errors import MetricInputError, unknown_name
 
 
 def _pair(y, p) -> tuple[np.ndarray, np.ndarray]:

@@ -241,15 +241,9 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     for src, dest in plan:
         atomic_write_bytes(dest, src.read_bytes())
     if render:
-        from kgpubench.leaderboard_render import render_all
+        from kgpubench.site import render_all
 
         render_all(load_results(board), board.parent)
     return [dest for _, dest in plan]
 
 
-def is_submission_result(path: Path) -> bool:
-    """Whether a result file was added from a submission folder (the board's prune keeps those)."""
-    try:
-        return "submission" in json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return False

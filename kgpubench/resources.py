@@ -1,33 +1,58 @@
 """Where the bundled folders are, from a source checkout or from an installed wheel.
 
-In a wheel, the top-level folders (collectors, splits, baselines, leaderboard) travel as
-``kgpubench/_bundled/<name>``; in a checkout (or an editable install) they sit beside the package.
-Packaged data always lives inside the package, in ``kgpubench/data``.
+The top-level folders of the repository (collectors, splits, baselines, leaderboard) stay where they are in
+a checkout; the wheel maps them into the package as ``kgpubench/_bundled/<name>`` (``pyproject.toml``,
+``force-include``). Both are found through :mod:`importlib.resources` under the ``kgpubench`` package:
+a checkout's copy only when the package runs from a source checkout (the folder above it holds the
+``pyproject.toml`` of the kgpubench project), so an unrelated installed top-level package called
+``baselines`` or ``collectors`` can never shadow ours. Packaged data always lives inside the package, in
+``kgpubench/data``.
 """
 
 from __future__ import annotations
 
+import re
+from importlib import resources as _resources
 from pathlib import Path
 
 from kgpubench.errors import DataFileNotFoundError
 
+PACKAGE = "kgpubench"
 PACKAGE_DIR = Path(__file__).resolve().parent
 BUNDLED = ("collectors", "splits", "baselines", "leaderboard")
+_PROJECT_NAME = re.compile(r'(?m)^name\s*=\s*"kgpubench"\s*$')
+
+
+def package_files() -> Path:
+    """The ``kgpubench`` package folder, as :func:`importlib.resources.files` finds it."""
+    return Path(str(_resources.files(PACKAGE))).resolve()
+
+
+def source_checkout() -> Path | None:
+    """The repository the package is imported from (a checkout or an editable install), else None."""
+    root = package_files().parent
+    pyproject = root / "pyproject.toml"
+    try:
+        return root if pyproject.is_file() and _PROJECT_NAME.search(pyproject.read_text()) else None
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def bundled_path(name: str) -> Path:
-    """Return the folder ``name`` (one of :data:`BUNDLED`), preferring a checkout's copy."""
+    """Return the folder ``name`` (one of :data:`BUNDLED`): the checkout's, else the wheel's bundled copy."""
     if name not in BUNDLED:
         raise ValueError(f"unknown bundled folder {name!r}; expected one of {BUNDLED}")
-    for candidate in (PACKAGE_DIR.parent / name, PACKAGE_DIR / "_bundled" / name):
+    checkout = source_checkout()
+    candidates = ([checkout / name] if checkout is not None else []) + [package_files() / "_bundled" / name]
+    for candidate in candidates:
         if candidate.is_dir():
             return candidate
     raise DataFileNotFoundError(
-        f"the bundled folder {name!r} is missing (looked beside the package and in kgpubench/_bundled); "
+        f"the bundled folder {name!r} is missing (looked in the source checkout and in kgpubench/_bundled); "
         "reinstall kgpubench (`pip install --force-reinstall kgpubench`)."
     )
 
 
 def default_data_dir() -> Path:
     """The packaged data store (``kgpubench/data``)."""
-    return PACKAGE_DIR / "data"
+    return package_files() / "data"

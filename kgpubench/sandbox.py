@@ -36,8 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.errors import KgpubenchError
-from kgpubench.evaluation import SubmissionError
+from kgpubench.errors import LimitsError, SandboxError, SandboxUnavailableError, SubmissionError
 from kgpubench.sandbox_child import SETUP_EXIT
 from kgpubench.sandbox_process import SMALL_PAYLOAD, Child, OutputLog, Stop
 
@@ -46,24 +45,6 @@ DEFAULT_MEMORY_GB = 8.0
 MAX_MODEL_BYTES = 16 * 2**20
 TRUST_ENV = "KGPUBENCH_TRUST"  # "1": as if --trust were given everywhere (the test suite on hosts without namespaces)
 TRUST_HINT = "pass --trust (trust=True) only for code you trust, to run it unisolated"
-
-
-class SandboxError(SubmissionError):
-    """The sandboxed model failed: ``kind`` says how (timeout, memory, crash, exit, output, invalid-output,
-    model-error, import, protocol); ``log`` holds the head and tail of what it printed."""
-
-    def __init__(self, message: str, kind: str, log: str = "") -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.log = log
-
-
-class SandboxUnavailableError(KgpubenchError, RuntimeError):
-    """This machine cannot isolate model code (no Linux namespaces), and trust was not given."""
-
-
-class LimitsError(KgpubenchError, ValueError):
-    """A sandbox limit that is not a finite positive number."""
 
 
 def _positive(name: str, option: str, value: Any, unit: str, integer: bool = False) -> None:

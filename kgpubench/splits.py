@@ -30,15 +30,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError, SchemaValidationError, unknown_name
+from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, SplitError, unknown_name
 from kgpubench.tasks import Task, get_task, main_task, problem_keys, task_rows
 
 HOLDOUT, TRAIN_ONLY = "holdout", "train"
 SPLITS = ("train", "test")
-
-
-class SplitError(KgpubenchError, ValueError):
-    """A split request that cannot be met (fold missing, split without scheme, ...)."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ evaluation with the model in the sandbox of :mod:`kgpubench.sandbox`), and scori
 from __future__ import annotations
 
 import ast
-import datetime as _dt
 import time
 from pathlib import Path, PurePosixPath
 
@@ -19,9 +18,9 @@ from kgpubench.evaluation import (
     aggregate,
     check_predictions,
     file_sha256,
-    package_versions,
     task_data,
 )
+from kgpubench.result import Result, model_label
 from kgpubench.sandbox import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.tasks import get_task
 from kgpubench.tasks.scoring import score_fold
@@ -199,12 +198,10 @@ def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Pat
             f"{path}: predictions must cover exactly the test rows of every fold of {task!r}/{scheme!r}:\n"
             + "\n".join(f"  {p}" for p in problems) + "\nList the test rows with kgpubench.load_dataset("
             f"{the_task.config!r}, scheme={scheme!r}, fold=F, split='test', task={task!r}).", problems)
-    from kgpubench.leaderboard import model_label
-
-    return {"format": 2, "task": task, "scheme": scheme, "model": Path(path).stem, "model_file": model_label(path),
-            "model_sha256": file_sha256(Path(path)), "predictions_sha256": file_sha256(Path(path)),
-            "kind": "predictions", "dataset": data.dataset,
-            "split_sha256": data.split_sha256, "folds": folds, "aggregate": aggregate(folds), "status": "ok",
-            "samples": [], "seed": None, "train_subsample": None, "packages": package_versions(),
-            "date": _dt.date.today().isoformat(), "wall_time_s": (time.perf_counter_ns() - start) / 1e9}
+    return Result.new(
+        status="ok", task=task, scheme=scheme, kind="predictions", model=Path(path).stem, model_file=model_label(path),
+        model_sha256=file_sha256(Path(path)), predictions_sha256=file_sha256(Path(path)), dataset=data.dataset,
+        split_sha256=data.split_sha256, folds=folds, aggregate=aggregate(folds), samples=[], seed=None,
+        train_subsample=None, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
+    ).to_dict()
 

@@ -1,4 +1,5 @@
-"""Helpers for tests: valid rows of any config, built from the schema.
+"""Helpers for tests: valid rows of any config, built from the schema; conformance checks of a suite
+(:func:`check_suite`) and a backend (:func:`check_backend`).
 
 Rows made here are marked ``source = "imported:test"`` so they validate (the logic under test needs valid
 rows) while staying recognisable; never merge them into a real store.
@@ -7,6 +8,7 @@ rows) while staying recognisable; never merge them into a real store.
 from __future__ import annotations
 
 import datetime as _dt
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -50,3 +52,136 @@ def valid_row(config: str, **overrides: Any) -> dict:
 def valid_table(config: str, rows: list[dict] | None = None, **overrides: Any) -> pa.Table:
     """An arrow table of ``config`` made of ``rows`` (default: one :func:`valid_row`), with row ids."""
     return get_table(config).from_rows(rows if rows is not None else [valid_row(config, **overrides)])
+
+
+# ----- conformance checks of the collection contracts (in the way of scikit-learn's check_estimator) ---------
+CHECK_KERNEL = 'extern "C" __global__ void kgpubench_check(float* x, int n) {\n' \
+               '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i] += 1.0f;\n}\n'
+
+
+def _require(ok: bool, what: str, message: str) -> None:
+    if not ok:
+        from kgpubench.errors import ContractError
+
+        raise ContractError(f"{what}: {message}")
+
+
+def check_suite(suite: Any, *, quick_only: bool = False) -> dict[str, int]:
+    """Check that ``suite`` follows the suite contract (:mod:`kgpubench.measure.suite`); raise
+    :class:`~kgpubench.errors.ContractError` naming the first breach.
+
+    Checked: ``name``, ``table`` (a declared table), ``collector_version``; ``kernels()`` (distinct names);
+    ``cases()`` quick and full (unless ``quick_only``) are :class:`~kgpubench.measure.suite.Case` lists whose
+    sources exist, whose launch shapes are positive and whose row keys are complete and distinct (two cases
+    with one row id would be measured once); ``kernels=[k]`` selects some but not more of the quick cases for
+    every ``k`` of ``kernels()``; a suite measured case by case defines ``prepare``, one that runs itself
+    ``collect_into``. Needs no GPU. Returns the case counts (``{"quick": n, "full": m}``).
+    """
+    from kgpubench.measure.runner import case_row_base
+    from kgpubench.measure.suite import Case, SuiteBase, as_suite
+    from kgpubench.schema import TABLES, row_id_of
+
+    declared = as_suite(suite)
+    what = f"suite {getattr(suite, 'name', type(suite).__name__)!r}"
+    for attr in ("name", "table", "collector_version"):
+        _require(isinstance(getattr(declared, attr, None), str) and getattr(declared, attr), what,
+                 f"`{attr}` must be a non-empty string")
+    _require(declared.table in TABLES, what, f"table {declared.table!r} is not a declared table ({sorted(TABLES)})")
+    _require(declared.l2_policy in ("warm", "flushed"), what, f"l2_policy {declared.l2_policy!r}; warm or flushed")
+    kernels = list(declared.kernels())
+    _require(bool(kernels) and all(isinstance(k, str) for k in kernels), what, "kernels() must name its kernels")
+    _require(len(set(kernels)) == len(kernels), what, f"kernels() repeats names: {kernels}")
+    based = isinstance(suite, SuiteBase)
+    if declared.runs_itself:
+        _require(not based or type(suite).collect_into is not SuiteBase.collect_into, what,
+                 "runs_itself is set but collect_into is not defined")
+    else:
+        _require(type(suite).prepare is not SuiteBase.prepare if based else callable(getattr(suite, "prepare", None)),
+                 what, "a suite measured case by case must define prepare(case, kernel, xp, rng)")
+    table = TABLES[declared.table]
+    gpu = {k: v for k, v in _GPU.items() if k in table.column_names}
+    counts = {}
+    for quick in (True,) if quick_only else (True, False):
+        cases = list(declared.cases(quick=quick, kernels=None, device=None))
+        label = "quick" if quick else "full"
+        _require(bool(cases), what, f"cases(quick={quick}) is empty")
+        seen: dict[str, str] = {}
+        for case in cases:
+            _require(isinstance(case, Case), what, f"cases() gave a {type(case).__name__}, not a Case")
+            _require(Path(case.source.path).is_file(), what, f"case {case.label()}: no source {case.source.path}")
+            _require(all(int(v) >= 1 for v in (*case.grid, *case.block)), what,
+                     f"case {case.label()}: grid and block extents must be >= 1")
+            base = case_row_base(case, table, gpu)
+            missing = [c for c in table.key_columns if c not in base]
+            _require(not missing, what, f"case {case.label()} sets no value for key column(s) {missing}")
+            rid = row_id_of(table.name, {k: base.get(k) for k in table.key_columns})
+            _require(rid not in seen, what, f"cases {seen.get(rid)} and {case.label()} are the same row")
+            seen[rid] = case.label()
+        counts[label] = len(cases)
+    for name in kernels:  # --kernel NAME selects some of the cases, and some of them for every name
+        n = len(list(declared.cases(quick=True, kernels=[name], device=None)))
+        _require(0 < n <= counts["quick"], what, f"cases(quick=True, kernels=[{name!r}]) gives {n} case(s); expected "
+                                                 f"1 to {counts['quick']}")
+    return counts
+
+
+def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
+    """Check that ``backend`` follows the backend contract (:class:`kgpubench.measure.backend.Backend`); raise
+    :class:`~kgpubench.errors.ContractError` naming the first breach.
+
+    Compiles and times a one-line kernel (written to ``workdir``, default a temporary folder): ``device()``
+    gives a :class:`~kgpubench.measure.backend.DeviceInfo` with positive limits; ``free_memory_bytes()`` is
+    within the device memory; ``compile`` gives a callable kernel with a thread limit; ``time_launches`` and a
+    ``batch`` sampler give one finite, non-negative time per call or sample; ``classify`` maps an unrelated
+    exception to None; ``nvml()`` is None or reads a power.
+    """
+    import math
+    import tempfile
+
+    import numpy as np
+
+    from kgpubench.measure.backend import DeviceInfo
+    from kgpubench.measure.suite import KernelSource
+
+    what = f"backend {getattr(backend, 'name', type(backend).__name__)!r}"
+    for attr in ("name", "row_source"):
+        _require(isinstance(getattr(backend, attr, None), str) and getattr(backend, attr), what,
+                 f"`{attr}` must be a non-empty string")
+    _require(all(hasattr(backend.xp, f) for f in ("asarray", "zeros")), what, "xp must be an array module")
+    dev = backend.device()
+    _require(isinstance(dev, DeviceInfo), what, f"device() gave a {type(dev).__name__}, not a DeviceInfo")
+    limits = (dev.sm_count, dev.max_threads_per_block, dev.warp_size, dev.memory_bytes)
+    _require(dev.arch.startswith("sm_") and min(limits) > 0, what, f"device() limits are not positive: {dev}")
+    free = backend.free_memory_bytes()
+    _require(isinstance(free, int) and 0 <= free <= dev.memory_bytes, what,
+             f"free_memory_bytes() = {free!r}, not within 0..{dev.memory_bytes}")
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        path = Path(tmp) / "kgpubench_check.cu"
+        path.write_text(CHECK_KERNEL)
+        kernel = backend.compile(KernelSource(path, "kgpubench_check"))
+    _require(callable(kernel) and int(kernel.max_threads_per_block) > 0, what,
+             "compile() must give a callable kernel with max_threads_per_block")
+    x = backend.xp.zeros(256, dtype="float32")
+    calls = []
+
+    def unit() -> None:
+        calls.append(1)
+        kernel((1, 1, 1), (256, 1, 1), (x, np.int32(256)))
+
+    times = backend.time_launches(unit, 3)
+    _require(len(times) == 3 and len(calls) == 3, what, f"time_launches(fn, 3) gave {len(times)} times for "
+                                                         f"{len(calls)} calls; expected 3 and 3")
+    sampler = backend.sampler(unit, method="batch", launches=2)
+    try:
+        samples = list(sampler.run(4))
+    finally:
+        sampler.close()
+    backend.synchronize()
+    for label, values in (("time_launches", times), ("sampler.run", samples)):
+        _require(all(isinstance(t, float) and math.isfinite(t) and t >= 0 for t in values), what,
+                 f"{label} gave {values}; expected finite non-negative milliseconds")
+    _require(len(samples) == 4, what, f"sampler.run(4) gave {len(samples)} samples")
+    _require(backend.classify(KeyError("not a CUDA error")) is None, what,
+             "classify() must return None for an exception that is not a per-case failure")
+    nvml = backend.nvml()
+    _require(nvml is None or int(nvml.power_mw()) >= 0, what, "nvml() must be None or read a power")

@@ -9,7 +9,6 @@ never parsed. Each broken rule on each row is one :class:`Violation`; nothing is
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -220,29 +219,6 @@ def validate_shard(path: Path) -> tuple[str, pa.Table, list[Violation]]:
     return config, table, validate_table(table, config, file=str(path))
 
 
-def is_store(path: Path) -> bool:
-    """Whether ``path`` is a store folder (holds ``manifest.json``)."""
-    return Path(path).is_dir() and (Path(path) / "manifest.json").exists()
-
-
-def validate_paths(paths: Iterable[Path], **store_options: Any) -> dict[str, list[Violation]]:
-    """Validate shards or stores; returns violations keyed by path (empty lists for valid ones).
-
-    A store folder (one with ``manifest.json``) is checked file by file, hashes included, and for what an
-    interrupted write leaves behind (see :meth:`kgpubench.store.Store.validate`, which ``store_options`` go
-    to).
-    """
-    from kgpubench.store import Store
-
-    result: dict[str, list[Violation]] = {}
-    for path in map(Path, paths):
-        if is_store(path):
-            result[str(path)] = Store(path).validate(**store_options)
-        else:
-            result[str(path)] = validate_shard(path)[2]
-    return result
-
-
 UNKNOWN_VERSION = "0.0.0+unknown"
 
 
@@ -272,24 +248,6 @@ def provenance_warnings(table: pa.Table, file: str) -> list[str]:
     return out
 
 
-def warnings_for_paths(paths: Iterable[Path]) -> dict[str, list[str]]:
-    """:func:`provenance_warnings` of each shard or store (every config of a store), keyed by path."""
-    from kgpubench.store import Store
-
-    result: dict[str, list[str]] = {}
-    for path in map(Path, paths):
-        if is_store(path):
-            store = Store(path)
-            result[str(path)] = [w for c in store.configs() if store.rows(c)
-                                 for w in provenance_warnings(store.read(c, verify=False), f"{path} [{c}]")]
-        else:
-            try:
-                result[str(path)] = provenance_warnings(read_shard(path)[1], str(path))
-            except Exception:  # noqa: BLE001 - an unreadable shard is already a violation; no warning on top
-                result[str(path)] = []
-    return result
-
-
 def refusal(violations: list[Violation], what: str, fix: str) -> SchemaValidationError:
     """One-line error for ``violations`` (the first one quoted, all of them attached).
 
@@ -298,3 +256,15 @@ def refusal(violations: list[Violation], what: str, fix: str) -> SchemaValidatio
     n = len(violations)
     return SchemaValidationError(f"refused: {n} schema violation(s); {what}. First: {violations[0]}. {fix}",
                                  violations)
+
+
+_MOVED_TO_CHECKS = ("is_store", "validate_paths", "warnings_for_paths")
+
+
+def __getattr__(name: str) -> Any:
+    """Names that moved to :mod:`kgpubench.checks` (above the store) stay importable from here."""
+    if name in _MOVED_TO_CHECKS:
+        import importlib
+
+        return getattr(importlib.import_module("kgpubench.checks"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,14 +35,46 @@ def test_bundled_path_prefers_checkout_and_falls_back_to_wheel_copy(tmp_path, mo
     from kgpubench import resources
 
     assert resources.bundled_path("collectors") == ROOT / "collectors"
+    assert resources.source_checkout() == ROOT and resources.default_data_dir() == ROOT / "kgpubench" / "data"
     fake_pkg = tmp_path / "site" / "kgpubench"
     (fake_pkg / "_bundled" / "splits").mkdir(parents=True)
-    monkeypatch.setattr(resources, "PACKAGE_DIR", fake_pkg)
+    monkeypatch.setattr(resources, "package_files", lambda: fake_pkg)
     assert resources.bundled_path("splits") == fake_pkg / "_bundled" / "splits"
     from kgpubench.errors import DataFileNotFoundError
 
     with pytest.raises(DataFileNotFoundError, match="'baselines' is missing"):
         resources.bundled_path("baselines")
+
+
+def test_an_installed_top_level_package_never_shadows_a_bundled_folder(tmp_path, monkeypatch):
+    """In site-packages, a foreign ``baselines`` package beside kgpubench is not ours: the wheel's copy is."""
+    from kgpubench import resources
+
+    site = tmp_path / "site"
+    (site / "baselines").mkdir(parents=True)  # someone else's top-level package
+    (site / "baselines" / "__init__.py").write_text("")
+    (site / "kgpubench" / "_bundled" / "baselines").mkdir(parents=True)
+    monkeypatch.setattr(resources, "package_files", lambda: site / "kgpubench")
+    assert resources.source_checkout() is None
+    assert resources.bundled_path("baselines") == site / "kgpubench" / "_bundled" / "baselines"
+    (site / "pyproject.toml").write_text('[project]\nname = "someone-else"\n')  # not our checkout either
+    assert resources.bundled_path("baselines") == site / "kgpubench" / "_bundled" / "baselines"
+    (site / "pyproject.toml").write_text('[project]\nname = "kgpubench"\n')  # a checkout: its folder wins
+    assert resources.source_checkout() == site and resources.bundled_path("baselines") == site / "baselines"
+
+
+def test_the_unpacked_wheel_finds_its_own_folders_next_to_a_foreign_baselines(wheel, tmp_path):
+    site = tmp_path / "site"
+    wheel.extractall(site)  # a pure-Python wheel unpacked is an install
+    (site / "baselines").mkdir()
+    (site / "baselines" / "__init__.py").write_text("")
+    code = ("import kgpubench.resources as r, kgpubench.leaderboard as lb; print(r.__file__); "
+            "print(r.bundled_path('baselines')); print(r.default_data_dir()); print(lb.baseline_files()[0].name)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}, check=True).stdout.split()
+    assert out[0] == str(site / "kgpubench" / "resources.py")
+    assert out[1:3] == [str(site / "kgpubench" / "_bundled" / "baselines"), str(site / "kgpubench" / "data")]
+    assert out[3] == sorted(p.name for p in (ROOT / "baselines").glob("*.py") if not p.name.startswith("_"))[0]
 
 
 def test_wheel_records_the_commit_it_was_built_from(wheel):

@@ -15,11 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kgpubench.measure.suite import SuiteBase
+
 from .driver import COLLECTOR_VERSION, DEFAULT_CLASSES, plan
 from .spec import BENCHMARKS, TPB_CHOICES, kernel_names
 
 
-class NpbSuite:
+class NpbSuite(SuiteBase):
     """The ``npb`` suite object (name, table, collector version; cases for plans; ``collect_into``)."""
 
     name = "npb"
@@ -27,6 +29,8 @@ class NpbSuite:
     collector_version = COLLECTOR_VERSION
     # Kernels are timed as the application calls them, one call after another.
     l2_policy = "warm"
+    # The unit of work is a whole application run, not one case: collect_into runs the sweep.
+    runs_itself = True
 
     def __init__(self, classes: Sequence[str] = DEFAULT_CLASSES) -> None:
         self.classes = tuple(classes)
@@ -35,7 +39,8 @@ class NpbSuite:
         """Every kernel name of the four benchmarks."""
         return [k for b in BENCHMARKS for k in kernel_names(b)]
 
-    def cases(self, *, quick: bool = False, kernels: Sequence[str] | None = None) -> Iterable[Any]:
+    def cases(self, *, quick: bool = False, kernels: Sequence[str] | None = None, device: Any = None
+              ) -> Iterable[Any]:
         """One harness ``Case`` per planned row (for ``collect --dry-run``); quick: class S only."""
         from kgpubench.measure.suite import Case
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError
+from kgpubench.errors import DataFileNotFoundError, SuiteError
 
 from .spec import BENCHMARKS, KERNELS, TPB_CHOICES, check_benchmark, check_class, default_tpb, uniform_tpb
 
 
-class NpbGpuError(KgpubenchError, RuntimeError):
+class NpbGpuError(SuiteError, RuntimeError):
     """The NPB-GPU checkout could not be built or run, or printed something we cannot read."""
 
 

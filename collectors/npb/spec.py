@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgpubench.errors import KgpubenchError, did_you_mean
+from kgpubench.errors import SuiteError, did_you_mean
 
 BENCHMARKS = ("EP", "CG", "MG", "FT")
 CLASSES = ("S", "W", "A", "B", "C")
 TPB_CHOICES = (32, 64, 128, 256, 512, 1024)
 
 
-class NpbSpecError(KgpubenchError, ValueError):
+class NpbSpecError(SuiteError, ValueError):
     """An NPB benchmark, class or kernel name that does not exist."""
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kgpubench.measure.problems import ProblemCache
-from kgpubench.measure.suite import Case, KernelSource
+from kgpubench.measure.suite import Case, KernelSource, SuiteBase
 
 from . import spec
 from .prepare import prepare as _prepare
@@ -92,7 +92,7 @@ def make_case(pk: spec.PowerKernel, sizes: dict, block: spec.Dim3, grid: spec.Gr
     )
 
 
-class PowerSuite:
+class PowerSuite(SuiteBase):
     """The power suite; see the package doc and :mod:`spec` for what it sweeps."""
 
     name = "power"

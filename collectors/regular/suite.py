@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from kgpubench.measure.problems import ProblemCache
-from kgpubench.measure.suite import Case, CompiledKernel, KernelSource
+from kgpubench.measure.suite import Case, CompiledKernel, KernelSource, SuiteBase
 from kgpubench.measure.verify import compare, count_nonfinite, poison
 
 from . import reference as ref
@@ -86,7 +86,7 @@ class Prepared:
             self.on_release = None
 
 
-class RegularSuite:
+class RegularSuite(SuiteBase):
     """Seed 000's regular kernels: vector add, NN euclid, SRAD v2 (2), Hotspot, tiled matmul, Fan1, Fan2."""
 
     name = "regular"
@@ -102,7 +102,7 @@ class RegularSuite:
     def kernels(self) -> list[str]:
         return [s.kernel for s in SPECS]
 
-    def cases(self, *, quick: bool = False, kernels: Sequence[str] | None = None) -> Iterable[Case]:
+    def cases(self, *, quick: bool = False, kernels: Sequence[str] | None = None, device: Any = None) -> Iterable[Case]:
         out = [self._case(spec, sizes, launch) for spec in SPECS if not kernels or spec.kernel in kernels
                for sizes in (spec.quick_sizes if quick else spec.sizes) for launch in spec.launches(sizes, quick)]
         self._problems.plan(problem_key(c.key["kernel"], c.sizes) for c in out)

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from kgpubench.errors import unknown_name
+from kgpubench.measure.suite import SuiteBase
 
 from .cases import make_case
 from .prepared import StencilCaches, StencilRun, problem_key
@@ -14,7 +15,7 @@ from .spec import VARIANTS, StencilConfig, sweep
 COLLECTOR_VERSION = "1.1.0"  # 1.1.0: one time step per timed unit (protocol 2 samples many)
 
 
-class StencilSuite:
+class StencilSuite(SuiteBase):
     """The stencil suite (harness contract :class:`kgpubench.measure.suite.Suite`).
 
     ``--kernel`` names are the variants: ``thread-tile`` and ``shared-tile``.
@@ -41,7 +42,7 @@ class StencilSuite:
                 raise unknown_name("stencil kernel", k, VARIANTS)
         return sweep(quick, kernels)
 
-    def cases(self, *, quick: bool, kernels: Sequence[str] | None = None) -> Iterable[Any]:
+    def cases(self, *, quick: bool, kernels: Sequence[str] | None = None, device: Any = None) -> Iterable[Any]:
         """One harness case per configuration (see :mod:`.spec` for the sweep)."""
         configs = list(self.configs(quick=quick, kernels=kernels))
         self._caches.fields.plan(problem_key(cfg) for cfg in configs)

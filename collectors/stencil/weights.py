@@ -21,10 +21,10 @@ from fractions import Fraction
 from functools import cache
 from math import factorial
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import SuiteError
 
 
-class StencilOrderError(KgpubenchError, ValueError):
+class StencilOrderError(SuiteError, ValueError):
     """A space order that is not a positive even integer."""
 
 

@@ -12,7 +12,9 @@ from typing import Optional
 
 import typer
 
-NO_GPU_EXIT = 2
+from kgpubench.errors import NoGpuError
+
+NO_GPU_EXIT = NoGpuError.exit_code
 DEFAULT_OUT = Path("kgpubench-shards")
 
 
@@ -43,9 +45,9 @@ def collect(
                                      "suite's declared policy."),
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
-    from kgpubench.measure.suites import SUITE_ORDER, available_suites, load_suite
+    from kgpubench.measure.suites import available_suites, load_suite
 
-    names = list(suite) if suite else [s for s in SUITE_ORDER if s in available_suites()]
+    names = list(suite) if suite else available_suites()  # every registered suite, built-in or plugged in
     if not names:
         from kgpubench.errors import DataFileNotFoundError
 
@@ -68,17 +70,9 @@ def collect(
     if dry_run:
         _print_plan(suites, selected, quick, out, as_json)
         return
-    from kgpubench.errors import NoGpuError
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
 
-    try:
-        backend = get_backend("cupy", device=device)
-    except NoGpuError as exc:
-        from rich.markup import escape
-
-        from kgpubench.cli import fail
-
-        fail(escape(str(exc)), NO_GPU_EXIT)
+    backend = get_backend("cupy", device=device)  # no GPU: NoGpuError, one line and exit NO_GPU_EXIT
     from kgpubench.measure.conditions import ClockLock
 
     with ClockLock(backend.nvml(), lock_mode) as lock:
@@ -146,7 +140,7 @@ def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | N
     )
 
     from kgpubench.measure.output import ShardWriter
-    from kgpubench.measure.runner import CollectOptions, collect_suite
+    from kgpubench.measure.runner import CollectOptions, run_suite
 
     console = Console(stderr=True)
     writer = ShardWriter(out / s.name, s.table)
@@ -162,9 +156,7 @@ def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | N
                 bar.update(task, completed=done, total=total, description=label[:60])
 
             # A suite whose flow is not per case (npb: whole application runs) drives itself.
-            own = getattr(s, "collect_into", None)
-            summary = (own(backend, writer, options, progress=progress) if own is not None
-                       else collect_suite(s, backend, writer, options, progress=progress))
+            summary = run_suite(s, backend, writer, options, progress=progress)
     finally:
         writer.close()
     statuses = ", ".join(f"{k}={v}" for k, v in sorted(summary.statuses.items())) or "nothing new"

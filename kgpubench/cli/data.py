@@ -73,7 +73,7 @@ def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard fo
                                          "the store folders: orphaned parts, temp files, a stale README.md."),
              lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
     """Check shards and stores against the schema; every violation is listed (exit 1 if any)."""
-    from kgpubench.validation import validate_paths, warnings_for_paths
+    from kgpubench.checks import validate_paths, warnings_for_paths
 
     if repair:
         _repair(paths, lock_timeout)
@@ -109,9 +109,9 @@ def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders,
 
 
 def _repair(paths: list[Path], lock_timeout: float) -> None:
+    from kgpubench.checks import is_store
     from kgpubench.errors import DataFileNotFoundError
     from kgpubench.store import Store
-    from kgpubench.validation import is_store
 
     shards = [str(p) for p in paths if not is_store(p)]
     if shards:

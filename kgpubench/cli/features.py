@@ -8,11 +8,7 @@ from pathlib import Path
 
 import typer
 
-from kgpubench.errors import KgpubenchError
-
-
-class OptionError(KgpubenchError, ValueError):
-    """A command-line value in the wrong form."""
+from kgpubench.errors import KgpubenchError, OptionError
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:

@@ -154,7 +154,7 @@ def render(results: Path | None = typer.Option(None, "--results", help="Results 
     """Re-render README.md, index.html and the plots next to the results folder (no model is run)."""
     from kgpubench import leaderboard
     from kgpubench.errors import DataFileNotFoundError
-    from kgpubench.leaderboard_render import render_all
+    from kgpubench.site import render_all
 
     root = Path(results or leaderboard.results_dir())
     if not root.is_dir():

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import TripCountError
 from kgpubench.features import isa
 from kgpubench.features.cfg import build_cfg, dpc
 from kgpubench.features.expr import evaluate
@@ -26,10 +26,6 @@ VECTOR_FIELDS = (tuple(isa.SEED_CLASSES) + tuple(f"mix_{c}" for c in isa.MIX_CLA
 _SEED = {c: k for k, c in enumerate(isa.SEED_CLASSES)}
 _MIX = {f"mix_{c}": len(isa.SEED_CLASSES) + k for k, c in enumerate(isa.MIX_CLASSES)}
 _TAIL = len(isa.SEED_CLASSES) + len(isa.MIX_CLASSES)
-
-
-class TripCountError(KgpubenchError, ValueError):
-    """A loop without a trip count, a trip count for a loop that does not exist, or a bad value."""
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,9 @@ import math
 import operator
 from collections.abc import Mapping
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import ExpressionError
 
 __all__ = ["ExpressionError", "evaluate", "names_in"]
-
-
-class ExpressionError(KgpubenchError, ValueError):
-    """A trip-count (or size) expression that cannot be parsed or evaluated safely."""
 
 
 _BINOPS = {

@@ -21,17 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import PowerFactorError
 
 __all__ = ["ARITHMETIC_CLASSES", "DEFAULT_POWER_FACTORS", "branch_density", "compute_density", "memory_counts"]
 
 #: Memory-space power factors r (global is the reference and must stay 1).
 DEFAULT_POWER_FACTORS: dict[str, float] = {"global": 1.0, "shared": 1.0, "constant": 1.0, "texture": 1.0}
 ARITHMETIC_CLASSES = ("int", "fp32", "fp64", "fp16", "tensor", "sfu", "convert")
-
-
-class PowerFactorError(KgpubenchError, ValueError):
-    """Power factors with an unknown space, a negative value, or a global factor other than 1."""
 
 
 def memory_counts(mix: Mapping[str, float]) -> dict[str, float]:

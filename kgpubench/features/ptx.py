@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from kgpubench.errors import KgpubenchError, UnknownNameError
+from kgpubench.errors import PtxParseError, UnknownNameError
 
 __all__ = [
     "KNOWN_OPCODES",
@@ -27,10 +27,6 @@ __all__ = [
     "demangle_name",
     "parse_ptx",
 ]
-
-
-class PtxParseError(KgpubenchError, ValueError):
-    """PTX text the reader does not understand; the message names the line."""
 
 
 # Base opcodes (the part before the first '.') of the PTX ISA up to 9.0.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError
+from kgpubench.errors import DataFileNotFoundError, LaunchConfigError
 from kgpubench.features import power
 from kgpubench.features.analysis import KernelAnalysis, analyse_entry
 from kgpubench.features.expr import evaluate
@@ -53,10 +53,6 @@ SCHEMA_COLUMNS = ("n", "s", "cpx", "nb", "nt", "w", "alpha", "l", "lc", "lmr", "
                   "lsfu", "dpc", "shmem_words", "nreg", "compute_density", "sm_saturation", "source_lines")
 
 Dim3 = tuple[int, int, int]
-
-
-class LaunchConfigError(KgpubenchError, ValueError):
-    """A grid or block that is not 1 to 3 positive integers, or neither source nor PTX given."""
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kgpubench.errors import ToolchainError
+from kgpubench.errors import CompileError, ToolchainError
 
 __all__ = [
     "INSTALL_HINT",
@@ -64,10 +64,6 @@ WHEEL_NVRTC_DIRS = ("cuda_nvrtc/lib", "cu13/lib", "cu12/lib")
 INSTALL_HINT = ('install the CUDA compilers with `pip install "kgpubench[features]"` (the CUDA 12 wheels '
                 "nvidia-cuda-nvrtc-cu12 and nvidia-cuda-nvcc-cu12: NVRTC and ptxas, sm_50 to sm_120, no host "
                 "compiler needed), or put a CUDA toolkit's bin folder on PATH, or set KGPUBENCH_NVCC=/path/to/nvcc")
-
-
-class CompileError(ToolchainError):
-    """nvcc, NVRTC or ptxas rejected the input; the message carries the compiler's own message."""
 
 
 def _major(version: str) -> int:

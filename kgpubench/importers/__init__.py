@@ -6,7 +6,7 @@ rows/shard) and :func:`export_t4` / :func:`export_t4_table` (rows with tunable p
 
 from __future__ import annotations
 
-from kgpubench.importers.api import import_rows, import_table, import_to_shard
+from kgpubench.importers.api import FORMATS, ImportFormat, import_rows, import_table, import_to_shard
 from kgpubench.importers.common import (
     BENCHMARK_HUB,
     KNOWN_SOURCES,
@@ -19,9 +19,11 @@ from kgpubench.importers.t4 import T4_SCHEMA_VERSION
 
 __all__ = [
     "BENCHMARK_HUB",
+    "FORMATS",
     "KNOWN_SOURCES",
     "MAPPERS",
     "T4_SCHEMA_VERSION",
+    "ImportFormat",
     "ImportFormatError",
     "Provenance",
     "export_t4",

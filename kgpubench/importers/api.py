@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from kgpubench.errors import KgpubenchError
-from kgpubench.importers.common import ImportFormatError, Provenance, load_json, provenance_for
+from kgpubench.importers.common import ImportFormatError, LoadedFile, Provenance, load_json, provenance_for
 from kgpubench.importers.kernel_tuner import is_kernel_tuner_cache, rows_from_cache
 from kgpubench.importers.t4 import is_t4_results, rows_from_t4
 
@@ -49,20 +51,62 @@ def import_rows(paths: Iterable[Path | str], *, gpu: str | None = None, source: 
     return rows
 
 
+@dataclass(frozen=True)
+class ImportFormat:
+    """A file format the importer reads, recognised by the content of the parsed JSON.
+
+    Parameters
+    ----------
+    name : str
+        The format (``source_format`` of its rows; one of the schema's ``SOURCE_FORMATS``).
+    looks_like : callable
+        ``(parsed JSON) -> bool``: whether a file is in this format.
+    rows : callable
+        ``(LoadedFile, Provenance, *, gpu) -> list of row dicts`` (without ``row_id``).
+    short : str
+        What a file of the format is called in messages (``T4``).
+    describe : str
+        What identifies the format, for the error when no format matches.
+    names_itself : bool
+        Whether the file names its kernel and problem size (then ``--kernel``/``--problem-size`` are refused);
+        otherwise ``rows`` also takes ``kernel`` and ``problem_size``.
+    """
+
+    name: str
+    looks_like: Callable[[Any], bool]
+    rows: Callable[..., list[dict]]
+    short: str
+    describe: str
+    names_itself: bool = True
+
+
+# Tried in order; the first that recognises a file reads it.
+FORMATS: list[ImportFormat] = [
+    ImportFormat("kernel-tuner-cache", is_kernel_tuner_cache, rows_from_cache, "Kernel Tuner cache",
+                 "a Kernel Tuner cache (top-level `cache` and `tune_params_keys`)"),
+    ImportFormat("t4", is_t4_results, rows_from_t4, "T4", "a T4 results file (top-level `results` array)",
+                 names_itself=False),
+]
+
+
 def _rows_of(path: Path, prov: Provenance, *, gpu: str | None, kernel: str | None,
              problem_size: str | None) -> list[dict]:
-    """The rows of one input file (see :func:`import_rows`)."""
-    loaded = load_json(path)
-    if is_kernel_tuner_cache(loaded.data):
-        if kernel or problem_size:
-            raise ImportFormatError(f"{path}: --kernel/--problem-size apply to T4 files only; a Kernel Tuner "
-                                    "cache names its own kernel and problem size.")
-        return rows_from_cache(loaded, prov, gpu=gpu)
-    if is_t4_results(loaded.data):
-        return rows_from_t4(loaded, prov, gpu=gpu, kernel=kernel, problem_size=problem_size)
+    """The rows of one input file (see :func:`import_rows`), read by the first of :data:`FORMATS` that
+    recognises it."""
+    loaded: LoadedFile = load_json(path)
+    for fmt in FORMATS:
+        if not fmt.looks_like(loaded.data):
+            continue
+        if fmt.names_itself:
+            if kernel or problem_size:
+                others = " or ".join(f.short for f in FORMATS if not f.names_itself)
+                raise ImportFormatError(f"{path}: --kernel/--problem-size apply to {others} files only; a "
+                                        f"{fmt.short} names its own kernel and problem size.")
+            return fmt.rows(loaded, prov, gpu=gpu)
+        return fmt.rows(loaded, prov, gpu=gpu, kernel=kernel, problem_size=problem_size)
     raise ImportFormatError(
-        f"{path}: neither a Kernel Tuner cache (top-level `cache` and `tune_params_keys`) nor a T4 results "
-        f"file (top-level `results` array); top-level keys are {sorted(loaded.data)[:8]}.")
+        f"{path}: neither {' nor '.join(f.describe for f in FORMATS)}; top-level keys are "
+        f"{sorted(loaded.data)[:8]}.")
 
 
 def import_table(paths: Sequence[Path | str], **options) -> pa.Table:

@@ -15,14 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError
+from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.schema.common import SOURCE_PATTERN
 
 UTC = _dt.timezone.utc
-
-
-class ImportFormatError(KgpubenchError, ValueError):
-    """An input file is not a readable Kernel Tuner cache or T4 results file, or lacks what the import needs."""
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench.errors import KgpubenchError, OutputExistsError
+from kgpubench.errors import NoRowsError, OutputExistsError
 from kgpubench.importers.common import ImportFormatError, join_params
 from kgpubench.importers.t4 import (
     RUNS_KEY,
@@ -40,11 +40,6 @@ from kgpubench.importers.t4 import (
     t4_result,
     write_t4,
 )
-
-
-class NoRowsError(KgpubenchError, LookupError):
-    """An export selected no rows."""
-
 
 Mapper = Callable[[Mapping[str, Any]], tuple[str, str, dict[str, Any]]]
 

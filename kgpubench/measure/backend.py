@@ -2,7 +2,7 @@
 
 Building blocks (usable on their own, e.g. for whole-application flows):
 
-- :func:`get_backend` -> :class:`Backend` (``CupyBackend`` or ``FakeBackend``);
+- :func:`kgpubench.measure.backends.get_backend` -> :class:`Backend` (``CupyBackend`` or ``FakeBackend``);
 - ``backend.compile(KernelSource) -> CompiledKernel`` (cached per source text, defines, options, arch);
 - ``backend.sampler(fn, method=..., launches=...) -> Sampler``: protocol-2 timing of a unit of work (a CUDA
   graph of ``launches`` calls replayed per sample, back-to-back calls, or one cold call after an L2 flush),
@@ -23,42 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kgpubench.errors import KgpubenchError, NoGpuError
+from kgpubench.errors import (  # the failures a backend raises belong to its contract (re-exported here)
+    CaptureUnsupported,
+    CaseFailure,
+    CompileFailed,
+    ContextLostError,
+    Infeasible,
+    LaunchFailed,
+)
 from kgpubench.measure.suite import Case, CompiledKernel, KernelSource
-
-
-class CaseFailure(KgpubenchError, RuntimeError):
-    """A configuration that cannot be measured; becomes a row with :attr:`status` and :attr:`detail`."""
-
-    status = "launch_error"
-
-    def __init__(self, detail: str, code: int | None = None) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.code = code
-
-
-class CompileFailed(CaseFailure):
-    """NVRTC rejected the source (with these defines)."""
-
-    status = "compile_error"
-
-
-class Infeasible(CaseFailure):
-    """The configuration does not fit the device (threads, shared memory, registers, memory)."""
-
-    status = "infeasible"
-
-
-class LaunchFailed(CaseFailure):
-    """A kernel launch or execution failed; ``sticky`` errors leave the CUDA context unusable."""
-
-    status = "launch_error"
-
-    def __init__(self, detail: str, code: int | None = None, sticky: bool = False) -> None:
-        super().__init__(detail, code)
-        self.sticky = sticky
-
 
 # CUDA error codes (driver CUresult; the runtime uses the same numbers for these since CUDA 10.1).
 INFEASIBLE_CODES = {1: "invalid value (launch configuration)", 2: "out of memory",
@@ -75,15 +48,6 @@ def failure_for_code(code: int) -> CaseFailure:
     if code in STICKY_CODES:
         return LaunchFailed(f"CUDA error {code}: {STICKY_CODES[code]}", code=code, sticky=True)
     return LaunchFailed(f"CUDA error {code}", code=code)
-
-
-class CaptureUnsupported(KgpubenchError, RuntimeError):
-    """A unit of work cannot be captured in a CUDA graph (it synchronises, allocates or copies to the host);
-    the harness then times it with back-to-back launches (``batch``)."""
-
-
-class ContextLostError(KgpubenchError, RuntimeError):
-    """A sticky CUDA error: the process cannot use the GPU any more; rerun the same command to resume."""
 
 
 @dataclass(frozen=True)
@@ -183,25 +147,7 @@ def check_feasible(case: Case, dev: DeviceInfo, free_bytes: int | None = None) -
         raise Infeasible(f"needs {case.memory_bytes} B of device memory, {free_bytes} B free")
 
 
-def get_backend(name: str = "cupy", device: int = 0, **kwargs: Any) -> Backend:
-    """Return the backend called ``name`` (``cupy`` or ``fake``) for device index ``device``.
-
-    Raises
-    ------
-    NoGpuError
-        ``cupy`` was asked for and CuPy is not installed or sees no GPU.
-    """
-    if name == "fake":
-        from kgpubench.measure.fake import FakeBackend
-
-        return FakeBackend(**kwargs)
-    if name != "cupy":
-        from kgpubench.errors import unknown_name
-
-        raise unknown_name("backend", name, ["cupy", "fake"])
-    from kgpubench.measure.cupy_backend import CupyBackend, cupy_available
-
-    ok, why = cupy_available()
-    if not ok:
-        raise NoGpuError(why)
-    return CupyBackend(device=device, **kwargs)
+__all__ = [
+    "INFEASIBLE_CODES", "STICKY_CODES", "Backend", "CaptureUnsupported", "CaseFailure", "CompileFailed",
+    "ContextLostError", "DeviceInfo", "Infeasible", "LaunchFailed", "check_feasible", "failure_for_code", "uuid_hash",
+]

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import CompileCacheError
 from kgpubench.measure.suite import Case, KernelSource
 
 ENV_CACHE = "KGPUBENCH_COMPILE_CACHE"
@@ -50,10 +50,6 @@ STD_OPTION = "-std=c++17"
 VERBOSE_PTXAS = "-Xptxas=-v"
 NVRTC_ERROR_INVALID_OPTION = 5
 NVRTC_ERROR_COMPILATION = 6
-
-
-class CompileCacheError(KgpubenchError, OSError):
-    """The compile cache folder cannot be created or written."""
 
 
 @dataclass(frozen=True)

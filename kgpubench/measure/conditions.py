@@ -18,13 +18,9 @@ import signal
 import sys
 from typing import Any
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import ClockLockError
 
 _SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
-
-
-class ClockLockError(KgpubenchError, ValueError):
-    """A ``--lock-clocks`` value that cannot be honoured (not root, not a number, out of range)."""
 
 
 def parse_lock_mode(value: str) -> str | float:

@@ -8,7 +8,6 @@ Entry points: :func:`collect_suite` (a whole suite, resumable, with progress) an
 
 from __future__ import annotations
 
-import inspect
 import time
 import zlib
 from collections import Counter
@@ -29,7 +28,7 @@ from kgpubench.measure.backend import (
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import MIN_WINDOW_MS, THROTTLE_MASK, idle_power, measure_power
 from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
-from kgpubench.measure.suite import Case, launch_columns
+from kgpubench.measure.suite import Case, SuiteBase, as_suite, launch_columns
 from kgpubench.measure.timing import (
     L2_METHOD,
     ClockWatch,
@@ -83,7 +82,7 @@ class CollectOptions:
 
     def policy_for(self, suite: Any) -> str:
         """The L2 policy for ``suite``: this option's, else the suite's declared one, else ``warm``."""
-        policy = self.l2_policy or getattr(suite, "l2_policy", None) or "warm"
+        policy = self.l2_policy or as_suite(suite).l2_policy or "warm"
         if policy not in L2_POLICIES:
             from kgpubench.errors import unknown_name
 
@@ -259,18 +258,23 @@ def _select_cases(suite: Any, options: CollectOptions, device: Any = None) -> li
                 from kgpubench.errors import UnknownNameError, unknown_name
 
                 raise UnknownNameError(f"suite {suite.name!r}: {unknown_name('kernel', name, known)}")
-    kwargs: dict[str, Any] = {"quick": options.quick, "kernels": kernels}
-    if device is not None and "device" in inspect.signature(suite.cases).parameters:
-        kwargs["device"] = device
-    return list(suite.cases(**kwargs))
+    return list(as_suite(suite).cases(quick=options.quick, kernels=kernels, device=device))
 
 
 def suite_kernels(suite: Any) -> list[str]:
-    """Kernel names of a suite: ``suite.kernels()`` or those of its full case list."""
-    if hasattr(suite, "kernels"):
-        return list(suite.kernels())
-    names = {c.key.get("kernel", c.source.kernel) for c in suite.cases(quick=False)}
-    return sorted(names)
+    """Kernel names of a suite: ``suite.kernels()`` (by default those of its full case list)."""
+    return list(as_suite(suite).kernels())
+
+
+def run_suite(suite: Any, backend: Backend, writer: ShardWriter, options: CollectOptions = CollectOptions(), *,
+              progress: Callable[[int, int, str], None] | None = None) -> CollectSummary:
+    """Collect one suite: its own flow when it declares ``runs_itself`` (npb's whole-application runs,
+    :meth:`~kgpubench.measure.suite.SuiteBase.collect_into`), else the per-case harness
+    (:func:`collect_suite`). What ``kgpubench collect`` calls for every suite."""
+    declared: SuiteBase = as_suite(suite)
+    if declared.runs_itself:
+        return declared.collect_into(backend, writer, options, progress=progress)
+    return collect_suite(declared, backend, writer, options, progress=progress)
 
 
 def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: CollectOptions = CollectOptions(),
@@ -357,9 +361,7 @@ def _precompile(backend: Backend, todo: Sequence[Case], features: Callable, own_
 
 def _drop_suite_caches(suite: Any) -> None:
     """Let the suite free what it keeps between cases (device inputs of the last problem)."""
-    drop = getattr(suite, "drop_caches", None)
-    if drop is not None:
-        drop()
+    as_suite(suite).drop_caches()
 
 
 def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any, features: Callable,

@@ -27,9 +27,10 @@ What the harness does with a case, in order
    appended to the shard at once.
 Exceptions classified as launch errors (by CUDA error code) give ``launch_error`` rows.
 
-A suite whose unit of work is not one case at a time (npb: whole application runs) may instead define
-``collect_into(backend, writer, options, *, progress)`` returning a
-:class:`~kgpubench.measure.runner.CollectSummary`; ``kgpubench collect`` then calls it in place of
+A suite whose unit of work is not one case at a time (npb: whole application runs) declares
+``runs_itself = True`` and defines ``collect_into(backend, writer, options, *, progress)`` returning a
+:class:`~kgpubench.measure.runner.CollectSummary`; :func:`kgpubench.measure.runner.run_suite` (what
+``kgpubench collect`` calls for every suite) then calls it in place of
 :func:`~kgpubench.measure.runner.collect_suite` and it uses the building blocks itself (``backend.compile``,
 ``backend.sampler``, :func:`~kgpubench.measure.runner.time_unit`, :func:`~kgpubench.measure.timing.summarize`,
 :func:`~kgpubench.measure.provenance.gpu_columns` / ``provenance_columns``, ``writer.append``).
@@ -45,10 +46,12 @@ Keys the table does not declare are dropped, so one harness serves every table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 Dim3 = tuple[int, int, int]
 
@@ -212,6 +215,91 @@ class Suite(Protocol):
         ``rng`` is a ``numpy.random.Generator``: draw inputs on the host with it and copy them with
         ``xp.asarray`` so the reference sees the same values.
         """
+
+
+class SuiteBase(ABC):
+    """The declared form of :class:`Suite`: the optional parts of the contract with their defaults.
+
+    Every built-in suite derives from it, so the harness calls each part directly (no probing).
+
+    Attributes
+    ----------
+    name, table, collector_version : str
+        As in :class:`Suite`.
+    l2_policy : {"warm", "flushed"}
+        How samples treat the L2 cache unless ``kgpubench collect --l2`` says otherwise (default ``warm``).
+    runs_itself : bool
+        True for a suite whose unit of work is not one case (npb): :meth:`collect_into` runs it.
+    """
+
+    name: ClassVar[str]
+    table: ClassVar[str]
+    collector_version: ClassVar[str]
+    l2_policy: ClassVar[str] = "warm"
+    runs_itself: ClassVar[bool] = False
+
+    @abstractmethod
+    def cases(self, *, quick: bool, kernels: Sequence[str] | None = None, device: Any = None) -> Iterable[Case]:
+        """All configurations (a few per kernel when ``quick``), optionally only the named kernels; ``device``
+        is the :class:`~kgpubench.measure.backend.DeviceInfo` measured on (None for a plan without a GPU)."""
+
+    def kernels(self) -> Sequence[str]:
+        """Names accepted by ``--kernel`` (default: the ``kernel`` key, or source kernel, of the full plan)."""
+        return sorted({c.key.get("kernel", c.source.kernel) for c in self.cases(quick=False)})
+
+    def prepare(self, case: Case, kernel: CompiledKernel, xp: Any, rng: Any) -> PreparedCase:
+        """Inputs for one case (see :class:`Suite`); a suite that runs itself has none."""
+        raise NotImplementedError(f"suite {self.name!r} runs itself (collect_into); it prepares no single case")
+
+    def drop_caches(self) -> None:
+        """Free what the suite keeps between cases (called after the suite); default: nothing kept."""
+        return None
+
+    def collect_into(self, backend: Any, writer: Any, options: Any, *,
+                     progress: Callable[[int, int, str], None] | None = None) -> Any:
+        """Run the whole suite into ``writer`` (only for ``runs_itself`` suites)."""
+        raise NotImplementedError(f"suite {self.name!r} is measured case by case by the harness")
+
+
+class _ProtocolSuite(SuiteBase):
+    """A suite object that follows :class:`Suite` without deriving from :class:`SuiteBase` (a third-party
+    suite written against the protocol): its optional parts are looked up once, here."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc]
+        self.table = inner.table  # type: ignore[misc]
+        self.collector_version = inner.collector_version  # type: ignore[misc]
+        self.l2_policy = getattr(inner, "l2_policy", None) or "warm"  # type: ignore[misc]
+        self.runs_itself = callable(getattr(inner, "collect_into", None))  # type: ignore[misc]
+        self._takes_device = "device" in inspect.signature(inner.cases).parameters
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["inner"], name)
+
+    def cases(self, *, quick: bool, kernels: Sequence[str] | None = None, device: Any = None) -> Iterable[Case]:
+        extra = {"device": device} if device is not None and self._takes_device else {}
+        return self.inner.cases(quick=quick, kernels=kernels, **extra)
+
+    def kernels(self) -> Sequence[str]:
+        own = getattr(self.inner, "kernels", None)
+        return list(own()) if own is not None else super().kernels()
+
+    def prepare(self, case: Case, kernel: CompiledKernel, xp: Any, rng: Any) -> PreparedCase:
+        return self.inner.prepare(case, kernel, xp, rng)
+
+    def drop_caches(self) -> None:
+        drop = getattr(self.inner, "drop_caches", None)
+        if drop is not None:
+            drop()
+
+    def collect_into(self, backend: Any, writer: Any, options: Any, *, progress: Any = None) -> Any:
+        return self.inner.collect_into(backend, writer, options, progress=progress)
+
+
+def as_suite(suite: Any) -> SuiteBase:
+    """``suite`` as a :class:`SuiteBase` (built-in suites are one already; a protocol-only suite is wrapped)."""
+    return suite if isinstance(suite, SuiteBase) else _ProtocolSuite(suite)
 
 
 def launch_columns(grid: Dim3, block: Dim3) -> dict[str, int]:

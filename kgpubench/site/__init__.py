@@ -3,8 +3,8 @@ definitions, with SVG plots and the provenance of every result. Plain HTML and o
 JavaScript, relative links only: the board folder can be served as it is (GitHub Pages, any static host).
 
 :func:`site_pages` is pure (result records in, ``{file name: text}`` and the plots to draw out);
-:func:`write_site` writes them. ``kgpubench leaderboard render`` (and ``run``) call it through
-:func:`kgpubench.leaderboard_render.render_all`.
+:func:`write_site` writes them; :func:`render_all` writes the Markdown board beside them (``kgpubench leaderboard
+render`` and ``run`` call it).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ PLOTS = "plots"
 
 def metrics_doc() -> str | None:
     """docs/METRICS.md of the project, when this is a checkout (a wheel carries no docs/)."""
-    from kgpubench.leaderboard import project_root
+    from kgpubench.result import project_root
 
     path = project_root() / "docs" / "METRICS.md"
     return path.read_text() if path.is_file() else None
@@ -42,9 +42,9 @@ def metrics_doc() -> str | None:
 
 def submitting_doc() -> str | None:
     """leaderboard/SUBMITTING.md (in a checkout and in the wheel's bundled leaderboard folder)."""
-    from kgpubench.leaderboard import leaderboard_dir
+    from kgpubench.resources import bundled_path
 
-    path = leaderboard_dir() / "SUBMITTING.md"
+    path = bundled_path("leaderboard") / "SUBMITTING.md"
     return path.read_text() if path.is_file() else None
 
 
@@ -95,7 +95,7 @@ def site_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
 def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
     """Write the site into ``board_dir``; plots of an earlier render that this one does not draw are removed
     (only files kgpubench wrote). Returns the files written."""
-    from kgpubench.leaderboard import _ours
+    from kgpubench.ownership import ours as _ours
     from kgpubench.shards import atomic_write_bytes
 
     board_dir = Path(board_dir)
@@ -115,3 +115,29 @@ def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
 
 
 __all__ = ["PlotSpec", "draw", "site_files", "site_pages", "write_site"]
+
+
+def board_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
+    """The files rendering may overwrite in ``board_dir``: README.md and the static site (pages, style sheet,
+    plots; :func:`site_files`)."""
+    board_dir = Path(board_dir)
+    return [board_dir / "README.md", *site_files(board_dir, tasks)]
+
+
+def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = None, *,
+               force: bool = False) -> list[Path]:
+    """Write README.md (Markdown, for reading on the forge) and the static site (:mod:`kgpubench.site`:
+    index.html, a page per task, seeds.html, metrics.html, style.css, SVG plots) into ``board_dir``; returns
+    the files written.
+
+    An existing file there that kgpubench did not write is refused (``BoardWriteError``) unless ``force``.
+    """
+    from kgpubench.leaderboard_render import render_markdown
+    from kgpubench.ownership import check_writable
+    from kgpubench.shards import atomic_write_bytes
+
+    board_dir = Path(board_dir)
+    tasks = tasks or list_tasks()
+    check_writable(board_files(board_dir, tasks), force)
+    atomic_write_bytes(board_dir / "README.md", render_markdown(results, tasks).encode())
+    return [board_dir / "README.md", *write_site(results, board_dir, tasks)]

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from kgpubench.errors import KgpubenchError, unknown_name
+from kgpubench.errors import DuplicateTaskError, unknown_name
 from kgpubench.tasks._core import (
     PARAMS_PREFIX,
     Task,
@@ -18,11 +18,8 @@ from kgpubench.tasks._core import (
     problem_keys,
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
+from kgpubench.tasks.scoring import oracle_of, scorer_of
 from kgpubench.tasks.selection import Selection, select, task_rows
-
-
-class DuplicateTaskError(KgpubenchError, ValueError):
-    """A task name is registered twice."""
 
 
 class TaskRegistry:
@@ -32,10 +29,13 @@ class TaskRegistry:
         self._tasks: dict[str, Task] = {}
 
     def register(self, task: Task) -> Task:
-        """Add ``task``; a second task of the same name raises :class:`DuplicateTaskError`."""
+        """Add ``task``; a second task of the same name raises :class:`DuplicateTaskError`, an unknown
+        ``scorer`` or ``oracle`` :class:`~kgpubench.errors.UnknownNameError`."""
         if not isinstance(task, Task):
             raise TypeError(f"register() takes a Task, got {type(task).__name__}")
         check_features(task)
+        scorer_of(task)
+        oracle_of(task)
         if task.name in self._tasks:
             raise DuplicateTaskError(
                 f"task {task.name!r} is already registered (config {self._tasks[task.name].config!r}); "

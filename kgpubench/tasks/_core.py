@@ -61,6 +61,17 @@ class Task:
     completeness : str, optional
         Name of the rule (:mod:`kgpubench.tasks.selection`) that decides whether a problem has every
         configuration its sweep defines; incomplete problems are excluded and counted.
+    scorer : str
+        How a recommendation task scores the choice made per problem: a name in
+        :data:`kgpubench.tasks.scoring.SCORERS` (``"choice"``: the generic chosen/best per problem; ``"tiles"``:
+        regret against the best tile and improvement over the untiled baseline; ``"npb-app"``: the
+        application time of one TPB per kernel). The scorer also names the derived columns it reads.
+    record_problems : bool
+        Whether every fold records each test problem's chosen/best/baseline time (the seed-protocol sections
+        of the board).
+    oracle : str, optional
+        The measurement oracle (a name in :data:`kgpubench.tasks.scoring.ORACLES`) a measuring strategy may
+        query on the test problems (seed 001's Profiling, Exhausting); None: models only learn.
     """
 
     name: str
@@ -80,6 +91,9 @@ class Task:
     seed_metrics: tuple[str, ...] = ()
     seed_reference: str = ""
     completeness: str | None = None
+    scorer: str = "choice"
+    record_problems: bool = False
+    oracle: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("regression", "recommendation"):
@@ -90,6 +104,11 @@ class Task:
             raise ValueError(f"task {self.name!r}: features, metrics and schemes must be non-empty")
         if not set(self.seed_metrics) <= set(self.metrics):
             raise ValueError(f"task {self.name!r}: seed_metrics {self.seed_metrics} must be among its metrics")
+
+    @property
+    def measures(self) -> bool:
+        """Whether a model may measure the test problems through the task's :attr:`oracle`."""
+        return self.oracle is not None
 
     @property
     def primary_metric(self) -> str:

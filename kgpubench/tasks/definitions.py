@@ -62,7 +62,7 @@ ALL_TASKS: tuple[Task, ...] = (
         metrics=("app_time_ratio", "male", "app_time_s"), seed_metrics=("app_time_s",),
         seed_reference="seed 001 (table 1, application seconds, classes B and C): e.g. CG B Max 11.35, Warp 1.49, "
         "Exhausting 1.40, Profiling 1.39, best Q-learning 1.32",
-        completeness="npb", schemes=("random10", "by-gpu"),
+        completeness="npb", schemes=("random10", "by-gpu"), scorer="npb-app", record_problems=True, oracle="npb",
         description="Choose the threads per block of every kernel of an NPB application; scored by the "
         "application time the choice gives (sum over kernels of calls x mean time per call, plus the "
         "non-kernel remainder_s of the problem's default run) relative to the best possible (seed 001). "
@@ -78,7 +78,7 @@ ALL_TASKS: tuple[Task, ...] = (
         seed_metrics=("improvement_coefficient", "pct_improved"),
         seed_reference="seed 003 (regression tree): improvement coefficient 1.17 with 86.67 % improved "
         "(RTX 2080 Super), 1.11 with 89.77 % (V100)",
-        completeness="stencil", schemes=("random10", "by-gpu"),
+        completeness="stencil", schemes=("random10", "by-gpu"), scorer="tiles", record_problems=True,
         description="Choose the tile (and variant, block size) of the 3-D acoustic wave stencil per GPU, "
         "grid, dtype and space order; scored against the untiled (1,1,1) baseline and the best "
         "measured tile (seed 003)."),

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import MeasurementError
 from kgpubench.tasks._core import Task, problem_keys
 
 # GMAP NPB-GPU's shipped threads per block, per benchmark and kernel (our kernel names).
@@ -51,10 +51,6 @@ NPB_GPU_DEFAULT_TPB: dict[str, dict[str, int]] = {
 DEFAULT_REMAINDER = "default_remainder_s"
 DEFAULT_TPB = "default_tpb"
 KERNEL_REMAINDER = "remainder_s"
-
-
-class MeasurementError(KgpubenchError, LookupError):
-    """An assignment the test problem has no measured row for, or a problem without a default TPB."""
 
 
 def npb_app_time_s(calls: np.ndarray, time_ms: np.ndarray, remainder_s: float) -> float:

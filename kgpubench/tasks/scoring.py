@@ -1,17 +1,52 @@
-"""Scoring one test fold of a task from measured targets and a model's predictions."""
+"""Scoring one test fold of a task from measured targets and a model's predictions.
+
+What differs between tasks is declared on the task (:class:`kgpubench.tasks.Task` ``scorer``, ``oracle``) and
+looked up here in :data:`SCORERS` and :data:`ORACLES`; nothing branches on a task's name.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from kgpubench.errors import SchemaValidationError
+from kgpubench.errors import SchemaValidationError, unknown_name
 from kgpubench.metrics import METRICS, app_time_ratio, app_time_s, improvement_coefficient, pct_improved, regret
 from kgpubench.tasks._core import Task, problem_keys
-from kgpubench.tasks.npb import attach_npb_columns, npb_app_time_s, problem_remainder_s
+from kgpubench.tasks.npb import attach_npb_columns, npb_app_time_s, npb_problems, problem_remainder_s
 
-__all__ = ["chosen_index", "npb_app_time_s", "score_fold", "time_noise", "with_scoring_columns"]
+__all__ = ["ORACLES", "SCORERS", "Scorer", "chosen_index", "npb_app_time_s", "oracle_of", "problem_choices",
+           "score_fold", "scorer_of", "time_noise", "with_scoring_columns"]
+
+ChoiceScores = Callable[[Task, pa.Table, np.ndarray, np.ndarray, np.ndarray], dict[str, float]]
+ProblemChoices = Callable[[Task, pa.Table, np.ndarray, np.ndarray], dict[str, dict[str, float]]]
+ScoringColumns = Callable[[Task, pa.Table, pa.Table], pa.Table]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scorer:
+    """How a recommendation task scores the choice a model makes per problem (named by ``Task.scorer``).
+
+    Parameters
+    ----------
+    name : str
+        Registry name.
+    choice_scores : callable
+        ``(task, rows, y, p, noise) -> {metric: value}``: the fold's metrics of scope ``"choice"``.
+    problem_choices : callable
+        ``(task, rows, y, p) -> {problem: {"chosen", "best"[, "baseline"]}}`` in the task's unit.
+    columns : callable, optional
+        ``(task, table, rows) -> rows``: derived columns the scorer reads from other rows of the table.
+    """
+
+    name: str
+    choice_scores: ChoiceScores
+    problem_choices: ProblemChoices
+    columns: ScoringColumns | None = None
 
 
 def time_noise(task: Task, rows: pa.Table) -> np.ndarray:
@@ -41,9 +76,8 @@ def time_noise(task: Task, rows: pa.Table) -> np.ndarray:
 def with_scoring_columns(task: Task, table: pa.Table, rows: pa.Table) -> pa.Table:
     """``rows`` (``task_rows(task, table)``) plus the derived columns the task's scorer reads from other rows
     of ``table`` (npb-tpb: the default run's remainder and each kernel's default TPB); others unchanged."""
-    if task.name == "npb-tpb":
-        return attach_npb_columns(task, table, rows)
-    return rows
+    columns = scorer_of(task).columns
+    return rows if columns is None else columns(task, table, rows)
 
 
 def score_fold(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, *, predicts_target: bool = True
@@ -62,7 +96,7 @@ def score_fold(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, *, pred
     p = np.asarray(p, dtype=np.float64)
     out: dict[str, float | None] = {}
     noise = time_noise(task, rows)
-    choice = _choice_scores(task, rows, y, p, noise) if task.kind == "recommendation" else {}
+    choice = scorer_of(task).choice_scores(task, rows, y, p, noise) if task.kind == "recommendation" else {}
     groups = _groups(problem_keys(task, rows)) if task.kind == "recommendation" else None
     for name in task.metrics:
         metric = METRICS[name]
@@ -85,8 +119,11 @@ def problem_choices(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) ->
     p = np.asarray(p, dtype=np.float64)
     if task.kind != "recommendation":
         return {}
-    if task.name == "npb-tpb":
-        return {k: {"chosen": c, "best": b} for k, c, b in _npb_apps(task, rows, y, p)}
+    return scorer_of(task).problem_choices(task, rows, y, p)
+
+
+def _best_and_chosen(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, dict[str, float]]:
+    """Per problem: the target of the chosen and of the best row (and of the best untiled row, if any)."""
     keys = problem_keys(task, rows)
     untiled = _untiled(rows)
     out = {}
@@ -105,12 +142,9 @@ def _groups(keys: np.ndarray) -> list[np.ndarray]:
     return np.split(order, bounds) if len(order) else []
 
 
-def _choice_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, noise: np.ndarray
-                   ) -> dict[str, float]:
-    if task.name == "stencil-tile":
-        return _stencil_scores(task, rows, y, p, noise)
-    if task.name == "npb-tpb":
-        return _npb_scores(task, rows, y, p)
+def _no_choice_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, noise: np.ndarray
+                      ) -> dict[str, float]:
+    """The generic scorer has no fold-level choice metric (its metrics are per problem or per row)."""
     return {}
 
 
@@ -180,8 +214,40 @@ def _npb_apps(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> list[
     return out
 
 
-def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+def _npb_choices(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray) -> dict[str, dict[str, float]]:
+    return {k: {"chosen": c, "best": b} for k, c, b in _npb_apps(task, rows, y, p)}
+
+
+def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, noise: np.ndarray | None = None
+                ) -> dict[str, float]:
     apps = _npb_apps(task, rows, y, p)
     best = [b for _, _, b in apps]
     chosen = [c for _, c, _ in apps]
     return {"app_time_ratio": app_time_ratio(best, chosen), "app_time_s": app_time_s(best, chosen)}
+
+
+SCORERS: dict[str, Scorer] = {s.name: s for s in (
+    Scorer(name="choice", choice_scores=_no_choice_scores, problem_choices=_best_and_chosen),
+    Scorer(name="tiles", choice_scores=_stencil_scores, problem_choices=_best_and_chosen),
+    Scorer(name="npb-app", choice_scores=_npb_scores, problem_choices=_npb_choices, columns=attach_npb_columns),
+)}
+# Measurement oracles: ``(task, test rows, test targets) -> problems`` a measuring strategy queries.
+ORACLES: dict[str, Callable[[Task, pa.Table, np.ndarray], list[Any]]] = {"npb": npb_problems}
+
+
+def scorer_of(task: Task) -> Scorer:
+    """The :class:`Scorer` ``task`` declares (:class:`~kgpubench.errors.UnknownNameError` if none is)."""
+    try:
+        return SCORERS[task.scorer]
+    except KeyError:
+        raise unknown_name("scorer", task.scorer, SCORERS) from None
+
+
+def oracle_of(task: Task) -> Callable[[Task, pa.Table, np.ndarray], list[Any]] | None:
+    """The measurement oracle ``task`` declares, or None for a task whose models only learn."""
+    if task.oracle is None:
+        return None
+    try:
+        return ORACLES[task.oracle]
+    except KeyError:
+        raise unknown_name("measurement oracle", task.oracle, ORACLES) from None

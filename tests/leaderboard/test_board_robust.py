@@ -11,8 +11,8 @@ from task_fixtures import autotune_table, kernels_table, make_store
 from kgpubench import leaderboard as lb
 from kgpubench.errors import DataFileNotFoundError
 from kgpubench.evaluation import RunLimits, evaluate, fit_predict, load_model_module, model_factory, task_data
-from kgpubench.leaderboard_render import render_all
 from kgpubench.shards import write_shard
+from kgpubench.site import render_all
 
 MEDIAN = next(p for p in lb.baseline_files() if p.stem == "median")
 

@@ -64,7 +64,7 @@ def _unit(backend, ms):
 
 @pytest.mark.parametrize("unit_ms", [0.37, 3.7, 23.0])
 def test_aligned_power_window_is_accurate_for_any_unit(unit_ms):
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
 
     backend = get_backend("fake", power_w=321.0)
     nvml = backend.nvml()
@@ -76,7 +76,8 @@ def test_aligned_power_window_is_accurate_for_any_unit(unit_ms):
 
 
 def test_a_frozen_energy_counter_is_a_failed_row_not_a_hang():
-    from kgpubench.measure.backend import LaunchFailed, get_backend
+    from kgpubench.measure.backend import LaunchFailed
+    from kgpubench.measure.backends import get_backend
 
     backend = get_backend("fake", power_w=100.0)
     nvml = backend.nvml()

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 from measure_fakes import DoubleSuite, double_impl, no_features
 
-from kgpubench.measure.backend import get_backend
+from kgpubench.measure.backends import get_backend
 from kgpubench.measure.conditions import ClockLock, ClockLockError, parse_lock_mode
 from kgpubench.measure.fake import FakeNvml, VirtualClock
 from kgpubench.measure.output import ShardWriter

@@ -6,7 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 from measure_fakes import DoubleSuite, double_impl, no_features
 
-from kgpubench.measure.backend import ContextLostError, get_backend
+from kgpubench.measure.backend import ContextLostError
+from kgpubench.measure.backends import get_backend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, collect_suite
 from kgpubench.measure.timing import StopRule

@@ -218,7 +218,7 @@ def test_block_shares_by_hand():
 @pytest.mark.gpu
 @pytest.mark.parametrize("pk", spec.KERNELS, ids=lambda pk: pk.name)
 def test_every_kernel_verifies_on_the_gpu(pk):
-    from kgpubench.measure.backend import get_backend
+    from kgpubench.measure.backends import get_backend
 
     backend = get_backend("cupy")
     sms = backend.device().sm_count

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from regular_loader import modules, regular
 
-from kgpubench.measure.backend import get_backend
+from kgpubench.measure.backends import get_backend
 from kgpubench.measure.fake import FakeDeviceArray, fake_device_module
 
 _, ref, suite_mod = modules()

@@ -1,0 +1,156 @@
+"""docs/DEVELOPING.md's "how to add" recipes, each done here step by step (the suite recipe is walked through in
+tests/measure/test_contracts.py). If a recipe changes, this file changes with it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+
+import numpy as np
+import pytest
+from task_fixtures import autotune_table, make_store
+
+from kgpubench import leaderboard as lb
+from kgpubench import metrics
+from kgpubench.evaluation import evaluate, run_folds, task_data
+from kgpubench.importers import api as importers
+from kgpubench.importers.common import (
+    TimingBatch,
+    base_row,
+    check_times,
+    collected_at,
+    problem_size_text,
+    resolve_gpu,
+    run_id_for,
+    split_params,
+)
+from kgpubench.schema import TABLES
+from kgpubench.submission import check_factory, declared_tasks
+from kgpubench.tasks import Task, TaskRegistry
+from kgpubench.tasks.definitions import GPU_FEATURES
+from kgpubench.tasks.scoring import score_fold
+from kgpubench.validation import validate_table
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return make_store(tmp_path_factory.mktemp("dev") / "store", autotune_table())
+
+
+def _median_male_by_fold(data) -> dict[str, float]:
+    """By hand: the median model's mean |ln p - ln y| on every fold (p = median of the other folds' targets)."""
+    out = {}
+    for fold in data.fold_names:
+        test = data.folds == fold
+        out[fold] = float(np.mean(np.abs(np.log(np.median(data.y[~test])) - np.log(data.y[test]))))
+    return out
+
+
+def test_add_a_task(store):
+    # 1. Declare it (kgpubench/tasks/definitions.py, ALL_TASKS): config, target, allowed features, metrics...
+    task = Task(name="autotune-time", config="autotune", target="time_ms_median", kind="regression", seed="-",
+                features=("kernel", "problem_size", "params", *GPU_FEATURES), metrics=("male", "mdape"),
+                schemes=("random10", "by-gpu"), description="Predict the time of one auto-tuning configuration.")
+    # 2. Registration runs the leakage guard and checks the declared scorer and oracle.
+    assert TaskRegistry().register(task) is task
+    with pytest.raises(Exception, match="label leakage"):
+        TaskRegistry().register(dataclasses.replace(task, features=(*task.features, "time_ms_reported")))
+    # 3. It selects rows, makes folds and scores like every other task.
+    data = task_data(task, "by-gpu", store.path)
+    assert data.rows.num_rows == 72 and data.fold_names == ["GPU A", "GPU B", "GPU C"]
+    folds, _ = run_folds(data, lambda task, seed: _Median(), model_name="median")
+    assert {f: r["scores"]["male"] for f, r in folds.items()} == pytest.approx(_median_male_by_fold(data))
+
+
+class _Median:
+    def fit(self, X, y):
+        self.m = float(np.median(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.m)
+
+
+def test_add_a_baseline(store, tmp_path):
+    # 1. A file with make_model(task, seed) returning a scikit-learn estimator, and the tasks it applies to.
+    path = tmp_path / "median_dummy.py"
+    path.write_text(textwrap.dedent('''
+        from sklearn.dummy import DummyRegressor
+
+        TASKS = ("autotune-config",)
+
+
+        def make_model(task, seed):
+            return DummyRegressor(strategy="median")
+    '''))
+    # 2. The checks a submission gets, reading the file without running it.
+    check_factory(path)
+    assert declared_tasks(path) == ("autotune-config",)
+    # 3. The board plans it on its tasks' board schemes (a file in baselines/ is picked up the same way).
+    jobs = lb.plan(models=[path], references=False)
+    assert [(j.task, j.scheme) for j in jobs] == [("autotune-config", "random10"), ("autotune-config", "by-gpu")]
+    # 4. Evaluated in the sandbox, it scores what the median scores, computed by hand.
+    result = evaluate(path, "autotune-config", "by-gpu", data_dir=store.path, trust=True)
+    data = task_data("autotune-config", "by-gpu", store.path)
+    assert result["status"] == "ok" and result["model"] == "median_dummy"
+    assert {f: r["scores"]["male"] for f, r in result["folds"].items()} == pytest.approx(_median_male_by_fold(data))
+
+
+def _rows_from_toy(loaded, prov, *, gpu=None):
+    """An importer: one parsed file in, `autotune` rows out, built with the shared helpers."""
+    data, path = loaded.data, loaded.path
+    shared = base_row(prov, loaded, run_id_for("toy", loaded.sha256), resolve_gpu(data.get("device"), gpu, path),
+                      "toy-json")
+    shared.update(kernel=data["kernel"], problem_size=problem_size_text(data["size"]),
+                  search_space_size=len(data["runs"]))
+    batch, rows = TimingBatch(), []
+    for i, run in enumerate(data["runs"]):
+        params, params_text = split_params(run["config"])
+        row = dict(shared, params=params, params_text=params_text, status="ok",
+                   collected_at=collected_at(run.get("when"), prov, path, str(i)))
+        batch.add(row, check_times(run["times"], path, str(i)))
+        rows.append(row)
+    batch.fill()
+    return rows
+
+
+def test_add_an_importer(tmp_path, monkeypatch):
+    # 1. Recognise the format by content and read it into rows (a module in kgpubench/importers/).
+    toy = importers.ImportFormat("toy-json", lambda d: isinstance(d, dict) and "toy_runs_version" in d,
+                                 _rows_from_toy, "toy", "a toy file (top-level `toy_runs_version`)")
+    # 2. Register it in importers.api.FORMATS ...
+    monkeypatch.setattr(importers, "FORMATS", [*importers.FORMATS, toy])
+    # 3. ... and allow its name in the schema's SOURCE_FORMATS (kgpubench/schema/autotune.py; a schema change).
+    table = TABLES["autotune"]
+    cols = tuple(dataclasses.replace(c, values=(*c.values, "toy-json")) if c.name == "source_format" else c
+                 for c in table.columns)
+    monkeypatch.setitem(TABLES, "autotune", dataclasses.replace(table, columns=cols))
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps({"toy_runs_version": 1, "device": "RTX 2080 Ti", "kernel": "gemm", "size": [64, 64],
+                                "runs": [{"config": {"bx": 16}, "times": [1.0, 3.0, 2.0], "when": "2025-01-02"},
+                                         {"config": {"bx": 32}, "times": [0.5, 0.5], "when": "2025-01-02"}]}))
+    rows = importers.import_table([path], source="example", license="CC-BY-4.0")
+    assert rows["time_ms_median"].to_pylist() == [2.0, 0.5] and rows["repeats"].to_pylist() == [3, 2]
+    assert set(rows["source_format"].to_pylist()) == {"toy-json"} and rows["problem_size"][0].as_py() == "64x64"
+    assert validate_table(rows, "autotune", file=str(path)) == []
+
+
+def test_add_a_metric(monkeypatch):
+    # 1. A pure function of arrays (kgpubench/metrics.py) and its declaration in METRICS.
+    def max_log_error(y, p):
+        return float(np.max(np.abs(np.log(np.asarray(p) / np.asarray(y)))))
+
+    metric = metrics.Metric("max_le", max_log_error, False, "row", "maximum absolute log error", "ln units",
+                            rel_tol=1e-3)
+    monkeypatch.setitem(metrics.METRICS, "max_le", metric)
+    # 2. A task names it among its metrics; fold scoring and the board's tolerance pick it up.
+    task = Task(name="toy-time", config="autotune", target="time_ms_median", kind="regression", seed="-",
+                features=("kernel",), metrics=("male", "max_le"), schemes=("random10",), description="toy")
+    rows = autotune_table(gpus=("GPU A",)).slice(0, 3)
+    y = np.array([1.0, 2.0, 4.0])
+    p = np.array([2.0, 2.0, 1.0])
+    scores = score_fold(task, rows, y, p)
+    assert scores["max_le"] == pytest.approx(np.log(4.0))  # |ln(1/4)|
+    assert scores["male"] == pytest.approx((np.log(2.0) + 0 + np.log(4.0)) / 3)
+    assert lb.tolerance("max_le") == 1e-3

@@ -1,0 +1,154 @@
+"""The package's import graph has no cycle: data flows one way (suites -> shards -> store -> tasks/splits ->
+models -> results -> board). Every import counts, at module level or inside a function; only imports under
+``if TYPE_CHECKING:`` (annotations) do not."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _modules(package_dir: Path) -> dict[str, Path]:
+    out = {}
+    for path in package_dir.rglob("*.py"):
+        parts = list(path.relative_to(package_dir.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import node, skipping the bodies of ``if TYPE_CHECKING:``."""
+    found = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def import_graph(package_dir: Path) -> dict[str, set[str]]:
+    """Module -> the package modules it imports (``from pkg import sub`` counts as importing ``pkg.sub``)."""
+    mods = _modules(package_dir)
+    top = package_dir.name
+
+    def owner(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in _imports(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            for name in names:
+                target = owner(name) if name.split(".")[0] == top else None
+                if target and target != mod:
+                    graph[mod].add(target)
+    return graph
+
+
+@functools.cache
+def package_graph() -> dict[str, set[str]]:
+    return import_graph(ROOT / "kgpubench")
+
+
+def cycle_of(graph: dict[str, set[str]]) -> list[str] | None:
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as exc:
+        return list(exc.args[1])
+    return None
+
+
+def test_the_package_has_no_import_cycle():
+    graph = package_graph()
+    assert len(graph) > 80 and "kgpubench.validation" in graph["kgpubench.store"]  # the parser sees the edges
+    assert cycle_of(graph) is None
+
+
+@pytest.mark.parametrize("low, high", [
+    ("kgpubench.card", "kgpubench.store"), ("kgpubench.validation", "kgpubench.store"),
+    ("kgpubench.result", "kgpubench.evaluation"), ("kgpubench.evaluation", "kgpubench.leaderboard"),
+    ("kgpubench.submission", "kgpubench.leaderboard"), ("kgpubench.measure.backend", "kgpubench.measure.fake"),
+    ("kgpubench.measure.backend", "kgpubench.measure.cupy_backend"), ("kgpubench.ownership", "kgpubench.leaderboard"),
+])
+def test_the_three_old_loops_point_one_way(low, high):
+    """The lower module reaches nothing above it, not even through others."""
+    graph = package_graph()
+    seen, todo = set(), [low]
+    while todo:
+        for nxt in graph[todo.pop()] - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    assert high not in seen
+
+
+# docs/DEVELOPING.md's architecture table: a module imports its own layer and the layers before it, never later.
+LAYERS = (
+    ("foundations", ("errors", "resources", "schema", "identity", "locking", "shards", "hardware", "buildinfo")),
+    ("rows", ("validation", "card", "croissant")),
+    ("suites", ("measure", "features", "importers.api", "importers.common", "importers.kernel_tuner", "importers.t4",
+                "testing")),
+    ("store", ("store", "checks", "bundle", "hub")),
+    ("tasks", ("tasks", "splits", "metrics", "loading", "importers")),  # importers' facade and T4 export: load_dataset
+    ("result records", ("result", "ownership")),
+    ("models", ("evaluation", "sandbox", "sandbox_child", "sandbox_linux", "sandbox_process", "submission")),
+    ("board", ("leaderboard", "leaderboard_render", "site", "pull_request", "summary", "cli", "__main__", "")),
+)
+
+
+def layer_of(module: str) -> int:
+    """Index in :data:`LAYERS` of the longest prefix naming ``module`` (``""``: the package itself)."""
+    name = module.removeprefix("kgpubench").removeprefix(".")
+    best = max(((len(p), i) for i, (_, prefixes) in enumerate(LAYERS) for p in prefixes
+                if name == p or (p and name.startswith(p + "."))), default=None)
+    assert best is not None, f"{module} has no layer in LAYERS (docs/DEVELOPING.md): add it"
+    return best[1]
+
+
+def test_every_import_points_to_the_same_or_an_earlier_layer():
+    graph = package_graph()
+    # ``kgpubench`` itself (``__version__``, the package folder) is imported before any submodule anyway.
+    down = sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+                  for a, targets in graph.items() for b in targets if b != "kgpubench" and layer_of(b) > layer_of(a))
+    assert down == []
+    assert layer_of("kgpubench.importers.export") == 4 and layer_of("kgpubench.importers.api") == 2
+
+
+def test_the_checker_finds_a_cycle_through_a_function_level_import(tmp_path):
+    pkg = tmp_path / "toy"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from toy.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from .. import c\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import toy.a\n")
+    graph = import_graph(pkg)
+    assert graph == {"toy": set(), "toy.sub": set(), "toy.a": {"toy.sub.b"}, "toy.sub.b": {"toy.c"}, "toy.c": set()}
+    assert cycle_of(graph) is None
+    (pkg / "c.py").write_text("import toy.a\n")
+    assert sorted(set(cycle_of(import_graph(pkg)))) == ["toy.a", "toy.c", "toy.sub.b"]
