@@ -81,6 +81,11 @@ class NoGpuError(KgpubenchError, RuntimeError):
     """No usable NVIDIA GPU (or no CuPy) on this machine."""
 
 
+class ClusterError(KgpubenchError, RuntimeError):
+    """A Ray cluster (``--ray``) that cannot be used: unreachable, too small, or that lost work it could not
+    resume."""
+
+
 def did_you_mean(name: str, choices) -> str:
     """Return a ' Did you mean ...?' hint (or '') for an unknown ``name`` among ``choices``."""
     import difflib
