@@ -29,7 +29,7 @@ PY="${PYTHON:-python3}"
 OUT="${OUT:-$ROOT/gpu-session-out}"
 RESUME="${RESUME:-$ROOT/.session}"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 
 DRY=0; MINUTES=8; SUITES="regular power stencil npb"; QUICK=""; TESTS=1; PROOF=1; COLLECT=1; REPEAT=0
 while [ $# -gt 0 ]; do
@@ -66,12 +66,16 @@ pack() {  # pack [NAME [FOLDER]]: refresh logs.tar (and NAME.tar of FOLDER) unde
     fi
 }
 
-step() {  # step LOGNAME CMD...: print, then run (unless --dry-run) with output to the terminal and the log
-    local log="$LOGS/$1.log"; shift
-    echo "+ $*"
+step() {  # step LOGNAME SECONDS CMD...: print, then run (unless --dry-run) with output to the terminal and the
+          # log; past SECONDS it gets SIGABRT (Python prints every thread's stack: PYTHONFAULTHANDLER) and the
+          # session goes on with the next step
+    local log="$LOGS/$1.log" limit="$2"; shift 2
+    echo "+ $* (limit ${limit}s)"
     [ "$DRY" = 1 ] && return 0
-    "$@" 2>&1 | tee "$log"
-    return "${PIPESTATUS[0]}"
+    timeout --signal=ABRT --kill-after=20 "$limit" "$@" 2>&1 | tee "$log"
+    local rc="${PIPESTATUS[0]}"
+    [ "$rc" = 124 ] || [ "$rc" = 134 ] && echo "gpu_session: step $(basename "$log" .log) stopped at its ${limit}s limit"
+    return "$rc"
 }
 
 echo "gpu_session: out=$OUT suites=[$SUITES] minutes/suite=$MINUTES ${QUICK:+quick} repeat=$REPEAT" \
@@ -91,14 +95,15 @@ status=0
 if [ "$TESTS" = 1 ]; then
     mapfile -t GPU_TESTS < <(grep -rlE --include='test_*.py' 'pytest\.mark\.gpu' tests | sort)
     if [ "${#GPU_TESTS[@]}" -gt 0 ]; then
-        step gpu_tests "$PY" -m pytest -m gpu -q -p no:cacheprovider "${GPU_TESTS[@]}" || status=1
+        step gpu_tests 300 "$PY" -m pytest -m gpu -q -p no:cacheprovider -o faulthandler_timeout=60 \
+            "${GPU_TESTS[@]}" || status=1
     fi
-    step ceilings "$PY" benchmarks/gpu_ceilings.py --out "$LOGS/ceilings.json" || status=1
+    step ceilings 90 "$PY" benchmarks/gpu_ceilings.py --out "$LOGS/ceilings.json" || status=1
     pack
 fi
 if [ "$TESTS" = 1 ] && [ "$PROOF" = 1 ]; then
-    step timing_agreement "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" || status=1
-    step collect_overhead "$PY" benchmarks/collect_overhead.py || status=1
+    step timing_agreement 180 "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" || status=1
+    step collect_overhead 180 "$PY" benchmarks/collect_overhead.py || status=1
     pack
 fi
 
@@ -112,17 +117,17 @@ if [ "$COLLECT" = 1 ]; then
             "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" --dry-run \
                 || echo "gpu_session: (no plan for $suite without a GPU)"
         fi
-        step "collect_$suite" "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" \
+        step "collect_$suite" $((MINUTES * 60 + 90)) "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" \
             --max-minutes "$MINUTES" --lock-clocks none || status=1
         if [ "$DRY" = 1 ] || [ -d "$SHARDS/$suite" ]; then
-            step "validate_$suite" "$PY" -m kgpubench.cli validate "$SHARDS/$suite" || status=1
+            step "validate_$suite" 120 "$PY" -m kgpubench.cli validate "$SHARDS/$suite" || status=1
         fi
         pack "shards_$suite" "$SHARDS/$suite"
     done
 fi
 
 if [ "$REPEAT" -gt 0 ]; then
-    step repeat "$PY" benchmarks/repeat_check.py --shards "$SHARDS" --out "$WORK/repeat" --count "$REPEAT" \
+    step repeat 300 "$PY" benchmarks/repeat_check.py --shards "$SHARDS" --out "$WORK/repeat" --count "$REPEAT" \
         --json "$LOGS/repeat.json" || status=1
     pack repeat "$WORK/repeat"
 fi

@@ -12,7 +12,12 @@ How one round of samples runs (:meth:`CupySampler.run`):
 4. One synchronisation, then the event pairs give the sample times.
 
 A round that the blocking kernel's timeout cut short (the host enqueued more than the device queue holds) is
-run again with half the samples. CuPy is imported inside the functions that use it.
+run again with half the samples. A unit whose one sample alone holds more queue entries than fit behind the
+blocking kernel (``fn.queue_entries`` says how many launches one call makes, else a one-sample round timed out)
+is timed ``stream``: event pairs on the stream with no blocking kernel, the host enqueueing ahead of the GPU as
+fast as it can (such a sample can include gaps where the host fell behind; the rows say ``timing_method =
+stream``). A blocking kernel that gives up costs ``TIMEOUT_S``. CuPy is imported inside the functions that use
+it.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ extern "C" __global__ void kg_block_stream(volatile int* release, volatile int* 
 # Queue entries (launches, event records, memsets) one round may put behind the blocking kernel: CUDA's
 # pending-launch queue holds about 1024; beyond it the host would block while the GPU waits for the host.
 MAX_QUEUED = 600
-TIMEOUT_S = 5.0
+TIMEOUT_S = 1.0  # a round of MAX_QUEUED entries is enqueued in milliseconds
 
 
 class Blocker:
@@ -100,11 +105,15 @@ class CupySampler:
             raise ValueError(f"unknown timing method {method!r}")
         self.method = method
         self.launches = 1 if method == "cold" else int(launches)
+        self._cold = method == "cold"  # an L2 flush and an event pair around every single call
         self._fn, self._blocker, self._flusher = fn, blocker, flusher
+        self._unit_entries = max(1, int(getattr(fn, "queue_entries", 1)))  # launches one call of fn enqueues
         self._stream = cupy.cuda.Stream(non_blocking=True)
         self._graph = None
         if method == "graph":
             self._graph = self._capture()
+        elif self._entries_per_sample() > MAX_QUEUED:
+            self.method = "stream"  # one sample alone overflows the queue behind the blocking kernel
 
     def _capture(self) -> Any:
         import cupy
@@ -131,9 +140,9 @@ class CupySampler:
     def _entries_per_sample(self) -> int:
         if self.method == "graph":
             return 2
-        if self.method == "batch":
-            return self.launches + 1
-        return 3 + (1 if self._flusher else 0)
+        if self.method in ("batch", "stream"):
+            return self.launches * self._unit_entries + 1
+        return 2 + self._unit_entries + (1 if self._flusher else 0)
 
     def run(self, samples: int) -> list[float]:
         out: list[float] = []
@@ -142,6 +151,8 @@ class CupySampler:
             n = min(per_round, samples - len(out))
             times = self._round(n)
             if times is None:  # the blocking kernel gave up: the host could not keep the queue ahead
+                if n == 1:  # a single sample overflows the queue: time it on the stream, unblocked
+                    self.method = "stream"
                 per_round = max(1, per_round // 2)
                 continue
             out.extend(times)
@@ -152,7 +163,7 @@ class CupySampler:
         import cupy
 
         stream = self._stream
-        if self.method == "cold":
+        if self._cold:
             pairs = []
             for _ in range(n):
                 if self._flusher is not None:
@@ -178,6 +189,8 @@ class CupySampler:
 
     def _round(self, n: int) -> list[float] | None:
         stream = self._stream
+        if self.method == "stream":
+            return self.collect(self.submit(n))
         with stream:
             self._blocker.block(stream)
             try:

@@ -38,7 +38,7 @@ from typing import Protocol
 
 from kgpubench.measure.backend import LaunchFailed
 
-METHODS = ("graph", "batch", "cold")
+METHODS = ("graph", "batch", "cold", "stream")
 L2_METHOD = {"warm": "graph", "flushed": "cold"}
 PROTOCOL_VERSION = 2
 CV_HIGH = 0.05
