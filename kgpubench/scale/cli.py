@@ -39,10 +39,10 @@ def collect(address: str | None, suites: Sequence[Any], selected: dict[str, Any]
         with Progress(*columns, console=console, transient=True) as bar:
             tasks: dict[str, Any] = {}
 
-            def progress(suite: str, written: int, running: int) -> None:
+            def progress(suite: str, finished: int, running: int) -> None:
                 if suite not in tasks:
                     tasks[suite] = bar.add_task("", total=None, suite=suite)
-                bar.update(tasks[suite], description=f"{written} rows written, {running} GPU(s) measuring")
+                bar.update(tasks[suite], description=f"{finished} partition(s) merged, {running} GPU(s) measuring")
 
             report = collect_on_ray(jobs, out, lock_mode=lock_mode, progress=progress)
     for note in report.lock_notes:

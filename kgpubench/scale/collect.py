@@ -1,14 +1,14 @@
-"""``kgpubench collect --ray``: one Ray actor per GPU measures its partition of every suite; the rows land in
-the suite's shard folder as they arrive.
+"""``kgpubench collect --ray``: one Ray actor per GPU measures its partition of every suite into its own
+shard; the driver merges each shard into the suite's shard folder as it arrives.
 
 How the work is shared
 ----------------------
 Every GPU Ray can see gets one :class:`GpuCollector` actor (``num_gpus=1``: Ray sets
 ``CUDA_VISIBLE_DEVICES``, so the actor measures on its device 0). The actors are grouped by the GPU's
 catalogue name (the ``gpu_name`` key column): every group measures the whole plan, under its own name, so a
-cluster with H100s and A100s yields rows of both. Within a group of ``n`` GPUs, actor ``k`` measures the
-configurations whose row id falls in partition ``k`` (:func:`kgpubench.scale.partition_of`): a pure function
-of the row id, so each configuration is measured exactly once and a rerun gives every actor the same share.
+cluster with H100s and A100s yields rows of both. Within a group of ``n`` GPUs, partition ``k`` holds the
+configurations whose row id falls in it (:func:`kgpubench.scale.partition_of`): a pure function of the row
+id, so each configuration is measured exactly once and a rerun gives every partition the same share.
 
 Each actor runs the ordinary harness (:func:`kgpubench.measure.runner.collect_suite`, or the suite's own
 ``collect_into`` for npb) on its device: protocol 2, its own run id and device provenance
@@ -16,22 +16,26 @@ Each actor runs the ordinary harness (:func:`kgpubench.measure.runner.collect_su
 
 Where the rows go
 -----------------
-A :class:`ShardSink` actor on the driver's node holds the suite's shard folder ``OUT/<suite>/`` (a
-:class:`kgpubench.measure.output.ShardWriter`, the same folder the serial command writes). An actor hands it
-each row as soon as the row is measured and waits until the row is in the journal (synced to the disk)
-before it starts the next configuration: a killed actor, driver or machine loses at most the configurations
-in flight. The actors read the row ids already in the folder from the sink when they start, so a rerun -- or
-the retry of a partition whose actor died -- skips them; a serial ``kgpubench collect`` and a Ray one resume
-each other's folders.
+An actor writes its partition into its own shard folder, ``OUT/.ray/<suite>/<gpu>-<k>of<n>/`` (a
+:class:`kgpubench.measure.output.ShardWriter`: each row is journaled and synced before the next
+configuration starts), on the node where it runs. When the partition is done, the actor hands its rows to
+the driver, which appends those not yet there to the suite's shard folder ``OUT/<suite>/`` (the folder a
+serial ``kgpubench collect`` writes), compacts it, and only then removes the actor's folder. A run starts by
+merging the actor folders a killed run left on this node, so a serial and a Ray collection resume each
+other's folders.
 
 When an actor dies (a crash, a lost node) or its CUDA context breaks (a sticky error: the row is saved, the
-process must go), Ray restarts it and its partition runs again, skipping what is there; after ``retries``
-such restarts the partition is left for the next run, and the others go on.
+process must go), Ray restarts it and the partition runs again, skipping the rows in its own folder: a
+killed actor loses at most the configuration in flight. After ``retries`` such restarts the partition is
+left for the next run (its rows stay in its folder), and the others go on. On a cluster of several nodes,
+``OUT`` should be on a shared file system so that a partition that moves to another node finds its rows.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -43,6 +47,7 @@ from kgpubench.errors import ClusterError, NoGpuError
 from kgpubench.scale import partition_of
 
 GPU = "GPU"
+RAY_DIR = ".ray"
 DEFAULT_RETRIES = 2
 ACTOR_START_TIMEOUT_S = 600.0
 
@@ -83,79 +88,32 @@ def _load_suite(ref: str | Callable[[], Any]) -> Any:
     return load_suite(ref)
 
 
-class ShardSink:
-    """The shard folder of one suite, on the driver's node: rows are appended (journaled, synced) one by one.
-
-    Parameters
-    ----------
-    folder : str
-        The suite's shard folder (absolute; created if missing).
-    table : str
-        The table of the suite's rows.
-    """
-
-    def __init__(self, folder: str, table: str) -> None:
-        from kgpubench.measure.output import ShardWriter
-
-        self.writer = ShardWriter(Path(folder), table)
-        self.initial = frozenset(self.writer.row_ids)
-        self.written = 0
-        self.statuses: Counter = Counter()
-        self.run_ids: dict[str, None] = {}
-
-    def row_ids(self) -> tuple[frozenset[str], frozenset[str]]:
-        """(rows there when the sink opened, rows there now)."""
-        return self.initial, frozenset(self.writer.row_ids)
-
-    def append(self, row: dict[str, Any]) -> str:
-        """Validate and journal ``row``; return its row id once it is on the disk."""
-        before = len(self.writer)
-        rid = self.writer.append(row)
-        if len(self.writer) > before:  # not a second copy of a row already there
-            self.written += 1
-            self.statuses[row.get("status")] += 1
-            if row.get("run_id"):
-                self.run_ids[row["run_id"]] = None
-        return rid
-
-    def stats(self) -> dict[str, Any]:
-        """Rows written through this sink, by status, and their run ids."""
-        return {"written": self.written, "statuses": dict(self.statuses), "run_ids": list(self.run_ids),
-                "rows": len(self.writer)}
-
-    def close(self) -> dict[str, Any]:
-        """Compact the folder into one parquet part; return :meth:`stats`."""
-        self.writer.close()
-        return self.stats()
+def partition_folder(out: Path | str, suite: str, gpu_name: str, part: int, parts: int) -> Path:
+    """The shard folder of partition ``part`` of ``parts`` of ``suite`` on GPUs named ``gpu_name``:
+    ``OUT/.ray/<suite>/<gpu>-<part + 1>of<parts>``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", gpu_name.lower()).strip("-") or "gpu"
+    return Path(out) / RAY_DIR / suite / f"{slug}-{part + 1}of{parts}"
 
 
 class _PartitionWriter:
-    """What the harness writes to inside an actor: rows of other partitions and rows already in the shard
-    count as present (skipped); a new row goes to the sink and is on the disk before ``append`` returns."""
+    """What the harness writes to inside an actor: rows of other partitions and rows already in the suite's
+    folder count as present (skipped); a new row goes to the actor's own shard (on the disk before
+    ``append`` returns)."""
 
-    def __init__(self, sink: Any, table: str, initial: frozenset[str], present: frozenset[str], part: int,
-                 parts: int) -> None:
-        from kgpubench.schema import get_table
-
-        self.sink, self.table = sink, get_table(table)
-        self.initial, self.present = initial, set(present)
+    def __init__(self, own: Any, present: frozenset[str], part: int, parts: int) -> None:
+        self.own, self.present = own, present
         self.part, self.parts = part, parts
         self.mine: set[str] = set()
 
     def has(self, row_id: str) -> bool:
-        if row_id in self.mine:
-            return row_id in self.present
-        if partition_of(row_id, self.parts) != self.part:
-            return True
-        self.mine.add(row_id)
-        return row_id in self.present
+        if row_id not in self.mine:
+            if partition_of(row_id, self.parts) != self.part:
+                return True
+            self.mine.add(row_id)
+        return row_id in self.present or self.own.has(row_id)
 
     def append(self, row: Any) -> str:
-        import ray
-
-        rid = ray.get(self.sink.append.remote(dict(row)))
-        self.present.add(rid)
-        return rid
+        return self.own.append(row)
 
 
 class GpuCollector:
@@ -186,35 +144,42 @@ class GpuCollector:
         dev = self.backend.device()
         return {"slot": self.slot, "device": dev, "gpu_name": gpu_columns(dev)["gpu_name"], "pid": os.getpid()}
 
-    def collect(self, job: SuiteJob, part: int, parts: int, sink: Any, lock_mode: str | float) -> dict[str, Any]:
-        """Measure partition ``part`` of ``parts`` of ``job`` on this GPU; every row goes to ``sink`` at once.
+    def collect(self, job: SuiteJob, part: int, parts: int, present: frozenset[str], folder: str,
+                lock_mode: str | float) -> dict[str, Any]:
+        """Measure partition ``part`` of ``parts`` of ``job`` on this GPU into the shard folder ``folder``.
 
-        Returns the partition's summary (``total``: its configurations, ``skipped``: those already in the
-        shard when the sink opened, ``stopped_early``, ``lock_note``); ``context_lost`` holds the message when
-        a sticky CUDA error ended it (its row is saved; the process must be replaced).
+        ``present`` holds the row ids already in the suite's folder (skipped). Returns the partition's
+        summary (``total``: its configurations, ``skipped``: those already in the suite's folder or in
+        ``folder`` when it started, ``stopped_early``, ``lock_note``, ``pid``) and ``rows``, every row of
+        ``folder``; ``context_lost`` holds the message when a sticky CUDA error ended it (its row is saved;
+        the process must be replaced).
         """
-        import ray
-
         from kgpubench.measure.backend import ContextLostError
         from kgpubench.measure.conditions import ClockLock
+        from kgpubench.measure.output import ShardWriter
         from kgpubench.measure.runner import collect_suite
 
         suite = _load_suite(job.ref)
-        initial, present = ray.get(sink.row_ids.remote())
-        writer = _PartitionWriter(sink, job.table, initial, present, part, parts)
-        out: dict[str, Any] = {"slot": self.slot, "part": part, "parts": parts, "context_lost": None}
-        with ClockLock(self.backend.nvml(), lock_mode) as lock:
-            options = replace(job.options, clocks_locked=lock.locked)
-            own = getattr(suite, "collect_into", None)
-            try:
-                summary = (own(self.backend, writer, options) if own is not None
-                           else collect_suite(suite, self.backend, writer, options))
-                out.update(stopped_early=summary.stopped_early, measured_ms=summary.measured_ms,
-                           wall_s=summary.wall_s, run_id=summary.run_id)
-            except ContextLostError as exc:
-                out["context_lost"] = str(exc)
-            out["lock_note"] = lock.note
-        out.update(total=len(writer.mine), skipped=len(writer.mine & initial))
+        own = ShardWriter(Path(folder), job.table)
+        resumed = frozenset(own.row_ids)
+        writer = _PartitionWriter(own, present, part, parts)
+        out: dict[str, Any] = {"slot": self.slot, "part": part, "parts": parts, "context_lost": None,
+                               "pid": os.getpid()}
+        try:
+            with ClockLock(self.backend.nvml(), lock_mode) as lock:
+                options = replace(job.options, clocks_locked=lock.locked)
+                run = getattr(suite, "collect_into", None)
+                try:
+                    summary = (run(self.backend, writer, options) if run is not None
+                               else collect_suite(suite, self.backend, writer, options))
+                    out.update(stopped_early=summary.stopped_early, measured_ms=summary.measured_ms,
+                               run_id=summary.run_id)
+                except ContextLostError as exc:
+                    out["context_lost"] = str(exc)
+                out["lock_note"] = lock.note
+        finally:
+            own.close()
+        out.update(total=len(writer.mine), skipped=len(writer.mine & (present | resumed)), rows=own.rows())
         return out
 
     def ping(self) -> int:
@@ -223,6 +188,40 @@ class GpuCollector:
 
 
 # ----- the driver ------------------------------------------------------------------------------------------------
+def merge_rows(main: Any, rows: Sequence[dict[str, Any]]) -> Counter:
+    """Append the ``rows`` not yet in the shard writer ``main`` and compact it; the statuses of those added."""
+    added: Counter = Counter()
+    for row in rows:
+        if not main.has(row["row_id"]):
+            main.append(row)
+            added[row.get("status")] += 1
+    main.compact()
+    return added
+
+
+def merge_leftovers(out: Path | str, suite: str, main: Any) -> Counter:
+    """Merge the partition folders a stopped run left under ``OUT/.ray/<suite>/`` into ``main`` (the suite's
+    shard writer), then remove them; the statuses of the rows added."""
+    from kgpubench.measure.output import ShardWriter
+
+    added: Counter = Counter()
+    root = Path(out) / RAY_DIR / suite
+    for folder in sorted(p for p in root.glob("*") if p.is_dir()):
+        added += merge_rows(main, ShardWriter(folder, main.table.name).rows())
+        shutil.rmtree(folder)
+    _remove_empty(root)
+    return added
+
+
+def _remove_empty(folder: Path) -> None:
+    """Remove ``folder`` and then ``OUT/.ray`` when they are empty."""
+    for path in (folder, folder.parent):
+        try:
+            path.rmdir()
+        except OSError:
+            return
+
+
 @dataclass
 class _Partition:
     gpu: str
@@ -241,7 +240,7 @@ class RayCollectReport:
     ----------
     summaries : dict
         Per suite: ``written``, ``skipped``, ``total``, ``statuses``, ``stopped_early``, ``wall_s``,
-        ``measured_ms``, ``run_ids``, ``gpus``, ``out`` and ``unfinished`` (partitions left for a rerun).
+        ``measured_ms``, ``run_ids``, ``gpus``, ``gpu_count``, ``partitions``, ``out`` and ``unfinished``.
     devices : list of DeviceInfo
         The device of every actor, in slot order.
     unfinished : list of str
@@ -256,18 +255,9 @@ class RayCollectReport:
     lock_notes: list[str] = field(default_factory=list)
 
 
-def _actor_options(resource: str, retries: int) -> dict[str, Any]:
-    opts: dict[str, Any] = {"num_cpus": 1, "max_restarts": retries, "max_task_retries": 0}
-    if resource == GPU:
-        opts["num_gpus"] = 1
-    else:  # a custom resource (tests declare fake GPUs this way)
-        opts["resources"] = {resource: 1}
-    return opts
-
-
-def _gpu_count(ray: Any, resource: str, gpus: int | None) -> int:
-    total = int(ray.cluster_resources().get(resource, 0))
-    free = int(ray.available_resources().get(resource, 0))
+def _gpu_count(ray: Any, gpus: int | None) -> int:
+    total = int(ray.cluster_resources().get(GPU, 0))
+    free = int(ray.available_resources().get(GPU, 0))
     if total == 0:
         cpus = int(ray.cluster_resources().get("CPU", 0))
         raise NoGpuError(f"the Ray cluster has no GPU ({cpus} CPUs, 0 GPUs): start Ray on the GPU machines "
@@ -289,7 +279,7 @@ def _cause(exc: BaseException) -> BaseException:
 
 
 def collect_on_ray(jobs: Sequence[SuiteJob], out: Path, *, make_backend: Callable[[int], Any] | None = None,
-                   lock_mode: str | float = "none", resource: str = GPU, gpus: int | None = None,
+                   lock_mode: str | float = "none", gpus: int | None = None, actor_cpus: float = 1.0,
                    retries: int = DEFAULT_RETRIES, progress: Callable[[str, int, int], None] | None = None,
                    poll_s: float = 1.0) -> RayCollectReport:
     """Collect ``jobs`` (one suite after the other) on every GPU of the connected Ray cluster.
@@ -299,22 +289,21 @@ def collect_on_ray(jobs: Sequence[SuiteJob], out: Path, *, make_backend: Callabl
     Parameters
     ----------
     jobs : sequence of SuiteJob
-        The suites, each with its :class:`~kgpubench.measure.runner.CollectOptions` (``row_ids`` restricts
-        it to chosen configurations, as in a serial run).
+        The suites, each with its :class:`~kgpubench.measure.runner.CollectOptions`.
     out : Path
-        Output folder; suite ``s`` fills ``out/<s>/``.
+        Output folder; suite ``s`` fills ``out/<s>/`` (partitions in flight: ``out/.ray/<s>/``).
     make_backend : callable, optional
         ``make_backend(slot)``, run inside each actor (default :class:`CupyBackends`).
     lock_mode : str or float
         ``--lock-clocks`` (:func:`kgpubench.measure.conditions.parse_lock_mode`), applied by each actor.
-    resource : str
-        The Ray resource one actor holds: ``GPU``, or a custom resource standing for one.
     gpus : int, optional
         Use this many GPUs (default: every free one).
+    actor_cpus : float
+        CPUs each actor declares besides its GPU.
     retries : int
         Restarts of a dead actor, and new attempts of its partition, before the partition is left for a rerun.
     progress : callable, optional
-        ``progress(suite, rows_written, actors_running)``, about every ``poll_s`` seconds.
+        ``progress(suite, partitions_done, actors_running)``, about every ``poll_s`` seconds.
 
     Raises
     ------
@@ -328,10 +317,10 @@ def collect_on_ray(jobs: Sequence[SuiteJob], out: Path, *, make_backend: Callabl
     import ray
 
     make_backend = make_backend or CupyBackends()
-    n = _gpu_count(ray, resource, gpus)
-    actor_cls = ray.remote(GpuCollector).options(**_actor_options(resource, retries))
+    n = _gpu_count(ray, gpus)
+    actor_cls = ray.remote(GpuCollector).options(num_gpus=1, num_cpus=actor_cpus, max_restarts=retries,
+                                                 max_task_retries=0)
     actors = [actor_cls.remote(make_backend, slot) for slot in range(n)]
-    sink_cls = ray.remote(ShardSink).options(num_cpus=0, scheduling_strategy=_here(ray))
     report = RayCollectReport()
     try:
         described = _describe(ray, actors)
@@ -340,27 +329,21 @@ def collect_on_ray(jobs: Sequence[SuiteJob], out: Path, *, make_backend: Callabl
         for d in described:
             groups.setdefault(d["gpu_name"], []).append(d["slot"])
         for job in jobs:
-            folder = (Path(out) / job.name).resolve()
-            sink = sink_cls.remote(str(folder), job.table)
-            try:
-                summary = _collect_suite(ray, job, actors, groups, sink, lock_mode, retries, report, progress,
-                                         poll_s)
-            finally:
-                stats = _close(ray, sink)
-            summary.update(written=stats["written"], statuses=stats["statuses"], run_ids=stats["run_ids"],
-                           out=str(Path(out) / job.name))
-            report.summaries[job.name] = summary
+            report.summaries[job.name] = _collect_suite(ray, job, Path(out), actors, groups, lock_mode, retries,
+                                                        report, progress, poll_s)
     finally:
         for actor in actors:
             ray.kill(actor)
+        _await_release(ray, n)
     return report
 
 
-def _here(ray: Any) -> Any:
-    """Schedule on the driver's node (where ``out`` is)."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    return NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+def _await_release(ray: Any, n: int, timeout_s: float = 10.0) -> None:
+    """Wait (a little) until the GPUs of the killed actors are free again, so the caller finds the cluster as
+    it was (Ray frees them asynchronously)."""
+    deadline = time.monotonic() + timeout_s
+    while ray.available_resources().get(GPU, 0) < n and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _describe(ray: Any, actors: list[Any]) -> list[dict[str, Any]]:
@@ -381,63 +364,76 @@ def _describe(ray: Any, actors: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _close(ray: Any, sink: Any) -> dict[str, Any]:
-    try:
-        return ray.get(sink.close.remote())
-    finally:
-        ray.kill(sink)
-
-
-def _collect_suite(ray: Any, job: SuiteJob, actors: list[Any], groups: dict[str, list[int]], sink: Any,
+def _collect_suite(ray: Any, job: SuiteJob, out: Path, actors: list[Any], groups: dict[str, list[int]],
                    lock_mode: str | float, retries: int, report: RayCollectReport,
                    progress: Callable[[str, int, int], None] | None, poll_s: float) -> dict[str, Any]:
-    """Run every partition of one suite to its end (or until it has used up its attempts)."""
+    """Run every partition of one suite to its end (or until it has used up its attempts), merging each
+    partition's shard into ``out/<suite>/`` as it arrives."""
+    from kgpubench.measure.output import ShardWriter
+
     start = time.monotonic()
+    main = ShardWriter(out / job.name, job.table, durable=False)  # rows land in parts written atomically
+    statuses = merge_leftovers(out, job.name, main)
+    present = frozenset(main.row_ids)
     pending = [_Partition(gpu, k, len(slots)) for gpu, slots in groups.items() for k in range(len(slots))]
     free = {gpu: list(slots) for gpu, slots in groups.items()}
     running: dict[Any, tuple[int, _Partition]] = {}
     done: list[_Partition] = []
-    while pending or running:
-        for p in list(pending):
-            if free[p.gpu]:
-                # a partition's own actor first, so a rerun gives every GPU the share it had
-                slot = groups[p.gpu][p.part] if groups[p.gpu][p.part] in free[p.gpu] else free[p.gpu][0]
-                free[p.gpu].remove(slot)
-                pending.remove(p)
-                running[actors[slot].collect.remote(job, p.part, p.parts, sink, lock_mode)] = (slot, p)
-        if not running:
-            break  # partitions left whose GPUs are all gone
-        ready, _ = ray.wait(list(running), num_returns=1, timeout=poll_s)
-        if progress is not None:
-            progress(job.name, ray.get(sink.stats.remote())["written"], len(running))
-        for ref in ready:
-            slot, p = running.pop(ref)
-            try:
-                result = ray.get(ref)
-            except ray.exceptions.RayActorError as exc:
-                _retry(ray, p, slot, f"the actor died ({type(exc).__name__})", actors, free, pending, done, retries)
-                continue
-            except ray.exceptions.RayTaskError as exc:  # an error of the harness or the suite: as serial
-                raise _cause(exc) from None
-            if result["context_lost"]:
-                ray.kill(actors[slot], no_restart=False)  # a fresh process gets a fresh CUDA context
-                _retry(ray, p, slot, result["context_lost"], actors, free, pending, done, retries)
-                continue
-            p.result = result
-            done.append(p)
-            free[p.gpu].append(slot)
-            if result.get("lock_note") and result["lock_note"] not in report.lock_notes:
-                report.lock_notes.append(result["lock_note"])
+    try:
+        while pending or running:
+            for p in list(pending):
+                if free[p.gpu]:
+                    # a partition's own actor first, so a rerun gives every GPU the share it had
+                    slot = groups[p.gpu][p.part] if groups[p.gpu][p.part] in free[p.gpu] else free[p.gpu][0]
+                    free[p.gpu].remove(slot)
+                    pending.remove(p)
+                    folder = partition_folder(out, job.name, p.gpu, p.part, p.parts).resolve()
+                    ref = actors[slot].collect.remote(job, p.part, p.parts, present, str(folder), lock_mode)
+                    running[ref] = (slot, p)
+            if not running:
+                break  # partitions left whose GPUs are all gone
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=poll_s)
+            if progress is not None:
+                progress(job.name, len(done), len(running))
+            for ref in ready:
+                slot, p = running.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayActorError as exc:
+                    _retry(ray, p, slot, f"the actor died ({type(exc).__name__})", actors, free, pending, done,
+                           retries)
+                    continue
+                except ray.exceptions.RayTaskError as exc:  # an error of the harness or the suite: as serial
+                    raise _cause(exc) from None
+                statuses += merge_rows(main, result.pop("rows"))  # the partition's shard arrives
+                if result["context_lost"]:
+                    ray.kill(actors[slot], no_restart=False)  # a fresh process gets a fresh CUDA context
+                    _retry(ray, p, slot, result["context_lost"], actors, free, pending, done, retries)
+                    continue
+                shutil.rmtree(partition_folder(out, job.name, p.gpu, p.part, p.parts), ignore_errors=True)
+                p.result = result
+                done.append(p)
+                free[p.gpu].append(slot)
+                if result.get("lock_note") and result["lock_note"] not in report.lock_notes:
+                    report.lock_notes.append(result["lock_note"])
+    finally:
+        main.close()
+    _remove_empty(out / RAY_DIR / job.name)
     unfinished = [p for p in done + pending if p.result is None]
     lines = [f"{job.name}: partition {p.part + 1}/{p.parts} on {p.gpu} did not finish after {p.attempts} "
              f"attempt(s) (last: {p.last_error[:200]})" for p in unfinished]
     report.unfinished += lines
-    finished = [p.result for p in done if p.result is not None]
+    finished = sorted((p.result for p in done if p.result is not None), key=lambda r: r["slot"])
+    run_ids = sorted({r["run_id"] for r in main.rows() if r.get("run_id")})
     return {"total": sum(r["total"] for r in finished), "skipped": sum(r["skipped"] for r in finished),
+            "written": sum(statuses.values()), "statuses": dict(statuses),
             "stopped_early": any(r.get("stopped_early") for r in finished),
             "measured_ms": sum(r.get("measured_ms") or 0.0 for r in finished),
-            "wall_s": time.monotonic() - start, "gpus": sorted(groups),
-            "gpu_count": {g: len(s) for g, s in sorted(groups.items())}, "unfinished": lines}
+            "wall_s": time.monotonic() - start, "gpus": sorted(groups), "run_ids": run_ids,
+            "gpu_count": {g: len(s) for g, s in sorted(groups.items())},
+            "partitions": [{k: r[k] for k in ("slot", "part", "parts", "total", "skipped", "pid", "run_id")
+                            if k in r} for r in finished],
+            "out": str(out / job.name), "unfinished": lines}
 
 
 def _retry(ray: Any, p: _Partition, slot: int, why: str, actors: list[Any], free: dict[str, list[int]],
@@ -456,4 +452,5 @@ def _retry(ray: Any, p: _Partition, slot: int, why: str, actors: list[Any], free
     free[p.gpu].append(slot)
 
 
-__all__ = ["CupyBackends", "GpuCollector", "RayCollectReport", "ShardSink", "SuiteJob", "collect_on_ray"]
+__all__ = ["CupyBackends", "GpuCollector", "RayCollectReport", "SuiteJob", "collect_on_ray", "merge_leftovers",
+           "merge_rows", "partition_folder"]
