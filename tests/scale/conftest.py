@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-FAKES = [str(HERE), str(HERE.parent / "measure")]
+FAKES = [str(HERE), str(HERE.parent / "measure"), str(HERE.parent / "tasks")]
 for path in FAKES:
     if path not in sys.path:
         sys.path.insert(0, path)
