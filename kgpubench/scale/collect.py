@@ -279,7 +279,7 @@ def _cause(exc: BaseException) -> BaseException:
 
 
 def collect_on_ray(jobs: Sequence[SuiteJob], out: Path, *, make_backend: Callable[[int], Any] | None = None,
-                   lock_mode: str | float = "none", gpus: int | None = None, actor_cpus: float = 1.0,
+                   lock_mode: str | float = "none", gpus: int | None = None, actor_cpus: float = 0.0,
                    retries: int = DEFAULT_RETRIES, progress: Callable[[str, int, int], None] | None = None,
                    poll_s: float = 1.0) -> RayCollectReport:
     """Collect ``jobs`` (one suite after the other) on every GPU of the connected Ray cluster.
@@ -299,7 +299,8 @@ def collect_on_ray(jobs: Sequence[SuiteJob], out: Path, *, make_backend: Callabl
     gpus : int, optional
         Use this many GPUs (default: every free one).
     actor_cpus : float
-        CPUs each actor declares besides its GPU.
+        CPUs each actor declares besides its GPU (default none, as Ray's own default for a running actor:
+        the GPU is what is scarce, and a node with fewer CPUs than GPUs still runs an actor per GPU).
     retries : int
         Restarts of a dead actor, and new attempts of its partition, before the partition is left for a rerun.
     progress : callable, optional
@@ -445,11 +446,23 @@ def _retry(ray: Any, p: _Partition, slot: int, why: str, actors: list[Any], free
         pending.insert(0, p)
     else:
         done.append(p)
-    try:
-        ray.get(actors[slot].ping.remote(), timeout=ACTOR_START_TIMEOUT_S)
-    except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
-        return  # gone for good: its partitions go to the other GPUs of its model
-    free[p.gpu].append(slot)
+    if _restarted(ray, actors[slot]):
+        free[p.gpu].append(slot)
+    # else gone for good: its partitions go to the other GPUs of its model
+
+
+def _restarted(ray: Any, actor: Any) -> bool:
+    """Whether ``actor`` answers again (Ray restarts a dead actor while it has restarts left)."""
+    deadline = time.monotonic() + ACTOR_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.ping.remote(), timeout=max(1.0, deadline - time.monotonic()))
+            return True
+        except ray.exceptions.ActorUnavailableError:  # restarting: calls fail until it is up
+            time.sleep(0.2)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            return False
+    return False
 
 
 __all__ = ["CupyBackends", "GpuCollector", "RayCollectReport", "SuiteJob", "collect_on_ray", "merge_leftovers",

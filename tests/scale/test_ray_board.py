@@ -55,33 +55,69 @@ def _results(out: Path) -> dict[str, dict]:
             for p in sorted(out.rglob("*.json"))}
 
 
-def test_parallel_board_identical_to_serial_and_verifies(store, models, tmp_path):
-    from kgpubench.scale.board import RayExecutor, fold_plan
+@pytest.fixture(scope="module")
+def boards(store, models, tmp_path_factory):
+    """The same jobs run serially and on Ray (one task per fold), written as ``leaderboard run`` writes them:
+    (jobs, serial results, Ray results)."""
+    from kgpubench.evaluation import result_json
+    from kgpubench.scale.board import RayExecutor
 
-    jobs = lb.plan(models=models, tasks=["autotune-config"])
+    root = tmp_path_factory.mktemp("boards")
+    jobs = [j for j in lb.plan(models=models, tasks=["autotune-config"])
+            if j.scheme == "by-gpu" or j.name == "regression_tree"]
+
+    def write(out: Path, ran) -> None:
+        for job, result in ran:
+            path = out / job.task / job.scheme / f"{job.name}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(result_json(result))
+
+    write(root / "serial", lb.run_jobs(jobs, data_dir=store.path))
+    executor = RayExecutor()
+    try:
+        write(root / "ray", lb.run_jobs(jobs, data_dir=store.path, executor=executor))
+    finally:
+        executor.shutdown()
+    return jobs, root / "serial", root / "ray"
+
+
+def test_one_ray_task_per_fold(boards, store):
+    from kgpubench.scale.board import fold_plan
+
+    jobs, _, _ = boards
     by_gpu = next(j for j in jobs if j.scheme == "by-gpu" and j.name == "median")
     assert fold_plan(by_gpu, store.path) == ["GPU A", "GPU B", "GPU C"]  # one Ray task per GPU
-    random = next(j for j in jobs if j.scheme == "random10" and j.name == "median")
-    random_folds = fold_plan(random, store.path)
-    assert len(random_folds) >= 2
+    random = next(j for j in jobs if j.scheme == "random10")
+    assert len(fold_plan(random, store.path)) >= 2
     assert fold_plan(next(j for j in jobs if j.name == "oracle"), store.path) is None  # no model: one task
-    serial = tmp_path / "serial" / "results"
-    lb.run(data_dir=store.path, out_dir=serial, models=models, tasks=["autotune-config"], render=False)
-    executor = RayExecutor()
-    parallel = tmp_path / "ray" / "results"
-    lb.run(data_dir=store.path, out_dir=parallel, models=models, tasks=["autotune-config"], render=False,
-           executor=executor)
+
+
+def test_parallel_board_identical_to_serial(boards, store):
+    jobs, serial, parallel = boards
     a, b = _results(serial), _results(parallel)
-    assert sorted(a) == sorted(b) and len(a) == 8  # 3 models + the oracle, 2 schemes
+    assert sorted(a) == sorted(b) and len(a) == 5  # by-gpu: 3 models + the oracle; random10: the tree
     for name in a:
         assert a[name] == b[name], name  # scores, samples, predictions hash, failure messages
+    from kgpubench.scale.board import fold_plan
+
+    random = next(j for j in jobs if j.scheme == "random10" and j.name == "regression_tree")
     tree = b["autotune-config/random10/regression_tree.json"]
-    assert tree["status"] == "ok" and sorted(tree["folds"]) == sorted(random_folds) and len(tree["predictions_sha256"]) == 64
-    failed = b["autotune-config/by-gpu/fails_once.json"]
+    assert tree["status"] == "ok" and sorted(tree["folds"]) == sorted(fold_plan(random, store.path))
+    assert len(tree["predictions_sha256"]) == 64 and len(tree["samples"]) > 0
+    failed = b["autotune-config/by-gpu/fails_once.json"]  # one fold failed: rerun as one task, as serial
     assert failed["status"] == "failed" and "this fold is not for me" in failed["message"]
-    assert lb.verify(root=parallel, data_dir=store.path, only=["median", "regression_tree"]) == 4
-    assert lb.verify(root=serial, data_dir=store.path, only=["median", "regression_tree"], executor=executor) == 4
-    executor.shutdown()
+
+
+def test_verify_passes_either_way(boards, store):
+    from typer.testing import CliRunner
+
+    from kgpubench.cli import app
+
+    _, serial, parallel = boards
+    assert lb.verify(root=parallel, data_dir=store.path, only=["median"]) == 1  # Ray results, verified serially
+    res = CliRunner().invoke(app, ["leaderboard", "verify", "--ray=", "--results", str(serial), "--data",
+                                   str(store.path), "--only", "median"])  # serial results, verified on Ray
+    assert res.exit_code == 0 and "verified 1 result(s)" in res.output, res.output
 
 
 def test_join_folds_keeps_the_serial_sample_and_hash():

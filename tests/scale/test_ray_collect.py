@@ -50,7 +50,7 @@ def test_partition_rule_covers_every_row_once():
 
 def test_three_gpus_two_models_merge_like_serial(tmp_path):
     devices = (fakes.H100, fakes.H100, fakes.A100)
-    report = collect_on_ray([_job()], tmp_path / "ray", make_backend=fakes.FakeGpus(devices), actor_cpus=0)
+    report = collect_on_ray([_job()], tmp_path / "ray", make_backend=fakes.FakeGpus(devices))
     s = report.summaries["regular"]
     assert s["gpu_count"] == {"Fake A100 (CPU test double)": 1, "Fake H100 (CPU test double)": 2}
     # 12 configurations per GPU model: the two H100 partitions share them, the A100 measures all 12
@@ -69,7 +69,7 @@ def test_three_gpus_two_models_merge_like_serial(tmp_path):
             assert slot == 2 and r["gpu_compute_capability"] == "8.0"
     assert _comparable(rows) == _comparable(_serial(tmp_path / "serial", (fakes.H100, fakes.A100)))
     assert not (tmp_path / "ray" / RAY_DIR).exists()  # every partition folder merged and removed
-    again = collect_on_ray([_job()], tmp_path / "ray", make_backend=fakes.FakeGpus(devices), actor_cpus=0)
+    again = collect_on_ray([_job()], tmp_path / "ray", make_backend=fakes.FakeGpus(devices))
     assert (again.summaries["regular"]["written"], again.summaries["regular"]["skipped"]) == (0, 24)
 
 
@@ -77,7 +77,7 @@ def test_killed_actor_is_resumed_losing_only_the_case_in_flight(tmp_path):
     marker = tmp_path / "killed"
     devices = (fakes.H100, fakes.H100)
     report = collect_on_ray([_job(fakes.Killing(str(marker), kill_at=3))], tmp_path / "out",
-                            make_backend=fakes.FakeGpus(devices), actor_cpus=0, retries=1, gpus=2)
+                            make_backend=fakes.FakeGpus(devices), retries=1, gpus=2)
     assert marker.exists() and not report.unfinished
     s = report.summaries["regular"]
     assert s["written"] == 12 and s["statuses"] == {"ok": 12}
@@ -106,7 +106,7 @@ def test_leftover_partition_folders_are_merged_first(tmp_path):
     main = ShardWriter(tmp_path / "regular", "kernels")
     added = merge_leftovers(tmp_path, "regular", main)
     assert dict(added) == {"ok": 2} and len(main) == 2 and not (tmp_path / RAY_DIR).exists()
-    report = collect_on_ray([_job()], tmp_path, make_backend=fakes.FakeGpus((fakes.H100,)), actor_cpus=0, gpus=1)
+    report = collect_on_ray([_job()], tmp_path, make_backend=fakes.FakeGpus((fakes.H100,)), gpus=1)
     s = report.summaries["regular"]
     assert (s["written"], s["skipped"], s["total"]) == (10, 2, 12)
 
@@ -117,3 +117,18 @@ def test_fake_rows_never_validate(tmp_path):
     _serial(tmp_path, (fakes.H100,))
     problems = validate_paths([tmp_path / "regular"])
     assert any("source" in str(v) for vs in problems.values() for v in vs)
+
+
+def test_collect_on_ray_without_a_usable_gpu_is_exit_2(tmp_path):
+    """The local Ray declares GPUs, but CuPy finds none in the actors: one line, exit 2, nothing written."""
+    from typer.testing import CliRunner
+
+    from kgpubench.cli import app
+    from kgpubench.measure.cupy_backend import cupy_available
+
+    if cupy_available()[0]:
+        pytest.skip("a GPU is present: collect would measure")
+    res = CliRunner().invoke(app, ["collect", "--ray=", "--suite", "regular", "--quick", "--out", str(tmp_path)])
+    assert res.exit_code == 2, res.output
+    assert "a GPU actor cannot use its GPU" in res.output and "Traceback" not in res.output
+    assert not any(tmp_path.iterdir())
