@@ -5,9 +5,10 @@ Modules (Ray is imported only inside them, and only when ``--ray`` is given):
 - :mod:`kgpubench.scale.session`: connecting to (or starting) Ray, with a clear error when the ``ray`` extra is
   missing.
 - :mod:`kgpubench.scale.collect`: ``kgpubench collect --ray``: one actor per GPU measures its partition of the
-  configurations; a sink on the driver's node appends every row to the suite's shard folder as it arrives.
-- :mod:`kgpubench.scale.board`: ``kgpubench leaderboard run|verify --ray``: every (model, task, scheme) job as
-  a Ray task with declared CPU and memory.
+  configurations into its own shard; the driver merges each shard into the suite's shard folder as it arrives.
+- :mod:`kgpubench.scale.board`: ``kgpubench leaderboard run|verify --ray``: every (model, task, scheme, fold)
+  as a Ray task with declared CPU and memory, joined into the serial run's result.
+- :mod:`kgpubench.scale.cli`: the ``--ray`` branches of the commands.
 
 This module itself is pure Python: the partition rule is here so that it can be used and tested without Ray.
 """
