@@ -27,6 +27,7 @@ import concurrent.futures
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -39,6 +40,12 @@ def _call(env: dict[str, str], fn: Callable[..., Any], args: tuple, kwargs: dict
     """Run ``fn`` in a Ray worker with the thread-count environment a board worker process gets."""
     os.environ.update(env)
     return fn(*args, **kwargs)
+
+
+def _call_fold(env: dict[str, str], job: Any, fold: str, data: Any, *rest: Any) -> dict[str, Any]:
+    """:func:`run_fold` in a Ray worker (``data`` a top-level argument, so Ray hands over the object)."""
+    os.environ.update(env)
+    return run_fold(job, fold, data, *rest)
 
 
 @contextlib.contextmanager
@@ -62,33 +69,44 @@ def _captured_predictions() -> Iterator[list]:
         ModelSession.predict = original
 
 
-def fold_plan(job: Any, data_dir: Any = None) -> list[str] | None:
-    """The folds of ``job`` that have training rows (one Ray task each), or ``None`` when the job runs as one
-    task (the oracle reference, a scheme skipped for want of data)."""
+def fold_names(data: Any) -> list[str] | None:
+    """The folds of a job's task data that have training rows (one Ray task each), or ``None`` when the job
+    runs as one task (a scheme skipped for want of data: :func:`kgpubench.leaderboard._data` gave a reason)."""
     import numpy as np
 
-    from kgpubench.evaluation import ORACLE
-    from kgpubench.leaderboard import _data
-
-    if str(job.model) == ORACLE:
-        return None
-    data = _data(job.task, job.scheme, data_dir)
     if isinstance(data, tuple):
         return None
     return [f for f in data.fold_names if np.any(data.folds != f)]
 
 
-def run_fold(job: Any, fold: str, data_dir: Any = None, seed: int = 0, threads: int = 1,
-             trust: bool = False) -> dict[str, Any]:
-    """Evaluate ``job``'s model on one fold (in the sandbox, as :func:`kgpubench.leaderboard.run_job` does).
+def fold_plan(job: Any, data_dir: Any = None) -> list[str] | None:
+    """The folds of ``job`` that run as Ray tasks of their own, or ``None`` when it runs as one task (the
+    oracle reference, a scheme skipped for want of data)."""
+    from kgpubench.evaluation import ORACLE
+    from kgpubench.leaderboard import _data
+
+    if str(job.model) == ORACLE:
+        return None
+    return fold_names(_data(job.task, job.scheme, data_dir))
+
+
+def load_data(task: str, scheme: str, data_dir: Any = None) -> Any:
+    """The task data of (task, scheme) (or why it is skipped), loaded once per board into Ray's object store
+    and shared by the fold tasks of every model."""
+    from kgpubench.leaderboard import _data
+
+    return _data(task, scheme, data_dir)
+
+
+def run_fold(job: Any, fold: str, data: Any, seed: int = 0, threads: int = 1, trust: bool = False) -> dict[str, Any]:
+    """Evaluate ``job``'s model on one fold of ``data`` (:func:`load_data`), in the sandbox, as
+    :func:`kgpubench.leaderboard.run_job` does.
 
     Returns ``{"record": ..., "predictions": [...], "folds": n}`` (the one-fold result, the predictions the
     sandbox checked, the scheme's number of folds), or ``{"error": message}`` when the model failed.
     """
     from kgpubench.evaluation import NoDataError, RunLimits, SubmissionError, evaluate
-    from kgpubench.leaderboard import _data
 
-    data = _data(job.task, job.scheme, data_dir)
     with _captured_predictions() as preds:
         try:
             record = evaluate(job.model, job.task, job.scheme, folds=[fold], data=data, seed=seed,
@@ -159,8 +177,13 @@ class RayExecutor(concurrent.futures.Executor):
         _check_fits(ray, self.threads, self.memory_gb)
         self._task = ray.remote(_call).options(num_cpus=self.threads, memory=int(self.memory_gb * GIB),
                                                max_retries=retries)
+        self._plan = ray.remote(fold_names).options(num_cpus=0)
+        self._fold = ray.remote(_call_fold).options(num_cpus=self.threads, memory=int(self.memory_gb * GIB),
+                                                    max_retries=retries)
         self._refs: list[Any] = []
-        self._joiners = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="ray-join")
+        self._data: dict[tuple, Any] = {}  # (task, scheme, data folder) -> the task data in Ray's object store
+        self._lock = threading.Lock()
+        self._joiners = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="ray-join")
 
     def _remote(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         ref = self._task.remote(self._env, fn, args, kwargs)
@@ -169,27 +192,39 @@ class RayExecutor(concurrent.futures.Executor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
         """Start ``fn(*args, **kwargs)`` as Ray task(s); the future resolves to its return value."""
+        from kgpubench.evaluation import ORACLE
         from kgpubench.leaderboard import run_job
 
-        if fn is run_job and self.split_folds and not kwargs:
-            folds = fold_plan(args[0], args[1] if len(args) > 1 else None)
-            if folds:
-                refs = [self._remote(run_fold, (args[0], f, *args[1:]), {}) for f in folds]
-                return self._joiners.submit(self._join, refs, args)
+        if (fn is run_job and self.split_folds and not kwargs and len(args) >= 2
+                and str(args[0].model) != ORACLE):
+            return self._joiners.submit(self._by_folds, args)
         return self._remote(fn, args, kwargs).future()
 
-    def _join(self, refs: list[Any], args: tuple) -> dict[str, Any]:
-        """Wait for a job's folds and join them; run the job as one task when that is what the serial run
-        would report (a failed fold, or folds over the shared time budget)."""
+    def _data_ref(self, task: str, scheme: str, data_dir: Any) -> Any:
+        key = (task, scheme, str(data_dir))
+        with self._lock:
+            if key not in self._data:
+                self._data[key] = self._task.remote(self._env, load_data, (task, scheme, data_dir), {})
+            return self._data[key]
+
+    def _by_folds(self, args: tuple) -> dict[str, Any]:
+        """Run a job (``run_job``'s arguments) as one task per fold and join them; run it as one task when
+        that is what the serial run would report (a failed fold, or folds over the shared time budget)."""
         import ray
 
         from kgpubench.leaderboard import run_job
         from kgpubench.sandbox import DEFAULT_TIMEOUT_S
 
-        parts = ray.get(refs)
-        if (not any("error" in p for p in parts)
-                and sum(p["record"]["wall_time_s"] for p in parts) <= DEFAULT_TIMEOUT_S):
-            return join_folds(parts)
+        job, data_dir, *rest = args
+        data = self._data_ref(job.task, job.scheme, data_dir)
+        folds = ray.get(self._plan.remote(data))
+        if folds:
+            refs = [self._fold.remote(self._env, job, f, data, *rest) for f in folds]
+            self._refs += refs
+            parts = ray.get(refs)
+            if (not any("error" in p for p in parts)
+                    and sum(p["record"]["wall_time_s"] for p in parts) <= DEFAULT_TIMEOUT_S):
+                return join_folds(parts)
         return ray.get(self._remote(run_job, args, {}))
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
@@ -200,7 +235,7 @@ class RayExecutor(concurrent.futures.Executor):
             for ref in self._refs:
                 ray.cancel(ref)
         self._joiners.shutdown(wait=wait and not cancel_futures, cancel_futures=cancel_futures)
-        self._refs = []
+        self._refs, self._data = [], {}
 
 
 def _alive(ray: Any) -> list[dict[str, float]]:
