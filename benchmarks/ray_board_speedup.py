@@ -4,10 +4,10 @@ Usage: python benchmarks/ray_board_speedup.py [--task kernel-time-compute] [--on
 
 1. The board's jobs for ``--task`` (every baseline and scheme, the packaged data) run three times in this
    process: serially (one fold after the other, as ``leaderboard run`` without ``--jobs``), then on a local
-   Ray with ``--cpus`` CPUs (default: this machine's), once with one Ray task per fold (what ``--ray`` does)
-   and once with one task per job. All are timed here; the results must be identical to the serial ones
-   (times and dates aside), and the speed-up is serial / Ray. Ray's start-up is timed apart (a cluster that
-   is already up does not pay it).
+   Ray with ``--cpus`` CPUs (default: this machine's), once with one Ray task per fold (what ``--ray`` does
+   on 16 CPUs or more) and once with one task per job (below 16). All are timed here; the results must be
+   identical to the serial ones (times and dates aside), and the speed-up is serial / Ray. Ray's start-up is
+   timed apart (a cluster that is already up does not pay it).
 2. The projection: every committed result's wall time (``leaderboard/results``, the last full board), split
    evenly over its folds or kept whole, scaled by this run's serial time over the committed time of the same
    jobs (this machine against the one that made the board), scheduled longest first on N workers of one CPU

@@ -29,8 +29,8 @@ SEED = typer.Option(0, "--seed", help="Seed handed to make_model(task, seed): ch
 THREADS = typer.Option(1, "--threads", help="Threads the model may use (OpenMP, BLAS, LightGBM, XGBoost).")
 JOBS = typer.Option(1, "--jobs", "-j", help="Models evaluated at once, each in its own process with --threads.")
 FORCE = typer.Option(False, "--force", help="Overwrite files in the way that kgpubench did not write.")
-RAY = typer.Option(None, "--ray", metavar="[ADDRESS]", help="Run every (model, task, scheme) as a Ray task on the "
-                   "cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine); --jobs is then Ray's choice. "
+RAY = typer.Option(None, "--ray", metavar="[ADDRESS]", help="Run every (model, task, scheme, fold) as a Ray task on "
+                   "the cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine); --jobs is then Ray's choice. "
                    "docs/RAY.md.")
 TRUST = typer.Option(False, "--trust", help="Where the kernel cannot isolate model code, run it anyway, unisolated "
                      "(only for code you trust; see docs/SECURITY.md).")

@@ -2,12 +2,15 @@
 
 :class:`RayExecutor` is a :class:`concurrent.futures.Executor`; :func:`kgpubench.leaderboard.run_jobs` hands it
 :func:`kgpubench.leaderboard.run_job` exactly as it hands it to its process pool. The executor splits a model's
-job into one Ray task per fold (:func:`run_fold`): each evaluates the model on its fold with
+job into one Ray task per fold (:func:`run_fold`) on a cluster of :data:`FOLD_TASKS_FROM` task slots or more
+(on a smaller one, a job is one task: faster there, same result): each fold task evaluates the model on its fold with
 :func:`kgpubench.evaluation.evaluate`, so the model runs in the sandbox (an isolated child, with the sandbox's
 time, memory and output limits) with the same thread count, seed and data as in a serial run. The driver
 joins the folds into the result the serial run writes (:func:`join_folds`): the folds and their aggregate,
 the scatter sample (the first points of each fold's, as many as the serial run keeps per fold), and the
 predictions hash over every fold's predictions in fold order. Results are written by the driver as before.
+The task data of each (task, scheme) is loaded once, by a Ray task, into Ray's object store
+(:func:`load_data`); the fold tasks of every model read it from there.
 
 The serial run's time budget is one per model and scheme, shared by its folds; a fold task has the whole
 budget for itself. So that parallel and serial runs agree, a job whose folds used more than the budget
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import hashlib
 import os
 import threading
@@ -32,8 +36,23 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kgpubench.errors import ClusterError
+from kgpubench.evaluation import TaskData
 
 GIB = 1 << 30
+# From this many task slots on, a job runs as one task per fold (below, one task per job is faster: on the full
+# board the longest job only sets the wall time beyond about 16 workers; docs/RAY.md).
+FOLD_TASKS_FROM = 16
+
+
+@dataclasses.dataclass
+class _SharedTaskData(TaskData):
+    """:class:`~kgpubench.evaluation.TaskData` that computes its split hash once (the fold tasks share it)."""
+
+    @property
+    def split_sha256(self) -> str:
+        if "_split_sha256" not in self.__dict__:
+            self.__dict__["_split_sha256"] = TaskData.split_sha256.fget(self)
+        return self.__dict__["_split_sha256"]
 
 
 def _call(env: dict[str, str], fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -92,10 +111,16 @@ def fold_plan(job: Any, data_dir: Any = None) -> list[str] | None:
 
 def load_data(task: str, scheme: str, data_dir: Any = None) -> Any:
     """The task data of (task, scheme) (or why it is skipped), loaded once per board into Ray's object store
-    and shared by the fold tasks of every model."""
+    and shared by the fold tasks of every model; its split hash and sample order are computed here, once,
+    rather than in every fold task."""
     from kgpubench.leaderboard import _data
 
-    return _data(task, scheme, data_dir)
+    data = _data(task, scheme, data_dir)
+    if isinstance(data, tuple):
+        return data
+    shared = _SharedTaskData(**{f.name: getattr(data, f.name) for f in dataclasses.fields(data)})
+    _ = shared.split_sha256, shared.sample_rank  # computed before pickling, so every fold task has them
+    return shared
 
 
 def run_fold(job: Any, fold: str, data: Any, seed: int = 0, threads: int = 1, trust: bool = False) -> dict[str, Any]:
@@ -153,8 +178,11 @@ class RayExecutor(concurrent.futures.Executor):
     retries : int
         Times Ray runs a task again when its worker process or node is lost (a fold is a pure function of its
         inputs, so a rerun gives the same result).
-    split_folds : bool
-        One task per fold (default), or one per job.
+    split_folds : bool, optional
+        One task per fold, or one per job. Default: per fold on a cluster of at least
+        :data:`FOLD_TASKS_FROM` task slots (CPUs over ``threads``), else per job
+        (``benchmarks/ray_board_speedup.py``: a fold task costs more, and pays off only where there are more
+        workers than the longest job leaves busy).
 
     Raises
     ------
@@ -163,7 +191,7 @@ class RayExecutor(concurrent.futures.Executor):
     """
 
     def __init__(self, *, threads: int = 1, memory_gb: float | None = None, retries: int = 2,
-                 split_folds: bool = True) -> None:
+                 split_folds: bool | None = None) -> None:
         import ray
 
         from kgpubench.evaluation import RunLimits
@@ -172,7 +200,8 @@ class RayExecutor(concurrent.futures.Executor):
         self.threads = int(threads)
         self.memory_gb = float(memory_gb if memory_gb is not None
                                else min(DEFAULT_MEMORY_GB, _memory_per_cpu_gb(ray) * self.threads))
-        self.split_folds = split_folds
+        slots = int(ray.cluster_resources().get("CPU", 0) // max(1, self.threads))
+        self.split_folds = slots >= FOLD_TASKS_FROM if split_folds is None else bool(split_folds)
         self._env = RunLimits(threads=self.threads).env()
         _check_fits(ray, self.threads, self.memory_gb)
         self._task = ray.remote(_call).options(num_cpus=self.threads, memory=int(self.memory_gb * GIB),

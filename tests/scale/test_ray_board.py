@@ -73,7 +73,7 @@ def boards(store, models, tmp_path_factory):
             path.write_text(result_json(result))
 
     write(root / "serial", lb.run_jobs(jobs, data_dir=store.path))
-    executor = RayExecutor()
+    executor = RayExecutor(split_folds=True)  # this machine's 2 CPUs would choose one task per job
     try:
         write(root / "ray", lb.run_jobs(jobs, data_dir=store.path, executor=executor))
     finally:
@@ -112,11 +112,14 @@ def test_verify_passes_either_way(boards, store):
     from typer.testing import CliRunner
 
     from kgpubench.cli import app
+    from kgpubench.scale.board import FOLD_TASKS_FROM, RayExecutor
 
     _, serial, parallel = boards
+    assert FOLD_TASKS_FROM > 2 and RayExecutor().split_folds is False  # 2 CPUs: one task per job
     assert lb.verify(root=parallel, data_dir=store.path, only=["median"]) == 1  # Ray results, verified serially
     res = CliRunner().invoke(app, ["leaderboard", "verify", "--ray=", "--results", str(serial), "--data",
                                    str(store.path), "--only", "median"])  # serial results, verified on Ray
+    # (2 CPUs: one task per job, the other granularity)
     assert res.exit_code == 0 and "verified 1 result(s)" in res.output, res.output
 
 
