@@ -11,14 +11,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The demo needs the package alone; tests also need the dev extra and the features extra (the CUDA 12
-# NVRTC and ptxas wheels, so the sm_70 compile checks run where the system nvcc is CUDA 13).
+# The demo needs the package alone; tests also need the dev extra, the features extra (the CUDA 12
+# NVRTC and ptxas wheels, so the sm_70 compile checks run where the system nvcc is CUDA 13) and the ray
+# extra (the Ray collection and board tests run on a small local Ray instance).
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev,features,browser,croissant]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,features,browser,croissant,ray]"
 	touch $(STAMP) $(DEMO_STAMP)
 
 venv: $(STAMP)

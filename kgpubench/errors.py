@@ -268,6 +268,11 @@ class ContextLostError(KgpubenchError, RuntimeError):
     """A sticky CUDA error: the process cannot use the GPU any more; rerun the same command to resume."""
 
 
+class ClusterError(KgpubenchError, RuntimeError):
+    """A Ray cluster (``--ray``) that cannot be used: unreachable, too small, or that lost work it could not
+    resume."""
+
+
 # ----- helpers -----------------------------------------------------------------------------------------------
 def did_you_mean(name: str, choices) -> str:
     """Return a ' Did you mean ...?' hint (or '') for an unknown ``name`` among ``choices``."""

@@ -14,6 +14,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,15 +149,17 @@ def _worker_init(env: dict[str, str]) -> None:
 
 def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1, workers: int = 1,
              trust: bool = False, progress: Callable[[str], None] | None = None,
-             on_result: Callable[[Job, dict], None] | None = None) -> list[tuple[Job, dict]]:
-    """Run ``jobs``; with ``workers > 1`` in spawned processes whose environment pins ``threads``.
+             on_result: Callable[[Job, dict], None] | None = None,
+             executor: Executor | None = None) -> list[tuple[Job, dict]]:
+    """Run ``jobs``; with ``workers > 1`` in spawned processes whose environment pins ``threads``, or on
+    ``executor`` when given (e.g. :class:`kgpubench.scale.board.RayExecutor`; it is not shut down here).
 
     ``on_result`` sees each result as it arrives (to write it at once); the return value lists them in job
     order whatever the completion order. Jobs are started biggest task first.
     """
     order = sorted(range(len(jobs)), key=lambda i: (-_COST.get(jobs[i].task, 1) * _COST.get(jobs[i].name, 1), i))
     out: dict[int, dict] = {}
-    if workers <= 1:
+    if workers <= 1 and executor is None:
         for i in order:
             if progress:
                 progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}")
@@ -167,10 +170,12 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        env = RunLimits(threads=threads).env()
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_worker_init,
-                                 initargs=(env,)) as pool:
-            futures = {pool.submit(run_job, jobs[i], data_dir, seed, threads, trust): i for i in order}
+        own = executor is None
+        if own:
+            executor = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                                           initializer=_worker_init, initargs=(RunLimits(threads=threads).env(),))
+        try:
+            futures = {executor.submit(run_job, jobs[i], data_dir, seed, threads, trust): i for i in order}
             for fut in as_completed(futures):
                 i = futures[fut]
                 out[i] = fut.result()
@@ -178,6 +183,9 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
                     on_result(jobs[i], out[i])
                 if progress:
                     progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}: {out[i]['status']}")
+        finally:
+            if own:
+                executor.shutdown()
     return [(jobs[i], out[i]) for i in range(len(jobs))]
 
 
@@ -190,9 +198,11 @@ _COST = {"autotune-config": 100, "lgbm_ranker": 6, "xgb_ranker": 5, "random_fore
 def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only: Iterable[str] | None = None,
         tasks: Iterable[str] | None = None, models: Iterable[Path] | None = None, render: bool = True,
         seed: int = 0, workers: int = 1, force: bool = False, splits_dir: Path | None = None,
-        progress: Callable[[str], None] | None = None, trust: bool = False) -> list[Path]:
+        progress: Callable[[str], None] | None = None, trust: bool = False,
+        executor: Executor | None = None) -> list[Path]:
     """Evaluate the jobs of :func:`plan`, write results (scores, failures, skipped schemes with their reason),
-    write the split files of the tasks with data, and render the board next to ``out_dir``.
+    write the split files of the tasks with data, and render the board next to ``out_dir``. The jobs run on
+    ``executor`` when given (:func:`run_jobs`), else in ``workers`` processes.
 
     Returns the result files written. ``splits_dir`` defaults to the committed ``splits/`` when writing the
     committed results, else ``<out_dir>/../splits``. Existing files not written by kgpubench are refused
@@ -225,7 +235,8 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         atomic_write_bytes(path, result_json(result).encode())
         written.append(path)
 
-    run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, trust=trust, progress=progress, on_result=write)
+    run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, trust=trust, progress=progress, on_result=write,
+             executor=executor)
     if only is None and tasks is None and models is None:
         prune(out_dir, jobs)
     if render:
@@ -331,8 +342,10 @@ def compare(committed: Result | dict, fresh: Result | dict, *, rel_tol: float | 
 
 def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_dir: Path | str | None = None,
            rel_tol: float | None = None, abs_tol: float = ABS_TOL, workers: int = 1,
-           progress: Callable[[str], None] | None = None, trust: bool = False) -> int:
-    """Re-run committed results (only the models named in ``only``, if given) and compare.
+           progress: Callable[[str], None] | None = None, trust: bool = False,
+           executor: Executor | None = None) -> int:
+    """Re-run committed results (only the models named in ``only``, if given) and compare (the jobs on
+    ``executor`` when given, see :func:`run_jobs`).
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
     :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:
@@ -382,7 +395,7 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
     for seed in sorted(seeds):
         idx = [i for i, (_, r) in enumerate(committed) if (r.seed or 0) == seed]
         ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, trust=trust,
-                       progress=progress)
+                       progress=progress, executor=executor)
         fresh_all += [(i, result) for i, (_, result) in zip(idx, ran)]
     for i, fresh in sorted(fresh_all, key=lambda t: t[0]):
         path, res = committed[i]

@@ -117,7 +117,7 @@ LAYERS = (
     ("tasks", ("tasks", "splits", "metrics", "loading", "importers")),  # importers' facade and T4 export: load_dataset
     ("result records", ("result", "ownership")),
     ("models", ("evaluation", "sandbox", "sandbox_child", "sandbox_linux", "sandbox_process", "submission")),
-    ("board", ("leaderboard", "leaderboard_render", "site", "pull_request", "summary", "cli", "__main__", "")),
+    ("board", ("leaderboard", "leaderboard_render", "site", "pull_request", "summary", "scale", "cli", "__main__", "")),
 )
 
 

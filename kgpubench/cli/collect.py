@@ -43,6 +43,9 @@ def collect(
     l2: Optional[str] = typer.Option(None, "--l2", help="L2 policy for every suite: warm (samples back to "  # noqa: UP045
                                      "back) or flushed (L2 written over before each sample). Default: each "
                                      "suite's declared policy."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]", help="One Ray actor per GPU of the "  # noqa: UP045
+                                      "cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine), each "
+                                      "measuring its share; --device is then Ray's choice. docs/RAY.md."),
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
     from kgpubench.measure.suites import available_suites, load_suite
@@ -69,6 +72,22 @@ def collect(
         raise unknown_name("L2 policy", l2, ["warm", "flushed"])
     if dry_run:
         _print_plan(suites, selected, quick, out, as_json)
+        return
+    if ray is not None:  # the only place Ray is reached from this command
+        from kgpubench.errors import NoGpuError
+        from kgpubench.scale import cli as ray_cli
+
+        try:
+            summaries = ray_cli.collect(ray, suites, selected, quick=quick, out=out, max_minutes=max_minutes,
+                                        lock_mode=lock_mode, l2=l2)
+        except NoGpuError as exc:  # no usable GPU in the cluster: one line, exit NoGpuError.exit_code
+            from rich.markup import escape
+
+            from kgpubench.cli import fail
+
+            fail(escape(str(exc)), NoGpuError.exit_code)
+        if as_json:
+            typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
         return
     from kgpubench.measure.backends import get_backend
 

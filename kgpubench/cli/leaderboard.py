@@ -29,6 +29,9 @@ SEED = typer.Option(0, "--seed", help="Seed handed to make_model(task, seed): ch
 THREADS = typer.Option(1, "--threads", help="Threads the model may use (OpenMP, BLAS, LightGBM, XGBoost).")
 JOBS = typer.Option(1, "--jobs", "-j", help="Models evaluated at once, each in its own process with --threads.")
 FORCE = typer.Option(False, "--force", help="Overwrite files in the way that kgpubench did not write.")
+RAY = typer.Option(None, "--ray", metavar="[ADDRESS]", help="Run every (model, task, scheme, fold) as a Ray task on "
+                   "the cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine); --jobs is then Ray's choice. "
+                   "docs/RAY.md.")
 TRUST = typer.Option(False, "--trust", help="Where the kernel cannot isolate model code, run it anyway, unisolated "
                      "(only for code you trust; see docs/SECURITY.md).")
 
@@ -89,13 +92,24 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
         typer.echo(text, nl=False)
 
 
+def _executor(address: str | None):
+    """A Ray executor for ``--ray`` (Ray is imported only then), else a context yielding ``None``."""
+    if address is None:
+        import contextlib
+
+        return contextlib.nullcontext()
+    from kgpubench.scale.cli import board_executor
+
+    return board_executor(address)
+
+
 @board_app.command("run")
 def run(only: list[str] | None = ONLY,
         task: list[str] | None = typer.Option(None, "--task", "-t", help="Only this task; repeat."),
         data: Path | None = DATA,
         out: Path | None = typer.Option(None, "--out", help="Results folder (default leaderboard/results); the "
                                         "board goes next to it, the split files into ../splits."),
-        seed: int = SEED, jobs: int = JOBS, force: bool = FORCE, trust: bool = TRUST) -> None:
+        seed: int = SEED, jobs: int = JOBS, force: bool = FORCE, trust: bool = TRUST, ray: str | None = RAY) -> None:
     """Write the split files, evaluate every baseline on every task and scheme with data, write results (failures
     and skipped schemes with their reason included) and render the board."""
     import time
@@ -103,8 +117,9 @@ def run(only: list[str] | None = ONLY,
     from kgpubench import leaderboard
 
     start = time.perf_counter()
-    written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, seed=seed, workers=jobs,
-                              force=force, progress=_progress(), trust=trust)
+    with _executor(ray) as executor:
+        written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, seed=seed, workers=jobs,
+                                  force=force, progress=_progress(), trust=trust, executor=executor)
     _err(f"{len(written)} result(s) in {time.perf_counter() - start:.1f} s; board: "
          f"{(Path(out).parent if out else leaderboard.leaderboard_dir()) / 'README.md'}")
 
@@ -115,7 +130,7 @@ def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
                                                 "(default: each metric's, printed first)."),
            abs_tol: float = typer.Option(1e-6, "--abs-tol", help="Absolute tolerance per score."),
            results: Path | None = typer.Option(None, "--results", help="Results folder to verify."),
-           jobs: int = JOBS, trust: bool = TRUST) -> None:
+           jobs: int = JOBS, trust: bool = TRUST, ray: str | None = RAY) -> None:
     """Re-run committed results (model code in the sandbox); fail listing every score beyond tolerance and
     every changed hash."""
     from kgpubench import leaderboard
@@ -130,8 +145,9 @@ def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
              + f", other scores {leaderboard.REL_TOL:g}; absolute floor {abs_tol:g}")
     else:
         _err(f"tolerance: relative {rel_tol:g} for every score, absolute floor {abs_tol:g}")
-    n = leaderboard.verify(root=results, only=only, data_dir=data, rel_tol=rel_tol, abs_tol=abs_tol, workers=jobs,
-                           progress=_progress(), trust=trust)
+    with _executor(ray) as executor:
+        n = leaderboard.verify(root=results, only=only, data_dir=data, rel_tol=rel_tol, abs_tol=abs_tol,
+                               workers=jobs, progress=_progress(), trust=trust, executor=executor)
     typer.echo(f"verified {n} result(s): every score within tolerance, every hash matches")
 
 
