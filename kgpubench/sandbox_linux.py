@@ -177,6 +177,9 @@ def build_root(plan: dict, stage: str = "/tmp") -> bool:
         except OSError as exc:
             raise IsolationError(exc.errno or 0, f"open {path}: {exc.strerror}") from None
     mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=8m")
+    # the private /tmp first: binds under /tmp (a checkout or venv there) are mounted on top of it, not hidden
+    _makedirs(stage + "/tmp")
+    mount("tmpfs", stage + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={int(plan['tmp_mb'])}m")
     bound = []
     for path in plan["binds"]:
         target = stage + path
@@ -194,8 +197,6 @@ def build_root(plan: dict, stage: str = "/tmp") -> bool:
             mount("/dev/null", target, None, MS_BIND)
             bound.append(target)
     _build_dev(stage, plan)
-    _makedirs(stage + "/tmp")
-    mount("tmpfs", stage + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={int(plan['tmp_mb'])}m")
     has_proc = _mount_proc(stage)
     _remount_read_only(bound)
     for fd in fds.values():
