@@ -370,15 +370,29 @@ def _load_nvrtc(path: str):
     return lib
 
 
-def _nvrtc_compile(path: str, source: str, name: str, options: list[str]) -> tuple[bool, str, str]:
-    """Compile ``source`` with the libnvrtc at ``path``; return (success, PTX, log)."""
+@dataclass(frozen=True)
+class NvrtcRun:
+    """One NVRTC compilation through :mod:`ctypes`: ``status`` 0 on success, else NVRTC's result code with
+    ``error`` its message (``created`` False when the program could not even be created)."""
+
+    status: int
+    error: str = ""
+    log: str = ""
+    ptx: str = ""
+    cubin: bytes = b""
+    created: bool = True
+
+
+def nvrtc_run(path: str, source: str, name: str, options: list[str] | tuple[str, ...], *,
+              cubin: bool = False) -> NvrtcRun:
+    """Compile ``source`` with the libnvrtc at ``path``: the log, the PTX and (``cubin``) the CUBIN."""
     import ctypes
 
     lib = _load_nvrtc(path)
     prog = ctypes.c_void_p()
     status = lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None)
     if status != 0:
-        return False, "", f"nvrtcCreateProgram: {lib.nvrtcGetErrorString(status).decode()}"
+        return NvrtcRun(status=status, error=lib.nvrtcGetErrorString(status).decode(), created=False)
     try:
         opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
         status = lib.nvrtcCompileProgram(prog, len(options), opts)
@@ -388,13 +402,31 @@ def _nvrtc_compile(path: str, source: str, name: str, options: list[str]) -> tup
         lib.nvrtcGetProgramLog(prog, buf)
         log = buf.value.decode(errors="replace")
         if status != 0:
-            return False, "", f"{lib.nvrtcGetErrorString(status).decode()}\n{log}"
+            return NvrtcRun(status=status, error=lib.nvrtcGetErrorString(status).decode(), log=log)
         lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
         buf = ctypes.create_string_buffer(size.value + 1)
         lib.nvrtcGetPTX(prog, buf)
-        return True, buf.value.decode(), log
+        binary = b""
+        if cubin:
+            lib.nvrtcGetCUBINSize.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+            lib.nvrtcGetCUBIN.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+            lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+            raw = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetCUBIN(prog, raw)
+            binary = raw.raw[:size.value]
+        return NvrtcRun(status=0, log=log, ptx=buf.value.decode(), cubin=binary)
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def _nvrtc_compile(path: str, source: str, name: str, options: list[str]) -> tuple[bool, str, str]:
+    """Compile ``source`` with the libnvrtc at ``path``; return (success, PTX, log)."""
+    run = nvrtc_run(path, source, name, options)
+    if not run.created:
+        return False, "", f"nvrtcCreateProgram: {run.error}"
+    if run.status != 0:
+        return False, "", f"{run.error}\n{run.log}"
+    return True, run.ptx, run.log
 
 
 def _probe_nvrtc(lib: Path) -> str:

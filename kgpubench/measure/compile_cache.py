@@ -134,37 +134,12 @@ class CtypesNvrtc:
         return cls(library=str(libs[0]), version=f"nvrtc {_nvrtc_version(libs[0])} (ctypes)")
 
     def __call__(self, text: str, filename: str, options: Sequence[str]) -> CompileOutput:
-        import ctypes
+        from kgpubench.features.toolchain import nvrtc_run
 
-        from kgpubench.features.toolchain import _load_nvrtc
-
-        lib = _load_nvrtc(self.library)
-        lib.nvrtcGetCUBINSize.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-        lib.nvrtcGetCUBIN.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        prog = ctypes.c_void_p()
-        status = lib.nvrtcCreateProgram(ctypes.byref(prog), text.encode(), filename.encode(), 0, None, None)
-        if status != 0:
-            return CompileOutput(status=status, log=lib.nvrtcGetErrorString(status).decode())
-        try:
-            opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
-            status = lib.nvrtcCompileProgram(prog, len(options), opts)
-            size = ctypes.c_size_t()
-            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
-            buf = ctypes.create_string_buffer(size.value + 1)
-            lib.nvrtcGetProgramLog(prog, buf)
-            log = buf.value.decode(errors="replace")
-            if status != 0:
-                return CompileOutput(status=status, log=log)
-            lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
-            buf = ctypes.create_string_buffer(size.value + 1)
-            lib.nvrtcGetPTX(prog, buf)
-            ptx = buf.value.decode()
-            lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
-            raw = ctypes.create_string_buffer(size.value)
-            lib.nvrtcGetCUBIN(prog, raw)
-            return CompileOutput(status=0, ptx=ptx, cubin=raw.raw[:size.value], log=log)
-        finally:
-            lib.nvrtcDestroyProgram(ctypes.byref(prog))
+        run = nvrtc_run(self.library, text, filename, tuple(options), cubin=True)
+        if not run.created:
+            return CompileOutput(status=run.status, log=run.error)
+        return CompileOutput(status=run.status, ptx=run.ptx, cubin=run.cubin, log=run.log)
 
 
 def default_compiler() -> Compiler:
