@@ -74,18 +74,11 @@ def collect(
         _print_plan(suites, selected, quick, out, as_json)
         return
     if ray is not None:  # the only place Ray is reached from this command
-        from kgpubench.errors import NoGpuError
         from kgpubench.scale import cli as ray_cli
 
-        try:
-            summaries = ray_cli.collect(ray, suites, selected, quick=quick, out=out, max_minutes=max_minutes,
-                                        lock_mode=lock_mode, l2=l2)
-        except NoGpuError as exc:  # no usable GPU in the cluster: one line, exit NoGpuError.exit_code
-            from rich.markup import escape
-
-            from kgpubench.cli import fail
-
-            fail(escape(str(exc)), NoGpuError.exit_code)
+        # no usable GPU in the cluster: NoGpuError, one line and exit NO_GPU_EXIT
+        summaries = ray_cli.collect(ray, suites, selected, quick=quick, out=out, max_minutes=max_minutes,
+                                    lock_mode=lock_mode, l2=l2)
         if as_json:
             typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
         return
