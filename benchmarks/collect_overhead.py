@@ -2,7 +2,8 @@
 
 For each suite it collects a sample of the full sweep into a temporary shard with the real harness:
 ``--problems`` problems evenly spaced in sweep order (a problem is what configurations share: kernel and sizes;
-grid, dtype and order for the stencil; benchmark and class for NPB), and ``--per-problem`` configurations
+grid, dtype and order for the stencil; benchmark and class for NPB, whose application is set up once per
+problem), and ``--per-problem`` configurations
 evenly spaced within each. Per-configuration wall times come from the progress callback (host clock); the
 ahead-of-time compile of the sample is timed apart. Then, per suite:
 
@@ -55,6 +56,8 @@ def problem_key(suite: str, case: Any) -> Hashable:
     k = case.key
     if suite == "stencil":
         return (k["grid_nx"], k["grid_ny"], k["grid_nz"], k["dtype"], k["space_order"])
+    if suite == "npb":  # one application (device setup) per benchmark and class
+        return (k["benchmark"], k["npb_class"])
     return (k.get("kernel", case.source.kernel), k.get("variant"), tuple(sorted(dict(case.sizes).items())))
 
 
@@ -140,11 +143,16 @@ def report(samples: Sequence[SuiteSample], compile_s_per_variant: float) -> list
 
 # -- measuring -------------------------------------------------------------------------------------------------
 class _Subset:
-    """The suite with a fixed case list (same name, table, version, prepare and cache release)."""
+    """The suite with a fixed case list (same name, table, version, L2 policy, prepare or measure, cache release)."""
 
     def __init__(self, suite: Any, cases: Sequence[Any]) -> None:
         self._suite, self._cases = suite, list(cases)
         self.name, self.table, self.collector_version = suite.name, suite.table, suite.collector_version
+        self.l2_policy = getattr(suite, "l2_policy", "warm")
+        self.measures_itself = bool(getattr(suite, "measures_itself", False))
+
+    def measure(self, *args: Any) -> Any:
+        return self._suite.measure(*args)
 
     def kernels(self) -> list[str]:
         return list(self._suite.kernels())
@@ -220,50 +228,6 @@ def measure_suite(suite: Any, backend: Any, cases: Sequence[Any], folder: Path, 
     return out
 
 
-def _npb_modules(suite: Any) -> tuple[Any, Any, Any]:
-    import importlib
-
-    pkg = type(suite).__module__
-    return tuple(importlib.import_module(f"{pkg}.{name}") for name in ("driver", "spec", "sweep"))  # type: ignore
-
-
-def measure_npb(suite: Any, backend: Any, folder: Path, problems: int, per_problem: int,
-                clock: Callable[[], float] = time.perf_counter, collect: Callable[..., Any] | None = None
-                ) -> SuiteSample:
-    """The NPB sample: ``problems`` (benchmark, class) groups evenly spaced, each with its three whole-run rows
-    and one-kernel rows of its first kernel at ``per_problem - 3`` (at least one) evenly spaced block sizes.
-    ``collect`` defaults to the suite's ``sweep.collect_npb``."""
-    from kgpubench.measure.output import ShardWriter
-
-    driver, spec, sweep = _npb_modules(suite)
-    collect = collect or sweep.collect_npb
-    classes = getattr(suite, "classes", driver.DEFAULT_CLASSES)
-    groups = {(b, c): driver.plan(b, c) for b in spec.BENCHMARKS for c in classes}
-    variants = {(b, tuple(sorted(it.assignment.items()))) for (b, _c), items in groups.items() for it in items}
-    out = SuiteSample(suite.name, sum(len(v) for v in groups.values()), len(groups), len(variants))
-    writer = ShardWriter(folder / suite.name, suite.table)
-    marks = _Marks(backend, clock)
-    keys = list(groups)
-    measured_ms = 0.0
-    tpbs = [spec.TPB_CHOICES[i] for i in spread(len(spec.TPB_CHOICES), max(1, per_problem - 3))]
-    for i in spread(len(keys), problems):
-        bench, cls = keys[i]
-        marks.marks.append(clock())  # this group starts here
-        before, compiled = len(marks.marks), marks.compile_s
-        s = collect(backend, writer, benchmarks=[bench], classes=[cls], tpbs=tpbs,
-                    kernels=[spec.kernel_names(bench)[0]], progress=marks.progress)
-        measured_ms += s.measured_ms
-        for k, v in s.statuses.items():
-            out.statuses[k] = out.statuses.get(k, 0) + v
-        walls = [b - a for a, b in zip(marks.marks[before - 1:], marks.marks[before:])]
-        if walls:
-            walls[0] = max(0.0, walls[0] - (marks.compile_s - compiled))
-        out.walls.append(walls)
-    writer.close()
-    out.measured_s = measured_ms / 1e3
-    return out
-
-
 def compile_rate(compiler: Any, arch: str, sources: Sequence[Any], jobs: int, folder: Path,
                  clock: Callable[[], float] = time.perf_counter) -> tuple[float, int]:
     """Seconds per variant of a cold compile of ``sources`` (distinct variants) over ``jobs`` processes."""
@@ -284,21 +248,6 @@ def compile_sample(cases_by_suite: dict[str, list[Any]], count: int) -> list[Any
             seen.setdefault(variant_ident(c.source), c.source)
     sources = list(seen.values())
     return [sources[i] for i in spread(len(sources), count)]
-
-
-def npb_sources(suite: Any) -> list[Any]:
-    """One source per distinct NPB assignment of the full plan."""
-    import importlib
-
-    driver, spec, _sweep = _npb_modules(suite)
-    sources = importlib.import_module(f"{type(suite).__module__}.sources")
-    out = {}
-    for b in spec.BENCHMARKS:
-        for c in getattr(suite, "classes", driver.DEFAULT_CLASSES):
-            for it in driver.plan(b, c):
-                key = (b, tuple(sorted(it.assignment.items())))
-                out.setdefault(key, sources.kernel_source(b, spec.kernel_names(b)[0], it.assignment))
-    return list(out.values())
 
 
 def main() -> int:
@@ -324,18 +273,14 @@ def main() -> int:
     print(f"device: {dev.name}; {jobs} CPU cores for compiling")
     names = args.suite or list(SUITES)
     suites = {name: load_suite(name) for name in names}
-    cases = {name: full_cases(s, dev) for name, s in suites.items() if name != "npb"}
+    cases = {name: full_cases(s, dev) for name, s in suites.items()}
     with tempfile.TemporaryDirectory() as tmp:
-        sources = compile_sample(cases, 4 * jobs) + (npb_sources(suites["npb"])[:jobs] if "npb" in suites else [])
+        sources = compile_sample(cases, 4 * jobs)
         rate, n = compile_rate(backend.compile_cache.compiler, dev.arch, sources, jobs, Path(tmp) / "cold")
         print(f"compile: {n} variants cold on {jobs} processes: {rate:.3f} s per variant")
         samples = []
         for name, suite in suites.items():
-            if name == "npb":
-                samples.append(measure_npb(suite, backend, Path(tmp), args.problems, args.per_problem))
-            else:
-                samples.append(measure_suite(suite, backend, cases[name], Path(tmp), args.problems,
-                                             args.per_problem))
+            samples.append(measure_suite(suite, backend, cases[name], Path(tmp), args.problems, args.per_problem))
             print(report(samples[-1:], rate)[0], flush=True)
     print(report(samples, rate)[-1])
     return 0

@@ -83,11 +83,7 @@ def run_repeat(backend: Any, shards: Path, out: Path, *, count: int = 50, seed: 
         writer = ShardWriter(Path(out) / name, suite.table)
         options = CollectOptions(row_ids=frozenset(ids))
         try:
-            own = getattr(suite, "collect_into", None)
-            if own is not None:
-                own(backend, writer, options)
-            else:
-                collect_suite(suite, backend, writer, options)
+            collect_suite(suite, backend, writer, options)
         finally:
             writer.close()
         new = ShardWriter(Path(out) / name, suite.table).rows()

@@ -74,8 +74,8 @@ def check_suite(suite: Any, *, quick_only: bool = False) -> dict[str, int]:
     ``cases()`` quick and full (unless ``quick_only``) are :class:`~kgpubench.measure.suite.Case` lists whose
     sources exist, whose launch shapes are positive and whose row keys are complete and distinct (two cases
     with one row id would be measured once); ``kernels=[k]`` selects some but not more of the quick cases for
-    every ``k`` of ``kernels()``; a suite measured case by case defines ``prepare``, one that runs itself
-    ``collect_into``. Needs no GPU. Returns the case counts (``{"quick": n, "full": m}``).
+    every ``k`` of ``kernels()``; a suite measured case by case defines ``prepare``, one that measures itself
+    ``measure``. Needs no GPU. Returns the case counts (``{"quick": n, "full": m}``).
     """
     from kgpubench.measure.runner import case_row_base
     from kgpubench.measure.suite import Case, SuiteBase, as_suite
@@ -92,9 +92,9 @@ def check_suite(suite: Any, *, quick_only: bool = False) -> dict[str, int]:
     _require(bool(kernels) and all(isinstance(k, str) for k in kernels), what, "kernels() must name its kernels")
     _require(len(set(kernels)) == len(kernels), what, f"kernels() repeats names: {kernels}")
     based = isinstance(suite, SuiteBase)
-    if declared.runs_itself:
-        _require(not based or type(suite).collect_into is not SuiteBase.collect_into, what,
-                 "runs_itself is set but collect_into is not defined")
+    if declared.measures_itself:
+        _require(type(suite).measure is not SuiteBase.measure if based else callable(getattr(suite, "measure", None)),
+                 what, "measures_itself is set but measure(case, backend, how) is not defined")
     else:
         _require(type(suite).prepare is not SuiteBase.prepare if based else callable(getattr(suite, "prepare", None)),
                  what, "a suite measured case by case must define prepare(case, kernel, xp, rng)")

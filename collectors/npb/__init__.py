@@ -3,67 +3,79 @@
 Modules: ``spec`` (classes, verification values, NPB-GPU kernels and defaults), ``randlc`` (the NPB
 generator), ``ref_ep``/``ref_cg``/``ref_mg``/``ref_ft`` (NumPy references that reproduce the official
 verification values), ``kernels/*.cu`` (our CUDA kernels, one per NPB-GPU kernel role), ``sources``
-(assignments -> defines), ``apps`` (the applications on the GPU), ``driver``/``sweep`` (the measurement
-plan and rows), ``npbgpu`` (the adapter for a user's own NPB-GPU checkout).
+(assignments -> defines), ``apps`` (the applications on the GPU), ``driver`` (the plan, whole runs and rows),
+``measure`` (one planned row for the harness), ``npbgpu`` (the adapter for a user's own NPB-GPU checkout).
 
-``kgpubench collect --suite npb`` finds :data:`SUITE`; its :meth:`NpbSuite.collect_into` runs the whole-run
-sweep (the per-case harness loop does not fit NPB's application flow).
+``kgpubench collect --suite npb`` finds :data:`SUITE` and collects it with the harness's run loop, like every
+suite: each planned row is a case, and :meth:`NpbSuite.measure` measures it (``measures_itself``: the unit of
+work is an application's runs and the replays of their recorded calls, not one kernel launch).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kgpubench.measure.suite import SuiteBase
+from kgpubench.measure.suite import Case, SuiteBase
 
-from .driver import COLLECTOR_VERSION, DEFAULT_CLASSES, plan
+from .driver import COLLECTOR_VERSION, DEFAULT_CLASSES, SweepRule, plan, plan_item
+from .measure import AppRuns, measure_row
+from .sources import kernel_source
 from .spec import BENCHMARKS, TPB_CHOICES, kernel_names
 
 
 class NpbSuite(SuiteBase):
-    """The ``npb`` suite object (name, table, collector version; cases for plans; ``collect_into``)."""
+    """The ``npb`` suite: every planned row of the benchmarks and classes is a case, measured by :meth:`measure`.
+
+    Parameters
+    ----------
+    classes : sequence of str
+        NPB classes of the full plan (quick: class S only).
+    benchmarks : sequence of str
+        Benchmarks of the plan.
+    tpbs : sequence of int
+        Threads-per-block values of the one-kernel rows.
+    rule : SweepRule
+        Whole runs per assignment for the run rows.
+    """
 
     name = "npb"
     table = "npb"
     collector_version = COLLECTOR_VERSION
     # Kernels are timed as the application calls them, one call after another.
     l2_policy = "warm"
-    # The unit of work is a whole application run, not one case: collect_into runs the sweep.
-    runs_itself = True
+    # The unit of work is an application's runs and replays of their recorded calls, not one kernel launch.
+    measures_itself = True
 
-    def __init__(self, classes: Sequence[str] = DEFAULT_CLASSES) -> None:
-        self.classes = tuple(classes)
+    def __init__(self, classes: Sequence[str] = DEFAULT_CLASSES, *, benchmarks: Sequence[str] = BENCHMARKS,
+                 tpbs: Sequence[int] = TPB_CHOICES, rule: SweepRule = SweepRule()) -> None:
+        self.classes, self.benchmarks, self.tpbs, self.rule = tuple(classes), tuple(benchmarks), tuple(tpbs), rule
+        self._state = AppRuns()
 
     def kernels(self) -> list[str]:
-        """Every kernel name of the four benchmarks."""
-        return [k for b in BENCHMARKS for k in kernel_names(b)]
+        """Every kernel name of the plan's benchmarks."""
+        return [k for b in self.benchmarks for k in kernel_names(b)]
 
     def cases(self, *, quick: bool = False, kernels: Sequence[str] | None = None, device: Any = None
-              ) -> Iterable[Any]:
-        """One harness ``Case`` per planned row (for ``collect --dry-run``); quick: class S only."""
-        from kgpubench.measure.suite import Case
-
-        from .sources import kernel_source
-
-        for bench in BENCHMARKS:
+              ) -> Iterable[Case]:
+        """One case per planned row, grouped by benchmark and class; quick: class S only. A case's source is its
+        kernel compiled under the row's assignment; its block is the kernel's threads per block."""
+        for bench in self.benchmarks:
             for cls in ("S",) if quick else self.classes:
-                for item in plan(bench, cls, TPB_CHOICES, kernels):
+                for item in plan(bench, cls, self.tpbs, kernels):
                     k = item.key
                     name = k["kernel"] if k["kernel"] != "app" else kernel_names(bench)[0]
                     yield Case(key=dict(k), columns={}, source=kernel_source(bench, name, item.assignment),
-                               grid=(1, 1, 1), block=(int(k["tpb"] or item.assignment[name]), 1, 1))
+                               grid=(1, 1, 1), block=(int(k["tpb"] or item.assignment[name]), 1, 1),
+                               title=item.label)
 
-    def collect_into(self, backend: Any, writer: Any, options: Any, *, progress=None) -> Any:
-        """Run the sweep (``options``: the harness's ``CollectOptions``; quick = class S only)."""
-        from .sweep import collect_npb
+    def measure(self, case: Case, backend: Any, how: Any) -> Mapping[str, Any]:
+        """The row's runs (shared by its assignment's rows) and replays: see :mod:`.measure`."""
+        return measure_row(plan_item(case.key), backend, how, self._state, self.rule)
 
-        classes = ("S",) if getattr(options, "quick", False) else self.classes
-        policy = options.policy_for(self) if hasattr(options, "policy_for") else self.l2_policy
-        return collect_npb(backend, writer, classes=classes, kernels=getattr(options, "kernels", None),
-                           max_minutes=getattr(options, "max_minutes", None), l2_policy=policy,
-                           clocks_locked=bool(getattr(options, "clocks_locked", False)),
-                           row_ids=getattr(options, "row_ids", None), progress=progress)
+    def drop_caches(self) -> None:
+        """Free the application and the recorded runs."""
+        self._state.drop()
 
 
 SUITE = NpbSuite()

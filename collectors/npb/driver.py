@@ -178,7 +178,9 @@ class PlanItem:
     @property
     def label(self) -> str:
         k = self.key
-        return f"{k['benchmark']}.{k['npb_class']} {k['kernel']} tpb={k['tpb']} ({k['assignment']})"
+        if k["row_kind"] == "run":
+            return f"{k['benchmark']}.{k['npb_class']} run ({k['assignment']})"
+        return f"{k['benchmark']}.{k['npb_class']} {k['kernel']} tpb={k['tpb']}"
 
 
 def plan(benchmark: str, npb_class: str, tpbs: Iterable[int] = TPB_CHOICES,
@@ -186,16 +188,26 @@ def plan(benchmark: str, npb_class: str, tpbs: Iterable[int] = TPB_CHOICES,
     """The rows of one benchmark and class: run rows (default, max, warp) first, then kernel rows."""
     bench, cls = check_benchmark(benchmark), check_class(npb_class)
     base = {"benchmark": bench, "npb_class": cls, "variant": "kgpubench"}
-    items = [PlanItem({**base, "row_kind": "run", "kernel": "app", "tpb": UNIFORM.get(a), "assignment": a},
-                      default_tpb(bench) if a == "default" else uniform_tpb(bench, UNIFORM[a]))
-             for a in ("default", "max", "warp")]
+    keys = [{**base, "row_kind": "run", "kernel": "app", "tpb": UNIFORM.get(a), "assignment": a}
+            for a in ("default", "max", "warp")]
     for name in kernel_names(bench):
         if kernels and name not in kernels:
             continue
-        for t in tpbs:
-            items.append(PlanItem({**base, "row_kind": "kernel", "kernel": name, "tpb": int(t),
-                                   "assignment": "one-kernel"}, full_assignment(bench, {name: int(t)})))
-    return items
+        keys += [{**base, "row_kind": "kernel", "kernel": name, "tpb": int(t), "assignment": "one-kernel"}
+                 for t in tpbs]
+    return [plan_item(k) for k in keys]
+
+
+def plan_item(key: Mapping[str, Any]) -> PlanItem:
+    """The plan item of a row key: its threads-per-block assignment follows from the key alone (run rows: the
+    named assignment; kernel rows: that kernel at ``tpb``, the others at the NPB-GPU default)."""
+    bench = check_benchmark(key["benchmark"])
+    if key["row_kind"] == "run":
+        name = key["assignment"]
+        assignment = default_tpb(bench) if name == "default" else uniform_tpb(bench, UNIFORM[name])
+    else:
+        assignment = full_assignment(bench, {key["kernel"]: int(key["tpb"])})
+    return PlanItem(dict(key), assignment)
 
 
 def compile_assignment(backend: Any, benchmark: str, assignment: Mapping[str, int]) -> dict[str, Any]:

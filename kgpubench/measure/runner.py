@@ -1,7 +1,8 @@
 """The run loop: every case of a suite becomes one row, appended to the shard as soon as it is done.
 
-Entry points: :func:`collect_suite` (a whole suite, resumable, with progress) and :func:`measure_case`
-(one case, returning the measurement columns). The order of work per case is documented in
+Entry points: :func:`run_suite` / :func:`collect_suite` (a whole suite, resumable, with progress; every suite,
+npb included) and :func:`measure_case` (one case, returning the measurement columns; a suite that measures
+itself is called through :func:`measure_by_suite`). The order of work per case is documented in
 :mod:`kgpubench.measure.suite`; how a case is timed (measurement protocol 2) in
 :mod:`kgpubench.measure.timing`, its power window in :mod:`kgpubench.measure.power`.
 """
@@ -39,6 +40,7 @@ from kgpubench.measure.timing import (
     time_samples,
 )
 from kgpubench.schema import Table, get_table, row_id_of
+from kgpubench.schema.common import static_feature_columns
 
 DEFAULT_RULE = StopRule()
 L2_POLICIES = tuple(L2_METHOD)
@@ -88,6 +90,34 @@ class CollectOptions:
 
             raise unknown_name("L2 policy", policy, L2_POLICIES)
         return policy
+
+
+@dataclass(frozen=True)
+class CaseSettings:
+    """How every case of a collection is measured: what a suite that measures itself is handed.
+
+    Parameters
+    ----------
+    l2_policy : {"warm", "flushed"}
+        The collection's L2 policy.
+    rule : StopRule
+        Protocol 2's sample sizing and stopping rule.
+    reference_mhz : float, optional
+        The SM clock samples are held against (None without NVML).
+    seed : int
+        The case's input seed (from the base seed and its row id).
+    power_window_ms : float
+        Minimum power window.
+    idle_w : float, optional
+        Idle board power measured before the suite.
+    """
+
+    l2_policy: str = "warm"
+    rule: StopRule = field(default_factory=StopRule)
+    reference_mhz: float | None = None
+    seed: int = 0
+    power_window_ms: float = MIN_WINDOW_MS
+    idle_w: float | None = None
 
 
 @dataclass
@@ -167,6 +197,30 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = D
             sampler.close()
         if prepared is not None:
             prepared.release()
+
+
+def measure_by_suite(case: Case, suite: SuiteBase, backend: Backend, how: CaseSettings) -> dict[str, Any]:
+    """Measure one case of a suite that measures itself (``suite.measure``): the harness's feasibility check
+    before, GPU conditions around it, and its exceptions classified into the row's status, as in
+    :func:`measure_case`."""
+    nvml = backend.nvml()
+    before = None
+    try:
+        check_feasible(case, backend.device(), backend.free_memory_bytes() if case.memory_bytes else None)
+        before = nvml.state() if nvml is not None else None
+        out = dict(suite.measure(case, backend, how))
+    except Exception as exc:
+        failure = backend.classify(exc)
+        if failure is None:
+            raise
+        return _failure(failure)
+    if before is not None and out.get("status") == "ok":  # conditions describe a measurement, as in measure_case
+        after = nvml.state()
+        out.update(before.columns("before"))
+        out.update(after.columns("after"))
+        seen = int(out.get("_reasons_seen", 0)) | before.throttle_reasons | after.throttle_reasons
+        out["throttled"] = bool(seen & THROTTLE_MASK)
+    return out
 
 
 def time_unit(backend: Backend, unit: Any, *, l2_policy: str = "warm", rule: StopRule = DEFAULT_RULE,
@@ -268,13 +322,9 @@ def suite_kernels(suite: Any) -> list[str]:
 
 def run_suite(suite: Any, backend: Backend, writer: ShardWriter, options: CollectOptions = CollectOptions(), *,
               progress: Callable[[int, int, str], None] | None = None) -> CollectSummary:
-    """Collect one suite: its own flow when it declares ``runs_itself`` (npb's whole-application runs,
-    :meth:`~kgpubench.measure.suite.SuiteBase.collect_into`), else the per-case harness
-    (:func:`collect_suite`). What ``kgpubench collect`` calls for every suite."""
-    declared: SuiteBase = as_suite(suite)
-    if declared.runs_itself:
-        return declared.collect_into(backend, writer, options, progress=progress)
-    return collect_suite(declared, backend, writer, options, progress=progress)
+    """Collect one suite with the harness (:func:`collect_suite`): what ``kgpubench collect`` and the Ray
+    actors call for every suite."""
+    return collect_suite(as_suite(suite), backend, writer, options, progress=progress)
 
 
 def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: CollectOptions = CollectOptions(),
@@ -283,21 +333,21 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
                   clock: Callable[[], float] = time.monotonic) -> CollectSummary:
     """Measure every case of ``suite`` not yet in ``writer``'s shard and append each row as it finishes.
 
-    ``progress(done, total, label)`` is called after each case; ``features(case, device)`` returns the
-    static-feature columns (default: computed ahead of time with the compilation when the backend has
-    ``precompile``, else :func:`kgpubench.measure.features_link.static_features`). Before the loop, the cases
-    still to measure are compiled ahead of time (``backend.precompile``, when there is one).
-    Raises :class:`ContextLostError` after writing the row of a case that left a sticky CUDA error.
+    Each case is measured by :func:`measure_case`, or by the suite itself (:func:`measure_by_suite`) when it
+    declares ``measures_itself``. ``progress(done, total, label)`` is called after each case;
+    ``features(case, device)`` returns the static-feature columns (default: computed ahead of time with the
+    compilation when the backend has ``precompile``, else :func:`kgpubench.measure.features_link.static_features`;
+    none for a table without static-feature columns). Before the loop, the cases still to measure are compiled
+    ahead of time (``backend.precompile``, when there is one). The suite's caches are dropped at the end, also
+    when a case raises. Raises :class:`ContextLostError` after writing the row of a case that left a sticky
+    CUDA error.
     """
+    suite = as_suite(suite)
+    table = get_table(suite.table)
     own_features = features is not None
     if features is None:
-        from kgpubench.measure.features_link import static_features
-
-        ptx_source = getattr(backend, "ptx", None)
-
-        def features(case: Case, dev: Any) -> dict[str, Any]:
-            return static_features(case, dev, ptx_source)
-    table = get_table(suite.table)
+        features = _default_features(backend, table)
+        own_features = not _FEATURE_NAMES & set(table.column_names)
     dev = backend.device()
     gpu = gpu_columns(dev)
     cases = _select_cases(suite, options, dev)
@@ -310,36 +360,60 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     wanted = [(c, b, rid) for c, b, rid in keyed if options.row_ids is None or rid in options.row_ids]
     features = _precompile(backend, [c for c, _b, rid in wanted if not writer.has(rid)], features, own_features)
     idle_w = _idle_power(backend, cases)
-    for i, (case, base, rid) in enumerate(wanted):
-        if writer.has(rid):
-            summary.skipped += 1
-        else:
-            if options.max_minutes is not None and (clock() - start) / 60.0 >= options.max_minutes:
-                summary.stopped_early = True
-                break
-            seed = (options.seed * 1_000_003 + zlib.crc32(rid.encode())) % 2**32
-            result = measure_case(case, suite, backend, rule=options.rule, l2_policy=policy, seed=seed,
-                                  power_window_ms=options.power_window_ms, idle_w=idle_w,
-                                  reference_mhz=reference_mhz)
-            row = _assemble(base, result, case, dev, features, backend, suite, run_id, table)
-            if row.get("status") == "ok" and "clocks_locked" in table.column_names:
-                row["clocks_locked"] = options.clocks_locked
-            writer.append(row)
-            summary.written += 1
-            summary.statuses[row["status"]] += 1
-            summary.measured_ms += result.get("_measured_ms", 0.0)
-            if row.get("time_cv") is not None:
-                summary.cvs.append(row["time_cv"])
-            if result.get("_sticky"):
-                summary.wall_s = clock() - start
-                raise ContextLostError(
-                    f"{case.label()}: {result['status_detail']}; the CUDA context is unusable. The row is "
-                    "saved; rerun the same command to resume after it.")
-        if progress:
-            progress(i + 1, len(wanted), case.label())
-    summary.wall_s = clock() - start
-    _drop_suite_caches(suite)
+    try:
+        for i, (case, base, rid) in enumerate(wanted):
+            if writer.has(rid):
+                summary.skipped += 1
+            else:
+                if options.max_minutes is not None and (clock() - start) / 60.0 >= options.max_minutes:
+                    summary.stopped_early = True
+                    break
+                how = CaseSettings(l2_policy=policy, rule=options.rule, reference_mhz=reference_mhz,
+                                   seed=(options.seed * 1_000_003 + zlib.crc32(rid.encode())) % 2**32,
+                                   power_window_ms=options.power_window_ms, idle_w=idle_w)
+                result = _measure(case, suite, backend, how)
+                row = _assemble(base, result, case, dev, features, backend, suite, run_id, table)
+                if row.get("status") == "ok" and "clocks_locked" in table.column_names:
+                    row["clocks_locked"] = options.clocks_locked
+                writer.append(row)
+                summary.written += 1
+                summary.statuses[row["status"]] += 1
+                summary.measured_ms += result.get("_measured_ms", 0.0)
+                if row.get("time_cv") is not None:
+                    summary.cvs.append(row["time_cv"])
+                if result.get("_sticky"):
+                    raise ContextLostError(
+                        f"{case.label()}: {result['status_detail']}; the CUDA context is unusable. The row is "
+                        "saved; rerun the same command to resume after it.")
+            if progress:
+                progress(i + 1, len(wanted), case.label())
+    finally:
+        summary.wall_s = clock() - start
+        suite.drop_caches()
     return summary
+
+
+_FEATURE_NAMES = frozenset(c.name for c in static_feature_columns())
+
+
+def _default_features(backend: Backend, table: Table) -> Callable[[Case, Any], dict[str, Any]]:
+    """The static features of a case (nvcc, or the backend's PTX), or none when ``table`` has no such column."""
+    if not _FEATURE_NAMES & set(table.column_names):
+        return lambda case, dev: {}
+    from kgpubench.measure.features_link import static_features
+
+    ptx_source = getattr(backend, "ptx", None)
+
+    def features(case: Case, dev: Any) -> dict[str, Any]:
+        return static_features(case, dev, ptx_source)
+    return features
+
+
+def _measure(case: Case, suite: SuiteBase, backend: Backend, how: CaseSettings) -> dict[str, Any]:
+    if suite.measures_itself:
+        return measure_by_suite(case, suite, backend, how)
+    return measure_case(case, suite, backend, rule=how.rule, l2_policy=how.l2_policy, seed=how.seed,
+                        power_window_ms=how.power_window_ms, idle_w=how.idle_w, reference_mhz=how.reference_mhz)
 
 
 def _keyed_cases(cases: Sequence[Case], table: Table, gpu: dict[str, Any]) -> list[tuple[Case, dict, str]]:
@@ -357,11 +431,6 @@ def _precompile(backend: Backend, todo: Sequence[Case], features: Callable, own_
     from kgpubench.measure.features_link import with_precompiled
 
     return with_precompiled(backend, todo, features, compute=not own_features)
-
-
-def _drop_suite_caches(suite: Any) -> None:
-    """Let the suite free what it keeps between cases (device inputs of the last problem)."""
-    as_suite(suite).drop_caches()
 
 
 def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any, features: Callable,

@@ -27,13 +27,14 @@ What the harness does with a case, in order
    appended to the shard at once.
 Exceptions classified as launch errors (by CUDA error code) give ``launch_error`` rows.
 
-A suite whose unit of work is not one case at a time (npb: whole application runs) declares
-``runs_itself = True`` and defines ``collect_into(backend, writer, options, *, progress)`` returning a
-:class:`~kgpubench.measure.runner.CollectSummary`; :func:`kgpubench.measure.runner.run_suite` (what
-``kgpubench collect`` calls for every suite) then calls it in place of
-:func:`~kgpubench.measure.runner.collect_suite` and it uses the building blocks itself (``backend.compile``,
-``backend.sampler``, :func:`~kgpubench.measure.runner.time_unit`, :func:`~kgpubench.measure.timing.summarize`,
-:func:`~kgpubench.measure.provenance.gpu_columns` / ``provenance_columns``, ``writer.append``).
+A suite whose unit of work is not one kernel launch (npb: whole application runs, replayed recorded calls)
+declares ``measures_itself = True`` and defines ``measure(case, backend, how)``, which returns the case's
+measurement columns (steps 2 to 6 are its own; ``how`` is the collection's
+:class:`~kgpubench.measure.runner.CaseSettings`: L2 policy, stop rule, reference clock). Everything else stays
+the harness's: the case list, row ids and resume, ``--max-minutes``, feasibility, conditions before and after,
+failure classification (an exception ``measure`` raises becomes the row's status), features, GPU and provenance
+columns, the shard, the summary and the progress callback. Such a suite times with the harness's building blocks
+(``backend.compile``, :func:`~kgpubench.measure.runner.time_unit`, :func:`~kgpubench.measure.timing.summarize`).
 
 Columns the harness fills
 -------------------------
@@ -48,10 +49,13 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from kgpubench.measure.runner import CaseSettings
 
 Dim3 = tuple[int, int, int]
 
@@ -114,6 +118,8 @@ class Case:
     time_divisor : int
         The timed unit (one :meth:`PreparedCase.launch`) is divided by this before statistics, e.g. the
         number of time steps when times are recorded per step.
+    title : str
+        The case's name in progress and messages; empty: kernel, sizes and launch (:meth:`label`).
     """
 
     key: Mapping[str, Any]
@@ -127,6 +133,7 @@ class Case:
     power: bool = False
     memory_bytes: int = 0
     time_divisor: int = 1
+    title: str = ""
 
     @property
     def threads_per_block(self) -> int:
@@ -140,6 +147,8 @@ class Case:
 
     def label(self) -> str:
         """A short human-readable name, for progress and messages."""
+        if self.title:
+            return self.title
         sizes = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.sizes.items())
         return f"{self.source.kernel}[{sizes}] grid={self.grid} block={self.block}"
 
@@ -228,15 +237,16 @@ class SuiteBase(ABC):
         As in :class:`Suite`.
     l2_policy : {"warm", "flushed"}
         How samples treat the L2 cache unless ``kgpubench collect --l2`` says otherwise (default ``warm``).
-    runs_itself : bool
-        True for a suite whose unit of work is not one case (npb): :meth:`collect_into` runs it.
+    measures_itself : bool
+        True for a suite whose unit of work is not one kernel launch (npb): the harness calls :meth:`measure`
+        for each case in place of its own compile / prepare / verify / time steps.
     """
 
     name: ClassVar[str]
     table: ClassVar[str]
     collector_version: ClassVar[str]
     l2_policy: ClassVar[str] = "warm"
-    runs_itself: ClassVar[bool] = False
+    measures_itself: ClassVar[bool] = False
 
     @abstractmethod
     def cases(self, *, quick: bool, kernels: Sequence[str] | None = None, device: Any = None) -> Iterable[Case]:
@@ -248,16 +258,22 @@ class SuiteBase(ABC):
         return sorted({c.key.get("kernel", c.source.kernel) for c in self.cases(quick=False)})
 
     def prepare(self, case: Case, kernel: CompiledKernel, xp: Any, rng: Any) -> PreparedCase:
-        """Inputs for one case (see :class:`Suite`); a suite that runs itself has none."""
-        raise NotImplementedError(f"suite {self.name!r} runs itself (collect_into); it prepares no single case")
+        """Inputs for one case (see :class:`Suite`); a suite that measures itself has none."""
+        raise NotImplementedError(f"suite {self.name!r} measures its cases itself (measure); it prepares none")
 
     def drop_caches(self) -> None:
         """Free what the suite keeps between cases (called after the suite); default: nothing kept."""
         return None
 
-    def collect_into(self, backend: Any, writer: Any, options: Any, *,
-                     progress: Callable[[int, int, str], None] | None = None) -> Any:
-        """Run the whole suite into ``writer`` (only for ``runs_itself`` suites)."""
+    def measure(self, case: Case, backend: Any, how: CaseSettings) -> Mapping[str, Any]:
+        """Measure ``case`` (only for ``measures_itself`` suites) and return its measurement columns.
+
+        Returns ``status`` (``ok`` or a failure status, with ``status_detail``), the timing columns and any other
+        column of the table the measurement gives. Keys starting with ``_`` are for the harness and never
+        stored: ``_measured_ms`` (GPU time measured, for the summary) and ``_reasons_seen`` (throttle reasons
+        seen while timing). An exception the backend classifies (compile, launch, out of memory) becomes the
+        row's status; a sticky CUDA error stops the collection after its row, as for any suite.
+        """
         raise NotImplementedError(f"suite {self.name!r} is measured case by case by the harness")
 
 
@@ -271,7 +287,7 @@ class _ProtocolSuite(SuiteBase):
         self.table = inner.table  # type: ignore[misc]
         self.collector_version = inner.collector_version  # type: ignore[misc]
         self.l2_policy = getattr(inner, "l2_policy", None) or "warm"  # type: ignore[misc]
-        self.runs_itself = callable(getattr(inner, "collect_into", None))  # type: ignore[misc]
+        self.measures_itself = bool(getattr(inner, "measures_itself", False))  # type: ignore[misc]
         self._takes_device = "device" in inspect.signature(inner.cases).parameters
 
     def __getattr__(self, name: str) -> Any:
@@ -293,8 +309,8 @@ class _ProtocolSuite(SuiteBase):
         if drop is not None:
             drop()
 
-    def collect_into(self, backend: Any, writer: Any, options: Any, *, progress: Any = None) -> Any:
-        return self.inner.collect_into(backend, writer, options, progress=progress)
+    def measure(self, case: Case, backend: Any, how: CaseSettings) -> Mapping[str, Any]:
+        return self.inner.measure(case, backend, how)
 
 
 def as_suite(suite: Any) -> SuiteBase:

@@ -10,8 +10,8 @@ cluster with H100s and A100s yields rows of both. Within a group of ``n`` GPUs, 
 configurations whose row id falls in it (:func:`kgpubench.scale.partition_of`): a pure function of the row
 id, so each configuration is measured exactly once and a rerun gives every partition the same share.
 
-Each actor runs the ordinary harness (:func:`kgpubench.measure.runner.collect_suite`, or the suite's own
-``collect_into`` for npb) on its device: protocol 2, its own run id and device provenance
+Each actor runs the ordinary harness (:func:`kgpubench.measure.runner.run_suite`, the same for every suite)
+on its device: protocol 2, its own run id and device provenance
 (:func:`kgpubench.measure.provenance.process_run_id` is per process and device), its clock lock.
 
 Where the rows go

@@ -111,36 +111,52 @@ def test_measure_suite_walls_exclude_the_precompile(tmp_path):
     assert p.setup_s == 0.0 and p.total_s == pytest.approx(9 * flat[0])
 
 
-def test_measure_npb_sample_groups_rows_and_takes_compile_out(tmp_path):
+def _with_smem(f):
+    def impl(grid, block, args, shared_mem=0):
+        f(grid, block, args)
+    return impl
+
+
+def test_npb_sample_runs_through_the_harness_one_problem_per_benchmark_and_class(tmp_path):
+    """The NPB sample is taken like every suite's: problems are (benchmark, class), each set up once."""
+    import importlib
+
     from kgpubench.measure.suites import load_suite
 
-    suite = load_suite("npb")
-    backend = _Precompiling()
-    ticks = {"now": 0.0}
-    calls = []
+    load_suite("npb")
+    npb = sys.modules["kgpubench_collectors.npb"]
+    sys.path.insert(0, str(ROOT / "tests" / "collectors" / "npb"))
+    try:
+        from emulated import Emulator
+    finally:
+        sys.path.pop(0)
+    emu = Emulator(importlib.import_module(npb.__name__ + ".ref_mg"),
+                   importlib.import_module(npb.__name__ + ".randlc")).kernels()
+    backend = _Precompiling(implementations={k: _with_smem(f) for k, f in emu.items()}, time_ms=0.5)
+    driver = importlib.import_module(npb.__name__ + ".driver")
+    suite = npb.NpbSuite(("S",), benchmarks=["CG", "MG"], tpbs=[32, 256, 1024],
+                         rule=driver.SweepRule(warmup=0, min_runs=1, min_total_ms=0))
+    cases = co.full_cases(suite, backend.device())
+    clock = lambda: backend.clock.now / 1e9  # noqa: E731
+    out = co.measure_suite(suite, backend, cases, tmp_path, problems=2, per_problem=3, clock=clock)
+    # CG: 3 runs + 11 kernels x 3 TPB = 36 rows; MG: 3 + 7 x 3 = 24; one problem each
+    assert (out.configs, out.problems) == (60, 2)
+    # distinct modules: fewer than rows (a one-kernel row at its kernel's default TPB shares the default module)
+    assert out.variants == len({co.variant_ident(c.source) for c in cases}) and 10 < out.variants < 60
+    assert out.statuses == {"ok": 6} and [len(ws) for ws in out.walls] == [3, 3]
+    # every virtual second after the start is a configuration's wall, except the precompile's 5 s
+    walls = [w for ws in out.walls for w in ws]
+    assert all(w > 0 for w in walls) and sum(walls) == pytest.approx(clock() - 5.0)
+    # a problem's first row sets the application up and times the default assignment's runs and replays
+    assert all(ws[0] == max(ws) for ws in out.walls) and 0 < out.measured_s < sum(walls)
+    from kgpubench.measure.output import ShardWriter
 
-    @dataclass
-    class Summary:
-        measured_ms: float
-        statuses: dict
-
-    def collect(backend, writer, *, benchmarks, classes, tpbs, kernels, progress):
-        calls.append((benchmarks[0], classes[0], list(tpbs), list(kernels)))
-        backend.precompile(sources=[1], features=False)  # advances the virtual clock by 5 s
-        for i, dt in enumerate((3.0, 1.0, 1.0, 1.0, 1.0)):
-            ticks["now"] += dt
-            progress(i + 1, 5, "row")
-        return Summary(measured_ms=2500.0, statuses={"ok": 5})
-
-    clock = lambda: ticks["now"] + backend.clock.now / 1e9  # noqa: E731
-    out = co.measure_npb(suite, backend, tmp_path, problems=2, per_problem=5, clock=clock, collect=collect)
-    assert out.configs == 840 and out.problems == 16  # 4 benchmarks x 4 classes
-    assert [c[:2] for c in calls] == [("EP", "S"), ("FT", "B")]  # first and last (benchmark, class)
-    assert calls[0][2:] == ([32, 1024], ["ep"]) and calls[1][3] == ["fftx_1"]  # TPB 32..1024: both ends
-    assert out.walls == [[3.0, 1.0, 1.0, 1.0, 1.0]] * 2 and out.measured_s == 5.0
-    assert out.statuses == {"ok": 10}
-    p = co.project(out, 0.0)
-    assert (p.per_config_s, p.setup_s) == (1.0, 2.0)
+    rows = ShardWriter(tmp_path / "npb", "npb").rows()
+    picked = sorted((r["benchmark"], r["row_kind"], r["kernel"], r["tpb"] or 0) for r in rows)
+    # rows 0, 18, 35 of CG's plan and 0, 12, 23 of MG's (three runs first, then kernels in NPB-GPU order x TPB)
+    assert picked == [("CG", "kernel", "kernel_eleven", 1024), ("CG", "kernel", "kernel_six", 32),
+                      ("CG", "run", "app", 0), ("MG", "kernel", "psinv", 32), ("MG", "kernel", "zero3", 1024),
+                      ("MG", "run", "app", 0)]
 
 
 def test_compile_rate_and_sample_of_variants(tmp_path):

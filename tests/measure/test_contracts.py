@@ -15,7 +15,7 @@ from kgpubench.measure import suites as suites_mod
 from kgpubench.measure.backends import get_backend
 from kgpubench.measure.fake import FakeBackend
 from kgpubench.measure.output import ShardWriter
-from kgpubench.measure.runner import CollectOptions, CollectSummary, _select_cases, run_suite
+from kgpubench.measure.runner import CollectOptions, _select_cases, run_suite
 from kgpubench.measure.suite import SuiteBase, as_suite
 from kgpubench.measure.timing import StopRule
 from kgpubench.testing import check_backend, check_suite
@@ -30,7 +30,7 @@ def test_every_built_in_suite_passes_check_suite(name):
     counts = check_suite(suite)
     assert counts["quick"] == len(_select_cases(suite, CollectOptions(quick=True)))
     assert counts["full"] == len(_select_cases(suite, CollectOptions(quick=False)))
-    assert suite.runs_itself is (name == "npb")
+    assert suite.measures_itself is (name == "npb")
 
 
 def test_the_fake_backend_passes_check_backend(tmp_path):
@@ -121,7 +121,7 @@ def plugged(tmp_path, monkeypatch):
 def test_an_entry_point_suite_is_registered_checked_and_planned_by_default(plugged, capsys):
     assert suites_mod.available_suites() == [*BUILT_IN, "toy"]
     toy = suites_mod.load_suite("toy")
-    assert type(toy).__name__ == "ToySuite" and not as_suite(toy).runs_itself
+    assert type(toy).__name__ == "ToySuite" and not as_suite(toy).measures_itself
     assert check_suite(toy) == {"quick": 1, "full": 2}
     assert as_suite(toy).kernels() == ["toy_add"]  # the default: the kernels of the full plan
     from kgpubench.cli import app
@@ -150,21 +150,83 @@ def test_a_plugged_in_suite_runs_through_the_same_harness(plugged, tmp_path):
     assert all(r["time_ms_median"] == pytest.approx(0.25) for r in rows)
 
 
-def test_a_suite_that_runs_itself_is_handed_the_run(tmp_path):
-    seen = []
+def _self_measured_cases(tmp_path):
+    from kgpubench.measure.suite import Case, KernelSource
 
-    class Whole(SuiteBase):
-        name, table, collector_version, runs_itself = "whole", "npb", "1", True
+    (tmp_path / "whole.cu").write_text('extern "C" __global__ void whole() {}\n')
+    src = KernelSource(tmp_path / "whole.cu", "whole")
 
-        def cases(self, *, quick, kernels=None, device=None):
-            return []
+    def case(tag, block=256):
+        return Case(key={"suite": "whole", "kernel": tag, "variant": "", "size_params": {"n": 1}},
+                    columns={"program": "whole", "bound": "memory", "n": 1.0}, source=src, grid=(1, 1, 1),
+                    block=(block, 1, 1), title=f"whole {tag}")
+    # ok, too large a block for the device (never handed to measure), out of memory, a sticky error, never reached
+    return [case("ok"), case("big", 2048), case("oom"), case("sticky"), case("after")]
 
-        def collect_into(self, backend, writer, options, *, progress=None):
-            seen.append((backend.name, options.quick))
-            return CollectSummary(total=7)
 
-    assert run_suite(Whole(), get_backend("fake"), None, CollectOptions(quick=True)).total == 7
-    assert seen == [("fake", True)]
+class _Whole(SuiteBase):
+    """A suite that measures its cases itself (as npb does), on the kernels table."""
+
+    name, table, collector_version, measures_itself = "whole", "kernels", "3.1", True
+
+    def __init__(self, cases):
+        self._cases, self.seen, self.dropped = cases, [], 0
+
+    def cases(self, *, quick, kernels=None, device=None):
+        return list(self._cases)
+
+    def measure(self, case, backend, how):
+        from kgpubench.measure.fake import FakeCudaError
+
+        self.seen.append((case.label(), how.l2_policy, how.reference_mhz, how.rule.min_samples))
+        tag = case.key["kernel"]
+        if tag == "oom":
+            raise MemoryError("no room")
+        if tag == "sticky":
+            raise FakeCudaError(700)
+        backend.clock.advance_ms(40.0)
+        return {"status": "ok", "time_ms_median": 4.0, "time_ms_min": 3.5, "time_ms_mean": 4.25, "repeats": 8,
+                "measurement_protocol": 2, "timing_method": "app", "launches_per_sample": 1, "l2_policy": how.l2_policy,
+                "_measured_ms": 34.0, "_reasons_seen": 0x40}
+
+    def drop_caches(self):
+        self.dropped += 1
+
+
+def test_a_suite_that_measures_itself_gets_the_harness_rows(tmp_path):
+    from kgpubench.measure.backend import ContextLostError
+    from kgpubench.schema import TABLES
+
+    suite = _Whole(_self_measured_cases(tmp_path))
+    assert check_suite(suite)["full"] == 5
+    backend = get_backend("fake")
+    writer = ShardWriter(tmp_path / "out", "kernels")
+    options = CollectOptions(l2_policy="flushed", clocks_locked=False, rule=StopRule(min_samples=7))
+    with pytest.raises(ContextLostError, match="whole sticky: CUDA error 700: illegal address"):
+        run_suite(suite, backend, writer, options)
+    writer.close()
+    # the device limit is the harness's: the 2048-thread case never reached measure; nothing after the sticky one
+    assert [s[0] for s in suite.seen] == ["whole ok", "whole oom", "whole sticky"]
+    # unlocked clocks: samples are held against the device's maximum SM clock (the fake's 1000 MHz)
+    assert suite.seen[0][1:] == ("flushed", 1000.0, 7) and suite.dropped == 1  # caches dropped despite the raise
+    rows = {r["kernel"]: r for r in ShardWriter(tmp_path / "out", "kernels").rows()}
+    assert {k: r["status"] for k, r in rows.items()} == {"ok": "ok", "big": "infeasible", "oom": "infeasible",
+                                                          "sticky": "launch_error"}
+    ok = rows["ok"]
+    assert (ok["time_ms_median"], ok["repeats"], ok["timing_method"], ok["l2_policy"]) == (4.0, 8, "app", "flushed")
+    # the harness's columns: GPU, provenance with the suite's version, conditions, throttle from the suite's reasons
+    assert ok["collector_version"] == "3.1" and ok["source"] == "fake" and ok["gpu_name"] == backend.device().name
+    assert ok["clock_sm_mhz_before"] == 1500.0 and ok["throttled"] is True and ok["clocks_locked"] is False
+    assert ok["row_id"] and ok["run_id"] and set(ok) <= set(TABLES["kernels"].column_names)
+    assert "_measured_ms" not in ok and rows["oom"]["time_ms_median"] is None
+    assert "out of memory" in rows["oom"]["status_detail"] and "2048 threads per block" in rows["big"]["status_detail"]
+    # resume: the rows written are skipped, the sticky one too; the last case is measured now
+    suite.seen.clear()
+    writer = ShardWriter(tmp_path / "out", "kernels")
+    summary = run_suite(suite, backend, writer, options)
+    writer.close()
+    assert [s[0] for s in suite.seen] == ["whole after"] and (summary.skipped, summary.written) == (4, 1)
+    assert summary.measured_ms == 34.0 and summary.statuses == {"ok": 1}
 
 
 def test_check_suite_refuses_two_cases_of_one_row(tmp_path, monkeypatch):
