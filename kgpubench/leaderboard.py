@@ -150,14 +150,15 @@ def _worker_init(env: dict[str, str]) -> None:
 def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1, workers: int = 1,
              trust: bool = False, progress: Callable[[str], None] | None = None,
              on_result: Callable[[Job, dict], None] | None = None,
-             executor: Executor | None = None) -> list[tuple[Job, dict]]:
+             executor: Executor | None = None, previous: Path | None = None) -> list[tuple[Job, dict]]:
     """Run ``jobs``; with ``workers > 1`` in spawned processes whose environment pins ``threads``, or on
     ``executor`` when given (e.g. :class:`kgpubench.scale.board.RayExecutor`; it is not shut down here).
 
     ``on_result`` sees each result as it arrives (to write it at once); the return value lists them in job
-    order whatever the completion order. Jobs are started biggest task first.
+    order whatever the completion order. Jobs start longest first (:func:`job_order`, from the wall times of
+    their results in ``previous``), so that the workers finish together.
     """
-    order = sorted(range(len(jobs)), key=lambda i: (-_COST.get(jobs[i].task, 1) * _COST.get(jobs[i].name, 1), i))
+    order = job_order(jobs, [previous_wall_time(previous, job) for job in jobs] if previous else None)
     out: dict[int, dict] = {}
     if workers <= 1 and executor is None:
         for i in order:
@@ -189,9 +190,24 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
     return [(jobs[i], out[i]) for i in range(len(jobs))]
 
 
-# Rough relative costs: start the biggest jobs first so that the workers finish together.
-_COST = {"autotune-config": 100, "lgbm_ranker": 6, "xgb_ranker": 5, "random_forest": 5, "mlp": 4, "xgb": 4,
-         "lgbm": 4, "elm": 3, "transfer": 2}
+def previous_wall_time(root: Path, job: Job) -> float | None:
+    """The wall time (s) of ``job``'s result under ``root`` when there is a readable one, else None."""
+    try:
+        value = json.loads(result_path(root, job.task, job.scheme, job.name).read_text()).get("wall_time_s")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
+def job_order(jobs: list[Job], wall_times: list[float | None] | None = None) -> list[int]:
+    """Indices of ``jobs``, longest first: jobs without a known wall time (never run) first, costliest task
+    first (its declared ``relative_cost``), then the others by their last wall time; ties in job order."""
+    known = wall_times or [None] * len(jobs)
+
+    def key(i: int) -> tuple:
+        t = known[i]
+        return (0, -get_task(jobs[i].task).relative_cost, i) if t is None else (1, -t, i)
+    return sorted(range(len(jobs)), key=key)
 
 
 # ----- writing ------------------------------------------------------------------------------------------------
@@ -236,7 +252,7 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         written.append(path)
 
     run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, trust=trust, progress=progress, on_result=write,
-             executor=executor)
+             executor=executor, previous=out_dir)
     if only is None and tasks is None and models is None:
         prune(out_dir, jobs)
     if render:
@@ -395,7 +411,7 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
     for seed in sorted(seeds):
         idx = [i for i, (_, r) in enumerate(committed) if (r.seed or 0) == seed]
         ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, trust=trust,
-                       progress=progress, executor=executor)
+                       progress=progress, executor=executor, previous=where)
         fresh_all += [(i, result) for i, (_, result) in zip(idx, ran)]
     for i, fresh in sorted(fresh_all, key=lambda t: t[0]):
         path, res = committed[i]

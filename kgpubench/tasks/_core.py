@@ -72,6 +72,9 @@ class Task:
     oracle : str, optional
         The measurement oracle (a name in :data:`kgpubench.tasks.scoring.ORACLES`) a measuring strategy may
         query on the test problems (seed 001's Profiling, Exhausting); None: models only learn.
+    relative_cost : float
+        Rough cost of one fold of this task against the others (rows times search-space work); a scheduling
+        hint only: ``leaderboard run`` starts the costliest jobs first so that its workers finish together.
     """
 
     name: str
@@ -94,6 +97,7 @@ class Task:
     scorer: str = "choice"
     record_problems: bool = False
     oracle: str | None = None
+    relative_cost: float = 1.0
 
     def __post_init__(self) -> None:
         if self.kind not in ("regression", "recommendation"):
@@ -102,6 +106,8 @@ class Task:
             raise ValueError(f"task {self.name!r}: a recommendation task needs problem_columns")
         if not self.metrics or not self.schemes or not self.features:
             raise ValueError(f"task {self.name!r}: features, metrics and schemes must be non-empty")
+        if not self.relative_cost > 0:
+            raise ValueError(f"task {self.name!r}: relative_cost {self.relative_cost!r} must be positive")
         if not set(self.seed_metrics) <= set(self.metrics):
             raise ValueError(f"task {self.name!r}: seed_metrics {self.seed_metrics} must be among its metrics")
 
