@@ -70,8 +70,9 @@ def run_repeat(backend: Any, shards: Path, out: Path, *, count: int = 50, seed: 
     from kgpubench.measure.output import ShardWriter
     from kgpubench.measure.runner import CollectOptions, collect_suite
     from kgpubench.measure.suites import load_suite
+    from kgpubench.shards import is_shard_folder
 
-    folders = {p.name: p for p in sorted(Path(shards).iterdir()) if p.is_dir() and any(p.glob("*.parquet"))}
+    folders = {p.name: p for p in sorted(Path(shards).iterdir()) if is_shard_folder(p)}
     if suites is None:
         suites = {name: load_suite(name) for name in folders}
     rows = {name: ok_rows(folders[name]) for name in suites if name in folders}

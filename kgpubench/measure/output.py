@@ -6,8 +6,9 @@ Layout of a shard folder ``OUT/``::
     OUT/j00000201.arrows    the journal: an Arrow IPC stream, one record batch per finished row, flushed to
                             the operating system (and, with ``durable``, to the disk) before ``append`` returns
 
-``kgpubench validate`` / ``merge`` read the parquet parts (all ``*.parquet`` in name order). A crash loses at
-most the row in flight: the rows in a journal are folded into a parquet part the next time the folder is
+``kgpubench validate`` / ``merge`` read the parquet parts (all ``*.parquet`` in name order) and the complete rows
+of a journal (:func:`kgpubench.shards.read_shard`), so a killed collection's rows are never invisible. A crash
+loses at most the row in flight: the rows in a journal are folded into a parquet part the next time the folder is
 opened (a torn last record, the row being written when the process died, is dropped). If a crash strikes
 between writing a part and deleting the journal it came from, a row may sit in two files:
 :meth:`ShardWriter.open` keeps the first copy of each ``row_id`` and the next compaction removes the
@@ -37,19 +38,10 @@ _JOURNAL = re.compile(r"^j(\d{8})\.arrows$")
 
 def read_journal(path: Path) -> list[dict[str, Any]]:
     """The complete rows of a journal; a torn last record (a crash while writing it) is left out."""
-    rows: list[dict[str, Any]] = []
-    try:
-        with pa.OSFile(str(path), "rb") as fh:
-            reader = pa.ipc.open_stream(fh)
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    break
-                rows.extend(batch.to_pylist())
-    except (pa.ArrowException, OSError, EOFError):
-        pass  # the stream ends in a partial message (or its header never made it): keep what came before
-    return rows
+    from kgpubench.shards import read_journal as read_table
+
+    table = read_table(path)
+    return table.to_pylist() if table is not None else []
 
 
 class ShardWriter:
