@@ -344,10 +344,9 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     """
     suite = as_suite(suite)
     table = get_table(suite.table)
-    own_features = features is not None
+    compute_features = features is None and bool(_FEATURE_NAMES & set(table.column_names))  # in the compile workers
     if features is None:
         features = _default_features(backend, table)
-        own_features = not _FEATURE_NAMES & set(table.column_names)
     dev = backend.device()
     gpu = gpu_columns(dev)
     cases = _select_cases(suite, options, dev)
@@ -358,7 +357,7 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     start = clock()
     keyed = _keyed_cases(cases, table, gpu)
     wanted = [(c, b, rid) for c, b, rid in keyed if options.row_ids is None or rid in options.row_ids]
-    features = _precompile(backend, [c for c, _b, rid in wanted if not writer.has(rid)], features, own_features)
+    features = _precompile(backend, [c for c, _b, rid in wanted if not writer.has(rid)], features, compute_features)
     idle_w = _idle_power(backend, cases)
     try:
         for i, (case, base, rid) in enumerate(wanted):
@@ -425,12 +424,12 @@ def _keyed_cases(cases: Sequence[Case], table: Table, gpu: dict[str, Any]) -> li
     return out
 
 
-def _precompile(backend: Backend, todo: Sequence[Case], features: Callable, own_features: bool) -> Callable:
-    """Compile the cases still to measure ahead of time (and their features, unless the caller gave a features
-    function) when the backend can; the returned function looks the features up."""
+def _precompile(backend: Backend, todo: Sequence[Case], features: Callable, compute: bool) -> Callable:
+    """Compile the cases still to measure ahead of time (and, with ``compute``, their features) when the backend
+    can; the returned function looks the features up."""
     from kgpubench.measure.features_link import with_precompiled
 
-    return with_precompiled(backend, todo, features, compute=not own_features)
+    return with_precompiled(backend, todo, features, compute=compute)
 
 
 def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any, features: Callable,
