@@ -80,7 +80,8 @@ def is_bundle(path: Path | str) -> bool:
 
 
 # ----- writing ---------------------------------------------------------------------------------------------
-def machine_report(dev: DeviceInfo | None = None, *, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def machine_report(dev: DeviceInfo | None = None, *, extra: Mapping[str, Any] | None = None,
+                   devices: Sequence[DeviceInfo] = ()) -> dict[str, Any]:
     """The machine report: GPU and its figures, software versions, kgpubench version and commit.
 
     Parameters
@@ -89,6 +90,9 @@ def machine_report(dev: DeviceInfo | None = None, *, extra: Mapping[str, Any] | 
         The measured device (``backend.device()``); without it the report has no ``gpu``/``device`` part.
     extra : mapping, optional
         More entries (e.g. NVML clocks read at the end of the run).
+    devices : sequence of DeviceInfo
+        Every device that measured, when several did (``collect --ray``): listed under ``devices_all`` (GPU
+        figures, UUID hash, driver and CUDA), so that a bundle of mixed GPUs names each; ``dev`` is the first.
     """
     from kgpubench.buildinfo import package_version, project_commit
     from kgpubench.hardware import catalogue_version
@@ -106,6 +110,11 @@ def machine_report(dev: DeviceInfo | None = None, *, extra: Mapping[str, Any] | 
         report["device"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(dev).items()}
         report["software"] = {"driver": dev.driver_version, "cuda": dev.cuda_version, "cupy": dev.cupy_version,
                               "toolchain": dev.toolchain_version}
+    if len(devices) > 1:
+        from kgpubench.hardware import measured_gpu_columns
+
+        report["devices_all"] = [{**measured_gpu_columns(d), "gpu_uuid_hash": d.uuid_hash,
+                                  "driver": d.driver_version, "cuda": d.cuda_version} for d in devices]
     report.update(extra or {})
     return report
 
@@ -208,8 +217,9 @@ def bundle_name(machine: Mapping[str, Any], now: _dt.datetime | None = None) -> 
 
 def bundle_after_collect(out: Path, shard_dirs: Sequence[Path], dev: DeviceInfo | None,
                          collect_summary: Mapping[str, Any] | None = None,
-                         now: _dt.datetime | None = None) -> Path:
-    """The bundle ``kgpubench collect`` writes into ``out`` from the shard folders it filled.
+                         now: _dt.datetime | None = None, devices: Sequence[DeviceInfo] = ()) -> Path:
+    """The bundle ``kgpubench collect`` writes into ``out`` from the shard folders it filled (``devices``: every
+    device that measured, see :func:`machine_report`).
 
     Raises
     ------
@@ -217,14 +227,15 @@ def bundle_after_collect(out: Path, shard_dirs: Sequence[Path], dev: DeviceInfo 
         As :func:`write_bundle`; the shard folders stay as they are.
     """
     now = now or _dt.datetime.now(_dt.timezone.utc)
-    machine = machine_report(dev)
+    machine = machine_report(dev, devices=devices)
     shards = [d for d in map(Path, shard_dirs) if d.is_dir() and any(d.glob("*.parquet"))]
     return write_bundle(shards, Path(out) / bundle_name(machine, now), machine=machine,
                         collect_summary=collect_summary, now=now)
 
 
 def finish_collect(out: Path, shard_dirs: Sequence[Path], dev: DeviceInfo | None,
-                   collect_summary: Mapping[str, Any] | None = None) -> Path | None:
+                   collect_summary: Mapping[str, Any] | None = None, devices: Sequence[DeviceInfo] = ()
+                   ) -> Path | None:
     """The end of ``kgpubench collect``: write the bundle and say on stderr where it is (or, in one line, why
     none was written; the shard folders stay either way)."""
     from rich.console import Console
@@ -232,7 +243,7 @@ def finish_collect(out: Path, shard_dirs: Sequence[Path], dev: DeviceInfo | None
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
-        path = bundle_after_collect(out, shard_dirs, dev, collect_summary)
+        path = bundle_after_collect(out, shard_dirs, dev, collect_summary, devices=devices)
     except KgpubenchError as exc:
         line = str(exc).splitlines()[0].removeprefix("no bundle written: ")
         console.print(f"[yellow]no bundle written:[/] {escape(line)}")

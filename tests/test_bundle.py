@@ -66,6 +66,25 @@ def test_bundle_contents(bundle):
     assert "NVIDIA" not in b.note() and "kgpubench " + package_version() in b.note()
 
 
+def test_a_bundle_of_several_gpus_names_each(collected, tmp_path):
+    """collect --ray on mixed GPUs: the machine report lists every device that measured, not only the first."""
+    from dataclasses import replace
+
+    h100 = replace(FAKE_DEVICE, name="Fake H100 (CPU test double)", uuid_hash="h100h100h100h100")
+    a100 = replace(FAKE_DEVICE, name="Fake A100 (CPU test double)", compute_capability="8.0",
+                   uuid_hash="a100a100a100a100", driver_version="fake-2")
+    path = bundle_after_collect(tmp_path, [collected / "regular"], h100, {}, now=NOW, devices=[h100, h100, a100])
+    machine = read_bundle(path).machine
+    assert machine["gpu"]["gpu_name"] == "Fake H100 (CPU test double)"  # the first device, as before
+    assert [(d["gpu_name"], d["gpu_uuid_hash"], d["driver"]) for d in machine["devices_all"]] == [
+        ("Fake H100 (CPU test double)", "h100h100h100h100", "fake"),
+        ("Fake H100 (CPU test double)", "h100h100h100h100", "fake"),
+        ("Fake A100 (CPU test double)", "a100a100a100a100", "fake-2")]
+    assert machine["devices_all"][2]["gpu_compute_capability"] == "8.0"
+    one = bundle_after_collect(tmp_path / "one", [collected / "regular"], h100, {}, now=NOW, devices=[h100])
+    assert "devices_all" not in read_bundle(one).machine  # one device: the report's gpu part says it all
+
+
 def test_bundle_merges_once(bundle, tmp_path):
     runner = CliRunner()
     store = tmp_path / "store"

@@ -55,7 +55,7 @@ def collect(address: str | None, suites: Sequence[Any], selected: dict[str, Any]
     from kgpubench.bundle import finish_collect
 
     finish_collect(out, [Path(out) / j.name for j in jobs], report.devices[0] if report.devices else None,
-                   report.summaries)
+                   report.summaries, devices=report.devices)
     if report.unfinished:
         for line in report.unfinished:
             console.print(f"[yellow]unfinished:[/] {escape(line)}")

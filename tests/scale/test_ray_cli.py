@@ -43,3 +43,31 @@ def test_missing_ray_is_one_line_naming_the_extra(monkeypatch):
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
     assert resolve_address("") == "10.0.0.1:6379" and resolve_address("local") is None
     assert resolve_address(" auto ") == "auto"
+
+
+def test_collect_on_ray_hands_every_device_to_the_bundle(tmp_path, monkeypatch):
+    """The Ray branch's bundle names every GPU that measured (the report's first device stays the main one)."""
+    import contextlib
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    import kgpubench.bundle as bundle_mod
+    import kgpubench.scale.collect as collect_mod
+    import kgpubench.scale.session as session_mod
+    from kgpubench.measure.fake import FAKE_DEVICE
+    from kgpubench.scale import cli as ray_cli
+
+    h100 = replace(FAKE_DEVICE, name="Fake H100 (CPU test double)")
+    a100 = replace(FAKE_DEVICE, name="Fake A100 (CPU test double)")
+    summary = {"written": 3, "skipped": 0, "statuses": {"ok": 3}, "stopped_early": False, "out": str(tmp_path)}
+    report = collect_mod.RayCollectReport(summaries={"regular": summary}, devices=[h100, a100, h100])
+    monkeypatch.setattr(collect_mod, "collect_on_ray", lambda jobs, out, **kw: report)
+    monkeypatch.setattr(session_mod, "ray_session", lambda *a, **kw: contextlib.nullcontext())
+    seen = {}
+    monkeypatch.setattr(bundle_mod, "finish_collect",
+                        lambda out, dirs, dev, summaries, devices=(): seen.update(dev=dev, devices=list(devices)))
+    suites = [SimpleNamespace(name="regular", table="kernels")]
+    out = ray_cli.collect(None, suites, {"regular": None}, quick=True, out=tmp_path, max_minutes=None,
+                          lock_mode="none", l2=None)
+    assert out == {"regular": summary}
+    assert seen == {"dev": h100, "devices": [h100, a100, h100]}
