@@ -182,10 +182,7 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = D
         out.update(timing.columns(l2_policy))
         out["_measured_ms"] = timing.gpu_ms
         if before is not None and after is not None:
-            out.update(before.columns("before"))
-            out.update(after.columns("after"))
-            seen = timing.reasons_seen | before.throttle_reasons | after.throttle_reasons
-            out["throttled"] = bool(seen & THROTTLE_MASK)
+            out.update(_conditions(before, after, timing.reasons_seen))
         return out
     except Exception as exc:
         failure = backend.classify(exc)
@@ -215,12 +212,15 @@ def measure_by_suite(case: Case, suite: SuiteBase, backend: Backend, how: CaseSe
             raise
         return _failure(failure)
     if before is not None and out.get("status") == "ok":  # conditions describe a measurement, as in measure_case
-        after = nvml.state()
-        out.update(before.columns("before"))
-        out.update(after.columns("after"))
-        seen = int(out.get("_reasons_seen", 0)) | before.throttle_reasons | after.throttle_reasons
-        out["throttled"] = bool(seen & THROTTLE_MASK)
+        out.update(_conditions(before, nvml.state(), int(out.get("_reasons_seen", 0))))
     return out
+
+
+def _conditions(before: Any, after: Any, reasons_seen: int) -> dict[str, Any]:
+    """The condition columns around a measurement (NVML states before and after) and ``throttled``: a power or
+    thermal reason before, after, or among ``reasons_seen`` while timing."""
+    seen = reasons_seen | before.throttle_reasons | after.throttle_reasons
+    return {**before.columns("before"), **after.columns("after"), "throttled": bool(seen & THROTTLE_MASK)}
 
 
 def time_unit(backend: Backend, unit: Any, *, l2_policy: str = "warm", rule: StopRule = DEFAULT_RULE,
@@ -344,9 +344,10 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     """
     suite = as_suite(suite)
     table = get_table(suite.table)
-    compute_features = features is None and bool(_FEATURE_NAMES & set(table.column_names))  # in the compile workers
+    has_features = bool(_FEATURE_NAMES & set(table.column_names))
+    compute_features = features is None and has_features  # in the compile workers, with the compilation
     if features is None:
-        features = _default_features(backend, table)
+        features = _default_features(backend) if has_features else (lambda case, dev: {})
     dev = backend.device()
     gpu = gpu_columns(dev)
     cases = _select_cases(suite, options, dev)
@@ -395,10 +396,8 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
 _FEATURE_NAMES = frozenset(c.name for c in static_feature_columns())
 
 
-def _default_features(backend: Backend, table: Table) -> Callable[[Case, Any], dict[str, Any]]:
-    """The static features of a case (nvcc, or the backend's PTX), or none when ``table`` has no such column."""
-    if not _FEATURE_NAMES & set(table.column_names):
-        return lambda case, dev: {}
+def _default_features(backend: Backend) -> Callable[[Case, Any], dict[str, Any]]:
+    """The static features of a case, one at a time (nvcc, or the backend's PTX)."""
     from kgpubench.measure.features_link import static_features
 
     ptx_source = getattr(backend, "ptx", None)

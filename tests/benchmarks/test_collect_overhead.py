@@ -111,12 +111,6 @@ def test_measure_suite_walls_exclude_the_precompile(tmp_path):
     assert p.setup_s == 0.0 and p.total_s == pytest.approx(9 * flat[0])
 
 
-def _with_smem(f):
-    def impl(grid, block, args, shared_mem=0):
-        f(grid, block, args)
-    return impl
-
-
 def test_npb_sample_runs_through_the_harness_one_problem_per_benchmark_and_class(tmp_path):
     """The NPB sample is taken like every suite's: problems are (benchmark, class), each set up once."""
     import importlib
@@ -128,11 +122,12 @@ def test_npb_sample_runs_through_the_harness_one_problem_per_benchmark_and_class
     sys.path.insert(0, str(ROOT / "tests" / "collectors" / "npb"))
     try:
         from emulated import Emulator
+        from test_npb_collect import _adapt
     finally:
         sys.path.pop(0)
     emu = Emulator(importlib.import_module(npb.__name__ + ".ref_mg"),
                    importlib.import_module(npb.__name__ + ".randlc")).kernels()
-    backend = _Precompiling(implementations={k: _with_smem(f) for k, f in emu.items()}, time_ms=0.5)
+    backend = _Precompiling(implementations={k: _adapt(f) for k, f in emu.items()}, time_ms=0.5)
     driver = importlib.import_module(npb.__name__ + ".driver")
     suite = npb.NpbSuite(("S",), benchmarks=["CG", "MG"], tpbs=[32, 256, 1024],
                          rule=driver.SweepRule(warmup=0, min_runs=1, min_total_ms=0))
