@@ -150,15 +150,16 @@ def _worker_init(env: dict[str, str]) -> None:
 def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1, workers: int = 1,
              trust: bool = False, progress: Callable[[str], None] | None = None,
              on_result: Callable[[Job, dict], None] | None = None,
-             executor: Executor | None = None, previous: Path | None = None) -> list[tuple[Job, dict]]:
+             executor: Executor | None = None, wall_times: list[float | None] | None = None
+             ) -> list[tuple[Job, dict]]:
     """Run ``jobs``; with ``workers > 1`` in spawned processes whose environment pins ``threads``, or on
     ``executor`` when given (e.g. :class:`kgpubench.scale.board.RayExecutor`; it is not shut down here).
 
     ``on_result`` sees each result as it arrives (to write it at once); the return value lists them in job
-    order whatever the completion order. Jobs start longest first (:func:`job_order`, from the wall times of
-    their results in ``previous``), so that the workers finish together.
+    order whatever the completion order. Jobs start longest first (:func:`job_order`, from ``wall_times``: each
+    job's last wall time, None when unknown), so that the workers finish together.
     """
-    order = job_order(jobs, [previous_wall_time(previous, job) for job in jobs] if previous else None)
+    order = job_order(jobs, wall_times)
     out: dict[int, dict] = {}
     if workers <= 1 and executor is None:
         for i in order:
@@ -196,6 +197,11 @@ def previous_wall_time(root: Path, job: Job) -> float | None:
         value = json.loads(result_path(root, job.task, job.scheme, job.name).read_text()).get("wall_time_s")
     except (OSError, ValueError, AttributeError):
         return None
+    return wall_time_of(value)
+
+
+def wall_time_of(value: object) -> float | None:
+    """``value`` as a wall time in seconds (a non-negative number), else None."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
 
 
@@ -252,7 +258,7 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         written.append(path)
 
     run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, trust=trust, progress=progress, on_result=write,
-             executor=executor, previous=out_dir)
+             executor=executor, wall_times=[previous_wall_time(out_dir, job) for job in jobs])
     if only is None and tasks is None and models is None:
         prune(out_dir, jobs)
     if render:
@@ -411,7 +417,8 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
     for seed in sorted(seeds):
         idx = [i for i, (_, r) in enumerate(committed) if (r.seed or 0) == seed]
         ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, trust=trust,
-                       progress=progress, executor=executor, previous=where)
+                       progress=progress, executor=executor,
+                       wall_times=[wall_time_of(committed[i][1].wall_time_s) for i in idx])
         fresh_all += [(i, result) for i, (_, result) in zip(idx, ran)]
     for i, fresh in sorted(fresh_all, key=lambda t: t[0]):
         path, res = committed[i]

@@ -42,6 +42,9 @@ def test_previous_wall_time_refuses_what_is_not_a_time(tmp_path):
     for bad in (True, -1.0, "12", None):
         _write(tmp_path, job, bad)
         assert lb.previous_wall_time(tmp_path, job) is None, bad
+    from kgpubench.result import ABSENT
+
+    assert lb.wall_time_of(ABSENT) is None and lb.wall_time_of(0) == 0.0  # verify reads committed results' field
     lb.result_path(tmp_path, job.task, job.scheme, job.name).write_text("[1, 2]")  # not an object
     assert lb.previous_wall_time(tmp_path, job) is None
 
@@ -52,6 +55,6 @@ def test_run_jobs_starts_in_that_order_and_returns_job_order(tmp_path, monkeypat
         _write(tmp_path, job, wall)
     started = []
     monkeypatch.setattr(lb, "run_job", lambda job, *a: started.append(job) or {"status": "ok", "name": job.name})
-    out = lb.run_jobs(jobs, previous=tmp_path)
+    out = lb.run_jobs(jobs, wall_times=[lb.previous_wall_time(tmp_path, j) for j in jobs])
     assert started == [jobs[1], jobs[2], jobs[3], jobs[0]]
     assert [job for job, _ in out] == jobs
