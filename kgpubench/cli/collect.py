@@ -167,7 +167,6 @@ def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | N
             def progress(done: int, total: int, label: str) -> None:
                 bar.update(task, completed=done, total=total, description=label[:60])
 
-            # A suite whose flow is not per case (npb: whole application runs) drives itself.
             summary = run_suite(s, backend, writer, options, progress=progress)
     finally:
         writer.close()

@@ -20,9 +20,11 @@ What the harness does with a case, in order
    ``compile_error`` row. A block larger than the compiled kernel allows (registers) is ``infeasible``.
 3. ``suite.prepare(case, kernel, xp, rng)``: fresh random inputs on the device.
 4. ``poison()``, ``launch()``, ``verify()``: a mismatch is a ``verification_failed`` row with no time.
-5. Warm-up launches, then timed launches (CUDA events around each ``launch()``) until both a minimum count and
-   a minimum total time are reached; each time is divided by ``case.time_divisor``.
-6. If ``case.power``: an NVML power window of at least 500 ms (``launch()`` looped).
+5. Measurement protocol 2 (:mod:`kgpubench.measure.timing`): samples of ``launch()`` replayed as a CUDA graph
+   or batched behind a blocking kernel, without the host's launch cost, until the noise target or a cap; each
+   time is divided by ``case.time_divisor``.
+6. If ``case.power``: an NVML power window of at least
+   :data:`~kgpubench.measure.power.MIN_WINDOW_MS` (1 s), whose samples are the timing samples.
 7. ``release()``; the row gets the launch columns, static features, GPU and provenance columns and is
    appended to the shard at once.
 Exceptions classified as launch errors (by CUDA error code) give ``launch_error`` rows.

@@ -169,7 +169,7 @@ class GpuCollector:
             with ClockLock(self.backend.nvml(), lock_mode) as lock:
                 options = replace(job.options, clocks_locked=lock.locked)
                 try:
-                    summary = run_suite(suite, self.backend, writer, options)  # the suite's declared flow
+                    summary = run_suite(suite, self.backend, writer, options)  # the harness, as in a serial collect
                     out.update(stopped_early=summary.stopped_early, measured_ms=summary.measured_ms,
                                run_id=summary.run_id)
                 except ContextLostError as exc:
