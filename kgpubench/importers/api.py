@@ -135,13 +135,32 @@ def import_to_shard(paths: Sequence[Path | str], out: Path | str, *, force: bool
     kgpubench.errors.OutputExistsError
         When ``out`` exists and ``force`` is false.
     """
-    from kgpubench.shards import check_output, write_shard
-    from kgpubench.validation import refusal, validate_table
+    from kgpubench.shards import check_output
 
     check_output(Path(out), force=force)
     table = import_table(paths, **options)
     where = str(paths[0]) if len(paths) == 1 else f"import of {len(paths)} files (rows in input order)"
-    violations = validate_table(table, "autotune", file=where)
+    return write_import_shard(table, "autotune", out, where=where, force=force), table
+
+
+def write_import_shard(table: pa.Table, config: str, out: Path | str, *, where: str, force: bool = False) -> Path:
+    """Validate imported rows of ``config`` and write them as one shard at ``out``, atomically.
+
+    The shared last step of every importer: nothing is written when a row breaks the schema, and an existing
+    ``out`` is refused unless ``force``. ``where`` names the input in violation messages.
+
+    Raises
+    ------
+    kgpubench.errors.SchemaValidationError
+        When a row breaks the schema (every violation attached); nothing is written.
+    kgpubench.errors.OutputExistsError
+        When ``out`` exists and ``force`` is false.
+    """
+    from kgpubench.shards import check_output, write_shard
+    from kgpubench.validation import refusal, validate_table
+
+    check_output(Path(out), force=force)
+    violations = validate_table(table, config, file=where)
     if violations:
         raise refusal(violations, "no shard was written", "Fix the input file(s) or the import options.")
-    return write_shard(table, Path(out), "autotune", overwrite=force), table
+    return write_shard(table, Path(out), config, overwrite=force)

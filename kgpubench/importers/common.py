@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import gzip
 import hashlib
@@ -34,6 +35,14 @@ class Provenance:
     commit: str | None = None
     doi: str | None = None
     undated: _dt.datetime | None = None
+    # The citation the card and the board give for the source (from its CITATION.cff), and the attribution
+    # its licence asks for. ``url``: the upstream repository.
+    title: str | None = None
+    authors: str | None = None
+    venue: str | None = None
+    year: int | None = None
+    url: str | None = None
+    attribution: str | None = None
 
     @property
     def source(self) -> str:
@@ -51,6 +60,12 @@ BENCHMARK_HUB = Provenance(
     # It dates the files without timestamps (kernel_tuner/*_RTX_2080_Ti, *_RTX_3060_laptop), which were in
     # fact measured earlier: treat it as "published by", not "measured at".
     undated=_dt.datetime(2025, 5, 19, 3, 4, 8, 555481, tzinfo=UTC),
+    title="FAIR Benchmark Hub for Auto-Tuning",
+    authors="Floris-Jan Willemsen, Rob V. van Nieuwpoort, Ben van Werkhoven",
+    venue="Zenodo (data set)",
+    year=2025,
+    url="https://github.com/AutoTuningAssociation/benchmark_hub",
+    attribution="Copyright (c) 2025 AutoTuningAssociation; MIT licence.",
 )
 KNOWN_SOURCES: dict[str, Provenance] = {BENCHMARK_HUB.name: BENCHMARK_HUB}
 
@@ -77,8 +92,8 @@ def provenance_for(source: str = "benchmark_hub", *, license: str | None = None,
     name = source_name(source)
     base = KNOWN_SOURCES.get(name, Provenance(name=name))
     undated = parse_timestamp(collected_at, "--collected-at") if collected_at is not None else base.undated
-    prov = Provenance(name=name, license=license or base.license, commit=commit or base.commit,
-                      doi=doi or base.doi, undated=undated)
+    prov = dataclasses.replace(base, name=name, license=license or base.license, commit=commit or base.commit,
+                               doi=doi or base.doi, undated=undated)
     if not prov.license:
         raise ImportFormatError(
             f"source {name!r} is not one kgpubench knows ({', '.join(sorted(KNOWN_SOURCES))}), so its licence is "

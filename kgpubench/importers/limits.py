@@ -1,0 +1,130 @@
+"""Reading an upstream file with a ceiling on its (decompressed) size: bombs are refused cheaply.
+
+Every importer reads its files through :func:`read_capped` (bytes) or :func:`open_capped_text` (a text stream
+for CSV readers). A gzip member is recognised by its magic bytes, not its name, and is decompressed in chunks;
+the read stops, with one line naming the file, as soon as the output passes the ceiling, so a 2 MB file that
+expands to 2 GiB costs about one ceiling's worth of work, never the whole expansion.
+
+The ceiling is :data:`DEFAULT_MAX_BYTES` (1 GiB per file, decompressed: the largest staged upstream file,
+benchmark_hub's biggest cache, is under 100 MB), or the ``KGPUBENCH_IMPORT_MAX_BYTES`` environment variable
+(a byte count) for a user who really has a larger file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zlib
+from pathlib import Path
+
+from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+
+DEFAULT_MAX_BYTES = 1 << 30
+ENV_VAR = "KGPUBENCH_IMPORT_MAX_BYTES"
+_CHUNK = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def max_bytes() -> int:
+    """The ceiling in force: ``KGPUBENCH_IMPORT_MAX_BYTES`` when set to a positive integer, else the default."""
+    raw = os.environ.get(ENV_VAR)
+    if raw is None or raw.strip() == "":
+        return DEFAULT_MAX_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ImportFormatError(f"{ENV_VAR}={raw!r}: expected a positive byte count (e.g. {ENV_VAR}=2147483648).")
+    return value
+
+
+def _too_big(path: Path, limit: int, what: str) -> ImportFormatError:
+    return ImportFormatError(
+        f"{path}: {what} is larger than the import ceiling of {limit:,} bytes; a real upstream file is far "
+        f"smaller. If this file is genuine, raise the ceiling with {ENV_VAR}=BYTES.")
+
+
+def read_capped(path: Path | str, *, limit: int | None = None) -> bytes:
+    """The bytes of ``path``, gunzipped when it starts with the gzip magic, never more than ``limit``.
+
+    Raises
+    ------
+    DataFileNotFoundError
+        The path is not a readable file.
+    ImportFormatError
+        The file (or its decompressed content) passes the ceiling, or it starts like gzip but is truncated or
+        corrupt.
+    """
+    path = Path(path)
+    cap = max_bytes() if limit is None else limit
+    if not path.is_file():
+        raise DataFileNotFoundError(f"{path}: no such file; check the path.")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(2)
+            if head != GZIP_MAGIC:
+                rest = fh.read(cap + 1 - len(head))
+                data = head + rest
+                if len(data) > cap:
+                    raise _too_big(path, cap, "the file")
+                return data
+            fh.seek(0)
+            return _gunzip_capped(fh, path, cap)
+    except OSError as exc:
+        raise DataFileNotFoundError(f"{path}: cannot read the file ({exc.strerror or exc}); check its "
+                                    "permissions.") from None
+
+
+def _gunzip_capped(fh, path: Path, cap: int) -> bytes:
+    """Decompress every gzip member of ``fh`` in chunks, stopping past ``cap`` bytes of output."""
+    out = bytearray()
+    pending = b""
+    while True:
+        d = zlib.decompressobj(wbits=31)
+        member_started = False
+        while True:
+            chunk = pending or fh.read(_CHUNK)
+            pending = b""
+            if not chunk:
+                if member_started and not d.eof:
+                    raise ImportFormatError(f"{path}: the gzip stream is truncated (it ends before its last "
+                                            "member does); fetch the file again.")
+                return bytes(out)
+            member_started = True
+            try:
+                piece = d.decompress(chunk, max(cap + 1 - len(out), 1))
+                out += piece
+                while d.unconsumed_tail and len(out) <= cap:
+                    out += d.decompress(d.unconsumed_tail, max(cap + 1 - len(out), 1))
+            except zlib.error as exc:
+                raise ImportFormatError(f"{path}: starts like gzip but does not decompress ({exc}); fetch the file "
+                                        "again.") from None
+            if len(out) > cap:
+                raise _too_big(path, cap, "the decompressed content")
+            if d.eof:
+                pending = d.unused_data
+                if not pending:
+                    pending = fh.read(_CHUNK)
+                    if not pending:
+                        return bytes(out)
+                if pending[:2] != GZIP_MAGIC:  # trailing garbage after the last member
+                    raise ImportFormatError(f"{path}: bytes after the end of the gzip stream; fetch the file "
+                                            "again.")
+                break
+
+
+def open_capped_text(path: Path | str, *, limit: int | None = None, encoding: str = "utf-8") -> io.StringIO:
+    """The decoded text of ``path`` (see :func:`read_capped`) as a stream for CSV readers.
+
+    Raises
+    ------
+    ImportFormatError
+        As :func:`read_capped`, or when the content is not text in ``encoding``.
+    """
+    data = read_capped(path, limit=limit)
+    try:
+        return io.StringIO(data.decode(encoding))
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"{path}: byte {exc.start} is not {encoding} text; expected the upstream CSV "
+                                "as published.") from None
