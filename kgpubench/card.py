@@ -102,6 +102,48 @@ def gpu_table(store: Store) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _source_gpu_counts(store: Store):
+    """A frame of (source, config, gpu_name, rows) over every file of the store."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    parts = []
+    for config in TABLES:
+        for entry in store.files(config):
+            t = pq.read_table(store.path / entry["path"], columns=["source", "gpu_name"]).to_pandas()
+            parts.append(t.groupby(["source", "gpu_name"]).size().rename("rows").reset_index().assign(config=config))
+    if not parts:
+        return pd.DataFrame(columns=["source", "gpu_name", "rows", "config"])
+    return pd.concat(parts, ignore_index=True).groupby(["source", "config", "gpu_name"], as_index=False)["rows"].sum()
+
+
+def sources_table(store: Store) -> str:
+    """Every source of the store's rows, with its citation and licence (kgpubench.sources), then its rows per
+    config and per GPU."""
+    from kgpubench.sources import KNOWN_SOURCES, citation_line
+
+    counts = _source_gpu_counts(store)
+    if counts.empty:
+        return "No rows yet.\n"
+    lines = ["| source | citation | licence | attribution | rows per config |", "|---|---|---|---|---|"]
+    for source, g in counts.groupby("source", sort=True):
+        per_config = ", ".join(f"{c} {int(n)}" for c, n in g.groupby("config")["rows"].sum().sort_index().items())
+        name = source.removeprefix("imported:")
+        prov = KNOWN_SOURCES.get(name) if source.startswith("imported:") else None
+        if source == "measured":
+            cite, licence, attribution = "measured by `kgpubench collect` (this data set)", "CC-BY-4.0", "kgpubench"
+        elif prov is None:
+            cite, licence, attribution = "not a source kgpubench knows: see `source_license` of its rows", "-", "-"
+        else:
+            cite, licence, attribution = citation_line(prov), prov.license or "-", prov.attribution or "-"
+        lines.append(f"| `{source}` | {cite} | {licence} | {attribution} | {per_config} |")
+    lines += ["", "Rows per GPU per source:", "", "| source | GPU | rows per config |", "|---|---|---|"]
+    for (source, gpu), g in counts.groupby(["source", "gpu_name"], sort=True):
+        per_config = ", ".join(f"{c} {int(n)}" for c, n in g.groupby("config")["rows"].sum().sort_index().items())
+        lines.append(f"| `{source}` | {gpu} | {per_config} |")
+    return "\n".join(lines) + "\n"
+
+
 def changelog(store: Store) -> str:
     """Dataset versions (from the manifest) and schema versions (from the declarations)."""
     lines = ["Dataset versions:", ""]
@@ -117,7 +159,8 @@ def changelog(store: Store) -> str:
 
 
 def generated_blocks(store: Store) -> dict[str, str]:
-    blocks = {"summary": summary_table(store), "gpus": gpu_table(store), "changelog": changelog(store)}
+    blocks = {"summary": summary_table(store), "gpus": gpu_table(store), "sources": sources_table(store),
+              "changelog": changelog(store)}
     for name, decl in TABLES.items():
         blocks[f"fields:{name}"] = field_table(decl)
     return blocks

@@ -109,7 +109,8 @@ def test_the_three_old_loops_point_one_way(low, high):
 
 # docs/DEVELOPING.md's architecture table: a module imports its own layer and the layers before it, never later.
 LAYERS = (
-    ("foundations", ("errors", "resources", "schema", "identity", "locking", "shards", "hardware", "buildinfo")),
+    ("foundations", ("errors", "resources", "schema", "identity", "locking", "shards", "hardware", "buildinfo",
+                     "sources")),
     ("rows", ("validation", "card", "croissant")),
     ("suites", ("measure", "features", "importers.api", "importers.common", "importers.kernel_tuner", "importers.t4",
                 "testing")),

@@ -18,56 +18,11 @@ import numpy as np
 
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.schema.common import SOURCE_PATTERN
+from kgpubench.sources import BENCHMARK_HUB, KNOWN_SOURCES, UTC, Provenance
 
-UTC = _dt.timezone.utc
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where imported rows come from: the ``source`` name and the upstream facts recorded on every row.
-
-    ``undated`` is the ``collected_at`` given to configurations whose file records no timestamp; it must be a
-    fixed, documented value (never the import's wall-clock time, so a re-import is byte-stable).
-    """
-
-    name: str
-    license: str | None = None
-    commit: str | None = None
-    doi: str | None = None
-    undated: _dt.datetime | None = None
-    # The citation the card and the board give for the source (from its CITATION.cff), and the attribution
-    # its licence asks for. ``url``: the upstream repository.
-    title: str | None = None
-    authors: str | None = None
-    venue: str | None = None
-    year: int | None = None
-    url: str | None = None
-    attribution: str | None = None
-
-    @property
-    def source(self) -> str:
-        return f"imported:{self.name}"
+__all__ = ["BENCHMARK_HUB", "KNOWN_SOURCES", "Provenance", "UTC"]  # re-exported: they live in kgpubench.sources
 
 
-BENCHMARK_HUB = Provenance(
-    name="benchmark_hub",
-    license="MIT",
-    commit="8eeb99e",
-    doi="10.5281/zenodo.15364124",
-    # The newest timestamp recorded in any file of upstream commit 8eeb99e
-    # (hyperparametertuning/cachefiles/hyperparamtuning_paper_bruteforce_firefly_algorithm_T4.json): the commit
-    # is no older than this, and it is the closest documented stand-in for the commit date available offline.
-    # It dates the files without timestamps (kernel_tuner/*_RTX_2080_Ti, *_RTX_3060_laptop), which were in
-    # fact measured earlier: treat it as "published by", not "measured at".
-    undated=_dt.datetime(2025, 5, 19, 3, 4, 8, 555481, tzinfo=UTC),
-    title="FAIR Benchmark Hub for Auto-Tuning",
-    authors="Floris-Jan Willemsen, Rob V. van Nieuwpoort, Ben van Werkhoven",
-    venue="Zenodo (data set)",
-    year=2025,
-    url="https://github.com/AutoTuningAssociation/benchmark_hub",
-    attribution="Copyright (c) 2025 AutoTuningAssociation; MIT licence.",
-)
-KNOWN_SOURCES: dict[str, Provenance] = {BENCHMARK_HUB.name: BENCHMARK_HUB}
 
 
 def source_name(source: str) -> str:

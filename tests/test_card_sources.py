@@ -1,0 +1,57 @@
+"""The card's sources block: every source of the rows with its citation, licence and rows per GPU."""
+
+from __future__ import annotations
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from kgpubench.card import sources_table
+from kgpubench.loading import default_data_dir
+from kgpubench.schema import TABLES
+from kgpubench.sources import BENCHMARK_HUB, KNOWN_SOURCES, citation_line
+from kgpubench.store import Store
+
+
+def _rows_by_source(store: Store) -> dict[tuple[str, str], int]:
+    out: dict[tuple[str, str], int] = {}
+    for config in TABLES:
+        for entry in store.files(config):
+            t = pq.read_table(store.path / entry["path"], columns=["source"])
+            for d in pc.value_counts(t["source"]).to_pylist():
+                out[(d["values"], config)] = out.get((d["values"], config), 0) + d["counts"]
+    return out
+
+
+def test_every_source_of_the_shipped_rows_is_cited_with_its_licence_and_row_counts():
+    store = Store(default_data_dir())
+    block = sources_table(store)
+    counts = _rows_by_source(store)
+    sources = {s for s, _ in counts}
+    for source in sources:
+        line = next(x for x in block.splitlines() if x.startswith(f"| `{source}` |"))
+        for (s, config), n in counts.items():
+            if s == source:
+                assert f"{config} {n}" in line
+        if source.startswith("imported:"):
+            prov = KNOWN_SOURCES[source.removeprefix("imported:")]  # every imported source is a known one
+            assert prov.title and prov.authors and prov.year and prov.license and prov.attribution
+            assert citation_line(prov) in line and f"| {prov.license} |" in line
+    # the benchmark hub's citation, spelt out
+    assert citation_line(BENCHMARK_HUB) == ("Floris-Jan Willemsen, Rob V. van Nieuwpoort, Ben van Werkhoven, \"FAIR "
+                                            "Benchmark Hub for Auto-Tuning\", Zenodo (data set), 2025, "
+                                            "doi:10.5281/zenodo.15364124")
+
+
+def test_rows_per_gpu_per_source_add_up_to_the_store(tmp_path):
+    store = Store(default_data_dir())
+    block = sources_table(store).split("Rows per GPU per source:")[1]
+    total = 0
+    for line in block.splitlines():
+        if line.startswith("| `"):
+            for part in line.rsplit("|", 2)[1].split(","):
+                total += int(part.split()[-1])
+    assert total == sum(store.rows(c) for c in TABLES)
+
+
+def test_an_empty_store_has_no_sources(tmp_path):
+    assert sources_table(Store(tmp_path / "empty")) == "No rows yet.\n"
