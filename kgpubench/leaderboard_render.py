@@ -110,6 +110,8 @@ def _task_notes(task: Task, results: list[dict]) -> list[str]:
              f"`{task.target}`. Columns marked (seed) are the seed study's headline metrics."]
     if task.seed_reference:
         notes.append(f"The seed study's own figures (its hardware and data, for orientation): {task.seed_reference}.")
+    if task.sources:
+        notes.append("Data from: " + "; ".join(task.source_citations()) + ".")
     sel = selection_note(task, results)
     if sel:
         notes.append(sel)

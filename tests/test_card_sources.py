@@ -55,3 +55,30 @@ def test_rows_per_gpu_per_source_add_up_to_the_store(tmp_path):
 
 def test_an_empty_store_has_no_sources(tmp_path):
     assert sources_table(Store(tmp_path / "empty")) == "No rows yet.\n"
+
+
+def test_the_committed_board_cites_the_sources_of_every_imported_task():
+    from kgpubench.resources import source_checkout
+    from kgpubench.tasks import list_tasks
+
+    root = source_checkout()
+    readme = (root / "leaderboard" / "README.md").read_text()
+    imported = [t for t in list_tasks() if t.sources]
+    assert "autotune-config" in {t.name for t in imported}
+    for task in imported:
+        page = (root / "leaderboard" / f"task-{task.name}.html").read_text()
+        for name in task.sources:
+            prov = KNOWN_SOURCES[name]
+            assert citation_line(prov) in readme
+            assert prov.title in page and str(prov.year) in page
+
+
+def test_a_task_naming_an_unknown_source_is_refused():
+    import dataclasses
+
+    import pytest
+
+    from kgpubench.tasks import get_task
+
+    with pytest.raises(ValueError, match="not in kgpubench.sources.KNOWN_SOURCES"):
+        dataclasses.replace(get_task("autotune-config"), sources=("nowhere",))

@@ -233,6 +233,8 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
              ("Seed study", seed)]
     if task.seed_reference:
         facts.append(("Seed's own figures", task.seed_reference + " (its hardware and data: for orientation only)"))
+    if task.sources:
+        facts.append(("Sources", "; ".join(task.source_citations())))
     sel = selection_note(task, everything)
     if sel:
         facts.append(("Rows used", sel.removeprefix("Data: ")))

@@ -72,6 +72,9 @@ class Task:
     oracle : str, optional
         The measurement oracle (a name in :data:`kgpubench.tasks.scoring.ORACLES`) a measuring strategy may
         query on the test problems (seed 001's Profiling, Exhausting); None: models only learn.
+    sources : tuple of str
+        The upstream sources (names in :data:`kgpubench.sources.KNOWN_SOURCES`) whose rows the task uses; the
+        board cites each with its licence. Empty for tasks on kgpubench's own measurements.
     relative_cost : float
         Rough cost of one fold of this task against the others (rows times search-space work); a scheduling
         hint only: ``leaderboard run`` starts the costliest jobs first so that its workers finish together.
@@ -98,6 +101,7 @@ class Task:
     record_problems: bool = False
     oracle: str | None = None
     relative_cost: float = 1.0
+    sources: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in ("regression", "recommendation"):
@@ -108,6 +112,11 @@ class Task:
             raise ValueError(f"task {self.name!r}: features, metrics and schemes must be non-empty")
         if not self.relative_cost > 0:
             raise ValueError(f"task {self.name!r}: relative_cost {self.relative_cost!r} must be positive")
+        from kgpubench.sources import KNOWN_SOURCES
+
+        unknown = [s for s in self.sources if s not in KNOWN_SOURCES]
+        if unknown:
+            raise ValueError(f"task {self.name!r}: sources {unknown} are not in kgpubench.sources.KNOWN_SOURCES")
         if not set(self.seed_metrics) <= set(self.metrics):
             raise ValueError(f"task {self.name!r}: seed_metrics {self.seed_metrics} must be among its metrics")
 
@@ -115,6 +124,12 @@ class Task:
     def measures(self) -> bool:
         """Whether a model may measure the test problems through the task's :attr:`oracle`."""
         return self.oracle is not None
+
+    def source_citations(self) -> list[str]:
+        """One line per source of the task's rows: its citation and licence (for the board)."""
+        from kgpubench.sources import KNOWN_SOURCES, citation_line
+
+        return [f"{citation_line(KNOWN_SOURCES[s])} ({KNOWN_SOURCES[s].license})" for s in self.sources]
 
     @property
     def primary_metric(self) -> str:
