@@ -115,7 +115,8 @@ LAYERS = (
     ("suites", ("measure", "features", "importers.api", "importers.common", "importers.kernel_tuner", "importers.t4",
                 "testing")),
     ("store", ("store", "checks", "bundle", "hub")),
-    ("tasks", ("tasks", "splits", "metrics", "loading", "importers")),  # importers' facade and T4 export: load_dataset
+    # the importers' facade and T4 export read through load_dataset
+    ("tasks", ("tasks", "splits", "metrics", "loading", "importers", "task_overview")),
     ("result records", ("result", "ownership")),
     ("models", ("evaluation", "sandbox", "sandbox_child", "sandbox_linux", "sandbox_process", "submission")),
     ("board", ("leaderboard", "leaderboard_render", "site", "pull_request", "summary", "scale", "cli", "__main__", "")),

@@ -15,7 +15,7 @@ import typer
 
 from kgpubench.errors import KgpubenchError
 
-COMMAND_MODULES = ["data", "collect", "importexport", "leaderboard", "submission", "features"]
+COMMAND_MODULES = ["data", "tasks", "collect", "importexport", "leaderboard", "submission", "features"]
 
 app = typer.Typer(
     name="kgpubench",
