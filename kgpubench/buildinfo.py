@@ -80,3 +80,18 @@ def _git_commit(root: Path) -> str | None:
     if not _COMMIT.fullmatch(head):
         return None
     return head + ("+dirty" if dirty else "")
+
+
+@functools.lru_cache(maxsize=1)
+def code_sha256() -> str:
+    """sha256 over the package's Python sources (relative path and bytes of every ``*.py``, sorted): a result
+    made by other library code is never mistaken for a current one (``leaderboard run --reuse``)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        if "_bundled" in path.parts:
+            continue
+        h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\x00")
+        h.update(path.read_bytes() + b"\x00")
+    return h.hexdigest()

@@ -218,6 +218,20 @@ def _hash_array(h, arr: pa.Array) -> None:
         h.update("\x1f".join(text).encode())
 
 
+def inputs_sha256(task: Task, scheme: str, store) -> str:
+    """What a result was computed from, as one hash: the task's declaration, the scheme, the files of its config in
+    the store (paths and sha256 from the manifest), the library's code (:func:`kgpubench.buildinfo.code_sha256`)
+    and the installed packages. Equal hashes, the same model file and seed make a rerun give the same result, so
+    ``leaderboard run --reuse`` keeps it. Needs no row to be read."""
+    import json as _json
+
+    from kgpubench.buildinfo import code_sha256
+
+    files = [[f["path"], f["sha256"]] for f in store.files(task.config)]
+    blob = _json.dumps([repr(task), scheme, files, code_sha256(), package_versions()], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
 def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
               table: pa.Table | None = None) -> TaskData:
     """Load the task's rows from a store (default: the packaged data) and assign folds."""
@@ -226,6 +240,7 @@ def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
 
     task = get_task(task) if isinstance(task, str) else task
     store = Store(data_dir or default_data_dir())
+    table_given = table
     if table is None:
         table = store.read(task.config)
     selection = select(task, table)
@@ -234,6 +249,8 @@ def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
         raise NoDataError(no_data_reason(task, store.path, table.num_rows, selection.report()))
     dataset = {"config": task.config, "version": store.version, "manifest_sha256": store.manifest_sha256(),
                "rows": rows.num_rows, "rows_sha256": rows_sha256(task, rows), "selection": selection.report()}
+    if table_given is None:  # rows read from the store: what they were read from is known
+        dataset["inputs_sha256"] = inputs_sha256(task, scheme, store)
     return TaskData(task, scheme, rows, feature_frame(task, rows),
                     rows[task.target].to_numpy(zero_copy_only=False).astype(np.float64),
                     fold_column(task, rows, scheme), dataset)

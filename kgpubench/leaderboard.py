@@ -216,19 +216,48 @@ def job_order(jobs: list[Job], wall_times: list[float | None] | None = None) -> 
     return sorted(range(len(jobs)), key=key)
 
 
+# ----- reusing results that nothing has changed ------------------------------------------------------------
+def reusable(out_dir: Path, job: Job, *, seed: int, threads: int, store) -> bool:
+    """Whether the result (or skip status) already under ``out_dir`` for ``job`` is what a rerun would write:
+    it was computed from the same inputs (:func:`kgpubench.evaluation.inputs_sha256`: task, scheme, config
+    files, library code, packages), by the same model file, with the same seed and threads. A failed result is
+    kept like a scored one (the same inputs fail the same way); an unreadable or foreign file never is."""
+    from kgpubench.evaluation import file_sha256, inputs_sha256
+
+    current = inputs_sha256(get_task(job.task), job.scheme, store)
+    for path in (result_path(out_dir, job.task, job.scheme, job.name), out_dir / job.task / job.scheme / STATUS_FILE):
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(old, dict) or not isinstance(old.get("dataset"), dict):
+            continue
+        if old["dataset"].get("inputs_sha256") != current:
+            continue
+        if old.get("status") == "skipped":  # the scheme cannot be evaluated on these rows, whatever the model
+            return path.name == STATUS_FILE
+        model_sha = None if job.name == ORACLE else file_sha256(Path(job.model))
+        if (old.get("model") == job.name and old.get("model_sha256") == model_sha and old.get("seed") == seed
+                and (old.get("limits") or {}).get("threads") == threads and old.get("status") in ("ok", "failed")):
+            return True
+    return False
+
+
 # ----- writing ------------------------------------------------------------------------------------------------
 def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only: Iterable[str] | None = None,
         tasks: Iterable[str] | None = None, models: Iterable[Path] | None = None, render: bool = True,
         seed: int = 0, workers: int = 1, force: bool = False, splits_dir: Path | None = None,
         progress: Callable[[str], None] | None = None, trust: bool = False,
-        executor: Executor | None = None) -> list[Path]:
+        executor: Executor | None = None, reuse: bool = False) -> list[Path]:
     """Evaluate the jobs of :func:`plan`, write results (scores, failures, skipped schemes with their reason),
     write the split files of the tasks with data, and render the board next to ``out_dir``. The jobs run on
-    ``executor`` when given (:func:`run_jobs`), else in ``workers`` processes.
+    ``executor`` when given (:func:`run_jobs`), else in ``workers`` processes. With ``reuse``, a job whose
+    result under ``out_dir`` is :func:`reusable` is not run again (nor are its task's split files rewritten
+    when every job of the task is reused and they exist); ``progress`` says how many were kept.
 
-    Returns the result files written. ``splits_dir`` defaults to the committed ``splits/`` when writing the
-    committed results, else ``<out_dir>/../splits``. Existing files not written by kgpubench are refused
-    unless ``force``.
+    Returns the result files written (kept ones are not). ``splits_dir`` defaults to the committed ``splits/``
+    when writing the committed results, else ``<out_dir>/../splits``. Existing files not written by kgpubench
+    are refused unless ``force``.
     """
     default = out_dir is None
     out_dir = Path(out_dir or results_dir())
@@ -241,7 +270,23 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
 
         targets += board_files(out_dir.parent)
     check_writable(targets, force)
-    write_splits(data_dir, {j.task for j in jobs}, splits_root, force=force)  # before any model runs
+    planned = jobs
+    if reuse:
+        from kgpubench.resources import default_data_dir
+        from kgpubench.splits import split_path
+        from kgpubench.store import Store
+
+        store = Store(data_dir or default_data_dir())
+        kept = [reusable(out_dir, j, seed=seed, threads=RunLimits().threads, store=store) for j in jobs]
+        jobs = [j for j, k in zip(jobs, kept) if not k]
+        if progress:
+            progress(f"kept {sum(kept)} of {len(kept)} results: same inputs, model and seed (--reuse)")
+        fresh_tasks = {j.task for j in jobs}
+        fresh_tasks |= {j.task for j in planned if not all(
+            split_path(j.task, s, splits_root).exists() for s in get_task(j.task).schemes)}
+    else:
+        fresh_tasks = {j.task for j in jobs}
+    write_splits(data_dir, fresh_tasks, splits_root, force=force)  # before any model runs
     written: list[Path] = []
 
     def write(job: Job, result: dict) -> None:
@@ -259,13 +304,26 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
 
     run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, trust=trust, progress=progress, on_result=write,
              executor=executor, wall_times=[previous_wall_time(out_dir, job) for job in jobs])
-    if only is None and tasks is None and models is None:
-        prune(out_dir, jobs)
-    if render:
+    pruned = prune(out_dir, planned) if only is None and tasks is None and models is None else []
+    if render and not (reuse and not jobs and not pruned and _board_is_current(out_dir)):
         from kgpubench.site import render_all
 
         render_all(load_results(out_dir), out_dir.parent, force=True)  # checked above
+    elif render and progress:
+        progress("board kept: no result changed and every board file is newer than the results (--reuse)")
     return written
+
+
+def _board_is_current(out_dir: Path) -> bool:
+    """Whether every board file next to ``out_dir`` exists and is newer than every result file under it."""
+    from kgpubench.site import board_files
+
+    files = board_files(out_dir.parent)
+    results = list(Path(out_dir).glob("*/*/*.json"))
+    if not files or not all(f.exists() for f in files):
+        return False
+    newest_result = max((p.stat().st_mtime for p in results), default=0.0)
+    return min(f.stat().st_mtime for f in files) >= newest_result
 
 
 def prune(out_dir: Path, jobs: list[Job]) -> list[Path]:

@@ -109,7 +109,10 @@ def run(only: list[str] | None = ONLY,
         data: Path | None = DATA,
         out: Path | None = typer.Option(None, "--out", help="Results folder (default leaderboard/results); the "
                                         "board goes next to it, the split files into ../splits."),
-        seed: int = SEED, jobs: int = JOBS, force: bool = FORCE, trust: bool = TRUST, ray: str | None = RAY) -> None:
+        seed: int = SEED, jobs: int = JOBS, force: bool = FORCE, trust: bool = TRUST, ray: str | None = RAY,
+        reuse: bool = typer.Option(False, "--reuse", help="Keep a result already in the results folder when it "
+                                   "was computed from the same task, scheme, data files, library code, packages, "
+                                   "model file and seed; run only the others (make demo's second run).")) -> None:
     """Write the split files, evaluate every baseline on every task and scheme with data, write results (failures
     and skipped schemes with their reason included) and render the board."""
     import time
@@ -119,7 +122,7 @@ def run(only: list[str] | None = ONLY,
     start = time.perf_counter()
     with _executor(ray) as executor:
         written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, seed=seed, workers=jobs,
-                                  force=force, progress=_progress(), trust=trust, executor=executor)
+                                  force=force, progress=_progress(), trust=trust, executor=executor, reuse=reuse)
     _err(f"{len(written)} result(s) in {time.perf_counter() - start:.1f} s; board: "
          f"{(Path(out).parent if out else leaderboard.leaderboard_dir()) / 'README.md'}")
 
