@@ -59,3 +59,19 @@ def test_exported_files_are_readable_by_others(tmp_path, umask):
     assert written and {_mode(p) for p in written} == {0o644}
     shards = list((tmp_path / "store").rglob("*.parquet"))
     assert shards and {_mode(p) for p in shards} == {0o644}
+
+
+def test_the_two_caches_write_files_with_the_users_mode_not_0600(tmp_path, umask):
+    """The features' disk cache and the collector's compile cache wrote their entries 0600 (mkstemp)."""
+    from kgpubench.features.toolchain import DiskCache
+    from kgpubench.measure import compile_cache
+
+    cache = DiskCache(tmp_path / "features")
+    cache.put("ab" + "0" * 62, {"x": 1})
+    (entry,) = (tmp_path / "features").rglob("*.json")
+    assert _mode(entry) == 0o644 and cache.get("ab" + "0" * 62) == {"x": 1}
+    compile_cache._write_atomic(tmp_path / "k.cubin", b"\x7fELF")
+    assert _mode(tmp_path / "k.cubin") == 0o644 and (tmp_path / "k.cubin").read_bytes() == b"\x7fELF"
+    umask(0o077)
+    compile_cache._write_atomic(tmp_path / "private.ptx", b"//")
+    assert _mode(tmp_path / "private.ptx") == 0o600  # a stricter umask is still honoured

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kgpubench.errors import CompileError, ToolchainError
+from kgpubench.shards import file_mode
 
 __all__ = [
     "INSTALL_HINT",
@@ -519,6 +520,7 @@ class DiskCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            os.fchmod(fd, file_mode())  # the mode any file of the user gets, not mkstemp's 0600
             with os.fdopen(fd, "w") as fh:
                 json.dump(value, fh)
             os.replace(tmp, path)

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 from kgpubench.errors import CompileCacheError
 from kgpubench.measure.suite import Case, KernelSource
+from kgpubench.shards import file_mode
 
 ENV_CACHE = "KGPUBENCH_COMPILE_CACHE"
 ENV_JOBS = "KGPUBENCH_COMPILE_JOBS"
@@ -226,6 +227,7 @@ def _sha(data: bytes) -> str:
 def _write_atomic(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())  # the mode any file of the user gets, not mkstemp's 0600
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
