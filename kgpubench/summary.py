@@ -11,21 +11,52 @@ from kgpubench.tasks import get_task
 
 def board_rank(result: dict, board: list[dict]) -> tuple[int, int] | None:
     """(rank, models) the result would have among the board's learned models of its task and scheme, by the
-    task's primary metric; None when the result or the board has no score."""
+    task's primary metric, like with like: a result of every fold against the board's means, a result of some
+    folds (``evaluate --fold F``) against each board model's mean over those same folds (its per-fold scores).
+    None when the result or no comparable board model has a score."""
     task = get_task(result["task"])
     metric = task.primary_metric
     mine = (result.get("aggregate") or {}).get(metric)
     if not mine:
         return None
-    others = [r["aggregate"][metric]["mean"] for r in board
-              if r.get("task") == task.name and r.get("scheme") == result["scheme"] and r.get("status", "ok") == "ok"
-              and r.get("kind") not in ("reference",) and r.get("model") not in ("oracle", result["model"])
-              and (r.get("aggregate") or {}).get(metric)]
+    folds = set(result.get("folds") or {})
+    others = []
+    for r in board:
+        if not (r.get("task") == task.name and r.get("scheme") == result["scheme"] and r.get("status", "ok") == "ok"
+                and r.get("kind") not in ("reference",) and r.get("model") not in ("oracle", result["model"])
+                and (r.get("aggregate") or {}).get(metric)):
+            continue
+        theirs = set(r.get("folds") or {})
+        if theirs == folds:
+            others.append(r["aggregate"][metric]["mean"])
+        elif folds and folds < theirs:
+            value = _mean_over(r, metric, folds)
+            if value is not None:
+                others.append(value)
     if not others:
         return None
     higher = METRICS[metric].higher_is_better if metric in METRICS else False
     better = sum(v > mine["mean"] if higher else v < mine["mean"] for v in others)
     return better + 1, len(others) + 1
+
+
+def _mean_over(result: dict, metric: str, folds: set[str]) -> float | None:
+    """The mean of ``result``'s per-fold ``metric`` over ``folds``; None when a fold has no such score."""
+    values = []
+    for fold in sorted(folds):
+        score = ((result.get("folds") or {}).get(fold) or {}).get("scores", {}).get(metric)
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            return None
+        values.append(float(score))
+    return sum(values) / len(values)
+
+
+def _fold_note(result: dict, board: list[dict]) -> str:
+    """`` on fold(s) F`` when the result covers fewer folds than the board's results of its task and scheme."""
+    folds = set(result.get("folds") or {})
+    widest = max((set(r.get("folds") or {}) for r in board if r.get("task") == result["task"]
+                  and r.get("scheme") == result["scheme"]), key=len, default=set())
+    return f" on the same fold(s) ({', '.join(sorted(folds))})" if folds and folds < widest else ""
 
 
 def result_summary(result: dict, *, board: list[dict] | None = None, path: Path | str | None = None) -> str:
@@ -50,7 +81,10 @@ def result_summary(result: dict, *, board: list[dict] | None = None, path: Path 
                      + (f"; {direction}" if direction else ""))
     rank = board_rank(result, board or [])
     if rank:
-        lines.append(f"  on the board it would rank {rank[0]} of {rank[1]} by {task.primary_metric}")
+        lines.append(f"  on the board it would rank {rank[0]} of {rank[1]} by {task.primary_metric}"
+                     + _fold_note(result, board or []))
+    elif board and _fold_note(result, board):
+        lines.append("  no rank: the board's models have no score on these fold(s) to compare with")
     if path:
         lines.append(f"  result: {path}")
     return "\n".join(lines) + "\n"

@@ -171,6 +171,28 @@ def test_summary_by_hand():
     assert failed.splitlines()[1] == "  failed: boom"
 
 
+def _scored(model, per_fold, task="autotune-config", scheme="by-gpu"):
+    folds = {f: {"scores": {"top1_regret": v}} for f, v in per_fold.items()}
+    mean = sum(per_fold.values()) / len(per_fold)
+    return {"task": task, "scheme": scheme, "model": model, "status": "ok", "wall_time_s": 1.0, "folds": folds,
+            "aggregate": {"top1_regret": {"mean": mean, "std": 0.0}}}
+
+
+def test_a_one_fold_result_is_ranked_against_the_same_fold_of_each_board_model():
+    # a: good on average, bad on fold x; b: bad on average, good on fold x
+    board = [_scored("a", {"x": 0.30, "y": 0.00, "z": 0.00}), _scored("b", {"x": 0.05, "y": 0.50, "z": 0.50})]
+    mine = _scored("mine", {"x": 0.10})
+    # against the board's means (0.10 and 0.35) it would read 1st of 3; on fold x (0.30, 0.05) it is 2nd
+    assert board_rank(mine, board) == (2, 3)
+    text = result_summary(mine, board=board)
+    assert "on the board it would rank 2 of 3 by top1_regret on the same fold(s) (x)" in text
+    assert board_rank(_scored("all", {"x": 0.2, "y": 0.2, "z": 0.2}), board) == (2, 3)  # means: 0.2 vs 0.1, 0.35
+    unscored = [_result("a", 0.1), _result("b", 0.3)]  # folds a, b without per-fold scores
+    one = {**_result("mine", 0.2), "folds": {"a": {}}}
+    assert board_rank(one, unscored) is None
+    assert "no rank: the board's models have no score on these fold(s)" in result_summary(one, board=unscored)
+
+
 def test_cli_evaluate_writes_the_file_and_prints_a_summary(tmp_path, store, monkeypatch):
     from typer.testing import CliRunner
 
