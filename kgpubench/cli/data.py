@@ -1,4 +1,4 @@
-"""Data commands: ``info``, ``validate``, ``merge``, ``card``."""
+"""Data commands: ``info``, ``validate``, ``merge``, ``upgrade``, ``card``."""
 
 from __future__ import annotations
 
@@ -144,8 +144,27 @@ def card(data: Path | None = DATA_OPTION,
         raise typer.Exit(1)
 
 
+def upgrade(data: Path | None = DATA_OPTION, lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
+    """Rewrite parts written under an older schema so that each file carries every declared column (missing
+    ones as nulls; no row changes; bumps the minor version)."""
+    from kgpubench.card import CARD_PATH
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store_upgrade import upgrade as run_upgrade
+
+    store = _store(data)
+    packaged = store.path.resolve() == default_data_dir().resolve()
+    report = run_upgrade(store, card_path=CARD_PATH if packaged and CARD_PATH.exists() else None,
+                         lock_timeout=lock_timeout)
+    if not report.parts:
+        typer.echo(f"{store.path}: every part carries every declared column; nothing to upgrade")
+        return
+    done = ", ".join(f"{c} {n} part(s) ({report.rows[c]} rows)" for c, n in sorted(report.parts.items()))
+    typer.echo(f"rewrote {done}; dataset version {report.version_before} -> {report.version_after}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("info")(info)
     app.command("validate")(validate)
     app.command("merge")(merge)
+    app.command("upgrade")(upgrade)
     app.command("card")(card)
