@@ -295,7 +295,7 @@ IMPORTS: dict[str, tuple[bytes, str]] = {
     "not json": (b"{cache:", "not valid JSON"),
     "nested too deep": (b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
     "top level list": (b"[1, 2]", "top level is a list"),
-    "truncated gzip": (gzip.compress(json.dumps(_cache()).encode())[:30], "does not decompress"),
+    "truncated gzip": (gzip.compress(json.dumps(_cache()).encode())[:30], "the gzip stream is truncated"),
     "neither format": (b'{"a": 1}', "neither a Kernel Tuner cache"),
     "cache not an object": (json.dumps(_cache(cache=[1])).encode(), "`cache` is a list"),
     "keys not a list": (json.dumps(_cache(tune_params_keys=5)).encode(), "cannot import (TypeError"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import gzip
 import hashlib
 import json
 import math
@@ -16,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.errors import ImportFormatError
+from kgpubench.importers.limits import loads_json, read_capped
 from kgpubench.schema.common import SOURCE_PATTERN
 
 UTC = _dt.timezone.utc
@@ -112,28 +112,15 @@ class LoadedFile:
 
 
 def load_json(path: Path | str, source_file: str | None = None) -> LoadedFile:
-    """Read a plain or gzipped JSON file (gzip is recognised by its magic bytes, not the name)."""
+    """Read a plain or gzipped JSON file (gzip is recognised by its magic bytes, not the name).
+
+    The file is read through :func:`kgpubench.importers.limits.read_capped`: its decompressed size may not pass
+    the import ceiling (1 GiB, or ``KGPUBENCH_IMPORT_MAX_BYTES``), so a gzip bomb costs at most one ceiling's
+    work. A key repeated in one JSON object is refused in one line naming the key, never silently resolved.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise DataFileNotFoundError(f"{path}: no such file; check the path.")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataFileNotFoundError(f"{path}: cannot read the file ({exc.strerror or exc}); check its "
-                                    "permissions.") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise ImportFormatError(f"{path}: starts like gzip but does not decompress ({exc}).") from None
-    try:
-        data = json.loads(raw)
-    except RecursionError:
-        raise ImportFormatError(f"{path}: JSON nested too deeply to read; expected a Kernel Tuner cache file or a "
-                                "T4 results file.") from None
-    except ValueError as exc:
-        raise ImportFormatError(f"{path}: not valid JSON ({exc}); expected a Kernel Tuner cache file or a T4 "
-                                "results file, plain or gzipped.") from None
+    raw = read_capped(path)
+    data = loads_json(raw, path, expected="a Kernel Tuner cache file or a T4 results file, plain or gzipped")
     if not isinstance(data, dict):
         raise ImportFormatError(f"{path}: top level is a {type(data).__name__}, expected a JSON object.")
     return LoadedFile(path, data, hashlib.sha256(raw).hexdigest(), source_file or default_source_file(path))
