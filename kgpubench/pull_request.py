@@ -274,18 +274,23 @@ def _label(path: Path) -> str:
 
 def run_submission(folder: Path | str, out_dir: Path | str, *, data_dir: Path | str | None = None,
                    timeout_s: float | None = None, memory_gb: float | None = None, threads: int = 1,
-                   trust: bool = False, progress=None) -> list[Path]:
+                   trust: bool = False, progress=None, force: bool = False) -> list[Path]:
     """The CI job: score every run of the submission and write ``<out_dir>/<task>/<scheme>/<name>.json``.
+
+    Every result file is checked before anything runs: one that exists is refused unless ``force``.
 
     A model runs with its code in the sandbox (a fresh child per fold, no network, limits); predictions are
     scored as given. Returns the files written, one per run, in the order of ``runs``.
     """
     from kgpubench.evaluation import evaluate
     from kgpubench.sandbox import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
-    from kgpubench.shards import atomic_write_bytes
+    from kgpubench.shards import atomic_write_bytes, check_writable, refuse_stdout
     from kgpubench.submission import score_predictions
 
+    refuse_stdout(out_dir, "a folder of result files")
     sub = read_submission(folder)
+    for task, scheme in sub.runs:
+        check_writable(result_file(Path(out_dir), sub, task, scheme), force=force)
     limits = Limits(timeout_s=timeout_s or DEFAULT_TIMEOUT_S, memory_gb=memory_gb or DEFAULT_MEMORY_GB,
                     threads=threads)
     written = []
@@ -299,7 +304,7 @@ def run_submission(folder: Path | str, out_dir: Path | str, *, data_dir: Path | 
             result = score_predictions(path, task, scheme, data_dir=data_dir)
         result.update(model=sub.name, model_file=_label(path), submission=sub.record())
         out = result_file(Path(out_dir), sub, task, scheme)
-        atomic_write_bytes(out, result_json(result).encode())
+        atomic_write_bytes(out, result_json(result).encode(), overwrite=force)
         written.append(out)
     return written
 
