@@ -111,8 +111,8 @@ def test_the_three_old_loops_point_one_way(low, high):
 LAYERS = (
     ("foundations", ("errors", "resources", "schema", "identity", "locking", "shards", "hardware", "buildinfo")),
     ("rows", ("validation", "card", "croissant")),
-    ("suites", ("measure", "features", "importers.api", "importers.common", "importers.kernel_tuner", "importers.t4",
-                "testing")),
+    ("suites", ("measure", "features", "importers.api", "importers.common", "importers.limits",
+                "importers.kernel_tuner", "importers.t4", "testing")),
     ("store", ("store", "checks", "bundle", "hub")),
     ("tasks", ("tasks", "splits", "metrics", "loading", "importers")),  # importers' facade and T4 export: load_dataset
     ("result records", ("result", "ownership")),

@@ -21,15 +21,13 @@ def _cache(device=GPU, **param) -> dict:
 
 def _t4(value) -> dict:
     return {"schema_version": "1.0.0", "results": [
-        {"timestamp": "2024-01-01T00:00:00+00:00", "configuration": {"bx": value}, "invalidity": "correct", "correctness": 1,
-         "objectives": ["time"], "times": {"runtimes": [1.0]}, "measurements": [
+        {"timestamp": "2024-01-01T00:00:00+00:00", "configuration": {"bx": value}, "invalidity": "correct",
+         "correctness": 1, "objectives": ["time"], "times": {"runtimes": [1.0]}, "measurements": [
              {"name": "time", "value": 1.0, "unit": "ms"}]}]}
 
 
 CASES = {
-    "401-digit int": ('{"device_name": "%s", "kernel_name": "k", "problem_size": [64], "tune_params_keys": '
-                      '["bx"], "tune_params": {"bx": [1]}, "cache": {"1": {"bx": 1%s, "time": 1.5, "times": [1.5], '
-                      '"timestamp": "2024-01-01T00:00:00+00:00"}}}' % (GPU, "0" * 400),
+    "401-digit int": (json.dumps(_cache()).replace('"bx": 1, "time"', f'"bx": 1{"0" * 400}, "time"'),
                       "configuration '1': parameter 'bx' is an integer of 401 digits"),
     "2**53 + 1": (json.dumps(_cache(seed=2**53 + 1)), "parameter 'seed' is an integer of 16 digits"),
     "1e400 (inf)": (json.dumps(_cache()).replace('"bx": 1, "time"', '"bx": 1e400, "time"'),
