@@ -16,7 +16,6 @@ re-renders the board.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -319,6 +318,7 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     files written.
     """
     from kgpubench.leaderboard import load_results, results_dir
+    from kgpubench.result import read_result_json
     from kgpubench.shards import atomic_write_bytes
 
     sub = read_submission(folder)
@@ -330,7 +330,7 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
         if not src.is_file():
             raise DataFileNotFoundError(f"{src}: no result for {sub.name} on {task}/{scheme}; run `kgpubench "
                                         f"submission run {folder} --out {results}` (the CI job) first.")
-        res = json.loads(src.read_text())
+        res = read_result_json(src)
         where = f"{src}:"
         if (res.get("task"), res.get("scheme"), res.get("model")) != (task, scheme, sub.name):
             raise SubmissionError(f"{where} is for {res.get('model')} on {res.get('task')}/{res.get('scheme')}, "
