@@ -12,7 +12,10 @@ A bundle is a zip archive (members stored, the parquet inside is already compres
 :func:`write_bundle` refuses to write a bundle whose rows break the schema. :func:`read_bundle` checks everything
 a maintainer relies on before :func:`merge_bundles` hands the shards to :meth:`kgpubench.store.Store.merge`:
 a truncated or damaged archive, a missing or extra member, a member whose sha256 or size differs from the
-manifest (tampering), or a bundle format this kgpubench does not read is refused with one line.
+manifest (tampering), a member larger than its manifest entry or its ceiling (checked before it is read and
+while it is streamed, so a small archive that expands to gigabytes is refused cheaply), a duplicate JSON key,
+a machine report or summary of the wrong types, or a bundle format this kgpubench does not read is refused
+with one line.
 """
 
 from __future__ import annotations
@@ -263,15 +266,61 @@ def _refuse(path: Path, why: str) -> BundleError:
     return BundleError(f"{path}: refused: {why}")
 
 
-def _read_json(zf: zipfile.ZipFile, name: str, path: Path) -> dict[str, Any]:
+# A JSON member (manifest, machine report, summary) is a few kilobytes; anything past this is refused unread.
+JSON_MEMBER_MAX_BYTES = 16 << 20
+
+
+def _member_cap(name: str) -> int:
+    """The most bytes (uncompressed) a member may hold: :data:`JSON_MEMBER_MAX_BYTES` for the JSON members, the
+    import ceiling (:func:`kgpubench.importers.limits.max_bytes`, 1 GiB or ``KGPUBENCH_IMPORT_MAX_BYTES``) for a
+    shard."""
+    from kgpubench.importers.limits import max_bytes
+
+    return max_bytes() if name.startswith(f"{SHARD_DIR}/") else JSON_MEMBER_MAX_BYTES
+
+
+def _read_member(zf: zipfile.ZipFile, name: str, path: Path, expected_bytes: int) -> bytes:
+    """The bytes of member ``name``, streamed in chunks and never more than ``expected_bytes`` (the size the
+    manifest or the cap allows): the archive's own size field is checked before anything is decompressed, and
+    the read stops as soon as the output passes it, so a small archive that expands to gigabytes costs nothing."""
+    info = zf.getinfo(name)
+    if info.file_size != expected_bytes:
+        raise _refuse(path, f"member {name!r} is {info.file_size:,} bytes uncompressed; the manifest says "
+                            f"{expected_bytes:,} (changed after it was written).")
+    out = bytearray()
     try:
-        data = json.loads(zf.read(name))
-    except (ValueError, zipfile.BadZipFile, OSError) as exc:
-        raise _refuse(path, f"{name} is unreadable ({type(exc).__name__}); ask the sender for the bundle "
+        with zf.open(info) as fh:
+            while chunk := fh.read(min(1 << 20, expected_bytes + 1 - len(out))):
+                out += chunk
+                if len(out) > expected_bytes:
+                    raise _refuse(path, f"member {name!r} expands past the {expected_bytes:,} bytes its manifest "
+                                        "entry says (tampered with after it was written).")
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise _refuse(path, f"member {name!r} is damaged ({type(exc).__name__}); ask the sender for the bundle "
                             "again.") from None
-    if not isinstance(data, dict):
+    return bytes(out)
+
+
+def _parse_json(data: bytes, name: str, path: Path) -> dict[str, Any]:
+    from kgpubench.errors import ImportFormatError
+    from kgpubench.importers.limits import loads_json
+
+    try:
+        parsed = loads_json(data, f"{path}: {name}", expected="the JSON `kgpubench collect` writes")
+    except ImportFormatError as exc:
+        raise _refuse(path, f"{name} is unreadable: {str(exc).split(': ', 2)[-1]} Ask the sender for the bundle "
+                            "again.") from None
+    if not isinstance(parsed, dict):
         raise _refuse(path, f"{name} is not a JSON object.")
-    return data
+    return parsed
+
+
+def _read_json(zf: zipfile.ZipFile, name: str, path: Path) -> dict[str, Any]:
+    size = zf.getinfo(name).file_size
+    if size > JSON_MEMBER_MAX_BYTES:
+        raise _refuse(path, f"{name} is {size:,} bytes uncompressed, more than the {JSON_MEMBER_MAX_BYTES:,} a "
+                            "bundle's JSON member may hold; this is not a bundle `kgpubench collect` wrote.")
+    return _parse_json(_read_member(zf, name, path, size), name, path)
 
 
 def read_bundle(path: Path | str) -> Bundle:
@@ -308,17 +357,30 @@ def read_bundle(path: Path | str) -> Bundle:
         extra = sorted(set(names) - set(listed) - {MANIFEST})
         if extra:
             raise _refuse(path, f"member {extra[0]!r} is not in the manifest (tampered with after it was written).")
+        if len(names) != len(set(names)):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise _refuse(path, f"member {twice[0]!r} appears twice in the archive (tampered with).")
         contents = {}
+        total, total_cap = 0, _member_cap(f"{SHARD_DIR}/")
         for entry in files:
             name = entry["path"]
-            if not _MEMBER.fullmatch(name) or name not in names:
+            if not _MEMBER.fullmatch(name) or name not in names or name == MANIFEST:
                 raise _refuse(path, f"the manifest lists {name!r}, which the archive does not hold.")
-            try:
-                data = zf.read(name)
-            except (zipfile.BadZipFile, OSError) as exc:
-                raise _refuse(path, f"member {name!r} is damaged ({exc}); ask the sender for the file again.") from None
+            if name in contents:
+                raise _refuse(path, f"the manifest lists {name!r} twice.")
+            size, cap = entry.get("bytes"), _member_cap(name)
+            if type(size) is not int or not 0 <= size <= cap:
+                raise _refuse(path, f"the manifest gives member {name!r} a size of {str(size)[:40]!r}; expected a "
+                                    f"byte count from 0 to {cap:,} (a shard's ceiling is raised with "
+                                    "KGPUBENCH_IMPORT_MAX_BYTES=BYTES).")
+            total += size
+            if total > total_cap:
+                raise _refuse(path, f"the manifest's members add up to more than {total_cap:,} bytes, the import "
+                                    "ceiling for a whole bundle (raise it with KGPUBENCH_IMPORT_MAX_BYTES=BYTES "
+                                    "if the bundle is genuine).")
+            data = _read_member(zf, name, path, size)
             digest = hashlib.sha256(data).hexdigest()
-            if digest != entry.get("sha256") or len(data) != entry.get("bytes"):
+            if digest != entry.get("sha256"):
                 raise _refuse(path, f"member {name!r} has sha256 {digest[:12]}... and {len(data)} bytes; the "
                                     f"manifest says {str(entry.get('sha256'))[:12]}... and {entry.get('bytes')} "
                                     "(changed after it was written).")
@@ -326,11 +388,49 @@ def read_bundle(path: Path | str) -> Bundle:
         for required in (MACHINE, SUMMARY):
             if required not in contents:
                 raise _refuse(path, f"no {required} in the manifest.")
-        machine, summary = (_read_json(zf, n, path) for n in (MACHINE, SUMMARY))
+    machine, summary = (_parse_json(contents[n], n, path) for n in (MACHINE, SUMMARY))
+    _check_machine(machine, path)
+    _check_summary(summary, path)
     shards = {n: d for n, d in contents.items() if n.startswith(f"{SHARD_DIR}/")}
     if not shards:
         raise _refuse(path, "the bundle holds no shard.")
     return Bundle(path=path, manifest=manifest, machine=machine, summary=summary, shards=shards)
+
+
+def _check_text(value: Any, where: str, path: Path, *, optional: bool = True, max_len: int = 200) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value.isprintable() or not 0 < len(value) <= max_len:
+        raise _refuse(path, f"{where} is {str(value)[:40]!r} ({type(value).__name__}); expected printable text of "
+                            f"1 to {max_len} characters. Re-create the bundle with `kgpubench collect`.")
+
+
+def _check_object(value: Any, where: str, path: Path) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _refuse(path, f"{where} is a {type(value).__name__}, expected a JSON object. Re-create the bundle "
+                            "with `kgpubench collect`.")
+    return value
+
+
+def _check_machine(machine: dict[str, Any], path: Path) -> None:
+    """The parts of the machine report that a merge copies (into the changelog note) have the types
+    :func:`machine_report` writes; anything else is refused in one line, never an internal error."""
+    gpu = _check_object(machine.get("gpu"), f"{MACHINE}: `gpu`", path)
+    _check_text(gpu.get("gpu_name"), f"{MACHINE}: `gpu.gpu_name`", path)
+    kg = _check_object(machine.get("kgpubench"), f"{MACHINE}: `kgpubench`", path)
+    _check_text(kg.get("version"), f"{MACHINE}: `kgpubench.version`", path, max_len=64)
+    _check_text(kg.get("commit"), f"{MACHINE}: `kgpubench.commit`", path, max_len=64)
+
+
+def _check_summary(summary: dict[str, Any], path: Path) -> None:
+    gpus = summary.get("gpus", [])
+    if not isinstance(gpus, list) or len(gpus) > 1000:
+        raise _refuse(path, f"{SUMMARY}: `gpus` is a {type(gpus).__name__}, expected a list of GPU names. "
+                            "Re-create the bundle with `kgpubench collect`.")
+    for i, name in enumerate(gpus):
+        _check_text(name, f"{SUMMARY}: `gpus[{i}]`", path, optional=False)
 
 
 @contextlib.contextmanager

@@ -10,7 +10,6 @@ is a result too (``status: failed`` with its message); a scheme that cannot be e
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -34,7 +33,7 @@ from kgpubench.evaluation import (
 from kgpubench.metrics import METRICS
 from kgpubench.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.ownership import ours as _ours
-from kgpubench.result import ABSENT, Result, as_result, model_label, project_root
+from kgpubench.result import ABSENT, Result, as_result, model_label, project_root, read_result_json
 from kgpubench.shards import atomic_write_bytes
 from kgpubench.submission import declared_tasks, model_file_in
 from kgpubench.tasks import get_task, list_tasks
@@ -194,7 +193,7 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
 def previous_wall_time(root: Path, job: Job) -> float | None:
     """The wall time (s) of ``job``'s result under ``root`` when there is a readable one, else None."""
     try:
-        value = json.loads(result_path(root, job.task, job.scheme, job.name).read_text()).get("wall_time_s")
+        value = read_result_json(result_path(root, job.task, job.scheme, job.name)).get("wall_time_s")
     except (OSError, ValueError, AttributeError):
         return None
     return wall_time_of(value)
@@ -373,7 +372,7 @@ def read_results(root: Path | None = None) -> list[tuple[Path, Result]]:
     """(path, :class:`~kgpubench.result.Result`) of every result and status file under ``root`` (default
     ``leaderboard/results``), in path order."""
     root = Path(root or results_dir())
-    return [(path, Result.from_dict(json.loads(path.read_text()), where=str(path)))
+    return [(path, Result.from_dict(read_result_json(path), where=str(path)))
             for path in sorted(root.glob("*/*/*.json"))]
 
 

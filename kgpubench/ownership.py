@@ -6,7 +6,6 @@ Below the leaderboard and its renderer (it imports neither), so both share it wi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -20,9 +19,11 @@ def ours(path: Path) -> bool:
     except OSError:
         return False
     if path.suffix == ".json":
+        from kgpubench.result import read_result_json
+
         try:
-            data = json.loads(path.read_text())
-        except (ValueError, UnicodeDecodeError):
+            data = read_result_json(path)
+        except (OSError, ValueError):
             return False
         return isinstance(data, dict) and {"task", "scheme", "status"} <= set(data) or (
             isinstance(data, dict) and {"task", "scheme", "folds", "model_sha256"} <= set(data))
@@ -49,7 +50,9 @@ def check_writable(paths: Iterable[Path], force: bool) -> None:
 
 def is_submission_result(path: Path) -> bool:
     """Whether a result file was added from a submission folder (the board's prune keeps those)."""
+    from kgpubench.result import read_result_json
+
     try:
-        return "submission" in json.loads(Path(path).read_text())
+        return "submission" in read_result_json(path)
     except (OSError, ValueError):
         return False

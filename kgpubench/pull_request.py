@@ -16,7 +16,6 @@ re-renders the board.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,14 @@ PREDICTION_SUFFIXES = (".parquet", ".csv")
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{1,48}")
 REQUIRED = ("name", "authors", "description", "runs")
 OPTIONAL = ("url", "license")
+# Bounds on submission.yaml: a real one is a few hundred bytes and two levels deep.
+META_MAX_BYTES = 64 * 1024
+META_MAX_DEPTH = 4
+META_MAX_NODES = 2000
+MAX_AUTHORS = 50
+MAX_RUNS = 100
+TEXT_MAX = {"author": 200, "description": 2000, "url": 500}
+LICENSE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-() ]{0,99}")  # an SPDX expression, e.g. "MIT OR Apache-2.0"
 
 
 @dataclass(frozen=True)
@@ -67,49 +74,135 @@ def _bad(folder: Path, what: str) -> SchemaValidationError:
     return SchemaValidationError(f"{folder / META}: {what} (see leaderboard/SUBMITTING.md).")
 
 
+def _text(folder: Path, what: str, value, max_len: int) -> str:
+    """``value`` as checked text: a string of printable characters (no newline, no NUL), 1 to ``max_len`` long."""
+    if not isinstance(value, str) or not value.strip() or len(value) > max_len or not value.isprintable():
+        shown = repr(value)[:60] if isinstance(value, str) else f"a {type(value).__name__}"
+        raise _bad(folder, f"{what} must be one line of printable text, 1 to {max_len} characters, got {shown}")
+    return value.strip()
+
+
 def _runs(folder: Path, value) -> tuple[tuple[str, str], ...]:
     from kgpubench.tasks import get_task
 
-    if not isinstance(value, list) or not value:
-        raise _bad(folder, "`runs` must be a list of {task: ..., scheme: ...} entries")
+    if not isinstance(value, list) or not value or len(value) > MAX_RUNS:
+        raise _bad(folder, f"`runs` must be a list of 1 to {MAX_RUNS} {{task: ..., scheme: ...}} entries")
     out = []
     for i, entry in enumerate(value, 1):
         if not isinstance(entry, dict) or set(entry) != {"task", "scheme"}:
-            raise _bad(folder, f"runs entry {i} must have exactly the keys task and scheme, got {entry!r}")
-        task = get_task(str(entry["task"]))  # unknown names: one line with "did you mean"
-        if entry["scheme"] not in task.evaluated_schemes:
-            raise _bad(folder, f"runs entry {i}: scheme {entry['scheme']!r} is not on the board for {task.name} "
+            shown = sorted(map(str, entry))[:5] if isinstance(entry, dict) else f"a {type(entry).__name__}"
+            raise _bad(folder, f"runs entry {i} must have exactly the keys task and scheme, got {shown}")
+        name = _text(folder, f"runs entry {i}: task", entry["task"], 100)
+        scheme = _text(folder, f"runs entry {i}: scheme", entry["scheme"], 100)
+        task = get_task(name)  # unknown names: one line with "did you mean"
+        if scheme not in task.evaluated_schemes:
+            raise _bad(folder, f"runs entry {i}: scheme {scheme!r} is not on the board for {task.name} "
                                f"(one of {', '.join(task.evaluated_schemes)})")
-        out.append((task.name, str(entry["scheme"])))
+        out.append((task.name, scheme))
     if len(set(out)) != len(out):
         raise _bad(folder, "runs lists a task and scheme twice")
     return tuple(out)
 
 
-def read_submission(folder: Path | str) -> Submission:
-    """Check a submission folder without running anything; one line naming the file and the fix otherwise."""
+def _no_link(folder: Path, path: Path) -> None:
+    """A submission's files are its own: a symbolic link (which could point at a host file whose content would
+    then be read, and shown in an error) is refused unread."""
+    if path.is_symlink():
+        raise SchemaValidationError(f"{path}: is a symbolic link; a submission folder holds plain files only "
+                                    "(copy the file in) (see leaderboard/SUBMITTING.md).")
+
+
+def _load_meta(folder: Path, meta_path: Path):
+    """Parse submission.yaml safely: at most :data:`META_MAX_BYTES`, no anchors, aliases or tags (an alias bomb
+    of a few hundred bytes expands to gigabytes), at most :data:`META_MAX_DEPTH` levels and
+    :data:`META_MAX_NODES` values, no key twice in one mapping; checked event by event before anything is built."""
     import yaml
 
+    try:
+        with meta_path.open("rb") as fh:
+            raw = fh.read(META_MAX_BYTES + 1)
+    except OSError as exc:
+        raise DataFileNotFoundError(f"{meta_path}: cannot read the file ({exc.strerror or exc}).") from None
+    if len(raw) > META_MAX_BYTES:
+        raise _bad(folder, f"larger than {META_MAX_BYTES:,} bytes; a submission.yaml is a few lines")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _bad(folder, f"byte {exc.start} is not UTF-8 text") from None
+    nodes = 0
+    stack: list[list | None] = []  # per open collection: [keys seen, whether a key comes next] or None (a list)
+
+    def done_value() -> None:
+        if stack and stack[-1] is not None:
+            stack[-1][1] = True
+
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise _bad(folder, "uses a YAML anchor or alias (& or *); write every value out in full")
+            tag = getattr(event, "tag", None)  # None unless the file spells a tag out (!!binary, !!set, ...)
+            if tag is not None and tag != "tag:yaml.org,2002:str":
+                raise _bad(folder, f"uses the YAML tag {str(tag)[:40]!r}; write plain values")
+            if isinstance(event, (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                nodes += 1
+                if nodes > META_MAX_NODES:
+                    raise _bad(folder, f"holds more than {META_MAX_NODES} values")
+            key_next = bool(stack) and stack[-1] is not None and stack[-1][1]
+            if isinstance(event, yaml.ScalarEvent):
+                if key_next:
+                    if event.value in stack[-1][0]:
+                        raise _bad(folder, f"the key {event.value[:40]!r} appears twice in one mapping")
+                    stack[-1][0].add(event.value)
+                    stack[-1][1] = False
+                else:
+                    done_value()
+            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if key_next:
+                    raise _bad(folder, "uses a list or mapping as a key; keys are plain names")
+                if len(stack) >= META_MAX_DEPTH:
+                    raise _bad(folder, f"nests values more than {META_MAX_DEPTH} levels deep; runs entries are "
+                                       "{task: ..., scheme: ...}")
+                stack.append([set(), True] if isinstance(event, yaml.MappingStartEvent) else None)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                stack.pop()
+                done_value()
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        raise _bad(folder, f"not valid YAML ({str(exc).splitlines()[0]})") from None
+    if len(docs) != 1:
+        raise _bad(folder, f"holds {len(docs)} YAML documents; expected one mapping")
+    return docs[0]
+
+
+def read_submission(folder: Path | str) -> Submission:
+    """Check a submission folder without running anything; one line naming the file and the fix otherwise.
+
+    Every field of ``submission.yaml`` is checked (type, length, printable text; see :func:`_load_meta` for the
+    bounds on the file itself), so nothing unchecked reaches a result's ``submission`` record. The folder's
+    files must be plain files, not symbolic links.
+    """
     from kgpubench.submission import check_factory, declared_tasks, read_predictions
 
     folder = Path(folder)
     meta_path = folder / META
+    for path in (meta_path, folder / MODEL, folder / PREDICTIONS):
+        _no_link(folder, path)
     if not meta_path.is_file():
         raise DataFileNotFoundError(f"{folder}: no {META}; a submission folder holds {META} and {MODEL} or "
                                     f"{PREDICTIONS}/ (see leaderboard/SUBMITTING.md).")
-    try:
-        meta = yaml.safe_load(meta_path.read_text())
-    except yaml.YAMLError as exc:
-        raise _bad(folder, f"not valid YAML ({str(exc).splitlines()[0]})") from None
+    meta = _load_meta(folder, meta_path)
     if not isinstance(meta, dict):
         raise _bad(folder, "must be a mapping of name, authors, description, runs")
+    if not all(isinstance(k, str) for k in meta):
+        raise _bad(folder, "every key must be text (name, authors, description, runs, url, license)")
     missing = [k for k in REQUIRED if k not in meta]
     unknown = sorted(set(meta) - set(REQUIRED) - set(OPTIONAL))
     if missing or unknown:
-        raise _bad(folder, f"missing {missing}" if missing else f"unknown key(s) {unknown}")
-    name = str(meta["name"])
-    if not NAME.fullmatch(name) or name != folder.name:
-        raise _bad(folder, f"name {name!r} must equal the folder's name and use a-z, 0-9, '-' and '_' "
+        raise _bad(folder, f"missing {missing}" if missing else f"unknown key(s) {[u[:40] for u in unknown[:5]]}")
+    name = meta["name"]
+    if not isinstance(name, str) or not NAME.fullmatch(name) or name != folder.name:
+        shown = repr(name)[:60] if isinstance(name, str) else f"a {type(name).__name__}"
+        raise _bad(folder, f"name {shown} must equal the folder's name and use a-z, 0-9, '-' and '_' "
                            f"(folder: {folder.name!r})")
     from kgpubench.leaderboard import baseline_files
 
@@ -118,15 +211,23 @@ def read_submission(folder: Path | str) -> Submission:
     authors = meta["authors"]
     if isinstance(authors, str):
         authors = [authors]
-    if not isinstance(authors, list) or not authors or not all(isinstance(a, str) and a.strip() for a in authors):
-        raise _bad(folder, "`authors` must be a non-empty list of names")
-    if not isinstance(meta["description"], str) or len(meta["description"].strip()) < 10:
+    if not isinstance(authors, list) or not 0 < len(authors) <= MAX_AUTHORS:
+        raise _bad(folder, f"`authors` must be a list of 1 to {MAX_AUTHORS} names")
+    authors = [_text(folder, f"authors entry {i}", a, TEXT_MAX["author"]) for i, a in enumerate(authors, 1)]
+    description = _text(folder, "`description`", meta["description"], TEXT_MAX["description"])
+    if len(description) < 10:
         raise _bad(folder, "`description` must say in a sentence what the model is")
     url = meta.get("url")
-    if url is not None and not (isinstance(url, str) and re.fullmatch(r"https?://\S+", url)):
-        raise _bad(folder, f"`url` must be an http(s) address, got {url!r}")
-    sub = Submission(folder, name, tuple(authors), meta["description"].strip(), _runs(folder, meta["runs"]),
-                     url=meta.get("url"), license=meta.get("license"))
+    if url is not None:
+        url = _text(folder, "`url`", url, TEXT_MAX["url"])
+        if not re.fullmatch(r"https?://\S+", url):
+            raise _bad(folder, f"`url` must be an http(s) address, got {url[:60]!r}")
+    license_ = meta.get("license")
+    if license_ is not None and not (isinstance(license_, str) and LICENSE.fullmatch(license_)):
+        shown = repr(license_)[:60] if isinstance(license_, str) else f"a {type(license_).__name__}"
+        raise _bad(folder, f"`license` must be an SPDX identifier or expression (e.g. MIT, Apache-2.0), got {shown}")
+    sub = Submission(folder, name, tuple(authors), description, _runs(folder, meta["runs"]),
+                     url=url, license=license_)
     has_model, has_preds = (folder / MODEL).is_file(), (folder / PREDICTIONS).is_dir()
     if has_model == has_preds:
         raise _bad(folder, f"give either {MODEL} (re-run by CI) or a {PREDICTIONS}/ folder, not "
@@ -142,6 +243,8 @@ def read_submission(folder: Path | str) -> Submission:
             raise _bad(folder, "predictions cannot be re-run: give `url`, where the code that made them lives")
         for task, scheme in sub.runs:
             names = [f"{task}--{scheme}{s}" for s in PREDICTION_SUFFIXES]
+            for n in names:
+                _no_link(folder, folder / PREDICTIONS / n)
             if not any((folder / PREDICTIONS / n).is_file() for n in names):
                 raise DataFileNotFoundError(f"{folder / PREDICTIONS}: no {names[0]} (or .csv) for the run "
                                             f"{task}/{scheme} listed in {META}.")
@@ -170,18 +273,23 @@ def _label(path: Path) -> str:
 
 def run_submission(folder: Path | str, out_dir: Path | str, *, data_dir: Path | str | None = None,
                    timeout_s: float | None = None, memory_gb: float | None = None, threads: int = 1,
-                   trust: bool = False, progress=None) -> list[Path]:
+                   trust: bool = False, progress=None, force: bool = False) -> list[Path]:
     """The CI job: score every run of the submission and write ``<out_dir>/<task>/<scheme>/<name>.json``.
+
+    Every result file is checked before anything runs: one that exists is refused unless ``force``.
 
     A model runs with its code in the sandbox (a fresh child per fold, no network, limits); predictions are
     scored as given. Returns the files written, one per run, in the order of ``runs``.
     """
     from kgpubench.evaluation import evaluate
     from kgpubench.sandbox import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
-    from kgpubench.shards import atomic_write_bytes
+    from kgpubench.shards import atomic_write_bytes, check_writable, refuse_stdout
     from kgpubench.submission import score_predictions
 
+    refuse_stdout(out_dir, "a folder of result files")
     sub = read_submission(folder)
+    for task, scheme in sub.runs:
+        check_writable(result_file(Path(out_dir), sub, task, scheme), force=force)
     limits = Limits(timeout_s=timeout_s or DEFAULT_TIMEOUT_S, memory_gb=memory_gb or DEFAULT_MEMORY_GB,
                     threads=threads)
     written = []
@@ -195,7 +303,7 @@ def run_submission(folder: Path | str, out_dir: Path | str, *, data_dir: Path | 
             result = score_predictions(path, task, scheme, data_dir=data_dir)
         result.update(model=sub.name, model_file=_label(path), submission=sub.record())
         out = result_file(Path(out_dir), sub, task, scheme)
-        atomic_write_bytes(out, result_json(result).encode())
+        atomic_write_bytes(out, result_json(result).encode(), overwrite=force)
         written.append(out)
     return written
 
@@ -210,6 +318,7 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     files written.
     """
     from kgpubench.leaderboard import load_results, results_dir
+    from kgpubench.result import read_result_json
     from kgpubench.shards import atomic_write_bytes
 
     sub = read_submission(folder)
@@ -221,7 +330,7 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
         if not src.is_file():
             raise DataFileNotFoundError(f"{src}: no result for {sub.name} on {task}/{scheme}; run `kgpubench "
                                         f"submission run {folder} --out {results}` (the CI job) first.")
-        res = json.loads(src.read_text())
+        res = read_result_json(src)
         where = f"{src}:"
         if (res.get("task"), res.get("scheme"), res.get("model")) != (task, scheme, sub.name):
             raise SubmissionError(f"{where} is for {res.get('model')} on {res.get('task')}/{res.get('scheme')}, "

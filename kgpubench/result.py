@@ -195,6 +195,39 @@ def round_floats(obj: Any, digits: int = 6) -> Any:
     return obj
 
 
+# A result file is a few kilobytes; one from a pull request is read with this ceiling.
+RESULT_MAX_BYTES = 16 << 20
+
+
+def read_result_json(path: Path | str) -> dict[str, Any]:
+    """The JSON object of a result (or status) file, read as hostile input: at most :data:`RESULT_MAX_BYTES`,
+    strict JSON (a key twice, nesting too deep and invalid JSON are refused), a top-level object.
+
+    Raises
+    ------
+    ResultFormatError
+        One line naming the file (also a ``ValueError``).
+    OSError
+        The file cannot be read.
+    """
+    from kgpubench.errors import ImportFormatError, ResultFormatError
+    from kgpubench.importers.limits import loads_json
+
+    path = Path(path)
+    with path.open("rb") as fh:
+        raw = fh.read(RESULT_MAX_BYTES + 1)
+    if len(raw) > RESULT_MAX_BYTES:
+        raise ResultFormatError(f"{path}: larger than {RESULT_MAX_BYTES:,} bytes; a result file is a few kilobytes "
+                                "(rewrite it with `kgpubench leaderboard run`).")
+    try:
+        data = loads_json(raw, path, expected="a result file as `kgpubench leaderboard run` writes it")
+    except ImportFormatError as exc:
+        raise ResultFormatError(str(exc)) from None
+    if not isinstance(data, dict):
+        raise ResultFormatError(f"{path}: top level is a {type(data).__name__}, expected a result object.")
+    return data
+
+
 def result_json(result: Result | dict[str, Any]) -> str:
     """The result as JSON: sorted keys, floats rounded to 6 significant digits, trailing newline."""
     data = result.to_dict() if isinstance(result, Result) else result

@@ -34,7 +34,7 @@ PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.ipc", "threadpoolctl", "kgpube
            "kgpubench.tasks.preprocess", "sklearn.base", "sklearn.utils.validation", "sklearn.pipeline",
            "sklearn.compose", "sklearn.impute", "sklearn.preprocessing", "sklearn.tree", "sklearn.ensemble",
            "sklearn.neighbors", "sklearn.linear_model", "sklearn.svm", "sklearn.neural_network", "scipy.optimize",
-           "lightgbm", "xgboost")
+           "lightgbm", "xgboost", "pyseccomp")
 MODEL_DIR = "kgpubench_model"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -360,6 +360,7 @@ def _stage2(cfg: dict) -> int:
     if server == 0:
         try:
             lx.drop_privileges(cfg["model_uid"])
+            lx.install_seccomp()
             os._exit(serve(cfg, isolated=True, has_proc=has_proc))
         except BaseException:  # noqa: B036 - the server process must never return into the launcher
             traceback.print_exc()
@@ -402,6 +403,10 @@ def launch(cfg: dict) -> int:
     from kgpubench import sandbox_linux as lx
 
     cfg["model_uid"] = lx.id_maps()[2]
+    try:
+        lx.load_seccomp()  # here, while the host's library paths are visible
+    except OSError as exc:
+        return _setup_failed(str(exc))
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
     launcher = os.getpid()

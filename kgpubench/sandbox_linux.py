@@ -12,6 +12,13 @@ The steps, in the order :mod:`kgpubench.sandbox_child` calls them:
    reachable any more.
 3. :func:`drop_privileges`: empty capability sets and bounding set, ``no_new_privs``, not dumpable; the
    server also becomes the model's user (``nobody`` outside when the caller is root, see :func:`id_maps`).
+4. :func:`install_seccomp` (the server, last): a seccomp filter, built with libseccomp through its ctypes binding
+   ``pyseccomp`` (imported by :func:`load_seccomp` before the namespaces, while the library can still be found),
+   refuses with ``EPERM`` the system calls that would open a channel to another sandbox running at the same
+   time (file locks, leases and directory notices on the shared read-only files, inotify/fanotify, page-cache
+   residency, SysV IPC, keyrings), nested namespaces (``unshare``, ``setns``, ``clone`` with a ``CLONE_NEW*``
+   flag; ``clone3``, whose flags a filter cannot read, answers ``ENOSYS`` so that libc falls back to ``clone``)
+   and calls that only widen the kernel's surface (mount, ptrace, bpf, perf events, io_uring, modules, ...).
 
 Bind sources are opened (``O_PATH``) before the staging tmpfs goes over ``/tmp`` and mounted through
 ``/proc/self/fd/N``, so a source under ``/tmp`` (a CI virtual environment) still works.
@@ -48,6 +55,31 @@ _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, 
 NOBODY = 65534
 DEVICES = ("null", "zero", "full", "random", "urandom")
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+
+
+# System calls refused (EPERM) in the model's process and everything it starts; see install_seccomp.
+SECCOMP_DENY = (
+    # file locks, leases and notices: two sandboxes share the same read-only inodes (/usr, the venv)
+    "flock", "inotify_init", "inotify_init1", "fanotify_init", "fanotify_mark",
+    # page-cache residency of shared files (a reader of another sandbox's reads)
+    "mincore", "cachestat",
+    # SysV IPC and keyrings (the IPC namespace is private, keyrings are per user before Linux 5.3)
+    "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl",
+    "semtimedop", "add_key", "request_key", "keyctl",
+    # namespaces and mounts: no nested user namespace (uid 0 in it), no new view of the file systems
+    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
+    "fsconfig", "fsmount", "fspick", "mount_setattr", "name_to_handle_at", "open_by_handle_at",
+    # kernel surface a model never needs
+    "ptrace", "process_vm_readv", "process_vm_writev", "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module",
+    "finit_module", "delete_module", "acct", "swapon", "swapoff", "reboot", "quotactl", "lookup_dcookie",
+    "syslog", "vhangup", "iopl", "ioperm", "personality",
+)
+# fcntl commands refused: record locks (F_GETLK 5, F_SETLK 6, F_SETLKW 7), open-file-description locks
+# (F_OFD_GETLK 36, F_OFD_SETLK 37, F_OFD_SETLKW 38), leases (F_SETLEASE 1024, F_GETLEASE 1025), dnotify
+# (F_NOTIFY 1026).
+SECCOMP_FCNTL_DENY = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
+_SECCOMP = None
 
 
 class IsolationError(OSError):
@@ -275,6 +307,55 @@ def drop_privileges(uid: int = 0) -> None:
     data = (_CapData * 2)()
     _call(libc.capset(ctypes.byref(header), data), "capset (drop every capability)")
     prctl(PR_SET_DUMPABLE, 0)
+
+
+def load_seccomp():
+    """Import the seccomp binding (``pyseccomp``, over libseccomp) while the host's library paths are visible.
+
+    Raises
+    ------
+    IsolationError
+        When the binding or libseccomp cannot be loaded (the sandbox then refuses to run models, unless trusted).
+    """
+    global _SECCOMP
+    if _SECCOMP is None:
+        try:
+            import pyseccomp
+        except (ImportError, OSError, RuntimeError) as exc:
+            raise IsolationError(0, f"seccomp: cannot load libseccomp through pyseccomp ({exc}); install "
+                                    "kgpubench's dependencies (pip install pyseccomp) and libseccomp "
+                                    "(apt-get install libseccomp2)") from None
+        _SECCOMP = pyseccomp
+    return _SECCOMP
+
+
+def install_seccomp() -> None:
+    """Load the filter described in the module docstring into this process (inherited by its children).
+
+    Needs ``no_new_privs`` (set by :func:`drop_privileges`). A call this kernel or architecture does not know is
+    skipped (it cannot be made either).
+    """
+    sc = load_seccomp()
+    deny = sc.ERRNO(1)  # EPERM
+    filt = sc.SyscallFilter(sc.ALLOW)
+    for name in SECCOMP_DENY:
+        try:
+            filt.add_rule(deny, name)
+        except (OSError, RuntimeError, ValueError):
+            continue
+    for cmd in SECCOMP_FCNTL_DENY:
+        filt.add_rule(deny, "fcntl", sc.Arg(1, sc.EQ, cmd))
+    for flag in (CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+                 0x02000000, 0x00000080):  # CLONE_NEWCGROUP, CLONE_NEWTIME
+        filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    try:
+        filt.add_rule(sc.ERRNO(38), "clone3")  # ENOSYS: glibc then uses clone, whose flags are checked above
+    except (OSError, RuntimeError, ValueError):
+        pass
+    try:
+        filt.load()
+    except OSError as exc:
+        raise IsolationError(exc.errno or 0, f"seccomp: loading the filter failed ({exc})") from None
 
 
 def set_name(name: str) -> None:

@@ -169,8 +169,31 @@ def _first_copies(table: pa.Table) -> pa.Table:
     return table if len(keep) == table.num_rows else table.take(pa.array(keep, type=pa.int64()))
 
 
+STDOUT = "-"
+
+
+def is_stdout(path: Path | str | None) -> bool:
+    """Whether an ``--out`` value means standard output: ``-``, everywhere (never a file named ``-``)."""
+    return path is not None and str(path) == STDOUT
+
+
+def refuse_stdout(path: Path | str | None, what: str = "a folder") -> None:
+    """A command whose ``--out`` is ``what`` (a folder, a parquet file) refuses ``-``, which means standard
+    output everywhere, rather than writing a file or folder named ``-``.
+
+    Raises
+    ------
+    OutputWriteError
+        When ``path`` is ``-``.
+    """
+    if is_stdout(path):
+        raise OutputWriteError(f"--out -: '-' means standard output, and this command writes {what}, which "
+                               "cannot go there; give a path.")
+
+
 def check_output(path: Path, *, force: bool = False) -> Path:
-    """Refuse an output ``path`` that exists (unless ``force``) or that names a folder.
+    """Refuse an output ``path`` that exists (unless ``force``) or that names a folder, and ``-`` (standard
+    output, which a caller that can print handles before calling this).
 
     Raises
     ------
@@ -178,10 +201,37 @@ def check_output(path: Path, *, force: bool = False) -> Path:
         When ``path`` exists and ``force`` is false, or is a folder.
     """
     path = Path(path)
+    refuse_stdout(path, "a file")
     if path.is_dir():
         raise OutputExistsError(f"{path}: is a folder; give a file name for the output.")
     if not force and (path.exists() or path.is_symlink()):
         raise OutputExistsError(f"{path}: already exists; pass --force to overwrite it, or choose another path.")
+    return path
+
+
+def check_writable(path: Path | str, *, force: bool = False) -> Path:
+    """Before a long run: refuse ``path`` as :func:`check_output` does, and when its folder (or the nearest
+    folder above it that exists, since the writers create folders) cannot be written, say so now rather than
+    after the run.
+
+    Raises
+    ------
+    OutputExistsError
+        As :func:`check_output`.
+    OutputWriteError
+        When a file stands where a folder must be, or the folder is not writable (:class:`NotWritableError`).
+    """
+    path = check_output(Path(path), force=force)
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        if parent.is_symlink():
+            break
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputWriteError(f"{path}: could not be written ({parent} is not a folder); choose another path.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise NotWritableError(f"{path}: cannot write here ({parent} is not writable); choose a writable location "
+                               "or fix the folder's permissions.")
     return path
 
 

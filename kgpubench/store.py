@@ -14,7 +14,12 @@ the old version or the new one, never a half state. ``README.md`` and ``croissan
 committed manifest afterwards, so they never describe a version that does not exist. A kill before the commit
 leaves the store's data as they were plus, at most, orphaned parts or temp files; a kill after it leaves the
 new version with a README (or croissant.json) that may still describe the previous one. ``kgpubench validate``
-reports both and ``kgpubench validate --repair`` clears them; a later merge is never blocked by them.
+reports both and ``kgpubench validate --repair`` clears them; a later merge is never blocked by them and finishes
+that work itself (it removes the leftovers under its lock, and a retry that adds nothing regenerates a stale
+README and croissant.json).
+
+A store never follows a symbolic link out of its folder: :meth:`Store.links` lists any among the files and
+folders it owns, ``validate`` reports them, and merge and repair refuse such a store with nothing changed.
 """
 
 from __future__ import annotations
@@ -136,6 +141,7 @@ class MergeReport:
     files: list[str] = field(default_factory=list)
     version_before: str = EMPTY_VERSION
     version_after: str = EMPTY_VERSION
+    finished: list[str] = field(default_factory=list)  # what an interrupted earlier write left, cleared now
 
     @property
     def changed(self) -> bool:
@@ -210,6 +216,9 @@ class Store:
     # ----- reading --------------------------------------------------------------------------------------
     def _checked_path(self, entry: dict) -> Path:
         path = self.path / entry["path"]
+        if path.is_symlink() or path.parent.is_symlink():
+            raise ManifestError(f"{path}: is (or is in) a symbolic link; a store never follows one out of its "
+                                "folder. Replace it with the real file.")
         if not path.is_file():
             raise DataFileNotFoundError(f"{path}: listed in {self.manifest_path} but missing; restore the store.")
         try:
@@ -246,6 +255,32 @@ class Store:
             return pa.array([], pa.string())
         return identity(pa.concat_tables(parts))
 
+    # ----- symbolic links ------------------------------------------------------------------------------
+    def links(self) -> list[Path]:
+        """Symbolic links among the files and folders a store owns (manifest, README, croissant, lock, config
+        folders and what they hold). A store never follows one: through a linked config folder, a repair would
+        delete (and a merge write) another store's parts as if they were this one's leftovers."""
+        from kgpubench.croissant import CROISSANT
+
+        if not self.path.is_dir():
+            return []
+        found = [p for p in (self.path / n for n in (MANIFEST, README, CROISSANT, LOCK, *TABLES)) if p.is_symlink()]
+        for config in TABLES:
+            folder = self.path / config
+            if folder.is_dir() and not folder.is_symlink():
+                try:
+                    found.extend(folder / n for n in sorted(os.listdir(folder)) if (folder / n).is_symlink())
+                except OSError:
+                    continue
+        return found
+
+    def _refuse_links(self, doing: str) -> None:
+        links = self.links()
+        if links:
+            raise ManifestError(f"{links[0]}: is a symbolic link ({len(links)} in the store); a store never follows "
+                                f"one out of its folder, so nothing was {doing}. Replace it with the real file or "
+                                "folder (or remove it) and try again.")
+
     # ----- checking -------------------------------------------------------------------------------------
     def validate(self, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
                  on_wait: Callable[[str], None] | None = None) -> list[Violation]:
@@ -254,7 +289,11 @@ class Store:
         Waits for a merge in progress (shared lock) so that its parts are not mistaken for orphans.
         """
         with self._lock(exclusive=False, timeout=lock_timeout, on_wait=on_wait):
-            out: list[Violation] = []
+            out: list[Violation] = [Violation(str(p), None, None, None, "is a symbolic link; a store never follows "
+                                              "one out of its folder (replace it with the real file or folder)")
+                                    for p in self.links()]
+            if out:
+                return out
             for config in self.configs():
                 for entry in self.files(config):
                     out.extend(self._validate_file(config, entry))
@@ -289,7 +328,8 @@ class Store:
             return []
         fix = f"the data are unaffected; `kgpubench validate --repair {self.path}` removes it"
         found: list[tuple[Path, str]] = []
-        folders = [(self.path, None)] + [(self.path / c, c) for c in TABLES if (self.path / c).is_dir()]
+        folders = [(self.path, None)] + [(self.path / c, c) for c in TABLES
+                                         if (self.path / c).is_dir() and not (self.path / c).is_symlink()]
         names = {}
         for folder, _ in folders:
             try:
@@ -299,6 +339,8 @@ class Store:
         listed = {e["path"] for c in self.configs() for e in self.files(c)}  # after listing: a commit in between
         for folder, config in folders:
             for name in names[folder]:
+                if (folder / name).is_symlink():
+                    continue
                 if name.startswith(".") and name.endswith(TEMP_SUFFIX):
                     found.append((folder / name, f"unfinished temp file of an interrupted write; {fix}"))
                 elif config and _PART.fullmatch(name) and f"{config}/{name}" not in listed:
@@ -318,26 +360,36 @@ class Store:
                     f"edited, or the schema's descriptions changed); `kgpubench validate --repair {self.path}` "
                     "regenerates it") for p in stale]
 
+    def _clear_leftovers(self) -> list[str]:
+        """Remove what an interrupted write left (temp files, orphaned parts); the caller holds the write lock.
+        Returns one line per file removed."""
+        actions = []
+        for path, _why in self.leftovers():
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise write_error(path, exc) from None
+            actions.append(f"removed {path}")
+        return actions
+
     def repair(self, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
                on_wait: Callable[[str], None] | None = None) -> list[str]:
         """Clear what interrupted writes left: remove orphaned parts and temp files, regenerate the README.
 
-        Listed files are never touched: a missing or changed part must be restored from git. Returns one line
-        per action taken.
+        Listed files are never touched: a missing or changed part must be restored from git. A store holding a
+        symbolic link (see :meth:`links`) is refused, with nothing removed. Returns one line per action taken.
         """
         from kgpubench.card import update
 
         if not self.manifest_path.exists():
             raise DataFileNotFoundError(f"{self.path}: no {MANIFEST}; not a dataset store, nothing to repair.")
+        self._refuse_links("repaired")  # before the lock: the lock file itself may be the link
         with self._lock(exclusive=True, timeout=lock_timeout, on_wait=on_wait):
             self.manifest()  # a malformed manifest cannot be repaired here: one line saying so
-            actions = []
-            for path, _why in self.leftovers():
-                try:
-                    path.unlink()
-                except OSError as exc:
-                    raise write_error(path, exc) from None
-                actions.append(f"removed {path}")
+            self._refuse_links("repaired")
+            actions = self._clear_leftovers()
             for path in update(self, self.card_path()):
                 actions.append(f"regenerated {path}")
             return actions
@@ -388,10 +440,13 @@ class Store:
             Another process kept the store locked for ``lock_timeout`` seconds.
         """
         incoming, duplicates = self._incoming(shards)
+        self._refuse_links("merged")
         with self._lock(exclusive=True, timeout=lock_timeout, on_wait=on_wait):
+            self._refuse_links("merged")
             manifest = self.manifest()  # read under the lock: a concurrent writer's commit is seen
             report = MergeReport(version_before=manifest["dataset_version"],
                                  version_after=manifest["dataset_version"])
+            report.finished = self._clear_leftovers()
             new, conflicts = {}, []
             for config, rows in sorted(incoming.items()):
                 kept, dupes, found = self._against_store(config, rows)
@@ -401,7 +456,14 @@ class Store:
                     new[config] = kept
             if conflicts:
                 raise conflict_error(conflicts, "in the store")
-            if not new:
+            if not new:  # a retry after a kill past the commit: finish that merge's README and croissant.json
+                if self.manifest_path.exists():
+                    from kgpubench.card import update
+
+                    try:
+                        report.finished += [f"regenerated {p}" for p in update(self, card_path or self.card_path())]
+                    except OSError as exc:
+                        raise write_error(Path(exc.filename or self.path), exc) from None
                 return report
             report.added = {c: t.num_rows for c, t in new.items()}
             self._commit(manifest, new, report, note=note, today=today)

@@ -102,9 +102,13 @@ def model_file_in(root: Path | str, label: str) -> Path:
 
 def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path | str | None = None,
            data_dir: Path | str | None = None, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
-           memory_gb: float = DEFAULT_MEMORY_GB, threads: int = 1, trust: bool = False) -> Path:
+           memory_gb: float = DEFAULT_MEMORY_GB, threads: int = 1, trust: bool = False,
+           force: bool = False) -> Path:
     """Evaluate ``model`` with its code in the sandbox (limits: ``timeout_s`` for all folds, ``memory_gb`` of
     address space, ``threads``); write the result and return its path.
+
+    An existing ``out`` is refused before anything runs unless ``force`` (and so is a folder that cannot be
+    written); ``out="-"`` means standard output (the JSON is printed, the return value is ``Path("-")``).
 
     The result (default ``./<model>--<task>--<scheme>.json``) is ready to be committed under
     ``leaderboard/results/<task>/<scheme>/`` with the model file in ``leaderboard/submissions/``. Only this
@@ -112,7 +116,7 @@ def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path
     ``trust`` allows running the model unisolated where the kernel cannot isolate it.
     """
     from kgpubench.evaluation import evaluate, result_json
-    from kgpubench.shards import atomic_write_bytes
+    from kgpubench.shards import atomic_write_bytes, check_writable, is_stdout
 
     limits = Limits(timeout_s=timeout_s, memory_gb=memory_gb, threads=threads)
     model = Path(model)
@@ -120,8 +124,16 @@ def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path
     the_task = get_task(task)
     scheme = scheme or the_task.schemes[0]
     out = Path(out or f"{model.stem}--{task}--{scheme}.json")
+    if not is_stdout(out):
+        check_writable(out, force=force)
     result = evaluate(model, task, scheme, data_dir=data_dir, seed=seed, limits=limits, trust=trust)
-    atomic_write_bytes(out, result_json(result).encode())
+    if is_stdout(out):
+        import sys
+
+        sys.stdout.write(result_json(result))
+        sys.stdout.flush()
+        return out
+    atomic_write_bytes(out, result_json(result).encode(), overwrite=force)
     return out
 
 

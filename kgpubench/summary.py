@@ -90,13 +90,13 @@ def result_summary(result: dict, *, board: list[dict] | None = None, path: Path 
     return "\n".join(lines) + "\n"
 
 
-def write_and_summarise(result: dict, out: Path | str) -> str:
-    """Write the result JSON to ``out`` (atomically) and return its summary, ranked against the committed board
-    when there is one."""
+def write_and_summarise(result: dict, out: Path | str, *, force: bool = False) -> str:
+    """Write the result JSON to ``out`` (atomically; an existing file only with ``force``) and return its
+    summary, ranked against the committed board when there is one."""
     from kgpubench.evaluation import result_json
     from kgpubench.leaderboard import load_results, results_dir
     from kgpubench.shards import atomic_write_bytes
 
-    atomic_write_bytes(Path(out), result_json(result).encode())
+    atomic_write_bytes(Path(out), result_json(result).encode(), overwrite=force)
     board = load_results(results_dir()) if results_dir().is_dir() else []
     return result_summary(result, board=board, path=out)

@@ -112,8 +112,8 @@ LAYERS = (
     ("foundations", ("errors", "resources", "schema", "identity", "locking", "shards", "hardware", "buildinfo",
                      "sources")),
     ("rows", ("validation", "card", "croissant")),
-    ("suites", ("measure", "features", "importers.api", "importers.common", "importers.kernel_tuner", "importers.t4",
-                "testing")),
+    ("suites", ("measure", "features", "importers.api", "importers.common", "importers.limits",
+                "importers.kernel_tuner", "importers.t4", "testing")),
     ("store", ("store", "checks", "bundle", "hub", "store_upgrade")),
     # the importers' facade and T4 export read through load_dataset
     ("tasks", ("tasks", "splits", "metrics", "loading", "importers", "task_overview")),

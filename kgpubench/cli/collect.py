@@ -49,7 +49,9 @@ def collect(
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
     from kgpubench.measure.suites import available_suites, load_suite
+    from kgpubench.shards import refuse_stdout
 
+    refuse_stdout(out, "a folder of shards and a bundle")
     names = list(suite) if suite else available_suites()  # every registered suite, built-in or plugged in
     if not names:
         from kgpubench.errors import DataFileNotFoundError

@@ -102,6 +102,8 @@ def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders,
     from kgpubench.bundle import merge_bundles
 
     report = merge_bundles(shards, into, note=note, lock_timeout=lock_timeout)
+    for line in report.finished:
+        typer.echo(f"finished an interrupted write: {line}")
     added = ", ".join(f"{n} {c}" for c, n in sorted(report.added.items())) or "nothing new"
     dupes = sum(report.duplicates.values())
     typer.echo(f"merged {added}; {dupes} exact duplicate(s) skipped; dataset version "

@@ -29,6 +29,7 @@ SEED = typer.Option(0, "--seed", help="Seed handed to make_model(task, seed): ch
 THREADS = typer.Option(1, "--threads", help="Threads the model may use (OpenMP, BLAS, LightGBM, XGBoost).")
 JOBS = typer.Option(1, "--jobs", "-j", help="Models evaluated at once, each in its own process with --threads.")
 FORCE = typer.Option(False, "--force", help="Overwrite files in the way that kgpubench did not write.")
+OUT_FORCE = typer.Option(False, "--force", help="Overwrite an existing --out file (default: refuse, before running).")
 RAY = typer.Option(None, "--ray", metavar="[ADDRESS]", help="Run every (model, task, scheme, fold) as a Ray task on "
                    "the cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine); --jobs is then Ray's choice. "
                    "docs/RAY.md.")
@@ -43,20 +44,26 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
              data: Path | None = DATA, seed: int = SEED, threads: int = THREADS,
              out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default "
                                              "MODEL--TASK--SCHEME.json; '-' prints the JSON instead)."),
-             trust: bool = TRUST) -> None:
+             trust: bool = TRUST, force: bool = OUT_FORCE) -> None:
     """Train and score MODEL on every fold of TASK (its code in the sandbox), write the result JSON to a file and
-    print a short summary."""
+    print a short summary. The output file is checked (exists, writable) before anything runs."""
     from kgpubench.evaluation import RunLimits, result_json
     from kgpubench.evaluation import evaluate as run_eval
+    from kgpubench.shards import check_writable, is_stdout
     from kgpubench.summary import write_and_summarise
+    from kgpubench.tasks import get_task
 
+    if out is None:
+        the_task = get_task(task)
+        out = Path(f"{model.stem}--{the_task.name}--{scheme or the_task.schemes[0]}.json")
+    if not is_stdout(out):
+        check_writable(out, force=force)
     result = run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed,
                       limits=RunLimits(threads=threads), trust=trust)
-    if out is not None and str(out) == "-":
+    if is_stdout(out):
         typer.echo(result_json(result), nl=False)
         return
-    typer.echo(write_and_summarise(result, out or Path(f"{model.stem}--{result['task']}--{result['scheme']}.json")),
-               nl=False)
+    typer.echo(write_and_summarise(result, out, force=force), nl=False)
 
 
 def submit(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
@@ -64,29 +71,36 @@ def submit(model: Path = typer.Argument(..., help="Model file defining make_mode
            timeout: float = typer.Option(1800, "--timeout", help="Time limit for every fold together, seconds."),
            memory_gb: float = typer.Option(8.0, "--memory-gb", help="Memory limit (address space), GiB."),
            threads: int = typer.Option(1, "--threads", help="OpenMP/BLAS threads of the model."),
-           out: Path | None = typer.Option(None, "--out", "-o", help="Result file."), trust: bool = TRUST) -> None:
+           out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default MODEL--TASK--SCHEME.json; "
+                                           "'-' prints the JSON instead)."),
+           trust: bool = TRUST, force: bool = OUT_FORCE) -> None:
     """Evaluate MODEL with its code in the sandbox (isolated, limited); write a result file ready for a pull
     request."""
+    from kgpubench.shards import is_stdout
     from kgpubench.submission import submit as run_submit
 
     path = run_submit(model, task, scheme, out=out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb,
-                      threads=threads, trust=trust)
-    typer.echo(str(path))
+                      threads=threads, trust=trust, force=force)
+    if not is_stdout(path):
+        typer.echo(str(path))
 
 
 def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id, fold, prediction."),
           task: str = TASK, scheme: str = typer.Option(..., "--scheme", "-s", help="Split scheme."),
           data: Path | None = DATA,
-          out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default: print it).")) -> None:
+          out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default, or '-': print it)."),
+          force: bool = OUT_FORCE) -> None:
     """Score predictions made elsewhere; they must cover exactly the test rows of every fold."""
     from kgpubench.evaluation import result_json
+    from kgpubench.shards import atomic_write_bytes, check_writable, is_stdout
     from kgpubench.submission import score_predictions
 
+    to_file = out is not None and not is_stdout(out)
+    if to_file:
+        check_writable(out, force=force)
     text = result_json(score_predictions(predictions, task, scheme, data_dir=data))
-    if out:
-        from kgpubench.shards import atomic_write_bytes
-
-        atomic_write_bytes(out, text.encode())
+    if to_file:
+        atomic_write_bytes(out, text.encode(), overwrite=force)
         _err(f"wrote {out}")
     else:
         typer.echo(text, nl=False)
@@ -118,7 +132,9 @@ def run(only: list[str] | None = ONLY,
     import time
 
     from kgpubench import leaderboard
+    from kgpubench.shards import refuse_stdout
 
+    refuse_stdout(out, "a results folder")
     start = time.perf_counter()
     with _executor(ray) as executor:
         written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, seed=seed, workers=jobs,
@@ -161,8 +177,10 @@ def splits(data: Path | None = DATA,
     """(Re)write the split files of every task with data (byte-identical for unchanged data). `leaderboard run`
     does this itself; run it alone after merging data when you only need the splits."""
     from kgpubench.leaderboard import write_splits
+    from kgpubench.shards import refuse_stdout
     from kgpubench.tasks import list_tasks
 
+    refuse_stdout(out, "a splits folder")
     for path in write_splits(data, [t.name for t in list_tasks()], out, force=force):
         typer.echo(str(path))
 

@@ -31,7 +31,9 @@ def run(folder: Path = FOLDER,
         timeout: float | None = typer.Option(None, "--timeout", help="Time limit for all folds of a run, seconds."),
         memory_gb: float | None = typer.Option(None, "--memory-gb", help="Memory limit (address space), GiB."),
         threads: int = typer.Option(1, "--threads", help="OpenMP/BLAS threads of the model."),
-        trust: bool = TRUST) -> None:
+        trust: bool = TRUST,
+        force: bool = typer.Option(False, "--force", help="Overwrite result files already in --out (default: "
+                                   "refuse, before running).")) -> None:
     """The CI job: score every run of the submission (a model in the sandbox, predictions as given) and write
     the result files."""
     import json
@@ -41,7 +43,7 @@ def run(folder: Path = FOLDER,
     from kgpubench.summary import result_summary
 
     written = run_submission(folder, out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb, threads=threads,
-                             trust=trust, progress=_progress())
+                             trust=trust, progress=_progress(), force=force)
     board = load_results(results_dir()) if results_dir().is_dir() else []
     for path in written:
         typer.echo(result_summary(json.loads(path.read_text()), board=board, path=path), nl=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import gzip
 import hashlib
 import json
 import math
@@ -16,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.errors import ImportFormatError
+from kgpubench.importers.limits import loads_json, read_capped
 from kgpubench.schema.common import SOURCE_PATTERN
 from kgpubench.sources import BENCHMARK_HUB, KNOWN_SOURCES, UTC, Provenance
 
@@ -67,28 +67,15 @@ class LoadedFile:
 
 
 def load_json(path: Path | str, source_file: str | None = None) -> LoadedFile:
-    """Read a plain or gzipped JSON file (gzip is recognised by its magic bytes, not the name)."""
+    """Read a plain or gzipped JSON file (gzip is recognised by its magic bytes, not the name).
+
+    The file is read through :func:`kgpubench.importers.limits.read_capped`: its decompressed size may not pass
+    the import ceiling (1 GiB, or ``KGPUBENCH_IMPORT_MAX_BYTES``), so a gzip bomb costs at most one ceiling's
+    work. A key repeated in one JSON object is refused in one line naming the key, never silently resolved.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise DataFileNotFoundError(f"{path}: no such file; check the path.")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataFileNotFoundError(f"{path}: cannot read the file ({exc.strerror or exc}); check its "
-                                    "permissions.") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise ImportFormatError(f"{path}: starts like gzip but does not decompress ({exc}).") from None
-    try:
-        data = json.loads(raw)
-    except RecursionError:
-        raise ImportFormatError(f"{path}: JSON nested too deeply to read; expected a Kernel Tuner cache file or a "
-                                "T4 results file.") from None
-    except ValueError as exc:
-        raise ImportFormatError(f"{path}: not valid JSON ({exc}); expected a Kernel Tuner cache file or a T4 "
-                                "results file, plain or gzipped.") from None
+    raw = read_capped(path)
+    data = loads_json(raw, path, expected="a Kernel Tuner cache file or a T4 results file, plain or gzipped")
     if not isinstance(data, dict):
         raise ImportFormatError(f"{path}: top level is a {type(data).__name__}, expected a JSON object.")
     return LoadedFile(path, data, hashlib.sha256(raw).hexdigest(), source_file or default_source_file(path))
@@ -114,11 +101,18 @@ def resolve_gpu(device_name: str | None, gpu: str | None, path: Path) -> dict[st
     Raises
     ------
     ImportFormatError
-        When the file names no GPU (empty ``device_name``) and ``--gpu`` is not given.
+        When the file names no GPU (empty ``device_name``) and ``--gpu`` is not given, or the name is not one
+        line of printable text (a newline or NUL would forge lines in messages and the card).
     """
     from kgpubench.hardware import gpu_columns
 
-    name = (gpu or device_name or "").strip()
+    raw = gpu if gpu else device_name
+    if raw is not None and (not isinstance(raw, str) or not raw.isprintable() or len(raw) > 200):
+        what = "--gpu" if gpu else "the file's device_name"
+        shown = repr(raw)[:60] if isinstance(raw, str) else f"a {type(raw).__name__}"
+        raise ImportFormatError(f"{path}: {what} is {shown}; a GPU name is one line of printable text (no newline "
+                                "or NUL), at most 200 characters. Pass --gpu NAME with the name the device reports.")
+    name = (raw or "").strip()
     if not name:
         raise ImportFormatError(
             f"{path}: the file's device_name is empty, so the GPU is unknown; pass --gpu NAME, the name the "
@@ -168,11 +162,29 @@ def number_or_none(value: Any) -> float | None:
     return float(value) if is_number(value) else None
 
 
-def split_params(config: Mapping[str, Any]) -> tuple[list[dict], list[dict]]:
-    """Split a configuration into ``params`` (finite numbers) and ``params_text`` (JSON text of the rest)."""
+# A numeric parameter must survive float64 exactly: integers up to 2**53 in magnitude.
+EXACT_INT = 2**53
+
+
+def split_params(config: Mapping[str, Any], where: str = "") -> tuple[list[dict], list[dict]]:
+    """Split a configuration into ``params`` (finite numbers) and ``params_text`` (JSON text of the rest).
+
+    A number that a float cannot hold exactly (an integer past 2**53 in magnitude, e.g. a 401-digit value) or at
+    all (JSON's overflowing ``1e400``) is refused, never kept as text: it would pass for a string parameter.
+
+    Raises
+    ------
+    ImportFormatError
+        Such a number; the message starts with ``where`` (e.g. ``"FILE: configuration '1,2': "``).
+    """
     params, text = [], []
     for name in sorted(config):
         value = config[name]
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+                is_number(value) and (isinstance(value, float) or abs(value) <= EXACT_INT)):
+            shown = f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int) else repr(value)
+            raise ImportFormatError(f"{where}parameter {str(name)[:60]!r} is {shown}, which a float64 cannot hold "
+                                    f"exactly; a tuning parameter is a finite number within +-2**53 (or text).")
         if is_number(value):
             params.append({"name": str(name), "value": float(value)})
         else:

@@ -119,6 +119,9 @@ def export_t4_table(table: pa.Table, config: str, out_dir: Path | str,
         kernel, size, configuration = mapper(row)
         groups.setdefault((row["gpu_name"], kernel, size), []).append(t4_result(row, configuration))
         group_rows.setdefault((row["gpu_name"], kernel, size), []).append(row)
+    from kgpubench.shards import refuse_stdout
+
+    refuse_stdout(out_dir, "a folder of T4 results files")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"--out {out}: is a file; give a folder for the T4 results files.")
@@ -186,8 +189,10 @@ def export_t4(config: str, out_dir: Path | str, *, where: Iterable[str] = (),
     """
     from kgpubench.loading import load_dataset
     from kgpubench.resources import default_data_dir
+    from kgpubench.shards import refuse_stdout
     from kgpubench.store import Store
 
+    refuse_stdout(out_dir, "a folder of T4 results files")
     if config not in MAPPERS:
         from kgpubench.errors import unknown_name
 

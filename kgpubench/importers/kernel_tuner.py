@@ -87,7 +87,7 @@ def _row(shared: dict, keys: list[str], cache_key: str, record: Any, prov: Prove
     except KeyError as exc:
         raise ImportFormatError(f"{path}: configuration {cache_key!r} lacks tunable parameter {exc.args[0]!r} "
                                 "named in tune_params_keys.") from None
-    params, params_text = split_params(config)
+    params, params_text = split_params(config, f"{path}: configuration {cache_key!r}: ")
     row = dict(shared, params=params, params_text=params_text,
                collected_at=collected_at(record.get("timestamp"), prov, path, cache_key),
                gflops_reported=number_or_none(record.get("GFLOP/s")),

@@ -13,9 +13,11 @@ benchmark_hub's biggest cache, is under 100 MB), or the ``KGPUBENCH_IMPORT_MAX_B
 from __future__ import annotations
 
 import io
+import json
 import os
 import zlib
 from pathlib import Path
+from typing import Any
 
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 
@@ -128,3 +130,44 @@ def open_capped_text(path: Path | str, *, limit: int | None = None, encoding: st
     except UnicodeDecodeError as exc:
         raise ImportFormatError(f"{path}: byte {exc.start} is not {encoding} text; expected the upstream CSV "
                                 "as published.") from None
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return obj
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names the same key twice (which value counts is ambiguous); ``key`` is that key."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def loads_json(raw: bytes | str, path: Path | str, *, expected: str = "a JSON document") -> Any:
+    """Parse ``raw`` (read from ``path``) as strict JSON: a key repeated in one object, nesting too deep for
+    the parser, and invalid JSON are each refused in one line naming ``path`` (``expected`` says what the file
+    should be, for the fix).
+
+    Raises
+    ------
+    ImportFormatError
+        Invalid JSON, a duplicate key, or nesting too deep.
+    """
+    try:
+        return json.loads(raw, object_pairs_hook=_refuse_duplicate_keys)
+    except DuplicateKeyError as exc:
+        raise ImportFormatError(f"{path}: the key {exc.key[:80]!r} appears twice in one JSON object; which value "
+                                f"counts is ambiguous, so nothing is read. Expected {expected} with each key "
+                                "once.") from None
+    except RecursionError:
+        raise ImportFormatError(f"{path}: JSON nested too deeply to read; expected {expected}.") from None
+    except ValueError as exc:
+        raise ImportFormatError(f"{path}: not valid JSON ({exc}); expected {expected}.") from None

@@ -129,7 +129,7 @@ def _row(shared: dict, i: int, result: Any, prov: Provenance, path: Path, batch:
                                 f"{', '.join(INVALIDITY)}.")
     if not isinstance(result["configuration"], dict) or not isinstance(result["times"], dict):
         raise ImportFormatError(f"{path}: {where}: configuration and times must be objects.")
-    params, params_text = split_params(result["configuration"])
+    params, params_text = split_params(result["configuration"], f"{path}: {where}: ")
     objectives = result.get("objectives") or []
     row = dict(shared, params=params, params_text=params_text, status=T4_STATUS[invalidity],
                failure=None if invalidity == "correct" else invalidity,
