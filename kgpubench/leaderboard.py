@@ -226,7 +226,7 @@ def reusable(out_dir: Path, job: Job, *, seed: int, threads: int, store) -> bool
     current = inputs_sha256(get_task(job.task), job.scheme, store)
     for path in (result_path(out_dir, job.task, job.scheme, job.name), out_dir / job.task / job.scheme / STATUS_FILE):
         try:
-            old = json.loads(path.read_text())
+            old = read_result_json(path)
         except (OSError, ValueError):
             continue
         if not isinstance(old, dict) or not isinstance(old.get("dataset"), dict):
