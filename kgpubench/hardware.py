@@ -61,6 +61,8 @@ ALIASES: dict[str, str] = {
     "Tesla V100-PCIE-16GB": "Tesla V100 PCIe 16 GB",
     "Tesla V100-PCIE-32GB": "Tesla V100 PCIe 32 GB",
     "Tesla T4": "Tesla T4",
+    "NVIDIA A10G": "A10G",
+    "NVIDIA A10": "A10 PCIe",
     "NVIDIA L4": "L4",
     "NVIDIA L40": "L40",
     "NVIDIA L40S": "L40S",
