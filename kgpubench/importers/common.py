@@ -76,7 +76,7 @@ KERNELBENCH = Provenance(
     venue="arXiv preprint arXiv:2502.10517",
     year=2025,
     url="https://github.com/ScalingIntelligence/KernelBench",
-    attribution="Copyright (c) 2024 Stanford Scaling Intelligence Lab; MIT licence (KernelBench timing files).",
+    attribution="Copyright (c) 2023 Anne Ouyang, Simon Guo, Azalia Mirhoseini; MIT licence (KernelBench timing files).",
 )
 
 CLBLAST = Provenance(
