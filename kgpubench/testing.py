@@ -32,6 +32,9 @@ _KEYS = {
     "autotune": {"kernel": "gemm", "problem_size": "4096x4096", "params": [{"name": "block_size_x", "value": 16.0}]},
     "programs": {"problem_set": "v0.1", "level": 1, "problem": "1_Square_matrix_multiplication_.py", "problem_id": 1,
                  "compile_mode": "eager", "setup": "T4_modal", "timed_unit": "forward-pass", "time_ms_max": 1.2},
+    "tunings": {"kernel": "Xaxpy", "precision": "Single", "kind": "device", "tuned_on_device": True,
+                "device_type": "GPU", "vendor": "NVIDIA", "device": "Test GPU",
+                "params": [{"name": "VW", "value": 4.0}]},
 }
 
 

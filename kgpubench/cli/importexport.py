@@ -118,9 +118,23 @@ def kernelbench(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool
     _summary(table, "programs", path, str(folder))
 
 
+def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _FORCE) -> None:
+    """Import CLBlast's staged tuning database (best_configs.csv.gz) into a `tunings` shard."""
+    from kgpubench.importers.clblast import import_to_shard, unknown_devices
+
+    path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
+    _summary(table, "tunings", path, str(folder))
+    rows = table.select(["kind", "vendor", "device", "gpu_catalogue_name"]).to_pylist()
+    unknown = unknown_devices(rows)
+    tuned = {(r["vendor"], r["device"]) for r in rows if r["kind"] == "device"}
+    typer.echo(f"{len(unknown)} of {len(tuned)} tuned devices have no catalogue figures (not in "
+               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name.")
+
+
 def register(app: typer.Typer) -> None:
     import_app.command("kernel-tuner")(kernel_tuner)
     import_app.command("kernelbench")(kernelbench)
+    import_app.command("clblast")(clblast)
     export_app.command("t4")(t4)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")
