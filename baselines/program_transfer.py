@@ -7,9 +7,10 @@ The source GPU is the nearest to g: same vendor first, then the smallest distanc
 (SMs, cores, memory, bandwidth, L2, shared memory, clocks, peak fp32); ties go to the first in sorted order.
 Its time (the median over its rows, e.g. two providers of one GPU) is scaled by the roofline-style ratio
 ``sqrt((bw_src / bw_g) * (fp32_src / fp32_g))``: the geometric mean of the bandwidth and peak-fp32 ratios, since
-a program's mix of memory- and compute-bound kernels is unknown. No scaling when a figure is missing. A program
-no training GPU ran falls back to the median training time of the program under its other compile modes in the same way (the median over modes on the chosen GPU), else
-the median training time of its problem set and compile mode, else of all rows.
+a program's mix of memory- and compute-bound kernels is unknown. No scaling when a figure is missing. A
+program no training GPU ran in that mode falls back to the program under its other compile modes, in the same
+way (the median over modes on the chosen GPU), else to the median training time of its problem set and compile
+mode, else of all rows.
 """
 
 from __future__ import annotations

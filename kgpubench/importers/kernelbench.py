@@ -214,7 +214,8 @@ MANIFEST_COLUMNS = ("level", "problem_file", "source_bytes", "constants", "nn_mo
 def read_manifest(path: Path, key_column: str | None = None) -> dict[tuple, dict[str, Any]]:
     """``(level, problem_file)`` (or ``(key, level, problem_file)``) -> program facts, from a staged CSV."""
     reader = csv.DictReader(open_capped_text(path))
-    missing = [c for c in MANIFEST_COLUMNS + ((key_column,) if key_column else ()) if c not in (reader.fieldnames or [])]
+    needed = MANIFEST_COLUMNS + ((key_column,) if key_column else ())
+    missing = [c for c in needed if c not in (reader.fieldnames or [])]
     if missing:
         raise ImportFormatError(f"{path}: column {missing[0]!r} is missing; expected the staged problems.csv columns "
                                 f"({', '.join(MANIFEST_COLUMNS)}, ...).")
@@ -304,7 +305,8 @@ def rows_of_file(path: Path, problem_set: str, setup: str, programs: Mapping[tup
     for level in LEVELS:
         block = data.get(level)
         if not isinstance(block, dict):
-            raise ImportFormatError(f"{path}: {level} is {'missing' if block is None else 'a JSON ' + type(block).__name__}"
+            got = "missing" if block is None else "a JSON " + type(block).__name__
+            raise ImportFormatError(f"{path}: {level} is {got}"
                                     "; expected an object of program file -> record.")
         for problem, rec in block.items():
             where = f"{path}: record {level}/{problem}"

@@ -29,7 +29,8 @@ def _key_columns() -> list[Column]:
                "join across sets.", nullable=False, values=PROBLEM_SETS, key=True),
         Column("level", "int32", "KernelBench level: 1 single operators, 2 fused sequences, 3 whole models.",
                nullable=False, min=1, max=3, key=True),
-        Column("problem", "string", "Program file name as upstream keys it (e.g. `1_Square_matrix_multiplication_.py`).",
+        Column("problem", "string", "Program file name as upstream keys it (e.g. "
+               "`1_Square_matrix_multiplication_.py`).",
                nullable=False, pattern=r"\d+_\S*\.py", key=True),
         Column("compile_mode", "string", "How the program ran: `eager` PyTorch, `torch.compile` with the inductor "
                "backend in mode default / reduce-overhead / max-autotune / max-autotune-no-cudagraphs, or the "

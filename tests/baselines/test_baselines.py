@@ -36,7 +36,8 @@ def _cases():
 def test_every_baseline_declares_tasks_and_a_factory():
     names = sorted(p.stem for p in baseline_files())
     assert names == sorted(["c45", "elm", "knn", "lgbm", "lgbm_ranker", "median", "mlp", "npb_exhausting", "npb_max",
-                            "npb_profiling", "npb_qlearning", "npb_warp", "power_nonlinear", "program_transfer", "random_forest",
+                            "npb_profiling", "npb_qlearning", "npb_warp", "power_nonlinear", "program_transfer",
+                            "random_forest",
                             "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker"])
     for path in baseline_files():
         module = load_model_module(path)

@@ -58,7 +58,8 @@ def test_counts_per_setup_and_mode_match_provenance(staged_rows):
     t4 = [("T4_modal", "eager", 3, "31_VisionAttention.py"),
           ("T4_modal", "inductor-default", 2, "34_ConvTranspose3d_LayerNorm_GELU_Scaling.py")]
     assert failed == sorted(rnn + t4)
-    assert all(r.get("time_ms_mean") is None and "null" in r["status_detail"] for r in staged_rows if r["status"] != "ok")
+    assert all(r.get("time_ms_mean") is None and "null" in r["status_detail"]
+               for r in staged_rows if r["status"] != "ok")
     assert sum(r["compile_mode"] == "eager" and r["status"] == "ok" for r in staged_rows) == 2249 + 500
 
 
