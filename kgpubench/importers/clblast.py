@@ -10,6 +10,7 @@ catalogue figures (:func:`import_rows` counts them).
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pyarrow as pa
 
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.importers.common import CLBLAST, is_number, run_id_for
-from kgpubench.importers.limits import read_capped
+from kgpubench.importers.limits import open_capped_text
 from kgpubench.schema.tunings import DEVICE_TYPES, KINDS, PRECISIONS
 
 CONFIG = "tunings"
@@ -69,18 +70,15 @@ def import_rows(folder: Path | str) -> list[dict]:
         path = path / FILE
     if not path.is_file():
         raise DataFileNotFoundError(f"{path}: no such file; pass the staged CLBlast folder (with {FILE}).")
-    raw = read_capped(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{path}: byte {exc.start} is not UTF-8 text; expected the staged CSV.") from None
-    reader = csv.DictReader(text.splitlines())
+    stream = open_capped_text(path)
+    digest = hashlib.sha256(stream.getvalue().encode("utf-8")).hexdigest()
+    reader = csv.DictReader(stream)
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise ImportFormatError(f"{path}: column {missing[0]!r} is missing; expected {', '.join(COLUMNS)}.")
     base = {"source": CLBLAST.source, "source_license": CLBLAST.license, "source_commit": CLBLAST.commit,
             "source_doi": CLBLAST.doi, "collected_at": CLBLAST.undated, "kgpubench_version": __version__,
-            "run_id": run_id_for("clblast", __import__("hashlib").sha256(raw).hexdigest()), "status": "ok"}
+            "run_id": run_id_for("clblast", digest), "status": "ok"}
     rows, gpus = [], {}
     allowed = {"kind": KINDS, "precision": PRECISIONS, "device_type": DEVICE_TYPES}
     for line, r in enumerate(reader, start=2):

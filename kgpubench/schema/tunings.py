@@ -38,7 +38,8 @@ def _specific() -> list[Column]:
         Column("architecture", "string", "CLBlast architecture string (SM8.0, gfx1030, ...); null where CLBlast has "
                "none.", key=True),
         Column("device", "string", "OpenCL CL_DEVICE_NAME as CLBlast stores it (cut at 50 characters); null for "
-               "default rows."),
+               "default rows. A key: two spellings of one GPU (RTX 2070 SUPER / Super) are separate entries.",
+               key=True),
         Column("params", "params", "The best configuration: CLBlast tuning parameter (name, integer value), sorted "
                "by name.", nullable=False),
     ]
