@@ -60,7 +60,35 @@ BENCHMARK_HUB = Provenance(
     attribution="Copyright (c) 2025 AutoTuningAssociation; MIT licence.",
 )
 
-KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB,)}
+KERNELBENCH = Provenance(
+    name="kernelbench",
+    license="MIT",
+    commit=None,  # per row: kgpubench.importers.kernelbench.SETUPS (one commit per timing folder)
+    title="KernelBench: Can LLMs Write Efficient GPU Kernels?",
+    authors="Anne Ouyang, Simon Guo, Simran Arora, Alex L. Zhang, William Hu, Christopher Ré, Azalia Mirhoseini",
+    venue="arXiv preprint arXiv:2502.10517",
+    year=2025,
+    url="https://github.com/ScalingIntelligence/KernelBench",
+    attribution="Copyright (c) 2023 Anne Ouyang, Simon Guo, Azalia Mirhoseini; MIT licence (KernelBench timing files).",
+)
+
+CLBLAST = Provenance(
+    name="clblast",
+    license="Apache-2.0",
+    commit="eeff251463434753470bccc16f2879437c220808",
+    doi="10.1145/3204919.3204924",
+    # The commit date of the tuning database's last change (2026-03-23): rows record no measurement time.
+    undated=_dt.datetime(2026, 3, 23, tzinfo=UTC),
+    title="CLBlast: A Tuned OpenCL BLAS Library",
+    authors="Cedric Nugteren",
+    venue="IWOCL'18, ACM",
+    year=2018,
+    url="https://github.com/CNugteren/CLBlast",
+    attribution=("Modified from CLBlast (Copyright (c) Cedric Nugteren; Apache License 2.0): the tuning database "
+                 "headers src/database/kernels/*/*.hpp were parsed into rows; no value was changed."),
+)
+
+KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB, KERNELBENCH, CLBLAST)}
 
 
 def citation_line(prov: Provenance) -> str:

@@ -30,6 +30,11 @@ _KEYS = {
     "stencil": {"grid_nx": 64, "grid_ny": 64, "grid_nz": 64, "dtype": "float32", "space_order": 2, "tile_b1": 1,
                 "tile_b2": 1, "tile_b3": 1, "variant": "thread-tile", "block_size": 128},
     "autotune": {"kernel": "gemm", "problem_size": "4096x4096", "params": [{"name": "block_size_x", "value": 16.0}]},
+    "programs": {"problem_set": "v0.1", "level": 1, "problem": "1_Square_matrix_multiplication_.py", "problem_id": 1,
+                 "compile_mode": "eager", "setup": "T4_modal", "timed_unit": "forward-pass", "time_ms_max": 1.2},
+    "tunings": {"kernel": "Xaxpy", "precision": "Single", "kind": "device", "tuned_on_device": True,
+                "device_type": "GPU", "vendor": "NVIDIA", "device": "Test GPU",
+                "params": [{"name": "VW", "value": 4.0}]},
 }
 
 

@@ -97,8 +97,44 @@ def t4(
     typer.echo(f"wrote {len(paths)} T4 results file(s) to {out}")
 
 
+_DIR = typer.Argument(..., help="The staged upstream folder (as described by its PROVENANCE.md).", readable=False)
+_OUT_SOURCE = typer.Option(None, "--out", help="Shard to write (default: <source>-<config>.parquet).")
+
+
+def _summary(table, config: str, path: Path, what: str) -> None:
+    import pyarrow.compute as pc
+
+    counts = {d["values"]: d["counts"] for d in pc.value_counts(table["status"]).to_pylist()}
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    typer.echo(f"wrote {table.num_rows} {config} rows ({summary}) from {what} to {path}; "
+               f"merge with: kgpubench merge {path}")
+
+
+def kernelbench(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _FORCE) -> None:
+    """Import staged KernelBench timing files (v0.1 and v0.2) into a `programs` shard."""
+    from kgpubench.importers.kernelbench import import_to_shard
+
+    path, table = import_to_shard(folder, out or Path("kernelbench-programs.parquet"), force=force)
+    _summary(table, "programs", path, str(folder))
+
+
+def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _FORCE) -> None:
+    """Import CLBlast's staged tuning database (best_configs.csv.gz) into a `tunings` shard."""
+    from kgpubench.importers.clblast import import_to_shard, unknown_devices
+
+    path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
+    _summary(table, "tunings", path, str(folder))
+    rows = table.select(["kind", "vendor", "device", "gpu_catalogue_name"]).to_pylist()
+    unknown = unknown_devices(rows)
+    tuned = {(r["vendor"], r["device"]) for r in rows if r["kind"] == "device"}
+    typer.echo(f"{len(unknown)} of {len(tuned)} tuned devices have no catalogue figures (not in "
+               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name.")
+
+
 def register(app: typer.Typer) -> None:
     import_app.command("kernel-tuner")(kernel_tuner)
+    import_app.command("kernelbench")(kernelbench)
+    import_app.command("clblast")(clblast)
     export_app.command("t4")(t4)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")

@@ -35,6 +35,12 @@ POWER_FEATURES = (
     "mix_ld_shared", "mix_st_shared", "arithmetic_intensity",
 )
 
+# KernelBench (`programs`): the program's identity and static facts, and how it was timed (pre-run facts only).
+PROGRAM_FEATURES = (
+    "problem_set", "level", "problem", "compile_mode", "l2_flushed", "constants", "op_counts", "input_count",
+    "input_elements", "input_max_elements", "source_bytes",
+)
+
 ALL_TASKS: tuple[Task, ...] = (
     Task(name="kernel-time", filters=OK_REGULAR, **_KERNEL_TIME,
          seed_reference="seed 000 (GeForce 940MX, 10-fold): best max error 13.92 % on the merged data",
@@ -92,8 +98,17 @@ ALL_TASKS: tuple[Task, ...] = (
         sources=("benchmark_hub",),
         description="Rank the configurations of an auto-tuning search space (imported Kernel Tuner data) "
         "and pick the best per kernel, problem size and GPU; also scored as regression of time."),
+    Task(
+        name="program-time", config="programs", target="time_ms_mean", seed="-", kind="regression",
+        features=PROGRAM_FEATURES + ("gpu_vendor", "gpu_architecture", *GPU_FEATURES),
+        metrics=REGRESSION_METRICS, schemes=("random10", "by-gpu"), sources=("kernelbench",),
+        description="Predict the mean time of one forward pass of a whole PyTorch program (a KernelBench "
+        "reference model: all its kernels and launch gaps) under a compile mode on a GPU, from the program's "
+        "static facts (identity, sizes, modules and calls, inputs) and the GPU's catalogue figures. Its times on "
+        "other GPUs are never a feature of the test row: a model learns them from the training rows (by-gpu: "
+        "the held-out GPU's rows are all in the test fold). v0.1 and v0.2 programs are different programs."),
 )
 
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.
 CONFIG_MAIN_TASK = {"kernels": "kernel-time", "npb": "npb-tpb", "stencil": "stencil-tile",
-                    "autotune": "autotune-config"}
+                    "autotune": "autotune-config", "programs": "program-time"}

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from task_fixtures import autotune_table, kernels_table, npb_table, stencil_table
+from task_fixtures import autotune_table, kernels_table, npb_table, programs_table, stencil_table
 
 from kgpubench.evaluation import load_model_module, model_factory, model_tasks
 from kgpubench.leaderboard import baseline_files
@@ -12,7 +12,8 @@ from kgpubench.tasks import feature_frame, get_task, task_rows
 from kgpubench.tasks.npb import npb_problems
 from kgpubench.tasks.scoring import with_scoring_columns
 
-TABLES = {"kernels": kernels_table, "autotune": autotune_table, "stencil": stencil_table, "npb": npb_table}
+TABLES = {"kernels": kernels_table, "autotune": autotune_table, "stencil": stencil_table, "npb": npb_table,
+          "programs": programs_table}
 _CACHE = {}
 
 
@@ -35,7 +36,8 @@ def _cases():
 def test_every_baseline_declares_tasks_and_a_factory():
     names = sorted(p.stem for p in baseline_files())
     assert names == sorted(["c45", "elm", "knn", "lgbm", "lgbm_ranker", "median", "mlp", "npb_exhausting", "npb_max",
-                            "npb_profiling", "npb_qlearning", "npb_warp", "power_nonlinear", "random_forest",
+                            "npb_profiling", "npb_qlearning", "npb_warp", "power_nonlinear", "program_transfer",
+                            "random_forest",
                             "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker"])
     for path in baseline_files():
         module = load_model_module(path)
@@ -191,6 +193,28 @@ def test_transfer_ranks_by_the_nearest_gpu_that_measured_the_problem():
     np.testing.assert_allclose(model.predict(near_c)[:3], [1.0, 2.0, 4.0])
     other = near_a.assign(problem_size="m")  # no GPU has it: the median relative time of each configuration
     np.testing.assert_allclose(model.predict(other), [2.0, 1.5, 3.0, mod.UNMEASURED])
+
+
+def test_program_transfer_scales_the_nearest_gpus_time_by_its_figures():
+    import pandas as pd
+
+    mod = _module("program_transfer")
+    key = {"problem_set": "v0.1", "level": 1.0, "problem": "1_Mm.py"}
+    hw = {"A": (100.0, 1000.0), "B": (400.0, 4000.0), "C": (50.0, 500.0)}  # bandwidth GB/s, peak GFLOP/s
+
+    def row(g, mode, **extra):
+        return {**key, "compile_mode": mode, "gpu_vendor": "nvidia", "gpu_sm_count": hw[g][0] / 10,
+                "gpu_memory_bandwidth_gbs": hw[g][0], "gpu_peak_fp32_gflops": hw[g][1], **extra}
+
+    X = pd.DataFrame([row("A", "eager"), row("B", "eager"), row("A", "inductor-default")])
+    model = mod.ProgramTransfer().fit(X, np.array([2.0, 0.6, 1.0]))
+    # C is nearest to A (half of A's figures): sqrt(2 * 2) = 2 -> 2.0 * 2 = 4.0
+    np.testing.assert_allclose(model.predict(pd.DataFrame([row("C", "eager")])), [4.0])
+    # a mode no training GPU ran (cudagraphs) takes the program's other modes on the nearest GPU: median(2, 1) * 2
+    np.testing.assert_allclose(model.predict(pd.DataFrame([row("C", "cudagraphs")])), [3.0])
+    # an unknown program: the median of its set and mode over the training rows (eager: 2.0, 0.6 -> 1.3)
+    other = pd.DataFrame([{**row("C", "eager"), "problem": "2_Other.py"}])
+    np.testing.assert_allclose(model.predict(other), [1.3])
 
 
 def test_relevance_grades_by_two_percent_steps_within_a_group():

@@ -45,6 +45,23 @@ def autotune_table(gpus=("GPU A", "GPU B", "GPU C")) -> pa.Table:
     return get_table("autotune").from_rows(rows)
 
 
+def programs_table(gpus=("GPU A", "GPU B", "GPU C")) -> pa.Table:
+    """KernelBench-like `programs` rows: 6 programs x 2 modes per GPU, time ~ size / bandwidth (+ a launch floor)."""
+    rows = []
+    for g in gpus:
+        hw = GPUS[g]
+        for pid, n in enumerate((64, 128, 256, 512, 1024, 2048), start=1):
+            for mode, factor in (("eager", 1.0), ("inductor-default", 0.8)):
+                t = 0.02 + factor * n * n * 4 / hw["gpu_memory_bandwidth_gbs"] / 1e3
+                rows.append(valid_row("programs", gpu_name=g, **hw, problem=f"{pid}_Prog.py", problem_id=pid,
+                                      compile_mode=mode, constants=[{"name": "N", "value": float(n)}],
+                                      op_counts=[{"name": "torch.matmul", "value": 1.0}], input_count=2,
+                                      input_elements=2 * n * n, source_bytes=700 + pid, time_ms_mean=t,
+                                      time_ms_min=t * 0.95, time_ms_max=t * 1.1, time_ms_std=t * 0.01,
+                                      time_ms_median=None, time_cv=0.01))
+    return get_table("programs").from_rows(rows)
+
+
 def kernels_table() -> pa.Table:
     rows = []
     for g in ("GPU A", "GPU B"):

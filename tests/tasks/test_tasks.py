@@ -39,7 +39,7 @@ def test_tasks_are_frozen_and_refuse_unknown_fields():
 def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
     names = [t.name for t in list_tasks()]
     assert names == ["kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb",
-                     "stencil-tile", "autotune-config"]
+                     "stencil-tile", "autotune-config", "program-time"]
     for task in list_tasks():
         cols = get_table(task.config).column_names
         assert set(task.features) <= set(cols), task.name
@@ -142,3 +142,13 @@ def test_top1_regret_reads_the_rows_noise():
         r["time_ms_std"] = 0.15 * r["time_ms_median"] * np.sqrt(10)
     noisy = table.from_pylist(rows, schema=table.schema)
     assert score_fold(task, noisy, y, p)["top1_regret"] == 0.0
+
+
+def test_program_time_sees_program_facts_and_gpu_figures_never_times_or_setup():
+    task = get_task("program-time")
+    assert task.config == "programs" and task.target == "time_ms_mean" and task.schemes == ("random10", "by-gpu")
+    # the other GPUs' times reach a model only through its training rows; the set-up names the provider
+    assert not {"time_ms_min", "time_ms_max", "time_ms_std", "time_cv", "setup", "gpu_name", "status_detail",
+                "framework_version", "cuda_version"} & set(task.features)
+    assert {"problem_set", "problem", "compile_mode", "constants", "op_counts", "gpu_memory_bandwidth_gbs"} <= set(
+        task.features)

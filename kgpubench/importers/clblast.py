@@ -1,0 +1,129 @@
+"""CLBlast's tuning database (staged as best_configs.csv.gz) -> `tunings` rows.
+
+The staged CSV (PROVENANCE.md of the staged copy) has one row per ``Params{...}`` entry of CLBlast's
+``src/database/kernels/*/*.hpp``: kernel, precision, kind, device_type, vendor, architecture, device, params (JSON
+object of integers), source_file. It is read through :func:`~kgpubench.importers.limits.open_capped_text`.
+Unknown devices are never refused: a device the GPU alias table does not know keeps its OpenCL name and null
+catalogue figures (:func:`import_rows` counts them).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.importers.common import CLBLAST, is_number, run_id_for
+from kgpubench.importers.limits import open_capped_text
+from kgpubench.schema.tunings import DEVICE_TYPES, KINDS, PRECISIONS
+
+CONFIG = "tunings"
+FILE = "best_configs.csv.gz"
+COLUMNS = ("kernel", "precision", "kind", "device_type", "vendor", "architecture", "device", "params", "source_file")
+CATALOGUE_VENDORS = {"NVIDIA": "nvidia", "AMD": "amd", "Intel": "intel"}
+
+
+def gpu_of(row: dict[str, str]) -> dict[str, Any]:
+    """The GPU columns of an entry: the catalogue's figures where the alias table knows the device (an NVIDIA
+    name is tried as given and with the ``NVIDIA `` prefix newer drivers report), else the name alone."""
+    from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
+
+    device = row["device"]
+    if row["kind"] != "device":
+        group = " ".join(p for p in (row["vendor"] or "all", row["device_type"], row["architecture"]) if p)
+        name = f"default {row['kind']}: {group}"
+        return {**dict.fromkeys(GPU_COLUMNS), "gpu_name": name, "gpu_specs_source": []}
+    for candidate in (device, f"NVIDIA {device}") if row["vendor"] == "NVIDIA" else (device,):
+        if catalogue_name(candidate):
+            cols = gpu_columns(candidate)
+            if cols.get("gpu_catalogue_name"):
+                return cols
+    return {**dict.fromkeys(GPU_COLUMNS), "gpu_name": " ".join(device.split()),
+            "gpu_vendor": CATALOGUE_VENDORS.get(row["vendor"]), "gpu_specs_source": []}
+
+
+def _params(text: str, where: str) -> list[dict]:
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        raise ImportFormatError(f"{where}: column params is not JSON; expected an object of parameter -> integer "
+                                "(fetch the file again).") from None
+    if not isinstance(obj, dict) or not obj:
+        raise ImportFormatError(f"{where}: column params is not a non-empty JSON object of parameter -> integer.")
+    for k, v in obj.items():
+        if not is_number(v) or not float(v).is_integer():
+            raise ImportFormatError(f"{where}: parameter {k!r} is {v!r}; expected an integer.")
+    return [{"name": k, "value": float(obj[k])} for k in sorted(obj)]
+
+
+def import_rows(folder: Path | str) -> list[dict]:
+    """`tunings` rows (without ``row_id``) of ``folder/best_configs.csv.gz`` (or of that file given directly)."""
+    from kgpubench import __version__
+
+    path = Path(folder)
+    if path.is_dir():
+        path = path / FILE
+    if not path.is_file():
+        raise DataFileNotFoundError(f"{path}: no such file; pass the staged CLBlast folder (with {FILE}).")
+    stream = open_capped_text(path)
+    digest = hashlib.sha256(stream.getvalue().encode("utf-8")).hexdigest()
+    reader = csv.DictReader(stream)
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ImportFormatError(f"{path}: column {missing[0]!r} is missing; expected {', '.join(COLUMNS)}.")
+    base = {"source": CLBLAST.source, "source_license": CLBLAST.license, "source_commit": CLBLAST.commit,
+            "source_doi": CLBLAST.doi, "collected_at": CLBLAST.undated, "kgpubench_version": __version__,
+            "run_id": run_id_for("clblast", digest), "status": "ok"}
+    rows, gpus = [], {}
+    allowed = {"kind": KINDS, "precision": PRECISIONS, "device_type": DEVICE_TYPES}
+    for line, r in enumerate(reader, start=2):
+        where = f"{path}: line {line}"
+        for col, values in allowed.items():
+            if r[col] not in values:
+                raise ImportFormatError(f"{where}: column {col} is {r[col]!r}; expected one of {', '.join(values)}.")
+        if (r["kind"] == "device") != bool(r["device"]):
+            raise ImportFormatError(f"{where}: column device is {r['device']!r} on a {r['kind']} row; a device row "
+                                    "names its device and a default row none.")
+        if not r["kernel"] or not r["source_file"]:
+            raise ImportFormatError(f"{where}: column {'kernel' if not r['kernel'] else 'source_file'} is empty.")
+        key = (r["kind"], r["vendor"], r["device_type"], r["architecture"], r["device"])
+        if key not in gpus:
+            gpus[key] = gpu_of(r)
+        rows.append({**base, **gpus[key], "kernel": r["kernel"], "precision": r["precision"], "kind": r["kind"],
+                     "tuned_on_device": r["kind"] == "device", "device_type": r["device_type"],
+                     "vendor": r["vendor"] or None, "architecture": r["architecture"] or None,
+                     "device": r["device"] or None, "params": _params(r["params"], where),
+                     "source_file": r["source_file"]})
+    return rows
+
+
+def unknown_devices(rows: list[dict]) -> list[tuple[str, str]]:
+    """(vendor, device) of the tuned devices without catalogue figures, sorted."""
+    return sorted({(r["vendor"] or "", r["device"]) for r in rows
+                   if r["kind"] == "device" and not r.get("gpu_catalogue_name")})
+
+
+def import_table(folder: Path | str) -> pa.Table:
+    from kgpubench.schema import get_table
+
+    try:
+        return get_table(CONFIG).from_rows(import_rows(folder))
+    except ValueError as exc:
+        if isinstance(exc, ImportFormatError):
+            raise
+        raise ImportFormatError(f"{folder}: {exc}; fix the value in the input file.") from None
+
+
+def import_to_shard(folder: Path | str, out: Path | str, *, force: bool = False) -> tuple[Path, pa.Table]:
+    """Import the staged CLBlast table and write one validated `tunings` shard at ``out``."""
+    from kgpubench.importers.api import write_import_shard
+    from kgpubench.shards import check_output
+
+    check_output(Path(out), force=force)
+    table = import_table(folder)
+    return write_import_shard(table, CONFIG, out, where=str(folder), force=force), table
