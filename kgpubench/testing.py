@@ -30,6 +30,10 @@ _KEYS = {
     "stencil": {"grid_nx": 64, "grid_ny": 64, "grid_nz": 64, "dtype": "float32", "space_order": 2, "tile_b1": 1,
                 "tile_b2": 1, "tile_b3": 1, "variant": "thread-tile", "block_size": 128},
     "autotune": {"kernel": "gemm", "problem_size": "4096x4096", "params": [{"name": "block_size_x", "value": 16.0}]},
+    "operators": {"operator": "bmm", "operator_class": "bmm", "shape_set": "train", "occurrence": 0, "dim_b": 2,
+                  "dim_m": 64, "dim_n": 32, "dim_k": 16, "dtype": "float32", "framework": "pytorch",
+                  "flops": 2.0 * 2 * 64 * 32 * 16, "time_ms": 1.0, "calls_timed": 25, "calls_kept": 5,
+                  "time_statistic": "mean-of-5-fastest-of-25", "timed_unit": "operator-call"},
 }
 
 
