@@ -50,8 +50,9 @@ class Task:
     filters : tuple of (column, values)
         Rows kept: ``status == "ok"``, a non-null target, and every ``column`` in ``values``.
     max_train_rows : int, optional
-        Deterministic hashed subsample of the training rows of each fold. No task sets one: the board trains
-        on every row (a cap changed the rankings).
+        Deterministic hashed subsample of the training rows of each fold (recorded in every result as
+        ``train_subsample``; test folds are never subsampled). Only operator-latency sets one, to keep its board
+        run within minutes on two cores; the others train on every row (a cap changed their rankings).
     board_schemes : tuple of str
         Schemes ``kgpubench leaderboard run`` evaluates (default: all of ``schemes``).
     seed_metrics : tuple of str

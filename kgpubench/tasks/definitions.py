@@ -35,6 +35,14 @@ POWER_FEATURES = (
     "mix_ld_shared", "mix_st_shared", "arithmetic_intensity",
 )
 
+# Operator calls (imported NeuSight data): what was called at which shape, its nominal work, and the GPU. The kernel
+# names and launch geometry the profiler recorded are run-time facts of the measurement (the library chose them
+# while running), so they are not features.
+OPERATOR_FEATURES = (
+    "operator", "operator_class", "dim_b", "dim_m", "dim_n", "dim_k", "dim_h", "in_channels", "out_channels",
+    "kernel_size", "input_size", "stride", "padding", "flops", "bytes_min",
+)
+
 ALL_TASKS: tuple[Task, ...] = (
     Task(name="kernel-time", filters=OK_REGULAR, **_KERNEL_TIME,
          seed_reference="seed 000 (GeForce 940MX, 10-fold): best max error 13.92 % on the merged data",
@@ -91,8 +99,19 @@ ALL_TASKS: tuple[Task, ...] = (
         relative_cost=100.0,  # the imported search spaces: by far the most rows
         description="Rank the configurations of an auto-tuning search space (imported Kernel Tuner data) "
         "and pick the best per kernel, problem size and GPU; also scored as regression of time."),
+    Task(
+        name="operator-latency", config="operators", target="time_ms", seed="-", kind="regression",
+        features=(*OPERATOR_FEATURES, *GPU_FEATURES), metrics=REGRESSION_METRICS,
+        schemes=("random10", "by-gpu", "neusight"), max_train_rows=60_000,
+        seed_reference="NeuSight (ASPLOS '25), per-operator-class error on the unseen GPUs (H100, L4, A100 80GB): "
+        "BMM 13.8 %, FC 13.9 %, elementwise 19.3 %, softmax 13.9 %, LayerNorm 56.7 % (its roofline baseline: "
+        "44.2, 27.8, 26.1, 32.4, 58.1 %); measured on whole-model layer traces, which this task does not hold",
+        description="Predict the time of one deep-learning framework operator call (bmm, linear, conv2d, "
+        "LayerNorm, softmax, elementwise; FP32, PyTorch) from the operator, its shape, its nominal flops and "
+        "bytes, and the GPU's catalogue figures (imported NeuSight data). Scheme `neusight` is NeuSight's own "
+        "split: train on five older NVIDIA GPUs, test on the unseen H100, L4 and A100 80GB."),
 )
 
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.
 CONFIG_MAIN_TASK = {"kernels": "kernel-time", "npb": "npb-tpb", "stencil": "stencil-tile",
-                    "autotune": "autotune-config"}
+                    "autotune": "autotune-config", "operators": "operator-latency"}
