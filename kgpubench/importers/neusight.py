@@ -163,7 +163,7 @@ def _read_frame(pf: PrimaryFile) -> tuple[pd.DataFrame, str]:
         raise ImportFormatError(f"{pf.path}: byte {exc.start} is not utf-8 text; expected the upstream CSV as "
                                 "published.") from None
     try:
-        frame = pd.read_csv(io.StringIO(text), dtype={c: str for c in TEXT_COLUMNS}, keep_default_na=False,
+        frame = pd.read_csv(io.StringIO(text), dtype={c: object for c in TEXT_COLUMNS}, keep_default_na=False,
                             na_values=[""])
     except pd.errors.EmptyDataError:
         raise ImportFormatError(f"{pf.path}: row 0 (line 1), column 'OPName': the file is empty; expected a "
@@ -197,12 +197,13 @@ def _numbers(frame: pd.DataFrame, pf: PrimaryFile, column: str, *, integer: bool
 
 
 def _texts(frame: pd.DataFrame, pf: PrimaryFile, column: str) -> np.ndarray:
-    values = frame[column]
-    bad = values.isna() | (values.str.strip() == "")
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
+    values = frame[column].to_numpy(dtype=object)
+    codes, uniq = pd.factorize(values, use_na_sentinel=False)
+    bad_values = [i for i, u in enumerate(uniq) if not isinstance(u, str) or not u.strip()]
+    if bad_values:
+        i = int(np.flatnonzero(np.isin(codes, bad_values))[0])
         raise ImportFormatError(f"{_where(pf, i, column)}: empty; every row must name it.")
-    return values.to_numpy(dtype=object)
+    return values
 
 
 def _version(values: pd.Series | None, prefix: str, fallback: str | None, n: int) -> np.ndarray:
@@ -210,10 +211,9 @@ def _version(values: pd.Series | None, prefix: str, fallback: str | None, n: int
     if values is None:
         return np.full(n, fallback, dtype=object)
     pattern, repl = (r"^cu(\d+)(\d)$", r"\1.\2") if prefix == "cu" else (r"^p", "")
-    mapping = {v: (re.sub(pattern, repl, str(v).strip()) or None) if isinstance(v, str) else None
-               for v in pd.unique(values)}
-    return np.asarray([mapping[v] if isinstance(v, str) else None for v in values.to_numpy(dtype=object)],
-                      dtype=object)
+    codes, uniq = pd.factorize(values.to_numpy(dtype=object), use_na_sentinel=False)
+    mapped = [(re.sub(pattern, repl, u.strip()) or None) if isinstance(u, str) else None for u in uniq]
+    return np.asarray(mapped, dtype=object)[codes]
 
 
 def _file_columns(pf: PrimaryFile) -> dict[str, np.ndarray]:
@@ -309,14 +309,14 @@ def nominal_work(operator: np.ndarray, d) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _json_texts(values: np.ndarray, *, integer: bool) -> list[str]:
-    """Each value as the JSON text :func:`kgpubench.schema.row_id_of` hashes (ints; strings; null)."""
+    """Each value as the JSON text :func:`kgpubench.schema.row_id_of` hashes (ints; strings; null), formatted once
+    per distinct value."""
+    codes, uniq = pd.factorize(values, use_na_sentinel=False)
     if integer:
-        v = np.asarray(values, dtype=np.float64)
-        ok = np.isfinite(v)
-        text = np.where(ok, np.nan_to_num(v).astype(np.int64).astype(str), "null")
-        return text.tolist()
-    uniq = {u: json.dumps(u) for u in pd.unique(values)}
-    return [uniq[u] for u in values]
+        text = [json.dumps(int(u)) if u == u and u is not None else "null" for u in uniq]
+    else:
+        text = [json.dumps(u) for u in uniq]
+    return np.asarray(text, dtype=object)[codes].tolist()
 
 
 def fast_row_ids(table_name: str, keys: dict[str, np.ndarray], integer_columns: set[str]) -> list[str]:
