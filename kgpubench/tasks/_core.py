@@ -197,7 +197,9 @@ def _expand_params(column: pa.ChunkedArray, *, numeric: bool) -> dict[str, np.nd
 OUTCOME_UNITS = ("ms", "s", "W", "J", "GFLOP/s", "GB/s")
 # Columns that describe how a row was produced rather than what was run.
 NON_FEATURES = ("row_id", "run_id", "status", "status_detail", "failure", "time_cv", "time_cv_high", "repeats",
-                "power_samples", "power_method", "power_launches", "verified", "objective", "source_format")
+                "power_samples", "power_method", "power_launches", "verified", "objective", "source_format",
+                # operators: how a call was timed, and what the library launched at run time (profiler records)
+                "calls_timed", "calls_kept", "timed_unit", "kernel_name", "kernels", "warps_per_sm")
 
 
 def forbidden_features(config: str) -> set[str]:
