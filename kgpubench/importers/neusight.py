@@ -113,7 +113,8 @@ def _is_csv(path: Path) -> bool:
 
 
 def primary_files(root: Path | str) -> list[PrimaryFile]:
-    """The primary operator files under ``root`` (the ``scripts/asplos`` folder or its ``data/``), sorted by path.
+    """The primary operator files under ``root`` (the repository, its ``scripts/asplos`` folder or that folder's
+    ``data/``), sorted by path.
 
     Raises
     ------
@@ -123,6 +124,8 @@ def primary_files(root: Path | str) -> list[PrimaryFile]:
     root = Path(root)
     if not root.is_dir():
         raise ImportFormatError(f"{root}: not a folder; pass NeuSight's scripts/asplos folder (or its data/ folder).")
+    if (root / "scripts" / "asplos").is_dir():  # the repository's root
+        root = root / "scripts" / "asplos"
     data = root / "data" if (root / "data").is_dir() else root
     base = data.parent if data.name == "data" else data
     found: list[PrimaryFile] = []
