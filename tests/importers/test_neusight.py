@@ -240,3 +240,21 @@ def test_amd_test_flat_files_are_derived_when_collect_exists(tmp_path):
     assert table.num_rows == 1
     assert table["kernels"].to_pylist() == [["cijk_mt16x8x32"]]
     assert table["framework_version"].to_pylist() == ["2.4.1"]
+
+
+def test_cli_refusal_is_one_red_line_and_writes_nothing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "a"
+    _ln_file(root, device="NVIDIA Fancy 9000")
+    env = {k: v for k, v in os.environ.items() if k != "KGPUBENCH_DEBUG"}
+    out = tmp_path / "x.parquet"
+    proc = subprocess.run([sys.executable, "-m", "kgpubench", "import", "neusight", str(root), "--out", str(out)],
+                          check=False, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert len([line for line in proc.stderr.splitlines() if line.strip()]) == 1
+    assert "column 'Device'" in proc.stderr and "ALIASES" in proc.stderr
+    assert not out.exists()
