@@ -182,10 +182,15 @@ def _numbers(frame: pd.DataFrame, pf: PrimaryFile, column: str, *, integer: bool
     """Column ``column`` as float64, checked (finite; whole when ``integer``; >= ``minimum``; non-null when
     ``required``); the first bad value is one error naming its row."""
     original = frame[column]
-    values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=np.float64)
+    if pd.api.types.is_numeric_dtype(original.dtype) and not pd.api.types.is_bool_dtype(original.dtype):
+        values = original.to_numpy(dtype=np.float64, na_value=np.nan)
+        present = None  # a null is NaN here
+    else:
+        values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=np.float64)
+        present = original.notna().to_numpy()
     bad = ~np.isfinite(values)
     if not required:
-        bad &= original.notna().to_numpy()
+        bad &= present if present is not None else ~np.isnan(values)
     if integer:
         bad |= np.isfinite(values) & (values != np.round(values))
     if minimum is not None:
@@ -326,10 +331,10 @@ def fast_row_ids(table_name: str, keys: dict[str, np.ndarray], integer_columns: 
     """Row ids equal to :func:`kgpubench.schema.row_ids` for key columns holding ints (NaN = null), strings and
     nulls, with the hashed payload built column by column (a test checks the two agree)."""
     names = sorted(keys)
-    template = json.dumps(table_name) + ",[" + ",".join(f'["{name}",%s]' for name in names) + "]]"
+    template = "[" + json.dumps(table_name) + ",[" + ",".join(f'["{name}",%s]' for name in names) + "]]"
     columns = [_json_texts(keys[name], integer=name in integer_columns) for name in names]
     sha = hashlib.sha256
-    return [sha(("[" + template % row).encode()).hexdigest()[:16] for row in zip(*columns)]
+    return [sha((template % row).encode()).hexdigest()[:16] for row in zip(*columns)]
 
 
 def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
