@@ -1,4 +1,4 @@
-"""The benchmark's tasks (one per seed study, plus the imported auto-tuning data)."""
+"""The benchmark's tasks (one per seed study, plus the imported auto-tuning and operator data)."""
 
 from __future__ import annotations
 
