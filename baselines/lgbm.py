@@ -9,7 +9,7 @@ from __future__ import annotations
 from kgpubench.tasks.preprocess import tabular_model, thread_count
 
 TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "stencil-tile",
-         "autotune-config", "program-time")
+         "autotune-config", "program-time", "operator-latency")
 
 
 def make_model(task, seed):

@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb", "stencil-tile",
-         "autotune-config", "program-time")
+         "autotune-config", "program-time", "operator-latency")
 
 
 class MedianRegressor(RegressorMixin, BaseEstimator):

@@ -42,7 +42,7 @@ from kgpubench.result import (  # noqa: F401 - PACKAGES, RESULT_FORMAT, round_fl
     result_json,
     round_floats,
 )
-from kgpubench.splits import evaluated_folds, fold_column, split_sha256_of
+from kgpubench.splits import EXCLUDED, evaluated_folds, fold_column, split_sha256_of
 from kgpubench.tasks import Task, feature_frame, get_task, list_tasks, select
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 
@@ -364,7 +364,7 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
     out, samples = {}, []
     for fold in wanted:
         test = np.flatnonzero(data.folds == fold)
-        train = np.flatnonzero(data.folds != fold)
+        train = np.flatnonzero((data.folds != fold) & (data.folds != EXCLUDED))  # excluded: in no training set
         if train.size == 0:  # e.g. by-kernel with a single kernel: nothing to learn from
             continue
         if rank is not None and train.size > task.max_train_rows:

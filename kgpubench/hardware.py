@@ -63,6 +63,8 @@ ALIASES: dict[str, str] = {
     "Tesla T4": "Tesla T4",
     "NVIDIA A10G": "A10G",
     "NVIDIA A10": "A10 PCIe",
+    "Tesla P4": "Tesla P4",
+    "Tesla P100-PCIE-16GB": "Tesla P100 PCIe 16 GB",
     "NVIDIA L4": "L4",
     "NVIDIA L40": "L40",
     "NVIDIA L40S": "L40S",
@@ -77,6 +79,9 @@ ALIASES: dict[str, str] = {
     "NVIDIA GeForce 940MX": "GeForce 940MX",
     "AMD Instinct MI250X": "Radeon Instinct MI250X",
     "AMD Instinct MI250X/MI250": "Radeon Instinct MI250X",
+    "AMD Instinct MI100": "Radeon Instinct MI100",
+    "AMD Instinct MI210": "Radeon Instinct MI210",
+    "AMD Instinct MI250": "Radeon Instinct MI250",
     "AMD Radeon PRO W6600": "Radeon PRO W6600",
     "AMD Radeon PRO W7800": "Radeon PRO W7800",
     # The NVIDIA devices of CLBlast's tuning database (OpenCL names; older drivers drop the "NVIDIA " prefix, which
@@ -137,8 +142,6 @@ ALIASES: dict[str, str] = {
     "NVIDIA TITAN X (Pascal)": "TITAN X Pascal",
     "Tesla K20m": "Tesla K20m",
     "Tesla K40m": "Tesla K40m",
-    "Tesla P100-PCIE-16GB": "Tesla P100 PCIe 16 GB",
-    "Tesla P4": "Tesla P4",
 }
 # Other spellings of a device name (short names for ``--gpu``, older driver spellings) -> the device name.
 OTHER_NAMES: dict[str, str] = {
@@ -152,6 +155,19 @@ OTHER_NAMES: dict[str, str] = {
     "RTX 3090": "NVIDIA GeForce RTX 3090",
     "W6600": "AMD Radeon PRO W6600",
     "W7800": "AMD Radeon PRO W7800",
+    # NeuSight's device-file names and label/ folders spell the runtime name with underscores.
+    "Tesla_P4": "Tesla P4",
+    "Tesla_P100-PCIE-16GB": "Tesla P100-PCIE-16GB",
+    "Tesla_V100-PCIE-32GB": "Tesla V100-PCIE-32GB",
+    "Tesla_T4": "Tesla T4",
+    "NVIDIA_A100-PCIE-40GB": "NVIDIA A100-PCIE-40GB",
+    "NVIDIA_A100-SXM4-40GB": "NVIDIA A100-SXM4-40GB",
+    "NVIDIA_A100_80GB_PCIe": "NVIDIA A100 80GB PCIe",
+    "NVIDIA_H100_80GB_HBM3": "NVIDIA H100 80GB HBM3",
+    "NVIDIA_L4": "NVIDIA L4",
+    "AMD_Instinct_MI100": "AMD Instinct MI100",
+    "AMD_Instinct_MI210": "AMD Instinct MI210",
+    "AMD_Instinct_MI250": "AMD Instinct MI250",
 }
 # Catalogue entries that describe a package of several devices: how many (each MI250X GCD is a HIP device).
 DIES: dict[str, int] = {"Radeon Instinct MI250X": 2, "Radeon Instinct MI250": 2}

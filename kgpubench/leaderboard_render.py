@@ -105,7 +105,7 @@ def selection_note(task: Task, results: list[dict]) -> str | None:
 
 
 def _task_notes(task: Task, results: list[dict]) -> list[str]:
-    seed = f"Seed study: {task.seed}." if task.seed != "-" else "No seed study (imported auto-tuning data)."
+    seed = f"Seed study: {task.seed}." if task.seed != "-" else "No seed study (imported data)."
     notes = [task.description, f"{seed} Ranked by `{task.primary_metric}`. Config: `{task.config}`, target "
              f"`{task.target}`. Columns marked (seed) are the seed study's headline metrics."]
     if task.seed_reference:

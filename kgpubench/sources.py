@@ -88,7 +88,23 @@ CLBLAST = Provenance(
                  "headers src/database/kernels/*/*.hpp were parsed into rows; no value was changed."),
 )
 
-KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB, KERNELBENCH, CLBLAST)}
+# NeuSight (sitar-lab/NeuSight, scripts/asplos): per-operator latencies, imported by kgpubench.importers.neusight.
+# collected_at: the data files' first commit (bca31fb, 2024-11-08); the files themselves record no timestamps.
+NEUSIGHT = Provenance(
+    name="neusight",
+    license="MIT",
+    commit="6945927d9afcca2b9daf021f8395e53edc5b4eef",
+    doi="10.1145/3669940.3707265",
+    undated=_dt.datetime(2024, 11, 8, tzinfo=UTC),
+    title="Forecasting GPU Performance for Deep Learning Training and Inference",
+    authors="Seonho Lee, Amar Phanishayee, Divya Mahajan",
+    venue="ASPLOS '25",
+    year=2025,
+    url="https://github.com/sitar-lab/NeuSight",
+    attribution="Copyright (c) 2025 Georgia Institute of Technology and Microsoft Corporation; MIT licence.",
+)
+
+KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB, KERNELBENCH, CLBLAST, NEUSIGHT)}
 
 
 def citation_line(prov: Provenance) -> str:

@@ -9,6 +9,10 @@ Rules (a fold is a string):
   ``holdout`` fold is evaluated (seed 000's 80/20).
 - ``by-kernel``: leave one kernel out; the fold is the ``kernel`` value.
 - ``by-gpu``: leave one GPU out; the fold is the ``gpu_name`` value.
+- ``neusight``: a fixed mapping (kind ``mapping``) of a column's values to folds: NeuSight's (ASPLOS '25) own
+  split of its NVIDIA GPUs: ``train`` = Tesla P4, P100, V100, T4 and A100-PCIE-40GB; ``test`` = the unseen H100
+  80GB HBM3, L4 and A100 80GB PCIe. A value the mapping does not name (the AMD GPUs, a GPU added later) is in
+  fold ``excluded``: neither trained on nor tested.
 
 A row's fold depends on nothing but its own key columns and the scheme: regenerating a file is
 byte-identical, and rows added in a later dataset version never move older rows between folds.
@@ -33,19 +37,21 @@ import pyarrow as pa
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, SplitError, unknown_name
 from kgpubench.tasks import Task, get_task, main_task, problem_keys, task_rows
 
-HOLDOUT, TRAIN_ONLY = "holdout", "train"
+HOLDOUT, TRAIN_ONLY, EXCLUDED = "holdout", "train", "excluded"
 SPLITS = ("train", "test")
 
 
 @dataclass(frozen=True)
 class Scheme:
-    """A split scheme: ``hash`` (k folds), ``holdout`` (one 20 % fold) or ``column`` (fold = a column)."""
+    """A split scheme: ``hash`` (k folds), ``holdout`` (one 20 % fold), ``column`` (fold = a column's value) or
+    ``mapping`` (fold = ``mapping[column value]``, :data:`EXCLUDED` for a value it does not name)."""
 
     name: str
     kind: str
     description: str
     n_folds: int = 0
     column: str | None = None
+    mapping: tuple[tuple[str, str], ...] = ()
 
 
 SCHEMES: dict[str, Scheme] = {s.name: s for s in (
@@ -53,6 +59,12 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
     Scheme("holdout80", "holdout", "one 20 % test fold by hash (seed 000's 80/20)", 5),
     Scheme("by-kernel", "column", "leave one kernel out (generalisation to unseen code)", column="kernel"),
     Scheme("by-gpu", "column", "leave one GPU out; folds are named by GPU", column="gpu_name"),
+    Scheme("neusight", "mapping", "NeuSight's split (ASPLOS '25): train on Tesla P4, P100, V100, T4 and "
+           "A100-PCIE-40GB; test on the unseen H100, L4 and A100 80GB; other GPUs (AMD) are not used",
+           column="gpu_name", mapping=(
+               *((g, TRAIN_ONLY) for g in ("Tesla P4", "Tesla P100-PCIE-16GB", "Tesla V100-PCIE-32GB", "Tesla T4",
+                                           "NVIDIA A100-PCIE-40GB")),
+               *((g, "test") for g in ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100 80GB PCIe")))),
 )}
 
 
@@ -75,10 +87,14 @@ def assign_folds(task: Task, table: pa.Table, scheme: str) -> np.ndarray:
     sch = get_scheme(scheme)
     if scheme not in task.schemes:
         raise unknown_name(f"scheme of task {task.name!r}", scheme, task.schemes)
-    if sch.kind == "column":
+    if sch.kind in ("column", "mapping"):
         if sch.column not in table.column_names:
             raise SchemaValidationError(f"scheme {scheme!r} needs column {sch.column!r}, absent from the table.")
-        return np.asarray([str(v) for v in table[sch.column].to_pylist()], dtype=object)
+        values = np.asarray([str(v) for v in table[sch.column].to_pylist()], dtype=object)
+        if sch.kind == "column":
+            return values
+        mapping = dict(sch.mapping)
+        return np.asarray([mapping.get(v, EXCLUDED) for v in values], dtype=object)
     keys = problem_keys(task, table) if task.group_columns else np.asarray(table["row_id"].to_pylist(), object)
     buckets = np.zeros(len(keys), dtype=np.int64)
     if len(keys):  # one hash per distinct key
@@ -95,7 +111,7 @@ def assign_folds(task: Task, table: pa.Table, scheme: str) -> np.ndarray:
 
 def evaluated_folds(scheme: str, folds) -> list[str]:
     """The folds that serve as test folds, in order (numeric folds by number, others by name)."""
-    names = sorted({str(f) for f in folds} - {TRAIN_ONLY})
+    names = sorted({str(f) for f in folds} - {TRAIN_ONLY, EXCLUDED})
     if get_scheme(scheme).kind == "hash":
         names.sort(key=int)
     return names
@@ -107,14 +123,14 @@ class FoldSplitter:
     Parameters
     ----------
     test_fold : array of str
-        The fold of every sample; fold ``train`` is never a test fold.
+        The fold of every sample; fold ``train`` is never a test fold, and fold ``excluded`` is never used.
     folds : list of str, optional
         Which folds to yield, in order (default: every test fold).
     """
 
     def __init__(self, test_fold, folds: list[str] | None = None) -> None:
         self.test_fold = np.asarray(test_fold, dtype=object)
-        present = sorted({str(f) for f in self.test_fold} - {TRAIN_ONLY})
+        present = sorted({str(f) for f in self.test_fold} - {TRAIN_ONLY, EXCLUDED})
         self.folds = list(folds) if folds is not None else present
 
     def get_n_splits(self, X=None, y=None, groups=None) -> int:
@@ -124,7 +140,7 @@ class FoldSplitter:
         """Yield ``(train_index, test_index)`` for every fold in :attr:`folds`."""
         for fold in self.folds:
             test = self.test_fold == fold
-            yield np.flatnonzero(~test), np.flatnonzero(test)
+            yield np.flatnonzero(~test & (self.test_fold != EXCLUDED)), np.flatnonzero(test)
 
 
 # ----- committed files -------------------------------------------------------------------------------------
@@ -264,4 +280,4 @@ def select_rows(table: pa.Table, config: str, *, split: str | None, fold, scheme
     if fold not in known:
         raise unknown_name(f"fold of scheme {scheme!r}", fold, known)
     mask = folds == fold
-    return table.filter(pa.array(mask if split == "test" else ~mask))
+    return table.filter(pa.array(mask if split == "test" else ~mask & (folds != EXCLUDED)))

@@ -35,6 +35,10 @@ _KEYS = {
     "tunings": {"kernel": "Xaxpy", "precision": "Single", "kind": "device", "tuned_on_device": True,
                 "device_type": "GPU", "vendor": "NVIDIA", "device": "Test GPU",
                 "params": [{"name": "VW", "value": 4.0}]},
+    "operators": {"operator": "bmm", "operator_class": "bmm", "shape_set": "train", "occurrence": 0, "dim_b": 2,
+                  "dim_m": 64, "dim_n": 32, "dim_k": 16, "dtype": "float32", "framework": "pytorch",
+                  "flops": 2.0 * 2 * 64 * 32 * 16, "time_ms": 1.0, "calls_timed": 25, "calls_kept": 5,
+                  "time_statistic": "mean-of-5-fastest-of-25", "timed_unit": "operator-call"},
 }
 
 

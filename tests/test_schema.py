@@ -22,8 +22,9 @@ def test_written_file_schema_equals_declared_schema(tmp_path, config):
     assert table.to_pylist()[0]["gpu_name"] == "Test GPU"
 
 
-# Tables of upstream facts with no times at all (CLBlast keeps only the winning configuration).
-TIMELESS = {"tunings"}
+# Tables of upstream facts with no times at all (CLBlast keeps only the winning configuration), and tables with
+# their own timing columns (NeuSight's `operators`: one upstream statistic, no median/min/std, no power).
+TIMELESS = {"tunings", "operators"}
 
 
 @pytest.mark.parametrize("config", sorted(TABLES))
@@ -35,6 +36,8 @@ def test_every_table_carries_the_common_columns(config):
                    "gpu_l2_bytes", "gpu_smem_per_sm_bytes", "gpu_clock_sm_mhz", *timed,
                    "source", "collector_version", "toolchain_version", "driver_version", "collected_at"):
         assert needed in names, needed
+    if config == "operators":
+        assert {"time_ms", "calls_timed", "calls_kept", "time_statistic", "timed_unit"} <= names
     assert "gpu_name" in get_table(config).key_columns
 
 

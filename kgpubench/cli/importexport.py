@@ -1,4 +1,4 @@
-"""``kgpubench import kernel-tuner`` and ``kgpubench export t4``."""
+"""``kgpubench import kernel-tuner``, ``kgpubench import neusight`` and ``kgpubench export t4``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-import_app = typer.Typer(help="Import public tuning measurements as `autotune` shards.", no_args_is_help=True)
+import_app = typer.Typer(help="Import public measurements as shards: tuning search spaces (`autotune`), "
+                         "framework operator latencies (`operators`).", no_args_is_help=True)
 export_app = typer.Typer(help="Export kgpubench rows in the community's formats.", no_args_is_help=True)
 
 _FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).",
@@ -131,10 +132,28 @@ def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _
                "kgpubench.hardware.ALIASES); their rows keep the OpenCL name.")
 
 
+_NEUSIGHT_DIR = typer.Argument(..., help="NeuSight's scripts/asplos folder (or its data/ folder), as published.",
+                               readable=False)
+_NEUSIGHT_OUT = typer.Option(Path("neusight-operators.parquet"), "--out", help="Shard to write.")
+
+
+def neusight(directory: Path = _NEUSIGHT_DIR, out: Path = _NEUSIGHT_OUT, force: bool = _FORCE) -> None:
+    """Import NeuSight's per-operator latencies (primary files only) into an `operators` shard."""
+    import pyarrow.compute as pc
+
+    from kgpubench.importers.neusight import import_to_shard
+
+    path, table = import_to_shard(directory, out, force=force)
+    gpus = pc.count_distinct(table["gpu_name"]).as_py()
+    typer.echo(f"wrote {table.num_rows} operators rows on {gpus} GPU(s) from {directory} to {path}; merge with: "
+               f"kgpubench merge {path}")
+
+
 def register(app: typer.Typer) -> None:
     import_app.command("kernel-tuner")(kernel_tuner)
     import_app.command("kernelbench")(kernelbench)
     import_app.command("clblast")(clblast)
+    import_app.command("neusight")(neusight)
     export_app.command("t4")(t4)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")

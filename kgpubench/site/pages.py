@@ -225,7 +225,7 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
 
     everything = [r for rs in grouped.values() for r in rs]
     body = [f"<h1>{esc(task.name)}</h1>", f'<p class="lead">{inline(task.description)}</p>']
-    seed = (f"seed {task.seed}" if task.seed != "-" else "none (imported auto-tuning data)")
+    seed = (f"seed {task.seed}" if task.seed != "-" else "none (imported data)")
     facts = [("Data", f"config `{task.config}`, target `{task.target}`"),
              ("Kind", f"{task.kind}: " + ("predict the target of every row" if task.kind == "regression" else
                                         "pick, per problem, the row with the smallest prediction")),

@@ -50,8 +50,9 @@ class Task:
     filters : tuple of (column, values)
         Rows kept: ``status == "ok"``, a non-null target, and every ``column`` in ``values``.
     max_train_rows : int, optional
-        Deterministic hashed subsample of the training rows of each fold. No task sets one: the board trains
-        on every row (a cap changed the rankings).
+        Deterministic hashed subsample of the training rows of each fold (recorded in every result as
+        ``train_subsample``; test folds are never subsampled). Only operator-latency sets one, to keep its board
+        run within minutes on two cores; the others train on every row (a cap changed their rankings).
     board_schemes : tuple of str
         Schemes ``kgpubench leaderboard run`` evaluates (default: all of ``schemes``).
     seed_metrics : tuple of str
@@ -211,7 +212,9 @@ def _expand_params(column: pa.ChunkedArray, *, numeric: bool) -> dict[str, np.nd
 OUTCOME_UNITS = ("ms", "s", "W", "J", "GFLOP/s", "GB/s")
 # Columns that describe how a row was produced rather than what was run.
 NON_FEATURES = ("row_id", "run_id", "status", "status_detail", "failure", "time_cv", "time_cv_high", "repeats",
-                "power_samples", "power_method", "power_launches", "verified", "objective", "source_format")
+                "power_samples", "power_method", "power_launches", "verified", "objective", "source_format",
+                # operators: how a call was timed, and what the library launched at run time (profiler records)
+                "calls_timed", "calls_kept", "timed_unit", "kernel_name", "kernels", "warps_per_sm")
 
 
 def forbidden_features(config: str) -> set[str]:

@@ -1,4 +1,4 @@
-"""The benchmark's tasks (one per seed study, plus the imported auto-tuning data)."""
+"""The benchmark's tasks (one per seed study, plus the imported auto-tuning and operator data)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,13 @@ POWER_FEATURES = (
 PROGRAM_FEATURES = (
     "problem_set", "level", "problem", "compile_mode", "l2_flushed", "constants", "op_counts", "input_count",
     "input_elements", "input_max_elements", "source_bytes",
+)
+# Operator calls (imported NeuSight data): what was called at which shape, its nominal work, and the GPU. The kernel
+# names and launch geometry the profiler recorded are run-time facts of the measurement (the library chose them
+# while running), so they are not features.
+OPERATOR_FEATURES = (
+    "operator", "operator_class", "dim_b", "dim_m", "dim_n", "dim_k", "dim_h", "in_channels", "out_channels",
+    "kernel_size", "input_size", "stride", "padding", "flops", "bytes_min",
 )
 
 ALL_TASKS: tuple[Task, ...] = (
@@ -107,8 +114,19 @@ ALL_TASKS: tuple[Task, ...] = (
         "static facts (identity, sizes, modules and calls, inputs) and the GPU's catalogue figures. Its times on "
         "other GPUs are never a feature of the test row: a model learns them from the training rows (by-gpu: "
         "the held-out GPU's rows are all in the test fold). v0.1 and v0.2 programs are different programs."),
+    Task(
+        name="operator-latency", config="operators", target="time_ms", seed="-", kind="regression",
+        features=(*OPERATOR_FEATURES, *GPU_FEATURES), metrics=REGRESSION_METRICS,
+        schemes=("random10", "by-gpu", "neusight"), max_train_rows=60_000, sources=("neusight",),
+        seed_reference="NeuSight (ASPLOS '25), per-operator-class error on the unseen GPUs (H100, L4, A100 80GB): "
+        "BMM 13.8 %, FC 13.9 %, elementwise 19.3 %, softmax 13.9 %, LayerNorm 56.7 % (its roofline baseline: "
+        "44.2, 27.8, 26.1, 32.4, 58.1 %); measured on whole-model layer traces, which this task does not hold",
+        description="Predict the time of one deep-learning framework operator call (bmm, linear, conv2d, "
+        "LayerNorm, softmax, elementwise; FP32, PyTorch) from the operator, its shape, its nominal flops and "
+        "bytes, and the GPU's catalogue figures (imported NeuSight data). Scheme `neusight` is NeuSight's own "
+        "split: train on five older NVIDIA GPUs, test on the unseen H100, L4 and A100 80GB."),
 )
 
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.
 CONFIG_MAIN_TASK = {"kernels": "kernel-time", "npb": "npb-tpb", "stencil": "stencil-tile",
-                    "autotune": "autotune-config", "programs": "program-time"}
+                    "autotune": "autotune-config", "programs": "program-time", "operators": "operator-latency"}

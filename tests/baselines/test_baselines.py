@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from task_fixtures import autotune_table, kernels_table, npb_table, programs_table, stencil_table
+from task_fixtures import autotune_table, kernels_table, npb_table, operators_table, programs_table, stencil_table
 
 from kgpubench.evaluation import load_model_module, model_factory, model_tasks
 from kgpubench.leaderboard import baseline_files
@@ -13,7 +13,7 @@ from kgpubench.tasks.npb import npb_problems
 from kgpubench.tasks.scoring import with_scoring_columns
 
 TABLES = {"kernels": kernels_table, "autotune": autotune_table, "stencil": stencil_table, "npb": npb_table,
-          "programs": programs_table}
+          "programs": programs_table, "operators": operators_table}
 _CACHE = {}
 
 
@@ -38,7 +38,8 @@ def test_every_baseline_declares_tasks_and_a_factory():
     assert names == sorted(["c45", "elm", "knn", "lgbm", "lgbm_ranker", "median", "mlp", "npb_exhausting", "npb_max",
                             "npb_profiling", "npb_qlearning", "npb_warp", "power_nonlinear", "program_transfer",
                             "random_forest",
-                            "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker"])
+                            "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker",
+                            "neusight_wave", "operator_roofline", "operator_transfer"])
     for path in baseline_files():
         module = load_model_module(path)
         assert model_tasks(module), path.name
@@ -143,6 +144,38 @@ def test_roofline_is_the_max_of_compute_and_memory_time():
     np.testing.assert_allclose(t, [1.0, 40.0])
     model = mod.RooflineRegressor().fit(X, 2 * t)
     assert model.scale_ == pytest.approx(2.0)
+
+
+def test_operator_baselines_on_the_roofline_fixture():
+    import pandas as pd
+
+    task, X, y = _data("operator-latency")
+    roof = _module("operator_roofline")
+    X1 = pd.DataFrame({"flops": [2e9, 1.0], "bytes_min": [4e6, 4e9], "gpu_peak_fp32_gflops": [1000.0, 1000.0],
+                       "gpu_memory_bandwidth_gbs": [100.0, 100.0]})
+    # row 0: 2e9 / 1e12 = 2 ms vs 4e6 / 1e11 = 0.04 ms; row 1: 4e9 B / 1e11 = 40 ms
+    np.testing.assert_allclose(roof.roofline_ms(X1), [2.0, 40.0])
+    assert roof.OperatorRoofline().fit(X1, 3 * roof.roofline_ms(X1)).scale_ == pytest.approx(3.0)
+    # transfer: every shape was measured on the other GPUs, so leaving GPU C out predicts it from the nearest
+    # GPU's efficiency; the fixture's efficiency differs between GPUs only through the launch floor
+    gpu_c = X["gpu_peak_fp32_gflops"].to_numpy() == 19500.0
+    model = _module("operator_transfer").OperatorTransfer().fit(X[~gpu_c].reset_index(drop=True), y[~gpu_c])
+    pred = model.predict(X[gpu_c].reset_index(drop=True))
+    assert np.median(np.abs(np.log(pred / y[gpu_c]))) < 0.5
+    # wave model: never below the wave roofline bound, and the bound is positive
+    wave = _module("neusight_wave")
+    bound = wave.wave_features(X)["t_roof_ms"].to_numpy()
+    assert np.all(bound > 0)
+    fitted = wave.WaveUtilisation().fit(X, y)
+    assert np.all(fitted.predict(X) >= bound * (1 - 1e-12))
+    # a 4 x 128 x 256 x 64 bmm: output 128 x 64 per batch -> one 128 x 64 tile per batch, 4 tiles, 1 wave
+    f = wave.wave_features(pd.DataFrame({"operator": ["bmm"], "dim_b": [4.0], "dim_m": [128.0], "dim_n": [256.0],
+                                         "dim_k": [64.0], "gpu_sm_count": [40.0], "gpu_peak_fp32_gflops": [8000.0],
+                                         "gpu_memory_bandwidth_gbs": [400.0]}))
+    assert (f["log_tiles"].iloc[0], f["waves"].iloc[0], f["tile_m"].iloc[0], f["tile_n"].iloc[0]) == (
+        pytest.approx(np.log(4)), 1.0, 128.0, 64.0)
+    tile_s = max(2 * 128 * 64 * 256 / (8000e9 / 40), 4 * (128 * 256 + 256 * 64 + 128 * 64) / (400e9 / 40))
+    assert f["t_roof_ms"].iloc[0] == pytest.approx(tile_s * 1e3)
 
 
 def test_qlearning_with_an_exact_surrogate_picks_the_fastest_tpb():

@@ -62,6 +62,25 @@ def programs_table(gpus=("GPU A", "GPU B", "GPU C")) -> pa.Table:
     return get_table("programs").from_rows(rows)
 
 
+def operators_table(gpus=("GPU A", "GPU B", "GPU C")) -> pa.Table:
+    """Operator calls on three GPUs: bmm shapes and elementwise adds, timed by a roofline plus a launch floor."""
+    rows = []
+    for g in gpus:
+        hw = GPUS[g]
+        for b, m, n, k in ((1, 64, 64, 64), (4, 128, 256, 64), (8, 512, 512, 512), (16, 1024, 64, 1024),
+                           (2, 2048, 1024, 256), (32, 96, 196, 196)):
+            flops, nbytes = 2.0 * b * m * n * k, 4.0 * b * (m * n + n * k + m * k)
+            t = 0.01 + max(flops / hw["gpu_peak_fp32_gflops"] / 1e6, nbytes / hw["gpu_memory_bandwidth_gbs"] / 1e6)
+            rows.append(valid_row("operators", gpu_name=g, **hw, dim_b=b, dim_m=m, dim_n=n, dim_k=k, flops=flops,
+                                  bytes_min=nbytes, time_ms=1.5 * t))
+        for b, h in ((1024, 1024), (8192, 4096), (65536, 1600), (300, 77)):
+            t = 0.008 + 12.0 * b * h / hw["gpu_memory_bandwidth_gbs"] / 1e6
+            rows.append(valid_row("operators", gpu_name=g, **hw, operator="add", operator_class="elementwise",
+                                  dim_b=b, dim_m=None, dim_n=None, dim_k=None, dim_h=h, flops=float(b * h),
+                                  bytes_min=12.0 * b * h, time_ms=1.2 * t))
+    return get_table("operators").from_rows(rows)
+
+
 def kernels_table() -> pa.Table:
     rows = []
     for g in ("GPU A", "GPU B"):

@@ -39,13 +39,23 @@ def test_tasks_are_frozen_and_refuse_unknown_fields():
 def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
     names = [t.name for t in list_tasks()]
     assert names == ["kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb",
-                     "stencil-tile", "autotune-config", "program-time"]
+                     "stencil-tile", "autotune-config", "program-time", "operator-latency"]
     for task in list_tasks():
         cols = get_table(task.config).column_names
         assert set(task.features) <= set(cols), task.name
         assert not set(task.features) & forbidden_features(task.config), task.name
         assert task.target not in task.features
         assert not any(f.startswith(("time_", "power_", "energy")) for f in task.features)
+
+
+def test_operator_latency_never_sees_how_the_call_was_timed_or_what_the_library_launched():
+    forbidden = forbidden_features("operators")
+    assert {"time_ms", "time_statistic", "calls_timed", "calls_kept", "timed_unit", "kernel_name", "kernels",
+            "warps_per_sm", "source_file"} <= forbidden
+    features = set(get_task("operator-latency").features)
+    assert not features & {"kernel_name", "kernels", "grid_x", "block_x", "blocks_per_sm", "shape_set",
+                           "occurrence"}
+    assert {"operator", "dim_n", "flops", "bytes_min", "gpu_peak_fp32_gflops"} <= features
 
 
 def test_leakage_guard_refuses_time_derived_inputs():
