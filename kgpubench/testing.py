@@ -30,6 +30,10 @@ _KEYS = {
     "stencil": {"grid_nx": 64, "grid_ny": 64, "grid_nz": 64, "dtype": "float32", "space_order": 2, "tile_b1": 1,
                 "tile_b2": 1, "tile_b3": 1, "variant": "thread-tile", "block_size": 128},
     "autotune": {"kernel": "gemm", "problem_size": "4096x4096", "params": [{"name": "block_size_x", "value": 16.0}]},
+    "profiles": {"application": "hotspot", "kernel": "calculate_temp", "input_size_1": 64, "input_size_2": 256,
+                 "launch_index": 0, "grid_x": 6, "grid_y": 6, "grid_z": 1, "block_x": 16, "block_y": 16,
+                 "block_z": 1, "registers_per_thread": 36, "static_smem_bytes": 3072, "time_ms": 0.01,
+                 "timed_unit": "kernel-launch", "repeats": 1},
 }
 
 
@@ -37,11 +41,11 @@ def valid_row(config: str, **overrides: Any) -> dict:
     """One row of ``config`` that passes validation (before ``overrides`` are applied)."""
     table = get_table(config)
     row: dict[str, Any] = {
-        "run_id": "test-run-0001", "status": "ok", **_GPU, **_KEYS[config],
+        "run_id": "test-run-0001", "status": "ok", **_GPU,
         "time_ms_median": 1.0, "time_ms_min": 0.9, "time_ms_mean": 1.05, "time_ms_std": 0.05, "repeats": 10,
         "time_cv": 0.05, "source": "imported:test",
         "collected_at": _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc), "kgpubench_version": "0.1.0",
-        "source_file": "test.json", "source_license": "CC-BY-4.0",
+        "source_file": "test.json", "source_license": "CC-BY-4.0", **_KEYS[config],
     }
     names = set(table.column_names)
     row = {k: v for k, v in row.items() if k in names}

@@ -112,6 +112,7 @@ LAYERS = (
     ("foundations", ("errors", "resources", "schema", "identity", "locking", "shards", "hardware", "buildinfo")),
     ("rows", ("validation", "card", "croissant")),
     ("suites", ("measure", "features", "importers.api", "importers.common", "importers.kernel_tuner", "importers.t4",
+                "importers.gpuperfpredict", "importers.limits",
                 "testing")),
     ("store", ("store", "checks", "bundle", "hub")),
     ("tasks", ("tasks", "splits", "metrics", "loading", "importers")),  # importers' facade and T4 export: load_dataset

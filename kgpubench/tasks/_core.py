@@ -196,12 +196,14 @@ def _expand_params(column: pa.ChunkedArray, *, numeric: bool) -> dict[str, np.nd
 OUTCOME_UNITS = ("ms", "s", "W", "J", "GFLOP/s", "GB/s")
 # Columns that describe how a row was produced rather than what was run.
 NON_FEATURES = ("row_id", "run_id", "status", "status_detail", "failure", "time_cv", "time_cv_high", "repeats",
-                "power_samples", "power_method", "power_launches", "verified", "objective", "source_format")
+                "power_samples", "power_method", "power_launches", "verified", "objective", "source_format",
+                "timed_unit")
 
 
 def forbidden_features(config: str) -> set[str]:
     """Columns of ``config`` no task may use as input: outcomes (times, power, energy, throughput the run
-    reported), run bookkeeping, provenance and anything read around the measurement (clocks, temperatures)."""
+    reported), run bookkeeping, provenance, anything read around the measurement (clocks, temperatures) and
+    every column its schema declares ``measured`` (profiler counters of the run, whatever their unit)."""
     from kgpubench.schema import get_table
     from kgpubench.schema.common import provenance_columns
 
@@ -211,7 +213,7 @@ def forbidden_features(config: str) -> set[str]:
     for col in decl.columns:
         outcome = col.unit in OUTCOME_UNITS and not col.name.startswith("gpu_")
         around = col.name.endswith(("_before", "_after"))
-        if outcome or around or col.name in prov or col.name in NON_FEATURES or col.name.startswith(
+        if outcome or around or col.measured or col.name in prov or col.name in NON_FEATURES or col.name.startswith(
                 ("time_", "power_", "energy")):
             out.add(col.name)
     return out
