@@ -3,6 +3,7 @@
 Each tree grows on a bootstrap sample of half the training rows (the seed does not say; half keeps the board
 inside its time budget on the 150k auto-tuning rows). Bootstrap samples and feature draws come from ``seed``;
 the trees do not depend on the thread count.
+On rodinia-time it sees the task's features: launch, binary, inputs, GPU figures; no profiler counters.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from sklearn.ensemble import RandomForestRegressor
 from kgpubench.tasks.preprocess import tabular_model, thread_count
 
 TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "stencil-tile",
-         "autotune-config")
+         "autotune-config", "rodinia-time")
 
 
 def make_model(task, seed):

@@ -35,6 +35,18 @@ POWER_FEATURES = (
     "mix_ld_shared", "mix_st_shared", "arithmetic_intensity",
 )
 
+# gpuperfpredict (`profiles`): what is known before a launch runs: the application and kernel (categorical), the
+# inputs, the launch's position among its input's launches, the launch configuration, the binary's registers and
+# static shared memory, and the GPU's catalogue figures. Never the prof_* counters (measured during the launch).
+RODINIA_FEATURES = (
+    "application", "kernel", "input_size_1", "input_size_2", "launch_index", "grid_x", "grid_y", "grid_z",
+    "block_x", "block_y", "block_z", "registers_per_thread", "static_smem_bytes", "gpu_architecture", *GPU_FEATURES,
+)
+AMARIS_REFERENCE = (
+    "Amaris et al. (JPDC; 9 GPUs, Rodinia) as orientation, not comparable: their models were given the nvprof "
+    "counters measured on the target GPU, which this task withholds. Leave-one-GPU-out MAPE 1.1-4.5 % (linear "
+    "regression), 0.7-8.4 % (random forest), 1.5-4.2 % (SVM); an unseen kernel up to 18.7 / 41.2 / 48.2 %.")
+
 ALL_TASKS: tuple[Task, ...] = (
     Task(name="kernel-time", filters=OK_REGULAR, **_KERNEL_TIME,
          seed_reference="seed 000 (GeForce 940MX, 10-fold): best max error 13.92 % on the merged data",
@@ -91,8 +103,18 @@ ALL_TASKS: tuple[Task, ...] = (
         relative_cost=100.0,  # the imported search spaces: by far the most rows
         description="Rank the configurations of an auto-tuning search space (imported Kernel Tuner data) "
         "and pick the best per kernel, problem size and GPU; also scored as regression of time."),
+    Task(
+        name="rodinia-time", config="profiles", target="time_ms", seed="-", kind="regression",
+        features=RODINIA_FEATURES, metrics=REGRESSION_METRICS, seed_metrics=("mape",),
+        seed_reference=AMARIS_REFERENCE, schemes=("random10", "by-kernel", "by-gpu"),
+        max_train_rows=10_000,
+        description="Predict the duration of one profiled launch of a Rodinia kernel (imported gpuperfpredict "
+        "data, Amaris et al.) from what is known before it runs: application and kernel, inputs, launch index, "
+        "launch configuration, registers and static shared memory, and the GPU's catalogue figures; no profiler "
+        "counters. Each launch was profiled once (no repeats). Training rows are a fixed hashed subset of at most "
+        "10,000 per fold (the test folds are whole)."),
 )
 
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.
 CONFIG_MAIN_TASK = {"kernels": "kernel-time", "npb": "npb-tpb", "stencil": "stencil-tile",
-                    "autotune": "autotune-config"}
+                    "autotune": "autotune-config", "profiles": "rodinia-time"}
