@@ -283,32 +283,29 @@ def _smem_bytes(f: UpstreamFile, smem: np.ndarray, unit: str) -> np.ndarray:
 def _row_ids(keys: list[str], columns: dict[str, list]) -> list[str]:
     """:func:`kgpubench.schema.row_id_of` of every row, from key columns of strings and Python ints.
 
-    The JSON payload row_id_of hashes (``[table, [[key, value], ...]]``, keys sorted, compact separators) is
-    written with one format string per row instead of a dict, canonical_value and json.dumps per row: the same
-    bytes (strings through json.dumps; ints as their decimal text, as canonical_value keeps them), 20 times
-    faster. tests/importers/test_gpuperfpredict.py checks it against row_ids on real rows.
+    row_id_of hashes the JSON text ``[table, [[key, value], ...]]`` (keys sorted, compact separators). Here that
+    text is one template per call, with the columns whose value is the same on every row written in once
+    (through json.dumps, as row_id_of does) and ``%d`` for the others (ints: canonical_value keeps them, and
+    JSON writes them in decimal): the same bytes without a dict, canonical_value and json.dumps per row.
+    tests/importers/test_gpuperfpredict.py checks the result against row_ids on real rows.
     """
     import json
 
-    order = sorted(keys)
-    for k in order:
-        if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in columns[k][:1]):
-            raise TypeError(f"key column {k!r}: _row_ids handles strings and ints only")
-    texts = []
-    for k in order:
+    parts, varying = [], []
+    for k in sorted(keys):
         vals = columns[k]
-        if vals and isinstance(vals[0], str):
-            cache: dict[str, str] = {}
-            texts.append([cache.setdefault(v, json.dumps(v)) if v not in cache else cache[v] for v in vals])
+        first = vals[0] if vals else None
+        if all(v == first for v in vals) and isinstance(first, (str, int)) and not isinstance(first, bool):
+            parts.append(f"[{json.dumps(k)},{json.dumps(first)}]".replace("%", "%%"))
+        elif all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+            parts.append("[" + json.dumps(k).replace("%", "%%") + ",%d]")
+            varying.append(vals)
         else:
-            texts.append([str(int(v)) for v in vals])
-    head = "[" + json.dumps(CONFIG) + ",["
-    names = [json.dumps(k) for k in order]
-    out = []
-    for parts in zip(*texts):
-        payload = head + ",".join(f"[{name},{p}]" for name, p in zip(names, parts)) + "]]"
-        out.append(hashlib.sha256(payload.encode()).hexdigest()[:16])
-    return out
+            raise TypeError(f"key column {k!r}: _row_ids handles ints and constant strings only")
+    template = f"[{json.dumps(CONFIG)},[" + ",".join(parts) + "]]"
+    sha = hashlib.sha256
+    return [sha((template % vals).encode()).hexdigest()[:16] for vals in zip(*varying)] if varying else \
+        [sha(template.encode()).hexdigest()[:16]] * len(next(iter(columns.values()), []))
 
 
 def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.Table:
@@ -326,7 +323,6 @@ def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.T
                  "source_commit": prov.commit, "source_doi": prov.doi, "source_license": prov.license}
     ids = _row_ids(decl.key_columns, {k: ([device] * n if k == "gpu_name" else values[k].tolist())
                                       for k in decl.key_columns})
-    index = pa.array(np.zeros(n, dtype=np.int64))
     arrays = []
     for col in decl.columns:
         if col.name == "row_id":
@@ -334,7 +330,7 @@ def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.T
         elif col.name in values.columns:
             arrays.append(pa.array(values[col.name].to_numpy(), type=col.arrow_type))
         else:
-            arrays.append(pa.array([constants.get(col.name)], type=col.arrow_type).take(index))
+            arrays.append(pa.repeat(pa.scalar(constants.get(col.name), type=col.arrow_type), n))
     return pa.Table.from_arrays(arrays, schema=decl.arrow_schema())
 
 
