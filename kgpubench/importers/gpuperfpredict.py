@@ -143,7 +143,7 @@ def read_table(f: UpstreamFile) -> pd.DataFrame:
     text = open_capped_text(f.path)
     sha = hashlib.sha256(text.getvalue().encode("utf-8")).hexdigest()  # the file's content, as read
     try:
-        frame = pd.read_csv(text, dtype={c: str for c in TEXT}, keep_default_na=True, na_filter=True,
+        frame = pd.read_csv(text, dtype=dict.fromkeys(TEXT, str), keep_default_na=True, na_filter=True,
                             low_memory=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         why = " ".join(str(exc).split())[:160]
@@ -185,7 +185,8 @@ def read_table(f: UpstreamFile) -> pd.DataFrame:
     smem = _smem_bytes(f, values["static.smem"], smem_unit)
     out = pd.DataFrame({
         "application": application, "kernel": f.kernel,
-        "input_size_1": values["input.size.1"].astype(np.int64), "input_size_2": values["input.size.2"].astype(np.int64),
+        "input_size_1": values["input.size.1"].astype(np.int64),
+        "input_size_2": values["input.size.2"].astype(np.int64),
         "grid_x": values["grid.x"].astype(np.int64), "grid_y": values["grid.y"].astype(np.int64), "grid_z": 1,
         "block_x": values["block.x"].astype(np.int32), "block_y": values["block.y"].astype(np.int32), "block_z": 1,
         "registers_per_thread": values["registers.per.thread"].astype(np.int32), "static_smem_bytes": smem,

@@ -36,8 +36,9 @@ def _cases():
 def test_every_baseline_declares_tasks_and_a_factory():
     names = sorted(p.stem for p in baseline_files())
     assert names == sorted(["c45", "elm", "knn", "lgbm", "lgbm_ranker", "median", "mlp", "npb_exhausting", "npb_max",
-                            "npb_profiling", "npb_qlearning", "npb_warp", "nearest_gpu", "power_nonlinear", "random_forest",
-                            "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker"])
+                            "npb_profiling", "npb_qlearning", "npb_warp", "nearest_gpu", "power_nonlinear",
+                            "random_forest", "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb",
+                            "xgb_ranker"])
     for path in baseline_files():
         module = load_model_module(path)
         assert model_tasks(module), path.name

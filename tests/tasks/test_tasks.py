@@ -39,7 +39,7 @@ def test_tasks_are_frozen_and_refuse_unknown_fields():
 def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
     names = [t.name for t in list_tasks()]
     assert names == ["kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb",
-                     "stencil-tile", "autotune-config"]
+                     "stencil-tile", "autotune-config", "rodinia-time"]
     for task in list_tasks():
         cols = get_table(task.config).column_names
         assert set(task.features) <= set(cols), task.name
