@@ -105,11 +105,13 @@ def selection_note(task: Task, results: list[dict]) -> str | None:
 
 
 def _task_notes(task: Task, results: list[dict]) -> list[str]:
-    seed = f"Seed study: {task.seed}." if task.seed != "-" else "No seed study (imported auto-tuning data)."
+    seed = f"Seed study: {task.seed}." if task.seed != "-" else "No seed study (imported data)."
     notes = [task.description, f"{seed} Ranked by `{task.primary_metric}`. Config: `{task.config}`, target "
              f"`{task.target}`. Columns marked (seed) are the seed study's headline metrics."]
     if task.seed_reference:
-        notes.append(f"The seed study's own figures (its hardware and data, for orientation): {task.seed_reference}.")
+        whose = "seed study's" if task.seed != "-" else "source study's"
+        notes.append(f"The {whose} own figures (its hardware and data, for orientation): "
+                     f"{task.seed_reference.rstrip('.')}.")
     sel = selection_note(task, results)
     if sel:
         notes.append(sel)
