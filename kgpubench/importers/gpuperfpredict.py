@@ -112,8 +112,12 @@ def find_files(folder: Path | str) -> list[UpstreamFile]:
         if not m:
             raise ImportFormatError(f"{path}: the name is not <kernel>-<GPU>.csv[.gz]; rename it as upstream does "
                                     "(e.g. calculate_temp-GTX-680.csv.gz).")
+        _check_label(path, m["gpu"], m["kernel"])
+        twin = next((f for f in files if (f.kernel, f.gpu) == (m["kernel"], m["gpu"])), None)
+        if twin is not None:
+            raise ImportFormatError(f"{path}: {twin.path.name} holds the same table (kernel {m['kernel']!r}, GPU "
+                                    f"{m['gpu']!r}); keep one of the two.")
         files.append(UpstreamFile(path, m["kernel"], m["gpu"]))
-        _check_label(path, files[-1].gpu, files[-1].kernel)
     if not files:
         raise ImportFormatError(f"{data}: no <kernel>-<GPU>.csv[.gz] tables; pass the gpuperfpredict snapshot "
                                 "folder (the one holding datasets/).")

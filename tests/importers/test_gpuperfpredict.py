@@ -315,3 +315,20 @@ def test_the_cli_writes_a_shard(tmp_path):
     result = CliRunner().invoke(app, ["import", "gpuperfpredict", str(snap), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert out.exists() and "wrote 3 profiles rows (1 GPUs)" in result.output
+
+
+def test_a_table_present_twice_is_refused(tmp_path):
+    snap = _write(tmp_path, _upstream_text())
+    (snap / "datasets" / "calculate_temp-GTX-680.csv").write_text(_upstream_text())
+    _refused(tmp_path, snap, "calculate_temp-GTX-680.csv", "holds the same table", "keep one")
+
+
+def test_a_missing_folder_or_an_empty_one_is_refused(tmp_path):
+    _refused(tmp_path, tmp_path / "nowhere", "no such folder")
+    (tmp_path / "empty" / "datasets").mkdir(parents=True)
+    _refused(tmp_path, tmp_path / "empty", "no <kernel>-<GPU>.csv[.gz] tables")
+
+
+def test_a_header_without_rows_is_refused(tmp_path):
+    snap = _write(tmp_path, _upstream_text(rows=0))
+    _refused(tmp_path, snap, "header but no rows")
