@@ -73,6 +73,10 @@ class Task:
     oracle : str, optional
         The measurement oracle (a name in :data:`kgpubench.tasks.scoring.ORACLES`) a measuring strategy may
         query on the test problems (seed 001's Profiling, Exhausting); None: models only learn.
+    measured_inputs : bool
+        Whether the task may use its config's ``measured`` columns (profiler counters read on the target GPU during
+        the very run whose time is the label) as features. Such a task says so in its name, which must end in
+        ``-counters``; every other task is refused them (:func:`check_features`).
     relative_cost : float
         Rough cost of one fold of this task against the others (rows times search-space work); a scheduling
         hint only: ``leaderboard run`` starts the costliest jobs first so that its workers finish together.
@@ -99,8 +103,12 @@ class Task:
     record_problems: bool = False
     oracle: str | None = None
     relative_cost: float = 1.0
+    measured_inputs: bool = False
 
     def __post_init__(self) -> None:
+        if self.measured_inputs and not self.name.endswith("-counters"):
+            raise ValueError(f"task {self.name!r}: a task that uses measured counters as inputs must say so in its "
+                             "name (end it in '-counters')")
         if self.kind not in ("regression", "recommendation"):
             raise ValueError(f"task {self.name!r}: kind {self.kind!r}; expected 'regression' or 'recommendation'")
         if self.kind == "recommendation" and not self.problem_columns:
@@ -220,13 +228,25 @@ def forbidden_features(config: str) -> set[str]:
     return out
 
 
+def task_forbidden_features(task: Task) -> set[str]:
+    """The columns ``task`` may not use: :func:`forbidden_features`, less the ``measured`` ones when the task
+    declares ``measured_inputs``."""
+    from kgpubench.schema import get_table
+
+    forbidden = forbidden_features(task.config)
+    if task.measured_inputs:
+        measured = {c.name for c in get_table(task.config).columns if c.measured}
+        forbidden -= measured
+    return forbidden
+
+
 def check_features(task: Task) -> None:
     """Raise when a task's features are not real columns of its config or include forbidden ones."""
     from kgpubench.schema import get_table
 
     decl = get_table(task.config)
     unknown = [f for f in task.features if f not in decl.column_names]
-    bad = sorted(set(task.features) & forbidden_features(task.config))
+    bad = sorted(set(task.features) & task_forbidden_features(task))
     if unknown or bad or task.target in task.features:
         raise SchemaValidationError(
             f"task {task.name!r}: features {unknown} are not columns of {task.config!r}; {bad} are outcomes or "
