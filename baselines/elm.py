@@ -3,6 +3,7 @@ standardised log time (outputs clipped to a factor of 10 around the training tar
 
 The hidden layer ``H = g(X W + b)`` has fixed random weights drawn from ``random_state``; only the output
 weights are learned, by regularised least squares: ``beta = argmin ||H beta - y||^2 + alpha ||beta||^2``.
+On rodinia-time it sees the task's features: launch, binary, inputs, GPU figures; no profiler counters.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 from kgpubench.tasks.preprocess import tabular_model
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "autotune-config")
+TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "autotune-config",
+         "rodinia-time")
 
 _ACTIVATIONS = {
     "sigmoid": lambda z: 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50))),

@@ -2,6 +2,8 @@
 
 Rows and features are subsampled per tree (bagging 0.8, features 0.9) from ``seed``, so ``--seed`` changes the
 model; ``deterministic=True`` keeps a given seed's trees identical at any thread count.
+On rodinia-time it sees the task's features: launch, binary, inputs, GPU figures; no profiler counters
+(on rodinia-time-counters also the launch's own prof_* counters).
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 from kgpubench.tasks.preprocess import tabular_model, thread_count
 
 TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "stencil-tile",
-         "autotune-config", "program-time", "operator-latency")
+         "autotune-config", "program-time", "operator-latency", "rodinia-time",
+         "rodinia-time-counters")
 
 
 def make_model(task, seed):

@@ -2,6 +2,7 @@
 
 Inputs are clipped to the training range and outputs to a factor of 10 around the training targets
 (:class:`kgpubench.tasks.preprocess.ScaledTarget`), so an unseen kernel or GPU cannot produce NaN or overflow.
+On rodinia-time it sees the task's features: launch, binary, inputs, GPU figures; no profiler counters.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from sklearn.neural_network import MLPRegressor
 
 from kgpubench.tasks.preprocess import tabular_model
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power")
+TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "rodinia-time")
 
 
 def make_model(task, seed):

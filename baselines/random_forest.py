@@ -3,6 +3,8 @@
 Each tree grows on a bootstrap sample of half the training rows (the seed does not say; half keeps the board
 inside its time budget on the 150k auto-tuning rows). Bootstrap samples and feature draws come from ``seed``;
 the trees do not depend on the thread count.
+On rodinia-time it sees the task's features: launch, binary, inputs, GPU figures; no profiler counters
+(on rodinia-time-counters also the launch's own prof_* counters).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from sklearn.ensemble import RandomForestRegressor
 from kgpubench.tasks.preprocess import tabular_model, thread_count
 
 TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "stencil-tile",
-         "autotune-config")
+         "autotune-config", "rodinia-time",
+         "rodinia-time-counters")
 
 
 def make_model(task, seed):

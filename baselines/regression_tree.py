@@ -1,6 +1,8 @@
 """Seed 003: regression tree (depth 19, as tuned in the seed) on log time; regress, pick the argmin.
 
 ``seed`` orders the features the tree tries, which decides between equally good splits.
+On rodinia-time it sees the task's features: launch, binary, inputs, GPU figures; no profiler counters
+(on rodinia-time-counters also the launch's own prof_* counters).
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from sklearn.tree import DecisionTreeRegressor
 
 from kgpubench.tasks.preprocess import tabular_model
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "stencil-tile", "autotune-config")
+TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "stencil-tile", "autotune-config",
+         "rodinia-time",
+         "rodinia-time-counters")
 
 
 def make_model(task, seed):

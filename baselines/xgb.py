@@ -1,6 +1,8 @@
 """Seed 003: XGBoost gradient-boosted trees on log time (hist, exact-reproducible); regress, pick argmin.
 
 Rows and features are subsampled per tree (0.8, 0.9) from ``seed``, so ``--seed`` changes the model.
+On rodinia-time it sees the task's features: launch, binary, inputs, GPU figures; no profiler counters
+(on rodinia-time-counters also the launch's own prof_* counters).
 """
 
 from __future__ import annotations
@@ -8,7 +10,8 @@ from __future__ import annotations
 from kgpubench.tasks.preprocess import tabular_model, thread_count
 
 TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "stencil-tile",
-         "autotune-config")
+         "autotune-config", "rodinia-time",
+         "rodinia-time-counters")
 
 
 def make_model(task, seed):

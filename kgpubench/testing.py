@@ -39,6 +39,10 @@ _KEYS = {
                   "dim_m": 64, "dim_n": 32, "dim_k": 16, "dtype": "float32", "framework": "pytorch",
                   "flops": 2.0 * 2 * 64 * 32 * 16, "time_ms": 1.0, "calls_timed": 25, "calls_kept": 5,
                   "time_statistic": "mean-of-5-fastest-of-25", "timed_unit": "operator-call"},
+    "profiles": {"application": "hotspot", "kernel": "calculate_temp", "input_size_1": 64, "input_size_2": 256,
+                 "launch_index": 0, "grid_x": 6, "grid_y": 6, "grid_z": 1, "block_x": 16, "block_y": 16,
+                 "block_z": 1, "registers_per_thread": 36, "static_smem_bytes": 3072, "time_ms": 0.01,
+                 "timed_unit": "kernel-launch", "repeats": 1},
 }
 
 
@@ -46,11 +50,11 @@ def valid_row(config: str, **overrides: Any) -> dict:
     """One row of ``config`` that passes validation (before ``overrides`` are applied)."""
     table = get_table(config)
     row: dict[str, Any] = {
-        "run_id": "test-run-0001", "status": "ok", **_GPU, **_KEYS[config],
+        "run_id": "test-run-0001", "status": "ok", **_GPU,
         "time_ms_median": 1.0, "time_ms_min": 0.9, "time_ms_mean": 1.05, "time_ms_std": 0.05, "repeats": 10,
         "time_cv": 0.05, "source": "imported:test",
         "collected_at": _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc), "kgpubench_version": "0.1.0",
-        "source_file": "test.json", "source_license": "CC-BY-4.0",
+        "source_file": "test.json", "source_license": "CC-BY-4.0", **_KEYS[config],
     }
     names = set(table.column_names)
     row = {k: v for k, v in row.items() if k in names}

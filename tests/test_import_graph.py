@@ -113,7 +113,7 @@ LAYERS = (
                      "sources")),
     ("rows", ("validation", "card", "croissant")),
     ("suites", ("measure", "features", "importers.api", "importers.common", "importers.limits",
-                "importers.kernel_tuner", "importers.t4", "testing")),
+                "importers.kernel_tuner", "importers.t4", "importers.gpuperfpredict", "testing")),
     ("store", ("store", "checks", "bundle", "hub", "store_upgrade")),
     # the importers' facade and T4 export read through load_dataset
     ("tasks", ("tasks", "splits", "metrics", "loading", "importers", "task_overview")),

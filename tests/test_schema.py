@@ -23,8 +23,9 @@ def test_written_file_schema_equals_declared_schema(tmp_path, config):
 
 
 # Tables of upstream facts with no times at all (CLBlast keeps only the winning configuration), and tables with
-# their own timing columns (NeuSight's `operators`: one upstream statistic, no median/min/std, no power).
-TIMELESS = {"tunings", "operators"}
+# their own timing columns (NeuSight's `operators`: one upstream statistic, no median/min/std, no power;
+# gpuperfpredict's `profiles`: one profiled launch, no repeats, no power).
+TIMELESS = {"tunings", "operators", "profiles"}
 
 
 @pytest.mark.parametrize("config", sorted(TABLES))
@@ -38,6 +39,9 @@ def test_every_table_carries_the_common_columns(config):
         assert needed in names, needed
     if config == "operators":
         assert {"time_ms", "calls_timed", "calls_kept", "time_statistic", "timed_unit"} <= names
+    if config == "profiles":  # single profiled launches: one time, no power
+        assert get_table(config).column("repeats").max == 1
+        assert {"time_ms", "timed_unit"} <= names and not names & {"time_ms_median", "power_w_avg"}
     assert "gpu_name" in get_table(config).key_columns
 
 

@@ -1,4 +1,4 @@
-"""``kgpubench import kernel-tuner``, ``kgpubench import neusight`` and ``kgpubench export t4``."""
+"""``kgpubench import`` (kernel-tuner, kernelbench, clblast, neusight, gpuperfpredict) and ``kgpubench export t4``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import typer
 
-import_app = typer.Typer(help="Import public measurements as shards: tuning search spaces (`autotune`), "
-                         "framework operator latencies (`operators`).", no_args_is_help=True)
+import_app = typer.Typer(help="Import public measurements as shards: tuning search spaces (`autotune`), whole "
+                         "programs (`programs`), best tunings (`tunings`), framework operator latencies "
+                         "(`operators`), Rodinia kernel profiles (`profiles`).", no_args_is_help=True)
 export_app = typer.Typer(help="Export kgpubench rows in the community's formats.", no_args_is_help=True)
 
 _FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).",
@@ -84,6 +85,28 @@ def gpu_warnings_as_lines():
                 typer.echo(f"warning: {line}", err=True)
 
 
+_GPP_DIR = typer.Argument(..., help="The gpuperfpredict snapshot folder (holding datasets/<kernel>-<GPU>.csv[.gz]).",
+                          readable=False)
+_GPP_OUT = typer.Option(None, "--out", help="Shard to write (default: gpuperfpredict-profiles.parquet).")
+
+
+def gpuperfpredict(folder: Path = _GPP_DIR, out: Path | None = _GPP_OUT, force: bool = _FORCE) -> None:
+    """Import gpuperfpredict's Rodinia nvprof profiles into a `profiles` shard (then `kgpubench merge SHARD`)."""
+    import time
+
+    import pyarrow.compute as pc
+
+    from kgpubench.importers.gpuperfpredict import import_to_shard
+
+    start = time.perf_counter()
+    target = out or Path("gpuperfpredict-profiles.parquet")
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(folder, target, force=force)
+    gpus = len(pc.unique(table["gpu_name"]))
+    typer.echo(f"wrote {table.num_rows} profiles rows ({gpus} GPUs) to {path} in {time.perf_counter() - start:.1f} s; "
+               f"merge with: kgpubench merge {path}")
+
+
 def t4(
     config: str = _CONFIG,
     out: Path = _OUT_DIR,
@@ -154,6 +177,7 @@ def register(app: typer.Typer) -> None:
     import_app.command("kernelbench")(kernelbench)
     import_app.command("clblast")(clblast)
     import_app.command("neusight")(neusight)
+    import_app.command("gpuperfpredict")(gpuperfpredict)
     export_app.command("t4")(t4)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")

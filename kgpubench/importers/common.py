@@ -18,10 +18,20 @@ import numpy as np
 from kgpubench.errors import ImportFormatError
 from kgpubench.importers.limits import loads_json, read_capped
 from kgpubench.schema.common import SOURCE_PATTERN
-from kgpubench.sources import BENCHMARK_HUB, CLBLAST, KERNELBENCH, KNOWN_SOURCES, NEUSIGHT, UTC, Provenance
+from kgpubench.sources import (
+    BENCHMARK_HUB,
+    CLBLAST,
+    GPUPERFPREDICT,
+    KERNELBENCH,
+    KNOWN_SOURCES,
+    NEUSIGHT,
+    UTC,
+    Provenance,
+)
 
 # re-exported: they live in kgpubench.sources
-__all__ = ["BENCHMARK_HUB", "CLBLAST", "KERNELBENCH", "KNOWN_SOURCES", "NEUSIGHT", "Provenance", "UTC"]
+__all__ = ["BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "NEUSIGHT", "Provenance",
+           "UTC"]
 
 
 

@@ -68,6 +68,10 @@ class Column:
         Whether the column is part of the row key (``row_id`` is the hash of the key columns).
     required_when : (column, regex), optional
         The value must be non-null on rows where ``column`` fully matches ``regex``.
+    measured : bool
+        Whether the value was measured on the GPU while (or around) the row's run, as a profiler counter is: an
+        outcome of the run, so no task may use it as an input (:func:`kgpubench.tasks.forbidden_features`)
+        whatever its unit.
     """
 
     name: str
@@ -83,6 +87,7 @@ class Column:
     not_values: tuple[str, ...] | None = None
     key: bool = False
     required_when: tuple[str, str] | None = None
+    measured: bool = False
 
     def __post_init__(self) -> None:
         if self.type not in ARROW_TYPES:
@@ -115,6 +120,8 @@ class Column:
             parts.append("not " + ", ".join(f"`{v}`" for v in self.not_values) + " (any case)")
         if self.key:
             parts.append("key")
+        if self.measured:
+            parts.append("measured on the GPU (never a feature)")
         return "; ".join(parts)
 
 

@@ -16,6 +16,7 @@ from kgpubench.tasks._core import (
     forbidden_features,
     group_codes,
     problem_keys,
+    task_forbidden_features,
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
 from kgpubench.tasks.scoring import oracle_of, scorer_of
@@ -99,5 +100,6 @@ __all__ = [
     "list_tasks",
     "main_task",
     "problem_keys",
+    "task_forbidden_features",
     "task_rows",
 ]

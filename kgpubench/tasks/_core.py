@@ -51,8 +51,9 @@ class Task:
         Rows kept: ``status == "ok"``, a non-null target, and every ``column`` in ``values``.
     max_train_rows : int, optional
         Deterministic hashed subsample of the training rows of each fold (recorded in every result as
-        ``train_subsample``; test folds are never subsampled). Only operator-latency sets one, to keep its board
-        run within minutes on two cores; the others train on every row (a cap changed their rankings).
+        ``train_subsample``; test folds are never subsampled). operator-latency (60,000) and rodinia-time
+        (10,000) set one, to keep their board runs within minutes on two cores; the other tasks train on every
+        row (a cap changed their rankings).
     board_schemes : tuple of str
         Schemes ``kgpubench leaderboard run`` evaluates (default: all of ``schemes``).
     seed_metrics : tuple of str
@@ -73,6 +74,10 @@ class Task:
     oracle : str, optional
         The measurement oracle (a name in :data:`kgpubench.tasks.scoring.ORACLES`) a measuring strategy may
         query on the test problems (seed 001's Profiling, Exhausting); None: models only learn.
+    measured_inputs : bool
+        Whether the task may use its config's ``measured`` columns (profiler counters read on the target GPU during
+        the very run whose time is the label) as features. Such a task says so in its name, which must end in
+        ``-counters``; every other task is refused them (:func:`check_features`).
     sources : tuple of str
         The upstream sources (names in :data:`kgpubench.sources.KNOWN_SOURCES`) whose rows the task uses; the
         board cites each with its licence. Empty for tasks on kgpubench's own measurements.
@@ -103,8 +108,12 @@ class Task:
     oracle: str | None = None
     relative_cost: float = 1.0
     sources: tuple[str, ...] = ()
+    measured_inputs: bool = False
 
     def __post_init__(self) -> None:
+        if self.measured_inputs and not self.name.endswith("-counters"):
+            raise ValueError(f"task {self.name!r}: a task that uses measured counters as inputs must say so in its "
+                             "name (end it in '-counters')")
         if self.kind not in ("regression", "recommendation"):
             raise ValueError(f"task {self.name!r}: kind {self.kind!r}; expected 'regression' or 'recommendation'")
         if self.kind == "recommendation" and not self.problem_columns:
@@ -219,7 +228,8 @@ NON_FEATURES = ("row_id", "run_id", "status", "status_detail", "failure", "time_
 
 def forbidden_features(config: str) -> set[str]:
     """Columns of ``config`` no task may use as input: outcomes (times, power, energy, throughput the run
-    reported), run bookkeeping, provenance and anything read around the measurement (clocks, temperatures)."""
+    reported), run bookkeeping, provenance, anything read around the measurement (clocks, temperatures) and
+    every column its schema declares ``measured`` (profiler counters of the run, whatever their unit)."""
     from kgpubench.schema import get_table
     from kgpubench.schema.common import provenance_columns
 
@@ -229,10 +239,22 @@ def forbidden_features(config: str) -> set[str]:
     for col in decl.columns:
         outcome = col.unit in OUTCOME_UNITS and not col.name.startswith("gpu_")
         around = col.name.endswith(("_before", "_after"))
-        if outcome or around or col.name in prov or col.name in NON_FEATURES or col.name.startswith(
+        if outcome or around or col.measured or col.name in prov or col.name in NON_FEATURES or col.name.startswith(
                 ("time_", "power_", "energy")):
             out.add(col.name)
     return out
+
+
+def task_forbidden_features(task: Task) -> set[str]:
+    """The columns ``task`` may not use: :func:`forbidden_features`, less the ``measured`` ones when the task
+    declares ``measured_inputs``."""
+    from kgpubench.schema import get_table
+
+    forbidden = forbidden_features(task.config)
+    if task.measured_inputs:
+        measured = {c.name for c in get_table(task.config).columns if c.measured}
+        forbidden -= measured
+    return forbidden
 
 
 def check_features(task: Task) -> None:
@@ -241,7 +263,7 @@ def check_features(task: Task) -> None:
 
     decl = get_table(task.config)
     unknown = [f for f in task.features if f not in decl.column_names]
-    bad = sorted(set(task.features) & forbidden_features(task.config))
+    bad = sorted(set(task.features) & task_forbidden_features(task))
     if unknown or bad or task.target in task.features:
         raise SchemaValidationError(
             f"task {task.name!r}: features {unknown} are not columns of {task.config!r}; {bad} are outcomes or "

@@ -1,7 +1,8 @@
-"""The benchmark's tasks (one per seed study, plus the imported auto-tuning and operator data)."""
+"""The benchmark's tasks (one per seed study, plus the imported auto-tuning, program, operator and Rodinia data)."""
 
 from __future__ import annotations
 
+from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
 from kgpubench.tasks._core import Task
 
 # Hardware columns every table carries (kgpubench.schema.common.gpu_columns), usable as features.
@@ -47,6 +48,19 @@ OPERATOR_FEATURES = (
     "operator", "operator_class", "dim_b", "dim_m", "dim_n", "dim_k", "dim_h", "in_channels", "out_channels",
     "kernel_size", "input_size", "stride", "padding", "flops", "bytes_min",
 )
+# gpuperfpredict (`profiles`): what is known before a launch runs: the application and kernel (categorical), the
+# inputs, the launch's position among its input's launches, the launch configuration, the binary's registers and
+# static shared memory, and the GPU's catalogue figures. Never the prof_* counters (measured during the launch).
+RODINIA_FEATURES = (
+    "application", "kernel", "input_size_1", "input_size_2", "launch_index", "grid_x", "grid_y", "grid_z",
+    "block_x", "block_y", "block_z", "registers_per_thread", "static_smem_bytes", "gpu_architecture", *GPU_FEATURES,
+)
+# The same plus every nvprof counter of the launch (measured during the launch whose time is the label).
+RODINIA_COUNTER_FEATURES = RODINIA_FEATURES + tuple(PROF_PREFIX + snake for _, snake, *_ in PROFILER_COUNTERS)
+AMARIS_REFERENCE = (
+    "Amaris et al. (JPDC; 9 GPUs, Rodinia) as orientation, not comparable: their models were given the nvprof "
+    "counters measured on the target GPU, which this task withholds. Leave-one-GPU-out MAPE 1.1-4.5 % (linear "
+    "regression), 0.7-8.4 % (random forest), 1.5-4.2 % (SVM); an unseen kernel up to 18.7 / 41.2 / 48.2 %.")
 
 ALL_TASKS: tuple[Task, ...] = (
     Task(name="kernel-time", filters=OK_REGULAR, **_KERNEL_TIME,
@@ -125,8 +139,31 @@ ALL_TASKS: tuple[Task, ...] = (
         "LayerNorm, softmax, elementwise; FP32, PyTorch) from the operator, its shape, its nominal flops and "
         "bytes, and the GPU's catalogue figures (imported NeuSight data). Scheme `neusight` is NeuSight's own "
         "split: train on five older NVIDIA GPUs, test on the unseen H100, L4 and A100 80GB."),
+    Task(
+        name="rodinia-time", config="profiles", target="time_ms", seed="-", kind="regression",
+        features=RODINIA_FEATURES, metrics=REGRESSION_METRICS, seed_metrics=("mape",),
+        seed_reference=AMARIS_REFERENCE, schemes=("random10", "by-kernel", "by-gpu"),
+        max_train_rows=10_000, sources=("gpuperfpredict",),
+        description="Predict the duration of one profiled launch of a Rodinia kernel (imported gpuperfpredict "
+        "data, Amaris et al.) from what is known before it runs: application and kernel, inputs, launch index, "
+        "launch configuration, registers and static shared memory, and the GPU's catalogue figures; no profiler "
+        "counters. Each launch was profiled once (no repeats). Training rows are a fixed hashed subset of at most "
+        "10,000 per fold (the test folds are whole)."),
+    Task(
+        name="rodinia-time-counters", config="profiles", target="time_ms", seed="-", kind="regression",
+        features=RODINIA_COUNTER_FEATURES, measured_inputs=True, metrics=REGRESSION_METRICS, seed_metrics=("mape",),
+        seed_reference="Amaris et al. (JPDC; 9 GPUs, Rodinia), whose models were also given the nvprof counters "
+        "measured on the target GPU: leave-one-GPU-out MAPE 1.1-4.5 % (linear regression), 0.7-8.4 % (random "
+        "forest), 1.5-4.2 % (SVM); an unseen kernel up to 18.7 / 41.2 / 48.2 %",
+        schemes=("random10", "by-kernel", "by-gpu"), max_train_rows=10_000,
+        sources=("gpuperfpredict",),
+        description="rodinia-time with the launch's own nvprof counters and metrics as inputs (the 66 prof_* "
+        "columns, measured on the target GPU during the very launch whose duration is the label), as Amaris et "
+        "al.'s models had them: an upper reference for what the profile tells, not a prediction before the run. "
+        "Training rows are a fixed hashed subset of at most 10,000 per fold (the test folds are whole)."),
 )
 
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.
 CONFIG_MAIN_TASK = {"kernels": "kernel-time", "npb": "npb-tpb", "stencil": "stencil-tile",
-                    "autotune": "autotune-config", "programs": "program-time", "operators": "operator-latency"}
+                    "autotune": "autotune-config", "programs": "program-time", "operators": "operator-latency",
+                    "profiles": "rodinia-time"}

@@ -4,7 +4,15 @@ import warnings
 
 import numpy as np
 import pytest
-from task_fixtures import autotune_table, kernels_table, npb_table, operators_table, programs_table, stencil_table
+from task_fixtures import (
+    autotune_table,
+    kernels_table,
+    npb_table,
+    operators_table,
+    profiles_table,
+    programs_table,
+    stencil_table,
+)
 
 from kgpubench.evaluation import load_model_module, model_factory, model_tasks
 from kgpubench.leaderboard import baseline_files
@@ -13,7 +21,8 @@ from kgpubench.tasks.npb import npb_problems
 from kgpubench.tasks.scoring import with_scoring_columns
 
 TABLES = {"kernels": kernels_table, "autotune": autotune_table, "stencil": stencil_table, "npb": npb_table,
-          "programs": programs_table, "operators": operators_table}
+          "programs": programs_table, "operators": operators_table,
+          "profiles": profiles_table}
 _CACHE = {}
 
 
@@ -36,8 +45,8 @@ def _cases():
 def test_every_baseline_declares_tasks_and_a_factory():
     names = sorted(p.stem for p in baseline_files())
     assert names == sorted(["c45", "elm", "knn", "lgbm", "lgbm_ranker", "median", "mlp", "npb_exhausting", "npb_max",
-                            "npb_profiling", "npb_qlearning", "npb_warp", "power_nonlinear", "program_transfer",
-                            "random_forest",
+                            "npb_profiling", "npb_qlearning", "npb_warp", "nearest_gpu", "power_nonlinear",
+                            "program_transfer", "random_forest",
                             "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker",
                             "neusight_wave", "operator_roofline", "operator_transfer"])
     for path in baseline_files():
@@ -277,3 +286,41 @@ def test_neural_and_kernel_baselines_stay_finite_far_outside_the_training_data(n
     pred = model.predict(wild)
     assert np.all(np.isfinite(pred))
     assert pred.min() >= y.min() / 10 * (1 - 1e-12) and pred.max() <= y.max() * 10 * (1 + 1e-12)
+
+
+def test_nearest_gpu_transfers_the_same_launch_scaled_by_bandwidth():
+    """A launch on an unseen GPU: its time on the nearest training GPU x bandwidth ratio; the fall-backs keep the
+    first-launch class apart."""
+    import pandas as pd
+
+    model = _module("nearest_gpu").NearestGpuTransfer
+    base = {"gpu_architecture": "hopper", "gpu_sm_count": 100.0, "gpu_peak_fp32_gflops": 1000.0}
+    rows = [dict(base, kernel="k", input_size_1=64, input_size_2=0, launch_index=i, gpu_memory_bandwidth_gbs=bw)
+            for bw in (100.0, 400.0) for i in (0, 1)]
+    y = [0.01, 1.0, 0.005, 0.5]  # the 100 GB/s GPU is twice as slow as the 400 GB/s one
+    fitted = model().fit(pd.DataFrame(rows), y)
+    test = pd.DataFrame([dict(base, kernel="k", input_size_1=64, input_size_2=0, launch_index=1,
+                              gpu_memory_bandwidth_gbs=200.0),   # nearest in log bandwidth: tie -> first, 100 GB/s
+                         dict(base, kernel="k", input_size_1=64, input_size_2=0, launch_index=7,
+                              gpu_memory_bandwidth_gbs=390.0),   # no launch 7: median of the launches > 0 there
+                         dict(base, kernel="other", input_size_1=1, input_size_2=0, launch_index=0,
+                              gpu_memory_bandwidth_gbs=400.0)])  # unknown kernel: the training median
+    pred = fitted.predict(test)
+    assert pred[0] == pytest.approx(1.0 * 100 / 200)
+    assert pred[1] == pytest.approx(0.5 * 400 / 390)
+    assert pred[2] == pytest.approx(float(np.median(y)))
+
+
+@pytest.mark.parametrize("path", [p for p in baseline_files() if "rodinia-time" in model_tasks(load_model_module(p))],
+                         ids=lambda p: p.stem)
+def test_every_rodinia_baseline_fits_the_profiles_features(path):
+    """Each baseline declared on rodinia-time works on its features (strings, nulls in catalogue figures)."""
+    task, X, y = _data("rodinia-time")
+    assert not [c for c in X.columns if c.startswith("prof_")]
+    X = X.assign(gpu_sm_count=np.where(X["gpu_sm_count"] > 50, np.nan, X["gpu_sm_count"]))  # as Kepler's
+    half = np.arange(len(y)) % 2 == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pred = model_factory(load_model_module(path), path)(task=task, seed=0).fit(
+            X[half].reset_index(drop=True), y[half]).predict(X[~half].reset_index(drop=True))
+    assert pred.shape == (int((~half).sum()),) and np.all(np.isfinite(pred)) and np.all(pred > 0)

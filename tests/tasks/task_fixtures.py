@@ -110,6 +110,21 @@ def kernels_table() -> pa.Table:
     return get_table("kernels").from_rows(rows)
 
 
+def profiles_table() -> pa.Table:
+    """Single profiled launches (`profiles`): two kernels x inputs x launches on the three GPUs, time ~ bytes /
+    bandwidth, the first launch of each input 100 times shorter (as heartwall's frame 0)."""
+    rows = []
+    for g, hw in GPUS.items():
+        for kernel, app in (("calculate_temp", "hotspot"), ("lud_diagonal", "lud")):
+            for n in (64, 128, 256, 512):
+                for launch in range(3):
+                    t = n * n * 4e-6 / hw["gpu_memory_bandwidth_gbs"] * (0.01 if launch == 0 else 1.0)
+                    rows.append(valid_row("profiles", gpu_name=g, **hw, application=app, kernel=kernel,
+                                          input_size_1=n, input_size_2=0, launch_index=launch, grid_x=n // 16,
+                                          time_ms=t, prof_achieved_occupancy=0.5))
+    return get_table("profiles").from_rows(rows)
+
+
 def stencil_table() -> pa.Table:
     rows = []
     for g in ("GPU A", "GPU B"):

@@ -14,6 +14,7 @@ from kgpubench.tasks import (
     forbidden_features,
     get_task,
     list_tasks,
+    task_forbidden_features,
     task_rows,
 )
 from kgpubench.tasks.scoring import score_fold
@@ -39,11 +40,14 @@ def test_tasks_are_frozen_and_refuse_unknown_fields():
 def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
     names = [t.name for t in list_tasks()]
     assert names == ["kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb",
-                     "stencil-tile", "autotune-config", "program-time", "operator-latency"]
+                     "stencil-tile", "autotune-config", "program-time", "operator-latency", "rodinia-time",
+                     "rodinia-time-counters"]
     for task in list_tasks():
         cols = get_table(task.config).column_names
         assert set(task.features) <= set(cols), task.name
-        assert not set(task.features) & forbidden_features(task.config), task.name
+        assert not set(task.features) & task_forbidden_features(task), task.name
+        if not task.measured_inputs:
+            assert not set(task.features) & forbidden_features(task.config), task.name
         assert task.target not in task.features
         assert not any(f.startswith(("time_", "power_", "energy")) for f in task.features)
 
@@ -162,3 +166,17 @@ def test_program_time_sees_program_facts_and_gpu_figures_never_times_or_setup():
                 "framework_version", "cuda_version"} & set(task.features)
     assert {"problem_set", "problem", "compile_mode", "constants", "op_counts", "gpu_memory_bandwidth_gbs"} <= set(
         task.features)
+
+
+def test_only_a_counters_task_may_use_measured_profiler_columns():
+    """`prof_*` columns are declared measured: refused to every task unless it declares measured_inputs, which
+    its name must say."""
+    base = get_task("rodinia-time")
+    counters = get_task("rodinia-time-counters")
+    prof = [c.name for c in get_table("profiles").columns if c.measured]
+    assert len(prof) == 66 and set(prof) <= set(counters.features) and not set(prof) & set(base.features)
+    with pytest.raises(SchemaValidationError, match="prof_achieved_occupancy"):
+        TaskRegistry().register(Task(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
+                                        "features": (*base.features, "prof_achieved_occupancy")}))
+    with pytest.raises(ValueError, match="-counters"):
+        Task(**{**{f: getattr(counters, f) for f in counters.__dataclass_fields__}, "name": "rodinia-profiled"})
