@@ -307,7 +307,7 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
     if render and not (reuse and not jobs and not pruned and _board_is_current(out_dir)):
         from kgpubench.site import render_all
 
-        render_all(load_results(out_dir), out_dir.parent, force=True)  # checked above
+        render_all(load_results(out_dir), out_dir.parent, force=True, results_dir=out_dir)  # checked above
     elif render and progress:
         progress("board kept: no result changed and every board file is newer than the results (--reuse)")
     return written

@@ -352,7 +352,7 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     if render:
         from kgpubench.site import render_all
 
-        render_all(load_results(board), board.parent)
+        render_all(load_results(board), board.parent, results_dir=board)
     return [dest for _, dest in plan]
 
 

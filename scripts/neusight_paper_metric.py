@@ -6,7 +6,8 @@ of the inference layer traces of the unseen GPUs (:func:`kgpubench.tasks.paper_m
 scored per operator class by :func:`kgpubench.tasks.paper_metric.class_errors`. Baselines are our own files, run
 in this process (trusted code, no sandbox).
 
-    PYTHONPATH=. python scripts/neusight_paper_metric.py --data STORE --neusight DIR [--out FILE.json]
+    PYTHONPATH=. python scripts/neusight_paper_metric.py --data STORE --neusight DIR \
+        [--out leaderboard/results/operator-latency/neusight-paper-metric.json]
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ def main(argv: list[str] | None = None) -> int:
     from kgpubench.evaluation import hashed_order, load_model_module, model_factory, task_data
     from kgpubench.leaderboard import baseline_files
     from kgpubench.tasks import feature_frame, get_task
-    from kgpubench.tasks.paper_metric import CLASS_LABELS, CLASSES, PAPER, calls_with_gpu_columns, class_errors, trace_calls
+    from kgpubench.tasks.paper_metric import (
+        CLASS_LABELS,
+        CLASSES,
+        PAPER,
+        calls_with_gpu_columns,
+        class_errors,
+        trace_calls,
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="store holding the operators config")

@@ -196,7 +196,7 @@ def render(results: Path | None = typer.Option(None, "--results", help="Results 
     root = Path(results or leaderboard.results_dir())
     if not root.is_dir():
         raise DataFileNotFoundError(f"{root}: no such results folder; pass the folder `leaderboard run --out` wrote.")
-    for path in render_all(leaderboard.load_results(root), root.parent, force=force):
+    for path in render_all(leaderboard.load_results(root), root.parent, force=force, results_dir=root):
         typer.echo(str(path))
 
 

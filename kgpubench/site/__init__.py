@@ -49,7 +49,7 @@ def submitting_doc() -> str | None:
 
 
 def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Path | None = None,
-               metrics_text: str | None = None, submitting_text: str | None = None,
+               metrics_text: str | None = None, submitting_text: str | None = None, extras: dict | None = None,
                ) -> tuple[dict[str, str], list[PlotSpec]]:
     """Every page of the site (file name -> text) and every plot to draw (pure).
 
@@ -65,7 +65,8 @@ def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Pa
     for task in tasks:
         mine = plots_for(task, grouped[task.name])
         plots += mine
-        pages[task_page_name(task.name)] = task_page(task, grouped[task.name], mine, nav, base)
+        pages[task_page_name(task.name)] = task_page(task, grouped[task.name], mine, nav, base,
+                                                     (extras or {}).get(task.name))
     return pages, plots
 
 
@@ -92,7 +93,8 @@ def site_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
     return [board_dir / n for n in names] + plots
 
 
-def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
+def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = None,
+               extras: dict | None = None) -> list[Path]:
     """Write the site into ``board_dir``; plots of an earlier render that this one does not draw are removed
     (only files kgpubench wrote). Returns the files written."""
     from kgpubench.ownership import ours as _ours
@@ -100,7 +102,7 @@ def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
 
     board_dir = Path(board_dir)
     pages, plots = site_pages(results, tasks, base=board_dir, metrics_text=metrics_doc(),
-                               submitting_text=submitting_doc())
+                               submitting_text=submitting_doc(), extras=extras)
     written = []
     for name, text in pages.items():
         atomic_write_bytes(board_dir / name, text.encode())
@@ -125,12 +127,13 @@ def board_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
 
 
 def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = None, *,
-               force: bool = False) -> list[Path]:
+               force: bool = False, results_dir: Path | None = None) -> list[Path]:
     """Write README.md (Markdown, for reading on the forge) and the static site (:mod:`kgpubench.site`:
     index.html, a page per task, seeds.html, metrics.html, style.css, SVG plots) into ``board_dir``; returns
     the files written.
 
     An existing file there that kgpubench did not write is refused (``BoardWriteError``) unless ``force``.
+    Each task's extra tables are read from ``results_dir`` (default ``board_dir/results``).
     """
     from kgpubench.leaderboard_render import render_markdown
     from kgpubench.ownership import check_writable
@@ -138,6 +141,10 @@ def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
 
     board_dir = Path(board_dir)
     tasks = tasks or list_tasks()
+    from kgpubench.tasks.extras import load_extras
+
     check_writable(board_files(board_dir, tasks), force)
-    atomic_write_bytes(board_dir / "README.md", render_markdown(results, tasks).encode())
-    return [board_dir / "README.md", *write_site(results, board_dir, tasks)]
+    root = Path(results_dir) if results_dir is not None else board_dir / "results"
+    extras = {t.name: load_extras(t, root) for t in tasks if t.extras}
+    atomic_write_bytes(board_dir / "README.md", render_markdown(results, tasks, extras).encode())
+    return [board_dir / "README.md", *write_site(results, board_dir, tasks, extras)]

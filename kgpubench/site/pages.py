@@ -219,7 +219,7 @@ def per_gpu_html(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpe
 
 
 def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec], nav: list[NavItem],
-              base: Path | None) -> str:
+              base: Path | None, extras=None) -> str:
     """One task's page: what it asks, its data, schemes and metrics, a section per scheme, the per-GPU view."""
     from kgpubench.splits import SCHEMES
 
@@ -280,6 +280,13 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
     order = {s: i for i, s in enumerate(task.schemes)}
     for scheme in sorted(grouped, key=lambda s: (order.get(s, len(order)), s)):
         body.append(scheme_section(task, scheme, grouped[scheme], plots, base))
+    for extra in extras or ():
+        body.append(f'<h2 id="{slug(extra.title)}">{esc(extra.title)}</h2>')
+        body.append(para(extra.note))
+        if extra.header:
+            body.append(table([Cell(h, cls="text" if i == 0 else "") for i, h in enumerate(extra.header)],
+                              [[Cell(c, cls="text" if i == 0 else "") for i, c in enumerate(row)]
+                               for row in extra.rows], cls="extra"))
     body.append(per_gpu_html(task, grouped, plots))
     return page(task.name, "\n".join(body), nav, current=task_page_name(task.name), note=FOOTER)
 

@@ -35,6 +35,11 @@ class TaskRegistry:
         if not isinstance(task, Task):
             raise TypeError(f"register() takes a Task, got {type(task).__name__}")
         check_features(task)
+        from kgpubench.tasks.extras import EXTRAS
+
+        unknown = [e for e in task.extras if e not in EXTRAS]
+        if unknown:
+            raise unknown_name(f"extra of task {task.name!r}", unknown[0], EXTRAS)
         scorer_of(task)
         oracle_of(task)
         if task.name in self._tasks:

@@ -81,6 +81,9 @@ class Task:
     sources : tuple of str
         The upstream sources (names in :data:`kgpubench.sources.KNOWN_SOURCES`) whose rows the task uses; the
         board cites each with its licence. Empty for tasks on kgpubench's own measurements.
+    extras : tuple of str
+        Tables the board shows beside the task's scores, computed by a script outside the board run (names in
+        :data:`kgpubench.tasks.extras.EXTRAS`, e.g. NeuSight's paper metric).
     relative_cost : float
         Rough cost of one fold of this task against the others (rows times search-space work); a scheduling
         hint only: ``leaderboard run`` starts the costliest jobs first so that its workers finish together.
@@ -108,6 +111,7 @@ class Task:
     oracle: str | None = None
     relative_cost: float = 1.0
     sources: tuple[str, ...] = ()
+    extras: tuple[str, ...] = ()
     measured_inputs: bool = False
 
     def __post_init__(self) -> None:

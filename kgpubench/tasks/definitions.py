@@ -132,6 +132,7 @@ ALL_TASKS: tuple[Task, ...] = (
         name="operator-latency", config="operators", target="time_ms", seed="-", kind="regression",
         features=(*OPERATOR_FEATURES, *GPU_FEATURES), metrics=REGRESSION_METRICS,
         schemes=("random10", "by-gpu", "neusight"), max_train_rows=60_000, sources=("neusight",),
+        extras=("neusight-paper-metric",),
         seed_reference="NeuSight (ASPLOS '25), per-operator-class error on the unseen GPUs (H100, L4, A100 80GB): "
         "BMM 13.8 %, FC 13.9 %, elementwise 19.3 %, softmax 13.9 %, LayerNorm 56.7 % (its roofline baseline: "
         "44.2, 27.8, 26.1, 32.4, 58.1 %); measured on whole-model layer traces, which this task does not hold",

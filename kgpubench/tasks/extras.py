@@ -1,0 +1,77 @@
+"""Tables a task shows on the board beside its scores, computed outside the board run (declared, never keyed on a
+task's name in the renderer).
+
+A task names its extras (``Task.extras``); each is a JSON file ``<results>/<task>/<extra>.json`` (one level above
+the scheme folders, so it is never read as a result) written by the script that computes it, and turned into
+an :class:`ExtraTable` by the function :data:`EXTRAS` holds for its name. A missing file is said as such.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgpubench.errors import KgpubenchError
+
+
+@dataclass(frozen=True)
+class ExtraTable:
+    """A titled table with a note: ``header`` names the columns, ``rows`` hold text cells."""
+
+    title: str
+    note: str
+    header: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+
+
+def neusight_paper_metric(doc: dict) -> ExtraTable:
+    """NeuSight's per-class workload error (``scripts/neusight_paper_metric.py``), the paper's rows first."""
+    from kgpubench.tasks.paper_metric import CLASS_LABELS, CLASSES, PAPER
+
+    header = ("model", *(CLASS_LABELS[c] for c in CLASSES))
+    rows = [(f"{name} (paper)", *(f"{figs[c]:.1f}" for c in CLASSES)) for name, figs in PAPER.items()]
+    models = doc.get("models") or {}
+
+    def mean(errs: dict) -> float:
+        vals = [errs[c]["error_pct"] for c in CLASSES if c in errs]
+        return sum(vals) / len(vals) if vals else float("inf")
+    for name in sorted(models, key=lambda m: (mean(models[m]), m)):
+        errs = models[name]
+        rows.append((name, *(f"{errs[c]['error_pct']:.1f}" if c in errs else "—" for c in CLASSES)))
+    note = (f"NeuSight's own metric, on scheme `neusight` (train: the five older NVIDIA GPUs; test: H100, L4, "
+            f"A100 80GB): per operator class, the % error of the summed predicted latency of the class's operators "
+            f"in a traced transformer layer against the summed measured latency, averaged over "
+            f"{doc.get('workloads', '?')} inference workloads ({doc.get('calls', '?')} operator calls) of the "
+            "unseen GPUs; lower is better, models sorted by their mean over the classes. The first rows are the "
+            "paper's figures (NeuSight and its roofline). Not the paper's exact experiment: it also sums training "
+            "workloads, and its predictor reads GEMM tile sizes from kernel names, which this task withholds. "
+            "Computed by `scripts/neusight_paper_metric.py` from NeuSight's layer traces "
+            "(docs/NEUSIGHT_PAPER_METRIC.md).")
+    return ExtraTable("NeuSight's paper metric beside ours", note, header, tuple(rows))
+
+
+EXTRAS: dict[str, Callable[[dict], ExtraTable]] = {"neusight-paper-metric": neusight_paper_metric}
+
+
+def extra_path(results_root: Path, task_name: str, extra: str) -> Path:
+    return Path(results_root) / task_name / f"{extra}.json"
+
+
+def load_extras(task, results_root: Path | None) -> list[ExtraTable]:
+    """The task's declared extras read from ``results_root`` (an unreadable or missing file becomes a note)."""
+    from kgpubench.importers.limits import loads_json
+
+    out = []
+    for extra in task.extras:
+        path = extra_path(results_root, task.name, extra) if results_root is not None else None
+        try:
+            doc = loads_json(path.read_bytes(), str(path)) if path is not None else None
+        except (OSError, KgpubenchError, ValueError):
+            doc = None
+        if not isinstance(doc, dict):
+            out.append(ExtraTable(extra, f"*Not computed here*: no readable `{task.name}/{extra}.json` in the "
+                                         "results folder (the committed board has it)."))
+            continue
+        out.append(EXTRAS[extra](doc))
+    return out

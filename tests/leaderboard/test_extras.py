@@ -1,0 +1,67 @@
+"""A task's extra tables (NeuSight's paper metric) on the board, declared on the task, read from the results."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from kgpubench.errors import UnknownNameError
+from kgpubench.leaderboard_render import render_markdown
+from kgpubench.resources import source_checkout
+from kgpubench.tasks import TaskRegistry, get_task
+from kgpubench.tasks.extras import extra_path, load_extras
+
+CLASSES = ("bmm", "linear", "elementwise", "softmax", "layernorm")
+
+
+def _doc(models):
+    return {"workloads": 17, "calls": 385,
+            "models": {m: {c: {"error_pct": v, "workloads": 17} for c, v in zip(CLASSES, errs)}
+                       for m, errs in models.items()}}
+
+
+def test_the_paper_metric_table_puts_the_papers_rows_first_and_sorts_ours(tmp_path):
+    task = get_task("operator-latency")
+    path = extra_path(tmp_path, task.name, "neusight-paper-metric")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(_doc({"slow": (50, 50, 50, 50, 50), "good": (10, 20, 8, 9, 90)})))
+    (table,) = load_extras(task, tmp_path)
+    assert table.header == ("model", "BMM", "FC", "elementwise", "softmax", "LayerNorm")
+    assert [r[0] for r in table.rows] == ["NeuSight (paper)", "NeuSight's roofline (paper)", "good", "slow"]
+    assert table.rows[0][1:] == ("13.8", "13.9", "19.3", "13.9", "56.7")
+    assert table.rows[2][1:] == ("10.0", "20.0", "8.0", "9.0", "90.0")
+    text = render_markdown([], [task], {task.name: [table]})
+    assert "### NeuSight's paper metric beside ours" in text and "| good | 10.0 | 20.0 | 8.0 | 9.0 | 90.0 |" in text
+    assert "17 inference workloads (385 operator calls)" in text
+
+
+def test_a_missing_or_broken_extra_file_is_said_not_computed(tmp_path):
+    task = get_task("operator-latency")
+    (missing,) = load_extras(task, tmp_path)
+    assert missing.header == () and "Not computed here" in missing.note
+    path = extra_path(tmp_path, task.name, "neusight-paper-metric")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"models": {}, "models": {}}')  # a key twice: refused, not half-read
+    (broken,) = load_extras(task, tmp_path)
+    assert "Not computed here" in broken.note
+
+
+def test_an_unknown_extra_is_refused_at_registration():
+    task = dataclasses.replace(get_task("operator-latency"), name="other", extras=("no-such-table",))
+    with pytest.raises(UnknownNameError, match="no-such-table"):
+        TaskRegistry().register(task)
+
+
+def test_the_committed_board_shows_our_models_beside_the_paper_on_the_neusight_split():
+    root = source_checkout() / "leaderboard"
+    doc = json.loads((root / "results" / "operator-latency" / "neusight-paper-metric.json").read_text())
+    readme = (root / "README.md").read_text()
+    page = (root / "task-operator-latency.html").read_text()
+    assert "| NeuSight (paper) | 13.8 | 13.9 | 19.3 | 13.9 | 56.7 |" in readme
+    for model, errs in doc["models"].items():
+        cells = " | ".join(f"{errs[c]['error_pct']:.1f}" for c in CLASSES)
+        assert f"| {model} | {cells} |" in readme
+        assert f">{model}<" in page
+    assert "NeuSight&#x27;s paper metric beside ours" in page or "NeuSight's paper metric beside ours" in page
