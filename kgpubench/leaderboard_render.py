@@ -123,6 +123,10 @@ def _task_notes(task: Task, results: list[dict]) -> list[str]:
     return notes
 
 
+# Key of ``extras`` under which the board's own tables travel (kgpubench.tasks.extras.BOARD_TABLES).
+BOARD_KEY = ""
+
+
 def extra_blocks(extras) -> list[Block]:
     """Blocks of a task's extra tables (:mod:`kgpubench.tasks.extras`)."""
     out: list[Block] = []
@@ -328,6 +332,8 @@ def page_blocks(results: list[dict], tasks: list[Task] | None = None, extras: di
     out: list[Block] = []
     for task in tasks:
         out += task_blocks(task, grouped[task.name], (extras or {}).get(task.name))
+    for table in (extras or {}).get(BOARD_KEY, ()):
+        out += [Block("h2", table.title)] + extra_blocks([table])[1:]
     out += goal_blocks(results)
     out += [Block("h2", "The seed studies' protocols on our rows")]
     for fn in (seed000_blocks, seed001_blocks, seed002_blocks, seed003_blocks):

@@ -59,7 +59,10 @@ def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Pa
     tasks = tasks or list_tasks()
     grouped = board(results, tasks)
     nav = navigation(tasks)
-    pages = {STYLE: CSS, INDEX: overview_page(results, tasks, nav), SEEDS: seeds_page(results, nav),
+    from kgpubench.leaderboard_render import BOARD_KEY
+
+    pages = {STYLE: CSS, INDEX: overview_page(results, tasks, nav, (extras or {}).get(BOARD_KEY)),
+             SEEDS: seeds_page(results, nav),
              METRICS_PAGE: metrics_page(metrics_text, nav), SUBMITTING: submitting_page(submitting_text, nav)}
     plots: list[PlotSpec] = []
     for task in tasks:
@@ -141,10 +144,12 @@ def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
 
     board_dir = Path(board_dir)
     tasks = tasks or list_tasks()
-    from kgpubench.tasks.extras import load_extras
+    from kgpubench.leaderboard_render import BOARD_KEY
+    from kgpubench.tasks.extras import load_board_tables, load_extras
 
     check_writable(board_files(board_dir, tasks), force)
     root = Path(results_dir) if results_dir is not None else board_dir / "results"
     extras = {t.name: load_extras(t, root) for t in tasks if t.extras}
+    extras[BOARD_KEY] = load_board_tables(root)
     atomic_write_bytes(board_dir / "README.md", render_markdown(results, tasks, extras).encode())
     return [board_dir / "README.md", *write_site(results, board_dir, tasks, extras)]

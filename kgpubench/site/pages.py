@@ -280,13 +280,7 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
     order = {s: i for i, s in enumerate(task.schemes)}
     for scheme in sorted(grouped, key=lambda s: (order.get(s, len(order)), s)):
         body.append(scheme_section(task, scheme, grouped[scheme], plots, base))
-    for extra in extras or ():
-        body.append(f'<h2 id="{slug(extra.title)}">{esc(extra.title)}</h2>')
-        body.append(para(extra.note))
-        if extra.header:
-            body.append(table([Cell(h, cls="text" if i == 0 else "") for i, h in enumerate(extra.header)],
-                              [[Cell(c, cls="text" if i == 0 else "") for i, c in enumerate(row)]
-                               for row in extra.rows], cls="extra"))
+    body.append(extra_tables_html(extras))
     body.append(per_gpu_html(task, grouped, plots))
     return page(task.name, "\n".join(body), nav, current=task_page_name(task.name), note=FOOTER)
 
@@ -302,7 +296,21 @@ def _best_line(task: Task, grouped: dict[str, list[dict]]) -> tuple[str, str]:
     return "—", "—"
 
 
-def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem]) -> str:
+def extra_tables_html(tables) -> str:
+    """Extra tables (:mod:`kgpubench.tasks.extras`) as HTML: a heading, the note and the table each."""
+    body = []
+    for extra in tables or ():
+        body.append(f'<h2 id="{slug(extra.title)}">{esc(extra.title)}</h2>')
+        body.append(para(extra.note))
+        if extra.header:
+            body.append(table([Cell(h, cls="text" if i in (0, len(extra.header) - 1) else "")
+                               for i, h in enumerate(extra.header)],
+                              [[Cell(c, cls="text" if i in (0, len(row) - 1) else "") for i, c in enumerate(row)]
+                               for row in extra.rows], cls="extra"))
+    return "\n".join(body)
+
+
+def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], board_tables=None) -> str:
     grouped = board(results, tasks)
     body = ["<h1>kgpubench leaderboard</h1>",
             '<p class="lead">Models that learn how GPU kernels perform, scored on fixed splits of measured data: run '
@@ -328,6 +336,7 @@ def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem]) ->
                        Cell("schemes with results", cls="text")],
                       rows, cls="overview"))
     body.append(blocks_html(goal_blocks(results)))
+    body.append(extra_tables_html(board_tables))
     body.append('<h2 id="more">More</h2><ul>'
                 f'<li><a href="{SEEDS}">The seed studies\' protocols on our rows</a>: the papers\' own tables '
                 "re-computed on this data.</li>"

@@ -53,23 +53,69 @@ def neusight_paper_metric(doc: dict) -> ExtraTable:
 
 EXTRAS: dict[str, Callable[[dict], ExtraTable]] = {"neusight-paper-metric": neusight_paper_metric}
 
+STRATEGY_LINES = {
+    "clblast-fallback": "CLBlast's own fallback for an untuned device (architecture, else vendor and type, else "
+                        "global default; computed by CLBlast with the held-out device among the tuned ones)",
+    "nearest-device": "the best configuration of the same vendor's training device nearest by catalogue figures",
+    "majority": "the configuration most training devices chose",
+}
+
+
+def tuning_transfer(doc: dict) -> ExtraTable:
+    """``python -m kgpubench.tasks.tuning``'s leave-one-device-out scores of the transfer strategies."""
+    strategies = doc.get("strategies") or {}
+    header = ("strategy", "exact match (micro)", "exact match (per kernel, macro)",
+              "exact, shared-architecture entries", "per-parameter agreement (micro)", "what it sees")
+    order = sorted(strategies, key=lambda s: (-strategies[s].get("exact_micro", 0.0), s))
+    rows = tuple((s, *(f"{strategies[s][k]:.3f}" if isinstance(strategies[s].get(k), (int, float)) else "—"
+                       for k in ("exact_micro", "exact_macro", "exact_shared_architecture",
+                                 "param_agreement_micro")), STRATEGY_LINES.get(s, "")) for s in order)
+    note = (f"Predict the best configuration CLBlast's tuner found for an OpenCL kernel and precision on a device "
+            f"never seen, from the other devices (imported CLBlast tuning database; scheme `{doc.get('scheme')}`: "
+            f"{doc.get('folds', '?')} folds, one per tuned device, {doc.get('test_entries', '?')} entries). Only the "
+            "winning configuration per device is known (no times), so a prediction scores by exact match of the "
+            "whole tuple and by the share of parameters it gets right (higher is better). Strategies only, not yet "
+            "a model task: `python -m kgpubench.tasks.tuning --data STORE --out FILE` computes the table. "
+            + str(doc.get("note", "")))
+    return ExtraTable("tuning-transfer", note, header, rows)
+
+
+# Tables of the whole board that belong to no task: name -> (file under the results folder, its table).
+BOARD_TABLES: dict[str, tuple[str, Callable[[dict], ExtraTable]]] = {
+    "tuning-transfer": ("tuning-transfer/by-device.json", tuning_transfer),
+}
+
 
 def extra_path(results_root: Path, task_name: str, extra: str) -> Path:
     return Path(results_root) / task_name / f"{extra}.json"
 
 
-def load_extras(task, results_root: Path | None) -> list[ExtraTable]:
-    """The task's declared extras read from ``results_root`` (an unreadable or missing file becomes a note)."""
+def _read(path: Path | None) -> dict | None:
     from kgpubench.importers.limits import loads_json
 
+    try:
+        doc = loads_json(path.read_bytes(), str(path)) if path is not None else None
+    except (OSError, KgpubenchError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def load_board_tables(results_root: Path | None) -> list[ExtraTable]:
+    """The board's own tables (:data:`BOARD_TABLES`) read from ``results_root``; a missing file is a note."""
+    out = []
+    for name, (rel, build) in BOARD_TABLES.items():
+        doc = _read(Path(results_root) / rel) if results_root is not None else None
+        out.append(build(doc) if doc is not None else ExtraTable(
+            name, f"*Not computed here*: no readable `{rel}` in the results folder (the committed board has it)."))
+    return out
+
+
+def load_extras(task, results_root: Path | None) -> list[ExtraTable]:
+    """The task's declared extras read from ``results_root`` (an unreadable or missing file becomes a note)."""
     out = []
     for extra in task.extras:
-        path = extra_path(results_root, task.name, extra) if results_root is not None else None
-        try:
-            doc = loads_json(path.read_bytes(), str(path)) if path is not None else None
-        except (OSError, KgpubenchError, ValueError):
-            doc = None
-        if not isinstance(doc, dict):
+        doc = _read(extra_path(results_root, task.name, extra) if results_root is not None else None)
+        if doc is None:
             out.append(ExtraTable(extra, f"*Not computed here*: no readable `{task.name}/{extra}.json` in the "
                                          "results folder (the committed board has it)."))
             continue

@@ -65,3 +65,34 @@ def test_the_committed_board_shows_our_models_beside_the_paper_on_the_neusight_s
         assert f"| {model} | {cells} |" in readme
         assert f">{model}<" in page
     assert "NeuSight&#x27;s paper metric beside ours" in page or "NeuSight's paper metric beside ours" in page
+
+
+def test_the_board_shows_tuning_transfer_from_its_results_file(tmp_path):
+    from kgpubench.leaderboard_render import BOARD_KEY
+    from kgpubench.tasks.extras import load_board_tables
+
+    (missing,) = load_board_tables(tmp_path)
+    assert missing.title == "tuning-transfer" and "Not computed here" in missing.note
+    doc = {"scheme": "by-device", "folds": 3, "test_entries": 40, "note": "",
+           "strategies": {"majority": {"exact_micro": 0.2, "exact_macro": 0.25, "exact_shared_architecture": 0.1,
+                                       "param_agreement_micro": 0.5},
+                          "clblast-fallback": {"exact_micro": 0.4, "exact_macro": 0.375,
+                                               "exact_shared_architecture": 0.3, "param_agreement_micro": 0.7}}}
+    (tmp_path / "tuning-transfer").mkdir()
+    (tmp_path / "tuning-transfer" / "by-device.json").write_text(json.dumps(doc))
+    (table,) = load_board_tables(tmp_path)
+    assert [r[:5] for r in table.rows] == [("clblast-fallback", "0.400", "0.375", "0.300", "0.700"),
+                                           ("majority", "0.200", "0.250", "0.100", "0.500")]
+    text = render_markdown([], [get_task("kernel-time")], {BOARD_KEY: [table]})
+    assert "## tuning-transfer" in text and "| clblast-fallback | 0.400 | 0.375 | 0.300 | 0.700 |" in text
+    assert "3 folds, one per tuned device, 40 entries" in text
+
+
+def test_the_committed_board_shows_tuning_transfer():
+    root = source_checkout() / "leaderboard"
+    doc = json.loads((root / "results" / "tuning-transfer" / "by-device.json").read_text())
+    readme = (root / "README.md").read_text()
+    best = max(doc["strategies"], key=lambda s: doc["strategies"][s]["exact_micro"])
+    assert "## tuning-transfer" in readme
+    assert f"| {best} | {doc['strategies'][best]['exact_micro']:.3f} |" in readme
+    assert ">tuning-transfer<" in (root / "index.html").read_text()
