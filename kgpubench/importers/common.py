@@ -209,8 +209,21 @@ def is_number(value: Any) -> bool:
         return False
 
 
-def number_or_none(value: Any) -> float | None:
+def _finite_float(value: Any) -> float | None:
+    """``float(value)`` when :func:`is_number` holds, else None; JSON's plain floats and ints take a short path."""
+    kind = type(value)
+    if kind is float:
+        return value if value - value == 0.0 else None  # inf - inf and nan - nan are nan
+    if kind is int:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
     return float(value) if is_number(value) else None
+
+
+def number_or_none(value: Any) -> float | None:
+    return None if value is None else _finite_float(value)
 
 
 def split_params(config: Mapping[str, Any]) -> tuple[list[dict], list[dict]]:
@@ -218,8 +231,9 @@ def split_params(config: Mapping[str, Any]) -> tuple[list[dict], list[dict]]:
     params, text = [], []
     for name in sorted(config):
         value = config[name]
-        if is_number(value):
-            params.append({"name": str(name), "value": float(value)})
+        number = _finite_float(value)
+        if number is not None:
+            params.append({"name": str(name), "value": number})
         else:
             text.append({"name": str(name), "value": json.dumps(value, sort_keys=True)})
     return params, text
@@ -257,14 +271,22 @@ class TimingBatch:
         self.times.append(times)
 
     def fill(self) -> None:
-        """Write median, min, mean, population std, count and cv of each row's repeats into the row."""
+        """Write median, min, mean, population std, count and cv of each row's repeats into the row.
+
+        The statistics are consistent by construction: median and mean are clipped into [min, max] of the
+        repeats. A floating-point sum can put the mean of equal (or nearly equal) repeats one ULP outside them
+        (the mean of six 0.1 is 0.09999999999999999), which the schema's ``time_ms_min <= time_ms_mean`` rule
+        would refuse; the exact mean lies inside, so the clip only removes rounding.
+        """
         by_len: dict[int, list[int]] = {}
         for i, t in enumerate(self.times):
             by_len.setdefault(len(t), []).append(i)
         for idx in by_len.values():
             arr = np.asarray([self.times[i] for i in idx], dtype=np.float64)
             with np.errstate(over="ignore", invalid="ignore"):  # absurd times overflow; validation names them
-                med, mn, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.mean(axis=1), arr.std(axis=1))
+                med, mn, mx, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.max(axis=1), arr.mean(axis=1),
+                                          arr.std(axis=1))
+                med, mean = _within(med, mn, mx), _within(mean, mn, mx)
                 cv = np.where(mean > 0, std / np.where(mean > 0, mean, 1.0), np.nan)
             for j, i in enumerate(idx):
                 row = self.rows[i]
@@ -273,8 +295,23 @@ class TimingBatch:
                            time_cv=float(cv[j]) if mean[j] > 0 else None)
 
 
+def _within(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """``values`` clipped into [low, high] where they are finite (an overflowed inf or nan stays, for validation
+    to name)."""
+    finite = np.isfinite(values) & np.isfinite(low) & np.isfinite(high)
+    return np.where(finite, np.minimum(np.maximum(values, low), high), values)
+
+
 def check_times(times: Any, path: Path, key: str) -> list[float]:
     """The repeat list of a configuration, checked to be a non-empty list of finite numbers."""
+    if isinstance(times, list) and times:
+        kinds = set(map(type, times))
+        if kinds <= {float, int}:  # JSON's numbers: the sum is finite exactly when every term is (or overflows)
+            try:
+                if math.isfinite(sum(times)):
+                    return times if kinds == {float} else [float(t) for t in times]
+            except OverflowError:
+                pass
     if not isinstance(times, list) or not times or not all(is_number(t) for t in times):
         raise ImportFormatError(
             f"{path}: configuration {key!r} reports a time but its `times` is {str(times)[:60]!r}; expected the "

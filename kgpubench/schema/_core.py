@@ -180,15 +180,34 @@ class Table:
         Unknown keys in a row raise ``ValueError`` naming them: no silent drop.
         """
         names = set(self.column_names)
+        seen: set[frozenset] = set()  # rows of one importer share a few key sets: check each set once
         for i, r in enumerate(rows):
-            extra = set(r) - names
+            keys = frozenset(r)
+            if keys in seen:
+                continue
+            extra = keys - names
             if extra:
                 raise ValueError(f"row {i}: unknown columns {sorted(extra)} for table {self.name!r}")
-        data = {c.name: [r.get(c.name) for r in rows] for c in self.columns}
+            seen.add(keys)
+        arrays = self._arrays(rows)
+        table = pa.Table.from_arrays(arrays, schema=self.arrow_schema())
         if fill_row_id and "row_id" in names:
-            data["row_id"] = row_ids(self, rows)
-        arrays = [_column_array(self.name, c, data[c.name]) for c in self.columns]
-        return pa.Table.from_arrays(arrays, schema=self.arrow_schema())
+            from kgpubench.schema._rowids import arrow_row_ids
+
+            index = self.column_names.index("row_id")
+            ids = pa.array(arrow_row_ids(self, table), pa.string())
+            table = table.set_column(index, self.arrow_schema().field(index), ids)
+        return table
+
+    def _arrays(self, rows: Sequence[Mapping[str, Any]]) -> list[pa.Array]:
+        """One arrow array per column from dict rows: converted at once as a struct array (arrow's own loop);
+        when a value does not convert, column by column, to name the row, column and value."""
+        struct = pa.struct([pa.field(c.name, c.arrow_type) for c in self.columns])
+        try:
+            whole = pa.array(rows, type=struct)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            return [_column_array(self.name, c, [r.get(c.name) for r in rows]) for c in self.columns]
+        return [whole.field(i) for i in range(len(self.columns))]
 
 
 def _column_array(table: str, col: Column, values: list) -> pa.Array:
