@@ -278,21 +278,35 @@ class TimingBatch:
         (the mean of six 0.1 is 0.09999999999999999), which the schema's ``time_ms_min <= time_ms_mean`` rule
         would refuse; the exact mean lies inside, so the clip only removes rounding.
         """
-        by_len: dict[int, list[int]] = {}
-        for i, t in enumerate(self.times):
-            by_len.setdefault(len(t), []).append(i)
-        for idx in by_len.values():
-            arr = np.asarray([self.times[i] for i in idx], dtype=np.float64)
-            with np.errstate(over="ignore", invalid="ignore"):  # absurd times overflow; validation names them
-                med, mn, mx, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.max(axis=1), arr.mean(axis=1),
-                                          arr.std(axis=1))
-                med, mean = _within(med, mn, mx), _within(mean, mn, mx)
-                cv = np.where(mean > 0, std / np.where(mean > 0, mean, 1.0), np.nan)
-            for j, i in enumerate(idx):
-                row = self.rows[i]
-                row.update(time_ms_median=float(med[j]), time_ms_min=float(mn[j]), time_ms_mean=float(mean[j]),
-                           time_ms_std=float(std[j]), repeats=arr.shape[1],
-                           time_cv=float(cv[j]) if mean[j] > 0 else None)
+        stats = timing_stats(self.times)
+        for i, row in enumerate(self.rows):
+            row.update(time_ms_median=float(stats["time_ms_median"][i]), time_ms_min=float(stats["time_ms_min"][i]),
+                       time_ms_mean=float(stats["time_ms_mean"][i]), time_ms_std=float(stats["time_ms_std"][i]),
+                       repeats=int(stats["repeats"][i]),
+                       time_cv=float(stats["time_cv"][i]) if stats["time_ms_mean"][i] > 0 else None)
+
+
+def timing_stats(times: Sequence[Sequence[float]]) -> dict[str, np.ndarray]:
+    """Median, min, mean, population std, count and cv of each repeat list, vectorised per repeat count (see
+    :meth:`TimingBatch.fill`); the cv of a row whose mean is not positive is undefined (null in a row)."""
+    n = len(times)
+    out = {name: np.full(n, np.nan) for name in ("time_ms_median", "time_ms_min", "time_ms_mean", "time_ms_std",
+                                                   "time_cv")}
+    out["repeats"] = np.zeros(n, dtype=np.int64)
+    by_len: dict[int, list[int]] = {}
+    for i, t in enumerate(times):
+        by_len.setdefault(len(t), []).append(i)
+    for length, idx in by_len.items():
+        arr = np.asarray([times[i] for i in idx], dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # absurd times overflow; validation names them
+            med, mn, mx, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.max(axis=1), arr.mean(axis=1),
+                                      arr.std(axis=1))
+            med, mean = _within(med, mn, mx), _within(mean, mn, mx)
+            cv = np.where(mean > 0, std / np.where(mean > 0, mean, 1.0), np.nan)
+        at = np.asarray(idx)
+        out["time_ms_median"][at], out["time_ms_min"][at], out["time_ms_mean"][at] = med, mn, mean
+        out["time_ms_std"][at], out["time_cv"][at], out["repeats"][at] = std, cv, length
+    return out
 
 
 def _within(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

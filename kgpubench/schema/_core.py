@@ -199,6 +199,44 @@ class Table:
             table = table.set_column(index, self.arrow_schema().field(index), ids)
         return table
 
+    def from_columns(self, columns: Mapping[str, Any], num_rows: int, *, constants: Mapping[str, Any] = {},
+                     fill_row_id: bool = True) -> pa.Table:
+        """Build an arrow table column by column, computing ``row_id`` (as :meth:`from_rows` does).
+
+        ``columns`` maps a column name to its ``num_rows`` values (an arrow array or a Python sequence);
+        ``constants`` maps a column name to the one value every row holds; any other column is null. Unknown
+        names raise ``ValueError``; a value that does not fit its column raises ``ValueError`` naming it.
+        """
+        unknown = sorted((set(columns) | set(constants)) - set(self.column_names))
+        if unknown:
+            raise ValueError(f"unknown columns {unknown} for table {self.name!r}")
+        zeros = None
+        arrays = []
+        for c in self.columns:
+            if c.name in columns:
+                values = columns[c.name]
+                if len(values) != num_rows:
+                    raise ValueError(f"column {c.name!r} has {len(values)} values for {num_rows} rows")
+                if isinstance(values, (pa.Array, pa.ChunkedArray)):
+                    array = values if values.type == c.arrow_type else values.cast(c.arrow_type)
+                else:
+                    array = _column_array(self.name, c, list(values))
+            elif c.name in constants and constants[c.name] is not None:
+                if zeros is None:
+                    zeros = pa.array([0] * num_rows, pa.int32())
+                array = _column_array(self.name, c, [constants[c.name]]).take(zeros)
+            else:
+                array = pa.nulls(num_rows, c.arrow_type)
+            arrays.append(array)
+        table = pa.Table.from_arrays(arrays, schema=self.arrow_schema())
+        if fill_row_id and "row_id" in self.column_names:
+            from kgpubench.schema._rowids import arrow_row_ids
+
+            index = self.column_names.index("row_id")
+            ids = pa.array(arrow_row_ids(self, table), pa.string())
+            table = table.set_column(index, self.arrow_schema().field(index), ids)
+        return table
+
     def _arrays(self, rows: Sequence[Mapping[str, Any]]) -> list[pa.Array]:
         """One arrow array per column from dict rows: converted at once as a struct array (arrow's own loop);
         when a value does not convert, column by column, to name the row, column and value."""
