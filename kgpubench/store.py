@@ -561,16 +561,20 @@ def _sync_dirs(folders: Iterable[Path]) -> None:
 def conform(table: pa.Table, config: str, path: Path | str = "<table>") -> pa.Table:
     """Cast a stored file to the current schema; columns added by a later schema version become null."""
     decl = get_table(config)
+    schema = decl.arrow_schema()
+    if table.schema.equals(schema, check_metadata=False):  # written by this schema version: nothing to cast
+        return table.replace_schema_metadata(schema.metadata)
+    have = {name: i for i, name in enumerate(table.schema.names)}
     cols = []
     for col in decl.columns:
-        if col.name in table.column_names:
-            cols.append(table[col.name].cast(col.arrow_type))
+        if col.name in have:
+            cols.append(table.column(have[col.name]).cast(col.arrow_type))
         elif col.nullable:
             cols.append(pa.nulls(table.num_rows, col.arrow_type))
         else:
             raise ManifestError(f"{path}: lacks non-nullable column {col.name!r} of schema {config} {decl.version}; "
                                 "the schema changed incompatibly: migrate the store.")
-    return pa.Table.from_arrays(cols, schema=decl.arrow_schema())
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def merge(shards: Iterable[Path], into: Path | str | None = None, *, note: str | None = None,

@@ -40,7 +40,7 @@ def import_rows(paths: Iterable[Path | str], *, gpu: str | None = None, source: 
     prov = provenance_for(source, license=license, commit=commit, doi=doi, collected_at=collected_at)
     rows: list[dict] = []
     for path in map(Path, paths):
-        rows.extend(_guarded(path, lambda: _rows_of(path, prov, gpu=gpu, kernel=kernel, problem_size=problem_size)))
+        rows.extend(_guarded(path, lambda p=path: _rows_of(p, prov, gpu=gpu, kernel=kernel, problem_size=problem_size)))
     return rows
 
 
@@ -146,8 +146,8 @@ def import_table(paths: Sequence[Path | str], *, gpu: str | None = None, source:
     prov = provenance_for(source, license=license, commit=commit, doi=doi, collected_at=collected_at)
     parts: list = []  # per file: its columns, or its rows (runs of row files are built together)
     for path in map(Path, paths):
-        read = _guarded(path, lambda: _read(path, prov, gpu=gpu, kernel=kernel, problem_size=problem_size,
-                                            columns=True))
+        read = _guarded(path, lambda p=path: _read(p, prov, gpu=gpu, kernel=kernel, problem_size=problem_size,
+                                                   columns=True))
         if isinstance(read, list):
             if parts and isinstance(parts[-1], list):
                 parts[-1].extend(read)

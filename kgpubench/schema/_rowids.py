@@ -16,14 +16,45 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench.schema._core import Table, canonical_value, row_id_of
+if TYPE_CHECKING:
+    from kgpubench.schema._core import Table
 
 _SEP = (",", ":")
+
+
+def canonical_value(value: Any) -> Any:
+    """A JSON-stable form of a key value (floats that are whole become ints; params are sorted pairs)."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        return repr(value)
+    if isinstance(value, Mapping):
+        return [[str(k), canonical_value(v)] for k, v in sorted(value.items())]
+    if isinstance(value, (list, tuple)):
+        if value and isinstance(value[0], Mapping) and set(value[0]) == {"name", "value"}:
+            return [[p["name"], canonical_value(p["value"])] for p in sorted(value, key=lambda p: p["name"])]
+        return [canonical_value(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalar
+        return canonical_value(value.item())
+    return value
+
+
+def row_id_of(table_name: str, key: Mapping[str, Any]) -> str:
+    """Stable row id: the first 16 hex digits of sha256 over the table name and canonical key values."""
+    payload = json.dumps(
+        [table_name, [[k, canonical_value(key[k])] for k in sorted(key)]], separators=(",", ":"), sort_keys=True
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def _dump(value) -> str:
