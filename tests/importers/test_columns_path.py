@@ -83,3 +83,13 @@ def test_a_bad_record_is_named_as_the_row_path_names_it(tmp_path):
                              "b": {"block_size_x": 2, "time": "Exploded"}})
     with pytest.raises(ImportFormatError, match=r"configuration 'b' has time 'Exploded'"):
         import_table([path])
+
+
+@pytest.mark.parametrize("times", [[1.0, "2"], [1.0, float("nan")], [], [True, 1.0], 5, [10**400]])
+def test_bad_repeats_are_named_as_the_row_path_names_them(tmp_path, times):
+    from kgpubench.importers import ImportFormatError
+
+    path = _cache(tmp_path, {"a": {"block_size_x": 1, "time": 1.0, "times": [1.0, 1.1]},
+                             "b": {"block_size_x": 2, "time": 1.0, "times": times}})
+    with pytest.raises(ImportFormatError, match=r"configuration 'b' reports a time but its `times` is"):
+        import_table([path])
