@@ -94,4 +94,23 @@ def _as_format(table: pa.Table, format: Format, fingerprint: str):
         from kgpubench.errors import MissingDependencyError
 
         raise MissingDependencyError("format='datasets' needs the `datasets` package: pip install datasets") from None
+    # datasets casts a table whose schema differs from its features' (all fields nullable) column by column;
+    # giving it that schema up front (same types, so no data moves) skips the cast.
+    target = _features_schema(table.schema)
+    if target is not None:
+        table = pa.Table.from_arrays(table.columns, schema=target)
     return datasets.Dataset(datasets.table.InMemoryTable(table), fingerprint=fingerprint)
+
+
+_FEATURE_SCHEMAS: dict[pa.Schema, pa.Schema | None] = {}
+
+
+def _features_schema(schema: pa.Schema) -> pa.Schema | None:
+    """The arrow schema ``datasets`` derives for ``schema`` (cached), when its types are the same (else None)."""
+    if schema not in _FEATURE_SCHEMAS:
+        from datasets import Features
+
+        target = Features.from_arrow_schema(schema).arrow_schema
+        same = target.names == schema.names and all(a.type == b.type for a, b in zip(target, schema))
+        _FEATURE_SCHEMAS[schema] = target if same else None
+    return _FEATURE_SCHEMAS[schema]

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgpubench.errors import SchemaValidationError
-from kgpubench.schema import Column, Table, get_table, row_ids
+from kgpubench.schema import Column, Table, arrow_row_ids, get_table
 from kgpubench.shards import read_shard
 
 
@@ -178,19 +178,31 @@ def _check_rows(out: list, file: str, table: pa.Table, decl: Table) -> None:
                                                                             f"({table[a][int(i)].as_py()!r})"))
     keys = decl.key_columns
     if "row_id" in table.column_names and keys:
-        expected = row_ids(decl, table.select(keys).to_pylist())
-        got = table["row_id"].to_pylist()
-        for i, (e, g) in enumerate(zip(expected, got)):
-            if g is not None and e != g:
-                out.append(Violation(file, i, "row_id", g, f"must equal the hash of the key columns ({e})"))
+        expected = pa.array(arrow_row_ids(decl, table.select(keys)), pa.string())
+        got = table["row_id"]
+        for i in _rows(pc.fill_null(pc.not_equal(got, expected), False)):
+            g = got[int(i)].as_py()
+            out.append(Violation(file, int(i), "row_id", g, f"must equal the hash of the key columns "
+                                                              f"({expected[int(i)].as_py()})"))
     if {"row_id", "run_id"} <= set(table.column_names):
-        seen: dict[tuple, int] = {}
-        for i, pair in enumerate(zip(table["row_id"].to_pylist(), table["run_id"].to_pylist())):
-            if pair in seen:
-                out.append(Violation(file, i, "row_id", pair[0],
-                                     f"duplicate key: same row_id and run_id as row {seen[pair]}"))
-            else:
-                seen[pair] = i
+        first = _first_of_pair(table["row_id"], table["run_id"])
+        for i in np.flatnonzero(first != np.arange(table.num_rows)):
+            out.append(Violation(file, int(i), "row_id", table["row_id"][int(i)].as_py(),
+                                 f"duplicate key: same row_id and run_id as row {int(first[i])}"))
+
+
+def _codes(col: pa.ChunkedArray) -> np.ndarray:
+    """A code per row equal for equal values (null is a value of its own)."""
+    encoded = col.combine_chunks().dictionary_encode(null_encoding="encode")
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _first_of_pair(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
+    """For each row, the first row with the same (a, b) pair (itself when it is the first)."""
+    ca, cb = _codes(a), _codes(b)
+    pair = ca * (int(cb.max(initial=0)) + 1) + cb
+    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    return first[inverse.reshape(-1)]
 
 
 def validate_table(table: pa.Table, config: str, *, file: str = "<table>") -> list[Violation]:

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from kgpubench.errors import KgpubenchError
 from kgpubench.importers.common import ImportFormatError, LoadedFile, Provenance, load_json, provenance_for
-from kgpubench.importers.kernel_tuner import is_kernel_tuner_cache, rows_from_cache
+from kgpubench.importers.kernel_tuner import columns_from_cache, is_kernel_tuner_cache, rows_from_cache
 from kgpubench.importers.t4 import is_t4_results, rows_from_t4
 
 
@@ -40,15 +40,20 @@ def import_rows(paths: Iterable[Path | str], *, gpu: str | None = None, source: 
     prov = provenance_for(source, license=license, commit=commit, doi=doi, collected_at=collected_at)
     rows: list[dict] = []
     for path in map(Path, paths):
-        try:
-            rows.extend(_rows_of(path, prov, gpu=gpu, kernel=kernel, problem_size=problem_size))
-        except KgpubenchError:
-            raise
-        except (RecursionError, OverflowError, TypeError, ValueError, AttributeError) as exc:
-            why = " ".join(str(exc).split())[:120]
-            raise ImportFormatError(f"{path}: cannot import ({type(exc).__name__}: {why}); expected a Kernel Tuner "
-                                    "cache or T4 results file of the documented shape.") from None
+        rows.extend(_guarded(path, lambda p=path: _rows_of(p, prov, gpu=gpu, kernel=kernel, problem_size=problem_size)))
     return rows
+
+
+def _guarded(path: Path, read: Callable[[], Any]) -> Any:
+    """``read()``, with an unexpected shape of the file's JSON turned into one line naming the file."""
+    try:
+        return read()
+    except KgpubenchError:
+        raise
+    except (RecursionError, OverflowError, TypeError, ValueError, AttributeError) as exc:
+        why = " ".join(str(exc).split())[:120]
+        raise ImportFormatError(f"{path}: cannot import ({type(exc).__name__}: {why}); expected a Kernel Tuner "
+                                "cache or T4 results file of the documented shape.") from None
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,11 @@ class ImportFormat:
     names_itself : bool
         Whether the file names its kernel and problem size (then ``--kernel``/``--problem-size`` are refused);
         otherwise ``rows`` also takes ``kernel`` and ``problem_size``.
+    columns : callable, optional
+        A faster way to the same rows: ``(LoadedFile, Provenance, *, gpu[, kernel, problem_size]) ->
+        (columns, num_rows, constants)`` for :meth:`~kgpubench.schema.Table.from_columns`; for a file not of a
+        shape it reads, the file's row dicts (or None, then ``rows`` reads it). It must give the table ``rows``
+        gives.
     """
 
     name: str
@@ -78,12 +88,13 @@ class ImportFormat:
     short: str
     describe: str
     names_itself: bool = True
+    columns: Callable[..., tuple[dict, int, dict] | list[dict] | None] | None = None
 
 
 # Tried in order; the first that recognises a file reads it.
 FORMATS: list[ImportFormat] = [
     ImportFormat("kernel-tuner-cache", is_kernel_tuner_cache, rows_from_cache, "Kernel Tuner cache",
-                 "a Kernel Tuner cache (top-level `cache` and `tune_params_keys`)"),
+                 "a Kernel Tuner cache (top-level `cache` and `tune_params_keys`)", columns=columns_from_cache),
     ImportFormat("t4", is_t4_results, rows_from_t4, "T4", "a T4 results file (top-level `results` array)",
                  names_itself=False),
 ]
@@ -93,33 +104,66 @@ def _rows_of(path: Path, prov: Provenance, *, gpu: str | None, kernel: str | Non
              problem_size: str | None) -> list[dict]:
     """The rows of one input file (see :func:`import_rows`), read by the first of :data:`FORMATS` that
     recognises it."""
+    return _read(path, prov, gpu=gpu, kernel=kernel, problem_size=problem_size)
+
+
+def _read(path: Path, prov: Provenance, *, gpu: str | None, kernel: str | None, problem_size: str | None,
+          columns: bool = False) -> Any:
+    """One input file read by the first of :data:`FORMATS` that recognises it: its rows, or with ``columns``
+    the format's columns (``(columns, num_rows, constants)``), falling back to its rows."""
     loaded: LoadedFile = load_json(path)
     for fmt in FORMATS:
         if not fmt.looks_like(loaded.data):
             continue
+        options: dict[str, Any] = {"gpu": gpu}
         if fmt.names_itself:
             if kernel or problem_size:
                 others = " or ".join(f.short for f in FORMATS if not f.names_itself)
                 raise ImportFormatError(f"{path}: --kernel/--problem-size apply to {others} files only; a "
                                         f"{fmt.short} names its own kernel and problem size.")
-            return fmt.rows(loaded, prov, gpu=gpu)
-        return fmt.rows(loaded, prov, gpu=gpu, kernel=kernel, problem_size=problem_size)
+        else:
+            options.update(kernel=kernel, problem_size=problem_size)
+        if columns and fmt.columns is not None:
+            read = fmt.columns(loaded, prov, **options)
+            if read is not None:
+                return read
+        return fmt.rows(loaded, prov, **options)
     raise ImportFormatError(
         f"{path}: neither {' nor '.join(f.describe for f in FORMATS)}; top-level keys are "
         f"{sorted(loaded.data)[:8]}.")
 
 
-def import_table(paths: Sequence[Path | str], **options) -> pa.Table:
-    """Like :func:`import_rows`, as an arrow table of the `autotune` schema (``row_id`` computed)."""
+def import_table(paths: Sequence[Path | str], *, gpu: str | None = None, source: str = "benchmark_hub",
+                 kernel: str | None = None, problem_size: str | None = None, license: str | None = None,
+                 commit: str | None = None, doi: str | None = None, collected_at: str | None = None) -> pa.Table:
+    """Like :func:`import_rows`, as an arrow table of the `autotune` schema (``row_id`` computed).
+
+    A format with a column reader (:attr:`ImportFormat.columns`) skips the row dicts; the table is the same.
+    """
     from kgpubench.schema import get_table
 
+    table = get_table("autotune")
+    prov = provenance_for(source, license=license, commit=commit, doi=doi, collected_at=collected_at)
+    parts: list = []  # per file: its columns, or its rows (runs of row files are built together)
+    for path in map(Path, paths):
+        read = _guarded(path, lambda p=path: _read(p, prov, gpu=gpu, kernel=kernel, problem_size=problem_size,
+                                                   columns=True))
+        if isinstance(read, list):
+            if parts and isinstance(parts[-1], list):
+                parts[-1].extend(read)
+            else:
+                parts.append(list(read))
+        else:
+            parts.append(read)
     try:
-        return get_table("autotune").from_rows(import_rows(paths, **options))
+        tables = [table.from_rows(p) if isinstance(p, list) else table.from_columns(p[0], p[1], constants=p[2])
+                  for p in parts] or [table.from_rows([])]
     except ValueError as exc:
         if isinstance(exc, KgpubenchError):
             raise
         where = str(paths[0]) if len(paths) == 1 else f"import of {len(paths)} files"
         raise ImportFormatError(f"{where}: {exc}; fix the value in the input file.") from None
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
 
 def import_to_shard(paths: Sequence[Path | str], out: Path | str, *, force: bool = False,

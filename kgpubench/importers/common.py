@@ -169,8 +169,21 @@ def is_number(value: Any) -> bool:
         return False
 
 
-def number_or_none(value: Any) -> float | None:
+def _finite_float(value: Any) -> float | None:
+    """``float(value)`` when :func:`is_number` holds, else None; JSON's plain floats and ints take a short path."""
+    kind = type(value)
+    if kind is float:
+        return value if value - value == 0.0 else None  # inf - inf and nan - nan are nan
+    if kind is int:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
     return float(value) if is_number(value) else None
+
+
+def number_or_none(value: Any) -> float | None:
+    return None if value is None else _finite_float(value)
 
 
 # A numeric parameter must survive float64 exactly: integers up to 2**53 in magnitude.
@@ -196,8 +209,9 @@ def split_params(config: Mapping[str, Any], where: str = "") -> tuple[list[dict]
             shown = f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int) else repr(value)
             raise ImportFormatError(f"{where}parameter {str(name)[:60]!r} is {shown}, which a float64 cannot hold "
                                     f"exactly; a tuning parameter is a finite number within +-2**53 (or text).")
-        if is_number(value):
-            params.append({"name": str(name), "value": float(value)})
+        number = _finite_float(value)
+        if number is not None:
+            params.append({"name": str(name), "value": number})
         else:
             text.append({"name": str(name), "value": json.dumps(value, sort_keys=True)})
     return params, text
@@ -235,24 +249,61 @@ class TimingBatch:
         self.times.append(times)
 
     def fill(self) -> None:
-        """Write median, min, mean, population std, count and cv of each row's repeats into the row."""
-        by_len: dict[int, list[int]] = {}
-        for i, t in enumerate(self.times):
-            by_len.setdefault(len(t), []).append(i)
-        for idx in by_len.values():
-            arr = np.asarray([self.times[i] for i in idx], dtype=np.float64)
-            with np.errstate(over="ignore", invalid="ignore"):  # absurd times overflow; validation names them
-                med, mn, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.mean(axis=1), arr.std(axis=1))
-                cv = np.where(mean > 0, std / np.where(mean > 0, mean, 1.0), np.nan)
-            for j, i in enumerate(idx):
-                row = self.rows[i]
-                row.update(time_ms_median=float(med[j]), time_ms_min=float(mn[j]), time_ms_mean=float(mean[j]),
-                           time_ms_std=float(std[j]), repeats=arr.shape[1],
-                           time_cv=float(cv[j]) if mean[j] > 0 else None)
+        """Write median, min, mean, population std, count and cv of each row's repeats into the row.
+
+        The statistics are consistent by construction: median and mean are clipped into [min, max] of the
+        repeats. A floating-point sum can put the mean of equal (or nearly equal) repeats one ULP outside them
+        (the mean of six 0.1 is 0.09999999999999999), which the schema's ``time_ms_min <= time_ms_mean`` rule
+        would refuse; the exact mean lies inside, so the clip only removes rounding.
+        """
+        stats = timing_stats(self.times)
+        for i, row in enumerate(self.rows):
+            row.update(time_ms_median=float(stats["time_ms_median"][i]), time_ms_min=float(stats["time_ms_min"][i]),
+                       time_ms_mean=float(stats["time_ms_mean"][i]), time_ms_std=float(stats["time_ms_std"][i]),
+                       repeats=int(stats["repeats"][i]),
+                       time_cv=float(stats["time_cv"][i]) if stats["time_ms_mean"][i] > 0 else None)
+
+
+def timing_stats(times: Sequence[Sequence[float]]) -> dict[str, np.ndarray]:
+    """Median, min, mean, population std, count and cv of each repeat list, vectorised per repeat count (see
+    :meth:`TimingBatch.fill`); the cv of a row whose mean is not positive is undefined (null in a row)."""
+    n = len(times)
+    out = {name: np.full(n, np.nan) for name in ("time_ms_median", "time_ms_min", "time_ms_mean", "time_ms_std",
+                                                   "time_cv")}
+    out["repeats"] = np.zeros(n, dtype=np.int64)
+    by_len: dict[int, list[int]] = {}
+    for i, t in enumerate(times):
+        by_len.setdefault(len(t), []).append(i)
+    for length, idx in by_len.items():
+        arr = np.asarray([times[i] for i in idx], dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # absurd times overflow; validation names them
+            med, mn, mx, mean, std = (np.median(arr, axis=1), arr.min(axis=1), arr.max(axis=1), arr.mean(axis=1),
+                                      arr.std(axis=1))
+            med, mean = _within(med, mn, mx), _within(mean, mn, mx)
+            cv = np.where(mean > 0, std / np.where(mean > 0, mean, 1.0), np.nan)
+        at = np.asarray(idx)
+        out["time_ms_median"][at], out["time_ms_min"][at], out["time_ms_mean"][at] = med, mn, mean
+        out["time_ms_std"][at], out["time_cv"][at], out["repeats"][at] = std, cv, length
+    return out
+
+
+def _within(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """``values`` clipped into [low, high] where they are finite (an overflowed inf or nan stays, for validation
+    to name)."""
+    finite = np.isfinite(values) & np.isfinite(low) & np.isfinite(high)
+    return np.where(finite, np.minimum(np.maximum(values, low), high), values)
 
 
 def check_times(times: Any, path: Path, key: str) -> list[float]:
     """The repeat list of a configuration, checked to be a non-empty list of finite numbers."""
+    if isinstance(times, list) and times:
+        kinds = set(map(type, times))
+        if kinds <= {float, int}:  # JSON's numbers: the sum is finite exactly when every term is (or overflows)
+            try:
+                if math.isfinite(sum(times)):
+                    return times if kinds == {float} else [float(t) for t in times]
+            except OverflowError:
+                pass
     if not isinstance(times, list) or not times or not all(is_number(t) for t in times):
         raise ImportFormatError(
             f"{path}: configuration {key!r} reports a time but its `times` is {str(times)[:60]!r}; expected the "

@@ -8,9 +8,16 @@ mean of ``times``) or a failure marker string, ``times`` (the repeats), the tune
 
 from __future__ import annotations
 
+import json
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kgpubench.errors import KgpubenchError
 from kgpubench.importers.common import (
     ImportFormatError,
     LoadedFile,
@@ -26,6 +33,7 @@ from kgpubench.importers.common import (
     resolve_gpu,
     run_id_for,
     split_params,
+    timing_stats,
 )
 
 FORMAT = "kernel-tuner-cache"
@@ -58,6 +66,33 @@ def rows_from_cache(loaded: LoadedFile, prov: Provenance, *, gpu: str | None = N
         A missing top-level key, a record without a parameter value, an unknown failure string (named with
         its configuration key), or a successful record without ``times``.
     """
+    return _rows(loaded, prov, _shared(loaded, prov, gpu))
+
+
+def columns_from_cache(loaded: LoadedFile, prov: Provenance, *,
+                       gpu: str | None = None) -> tuple[dict, int, dict] | list[dict[str, Any]]:
+    """The rows of :func:`rows_from_cache` as columns: ``(columns, num_rows, constants)`` for
+    :meth:`~kgpubench.schema.Table.from_columns` (the fast path of :func:`kgpubench.importers.import_table`).
+
+    A cache whose records are all of the common shape (objects with every tunable parameter, each parameter
+    either always a finite number or never one, a time that is a number with a list of repeats or a failure
+    marker) is read column-wise; any other cache is returned as :func:`rows_from_cache`'s rows (whose reading
+    raises the errors). Both give the same table.
+    """
+    from kgpubench.schema import get_table
+
+    shared = _shared(loaded, prov, gpu)
+    try:
+        columns = _columns(loaded, prov, get_table("autotune"))
+    except KgpubenchError:
+        columns = None  # the row path names the problem
+    if columns is None:
+        return _rows(loaded, prov, shared)
+    return columns, len(loaded.data["cache"]), shared
+
+
+def _shared(loaded: LoadedFile, prov: Provenance, gpu: str | None) -> dict[str, Any]:
+    """The columns every row of the file shares (checks the top-level shape; resolves the GPU once)."""
     data, path = loaded.data, loaded.path
     missing = [k for k in REQUIRED_KEYS if k not in data]
     if missing:
@@ -68,13 +103,130 @@ def rows_from_cache(loaded: LoadedFile, prov: Provenance, *, gpu: str | None = N
     shared = base_row(prov, loaded, run_id_for("kt", loaded.sha256), gpu_cols, FORMAT)
     shared.update(kernel=str(data["kernel_name"]), problem_size=problem_size_text(data["problem_size"]),
                   objective=data.get("objective"), search_space_size=len(data["cache"]))
-    keys = list(data["tune_params_keys"])
+    return shared
+
+
+def _rows(loaded: LoadedFile, prov: Provenance, shared: dict[str, Any]) -> list[dict[str, Any]]:
+    keys = list(loaded.data["tune_params_keys"])
     batch = TimingBatch()
     rows = []
-    for cache_key, record in data["cache"].items():
-        rows.append(_row(shared, keys, cache_key, record, prov, path, batch))
+    for cache_key, record in loaded.data["cache"].items():
+        rows.append(_row(shared, keys, cache_key, record, prov, loaded.path, batch))
     batch.fill()
     return rows
+
+
+def _columns(loaded: LoadedFile, prov: Provenance, table) -> dict[str, Any] | None:
+    """The per-row columns of a cache of the common shape (see :func:`table_from_cache`), else None."""
+    data, path = loaded.data, loaded.path
+    cache = data["cache"]
+    keys, records = data["tune_params_keys"], list(cache.values())
+    n = len(records)
+    if not n or not isinstance(keys, list) or any(type(k) is not str for k in keys) \
+            or any(type(r) is not dict for r in records):
+        return None
+    numeric, text = [], []
+    for name in sorted(set(keys)):
+        try:
+            values = [r[name] for r in records]
+        except KeyError:
+            return None
+        kinds = set(map(type, values))
+        if kinds <= {float, int}:
+            try:
+                arr = np.asarray(values, dtype=np.float64)
+            except OverflowError:
+                return None
+            if not np.isfinite(arr).all():
+                return None
+            numeric.append((name, arr))
+        elif not kinds & {float, int} and not any(issubclass(k, (float, int)) and k is not bool for k in kinds):
+            text.append((name, [json.dumps(v, sort_keys=True) for v in values]))
+        else:
+            return None
+    columns: dict[str, Any] = {
+        "params": _pairs([name for name, _ in numeric], [arr for _, arr in numeric], n, table.column("params")),
+        "params_text": _pairs([name for name, _ in text], [vals for _, vals in text], n,
+                              table.column("params_text")),
+        "collected_at": [collected_at(r.get("timestamp"), prov, path, k) for k, r in cache.items()],
+        "gflops_reported": _numbers([r.get("GFLOP/s") for r in records]),
+        "gbs_reported": _numbers([r.get("GB/s") for r in records]),
+    }
+    for src, dst in PHASES.items():
+        columns[dst] = _numbers([r.get(src) for r in records])
+    status, failure, reported, ok, times = [], [], [], [], []
+    for i, (cache_key, record) in enumerate(cache.items()):
+        time = record.get("time")
+        if isinstance(time, str):
+            status.append(kt_status(time, path, cache_key))
+            failure.append(time)
+            reported.append(None)
+        elif is_number(time):
+            status.append("ok")
+            failure.append(None)
+            reported.append(float(time))
+            ok.append(i)
+            times.append(record.get("times"))
+        else:
+            return None
+    columns.update(status=status, failure=failure, time_ms_reported=reported)
+    # The repeats checked in bulk (what check_times asks of each list): non-empty lists of JSON numbers whose
+    # statistics are finite (an inf or nan repeat makes the mean or the minimum so); anything else: row path.
+    if not all(type(t) is list and t for t in times) or not set(map(type, chain.from_iterable(times))) <= {float, int}:
+        return None
+    try:
+        stats = timing_stats(times)
+    except OverflowError:  # an int too large for a float
+        return None
+    if not (np.isfinite(stats["time_ms_mean"]).all() and np.isfinite(stats["time_ms_min"]).all()):
+        return None
+    ok_rows = np.zeros(n, dtype=bool)
+    ok_rows[ok] = True
+    for name, values in stats.items():
+        full = np.zeros(n, dtype=values.dtype)
+        full[ok_rows] = values
+        missing = ~ok_rows
+        if name == "time_cv":
+            missing = missing | ~(np.zeros(n) < _spread(stats["time_ms_mean"], ok_rows))
+        columns[name] = pa.array(full, mask=missing).cast(table.column(name).arrow_type)
+    return columns
+
+
+def _numbers(values: list) -> pa.Array | list:
+    """:func:`number_or_none` of every value, as a float64 array when the values are JSON's floats, small ints
+    and nulls (anything else value by value)."""
+    if set(map(type, values)) <= {float, int, type(None)}:
+        try:
+            arr = pa.array(values, pa.float64())
+        except (pa.ArrowException, OverflowError):
+            arr = None  # an int a float64 cannot hold exactly
+        if arr is not None:
+            return pc.if_else(pc.fill_null(pc.is_finite(arr), False), arr, pa.scalar(None, pa.float64()))
+    return [number_or_none(v) for v in values]
+
+
+def _spread(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``values`` (one per selected row) spread over every row, nan elsewhere."""
+    full = np.full(len(rows), np.nan)
+    full[rows] = values
+    return full
+
+
+def _pairs(names: list[str], values: list, n: int, column) -> pa.Array:
+    """A (name, value) list column whose every row holds ``names`` in order with that row's values."""
+    struct_type = column.arrow_type.value_type
+    p = len(names)
+    if p:
+        flat_names = pa.array(names * n, pa.string())
+        if isinstance(values[0], np.ndarray):
+            flat_values = pa.array(np.column_stack(values).reshape(-1), struct_type.field("value").type)
+        else:
+            flat_values = pa.array([v for row in zip(*values) for v in row], struct_type.field("value").type)
+    else:
+        flat_names, flat_values = pa.array([], pa.string()), pa.array([], struct_type.field("value").type)
+    items = pa.StructArray.from_arrays([flat_names, flat_values], fields=list(struct_type))
+    offsets = pa.array(np.arange(n + 1, dtype=np.int32) * p, pa.int32())
+    return pa.ListArray.from_arrays(offsets, items, type=column.arrow_type)
 
 
 def _row(shared: dict, keys: list[str], cache_key: str, record: Any, prov: Provenance, path: Path,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from kgpubench.errors import unknown_name
 from kgpubench.schema import autotune, kernels, npb, operators, profiles, programs, stencil, tunings
 from kgpubench.schema._core import ARROW_TYPES, Column, Table, canonical_value, row_id_of, row_ids
+from kgpubench.schema._rowids import arrow_row_ids
 from kgpubench.schema.common import STATUSES
 
 TABLES: dict[str, Table] = {t.name: t for t in (kernels.TABLE, npb.TABLE, stencil.TABLE, autotune.TABLE,
@@ -23,6 +24,6 @@ def get_table(name: str) -> Table:
 
 
 __all__ = [
-    "ARROW_TYPES", "Column", "STATUSES", "TABLES", "Table", "canonical_value", "get_table", "row_id_of",
-    "row_ids",
+    "ARROW_TYPES", "Column", "STATUSES", "TABLES", "Table", "arrow_row_ids", "canonical_value", "get_table",
+    "row_id_of", "row_ids",
 ]

@@ -6,14 +6,14 @@ and the Hugging Face ``features`` block are all derived from it.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+
+from kgpubench.schema._rowids import arrow_row_ids, canonical_value, row_id_of  # noqa: F401 (re-exported)
 
 # Scalar type names a column may declare, with their arrow type.
 _SCALAR_TYPES: dict[str, pa.DataType] = {
@@ -172,10 +172,15 @@ class Table:
         raise unknown_name(f"column of table {self.name!r}", name, self.column_names)
 
     def arrow_schema(self) -> pa.Schema:
-        """The arrow schema, with the table name and schema version in its metadata."""
-        fields = [pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.columns]
-        meta = {b"kgpubench": json.dumps({"config": self.name, "schema_version": self.version}).encode()}
-        return pa.schema(fields, metadata=meta)
+        """The arrow schema, with the table name and schema version in its metadata (built once; arrow schemas
+        are immutable)."""
+        cached = self.__dict__.get("_arrow_schema")
+        if cached is None:
+            fields = [pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in self.columns]
+            meta = {b"kgpubench": json.dumps({"config": self.name, "schema_version": self.version}).encode()}
+            cached = pa.schema(fields, metadata=meta)
+            object.__setattr__(self, "_arrow_schema", cached)
+        return cached
 
     def empty(self) -> pa.Table:
         """An empty table with the declared schema."""
@@ -187,15 +192,68 @@ class Table:
         Unknown keys in a row raise ``ValueError`` naming them: no silent drop.
         """
         names = set(self.column_names)
+        seen: set[frozenset] = set()  # rows of one importer share a few key sets: check each set once
         for i, r in enumerate(rows):
-            extra = set(r) - names
+            keys = frozenset(r)
+            if keys in seen:
+                continue
+            extra = keys - names
             if extra:
                 raise ValueError(f"row {i}: unknown columns {sorted(extra)} for table {self.name!r}")
-        data = {c.name: [r.get(c.name) for r in rows] for c in self.columns}
+            seen.add(keys)
+        arrays = self._arrays(rows)
+        table = pa.Table.from_arrays(arrays, schema=self.arrow_schema())
         if fill_row_id and "row_id" in names:
-            data["row_id"] = row_ids(self, rows)
-        arrays = [_column_array(self.name, c, data[c.name]) for c in self.columns]
-        return pa.Table.from_arrays(arrays, schema=self.arrow_schema())
+            index = self.column_names.index("row_id")
+            ids = pa.array(arrow_row_ids(self, table), pa.string())
+            table = table.set_column(index, self.arrow_schema().field(index), ids)
+        return table
+
+    def from_columns(self, columns: Mapping[str, Any], num_rows: int, *, constants: Mapping[str, Any] = {},
+                     fill_row_id: bool = True) -> pa.Table:
+        """Build an arrow table column by column, computing ``row_id`` (as :meth:`from_rows` does).
+
+        ``columns`` maps a column name to its ``num_rows`` values (an arrow array or a Python sequence);
+        ``constants`` maps a column name to the one value every row holds; any other column is null. Unknown
+        names raise ``ValueError``; a value that does not fit its column raises ``ValueError`` naming it.
+        """
+        unknown = sorted((set(columns) | set(constants)) - set(self.column_names))
+        if unknown:
+            raise ValueError(f"unknown columns {unknown} for table {self.name!r}")
+        zeros = None
+        arrays = []
+        for c in self.columns:
+            if c.name in columns:
+                values = columns[c.name]
+                if len(values) != num_rows:
+                    raise ValueError(f"column {c.name!r} has {len(values)} values for {num_rows} rows")
+                if isinstance(values, (pa.Array, pa.ChunkedArray)):
+                    array = values if values.type == c.arrow_type else values.cast(c.arrow_type)
+                else:
+                    array = _column_array(self.name, c, list(values))
+            elif c.name in constants and constants[c.name] is not None:
+                if zeros is None:
+                    zeros = pa.array([0] * num_rows, pa.int32())
+                array = _column_array(self.name, c, [constants[c.name]]).take(zeros)
+            else:
+                array = pa.nulls(num_rows, c.arrow_type)
+            arrays.append(array)
+        table = pa.Table.from_arrays(arrays, schema=self.arrow_schema())
+        if fill_row_id and "row_id" in self.column_names:
+            index = self.column_names.index("row_id")
+            ids = pa.array(arrow_row_ids(self, table), pa.string())
+            table = table.set_column(index, self.arrow_schema().field(index), ids)
+        return table
+
+    def _arrays(self, rows: Sequence[Mapping[str, Any]]) -> list[pa.Array]:
+        """One arrow array per column from dict rows: converted at once as a struct array (arrow's own loop);
+        when a value does not convert, column by column, to name the row, column and value."""
+        struct = pa.struct([pa.field(c.name, c.arrow_type) for c in self.columns])
+        try:
+            whole = pa.array(rows, type=struct)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            return [_column_array(self.name, c, [r.get(c.name) for r in rows]) for c in self.columns]
+        return [whole.field(i) for i in range(len(self.columns))]
 
 
 def _column_array(table: str, col: Column, values: list) -> pa.Array:
@@ -210,33 +268,6 @@ def _column_array(table: str, col: Column, values: list) -> pa.Array:
                 raise ValueError(f"row {i}: column {col.name!r} of table {table!r} cannot hold {repr(value)[:80]} "
                                  f"(expected {col.type})") from None
         raise ValueError(f"column {col.name!r} of table {table!r}: {exc}") from None
-
-
-def canonical_value(value: Any) -> Any:
-    """A JSON-stable form of a key value (floats that are whole become ints; params are sorted pairs)."""
-    if value is None:
-        return None
-    if isinstance(value, float):
-        if math.isfinite(value) and value.is_integer():
-            return int(value)
-        return repr(value)
-    if isinstance(value, Mapping):
-        return [[str(k), canonical_value(v)] for k, v in sorted(value.items())]
-    if isinstance(value, (list, tuple)):
-        if value and isinstance(value[0], Mapping) and set(value[0]) == {"name", "value"}:
-            return [[p["name"], canonical_value(p["value"])] for p in sorted(value, key=lambda p: p["name"])]
-        return [canonical_value(v) for v in value]
-    if hasattr(value, "item"):  # numpy scalar
-        return canonical_value(value.item())
-    return value
-
-
-def row_id_of(table_name: str, key: Mapping[str, Any]) -> str:
-    """Stable row id: the first 16 hex digits of sha256 over the table name and canonical key values."""
-    payload = json.dumps(
-        [table_name, [[k, canonical_value(key[k])] for k in sorted(key)]], separators=(",", ":"), sort_keys=True
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def row_ids(table: Table, rows: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -1,0 +1,171 @@
+"""Row ids of a whole arrow table at once, byte for byte those of :func:`kgpubench.schema.row_id_of`.
+
+:func:`row_id_of` dumps ``[table, [[key, canonical value], ...]]`` as compact JSON and hashes it, one Python
+call per row. Here the same JSON text is assembled with arrow string kernels: each distinct value of a key
+column is turned into its JSON fragment once (with :func:`canonical_value` and :func:`json.dumps`, so the
+fragment is exactly the text the reference writes for it), fragments are gathered per row, parameter lists are
+joined element-wise, and only the sha256 of each row's text is left to a Python loop. JSON text composes: a
+fragment dumped alone is the same text as inside the whole dump (same separators; the payload holds no
+objects, so ``sort_keys`` changes nothing).
+
+Rows whose values this fast path does not cover (a parameter list not sorted by name, a null parameter
+element or name, a column type without a fragment rule) get the reference computation, value by value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    from kgpubench.schema._core import Table
+
+_SEP = (",", ":")
+
+
+def canonical_value(value: Any) -> Any:
+    """A JSON-stable form of a key value (floats that are whole become ints; params are sorted pairs)."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        return repr(value)
+    if isinstance(value, Mapping):
+        return [[str(k), canonical_value(v)] for k, v in sorted(value.items())]
+    if isinstance(value, (list, tuple)):
+        if value and isinstance(value[0], Mapping) and set(value[0]) == {"name", "value"}:
+            return [[p["name"], canonical_value(p["value"])] for p in sorted(value, key=lambda p: p["name"])]
+        return [canonical_value(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalar
+        return canonical_value(value.item())
+    return value
+
+
+def row_id_of(table_name: str, key: Mapping[str, Any]) -> str:
+    """Stable row id: the first 16 hex digits of sha256 over the table name and canonical key values."""
+    payload = json.dumps(
+        [table_name, [[k, canonical_value(key[k])] for k in sorted(key)]], separators=(",", ":"), sort_keys=True
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _dump(value) -> str:
+    return json.dumps(canonical_value(value), separators=_SEP, sort_keys=True)
+
+
+def _is_scalar(t: pa.DataType) -> bool:
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_boolean(t)
+            or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t))
+
+
+def _scalar_fragments(arr: pa.Array, dump=_dump) -> pa.Array:
+    """One JSON fragment per value of a scalar array (``null`` for nulls), each distinct value dumped once."""
+    if pa.types.is_null(arr.type):
+        return pa.array(["null"] * len(arr), pa.string())
+    encoded = arr.dictionary_encode()
+    texts = pa.array([dump(v) for v in encoded.dictionary.to_pylist()], pa.string())
+    return pc.fill_null(pc.take(texts, encoded.indices), "null")
+
+
+def _join_lists(arr: pa.Array, element_fragments: pa.Array) -> pa.Array:
+    """``[e1,e2,...]`` per list of ``arr`` from the fragments of its (flattened) elements; ``null`` for nulls."""
+    offsets = arr.offsets
+    offsets = pc.subtract(offsets, offsets[0]) if offsets[0].as_py() else offsets
+    lists = pa.ListArray.from_arrays(offsets, element_fragments)
+    joined = pc.binary_join(lists, ",")
+    framed = pc.binary_join_element_wise("[", joined, "]", "")
+    return pc.if_else(arr.is_null(), pa.scalar("null"), framed)
+
+
+def _name_value_fragments(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Fragments of a list<struct<name, value>> column and the rows the reference must compute.
+
+    The reference sorts each list by name (stable); a list already in order is left as it is, so it is
+    encoded directly. An unsorted list, a null element or a null name goes to the reference.
+    """
+    n = len(arr)
+    items = arr.flatten()
+    parents = pc.list_parent_indices(arr).to_numpy(zero_copy_only=False)
+    slow = np.zeros(n, dtype=bool)
+    names, values = items.field("name"), items.field("value")
+    if items.null_count:  # a null element
+        slow[parents[items.is_null().to_numpy(zero_copy_only=False)]] = True
+    if names.null_count:
+        slow[parents[names.is_null().to_numpy(zero_copy_only=False)]] = True
+    if len(items) > 1:
+        descending = pc.fill_null(pc.less(names[1:], names[:-1]), False).to_numpy(zero_copy_only=False)
+        same_list = parents[1:] == parents[:-1]
+        slow[parents[1:][descending & same_list]] = True
+    # Each distinct (name, value) pair is dumped once: the pair's codes in the two dictionaries, combined.
+    enc_names, enc_values = names.dictionary_encode(), values.dictionary_encode()
+    n_values = len(enc_values.dictionary) + 1  # the last code stands for a null value
+    name_codes = pc.fill_null(enc_names.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    value_codes = pc.fill_null(enc_values.indices, n_values - 1).to_numpy(zero_copy_only=False).astype(np.int64)
+    pair_codes = pa.array(name_codes * n_values + value_codes).dictionary_encode()
+    name_list = enc_names.dictionary.to_pylist()
+    value_list = enc_values.dictionary.to_pylist() + [None]
+    texts = []
+    for code in pair_codes.dictionary.to_numpy():
+        name, value = name_list[code // n_values], value_list[code % n_values]
+        texts.append("[" + json.dumps(name, separators=_SEP) + "," + _dump(value) + "]")
+    pairs = pc.take(pa.array(texts, pa.string()), pair_codes.indices)
+    return _join_lists(arr, pairs), slow
+
+
+def _fragments(arr: pa.Array) -> tuple[pa.Array | None, np.ndarray | None]:
+    """(JSON fragment per row, rows for the reference) for one key column; (None, None): all rows slow."""
+    t = arr.type
+    if _is_scalar(t):
+        return _scalar_fragments(arr), None
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        inner = t.value_type
+        if pa.types.is_struct(inner) and sorted(f.name for f in inner) == ["name", "value"] \
+                and _is_scalar(inner.field("value").type) and _is_scalar(inner.field("name").type):
+            return _name_value_fragments(arr)
+        if _is_scalar(inner) and not pa.types.is_null(inner):
+            if pa.types.is_large_list(t):
+                arr = arr.cast(pa.list_(inner))
+            return _join_lists(arr, _scalar_fragments(arr.flatten())), None
+    return None, None
+
+
+def arrow_row_ids(table: Table, data: pa.Table) -> list[str]:
+    """Row ids of every row of the arrow table ``data`` of ``table``: equal to :func:`row_id_of` of the row's
+    key values (``table.select(keys).to_pylist()``), a key column missing from ``data`` counting as null."""
+    n = data.num_rows
+    if n == 0:
+        return []
+    keys = sorted(table.key_columns)
+    slow = np.zeros(n, dtype=bool)
+    pieces: list = [pa.scalar("[" + json.dumps(table.name) + ",[")]
+    for i, key in enumerate(keys):
+        if key in data.column_names:
+            frags, col_slow = _fragments(data[key].combine_chunks())
+        else:
+            frags, col_slow = pa.array(["null"] * n, pa.string()), None
+        if frags is None:
+            slow[:] = True
+            break
+        if col_slow is not None:
+            slow |= col_slow
+        pieces += [pa.scalar(("," if i else "") + "[" + json.dumps(key) + ","), frags, pa.scalar("]")]
+    if slow.all():
+        texts: list = [None] * n
+    else:
+        pieces.append(pa.scalar("]]"))
+        texts = pc.binary_join_element_wise(*pieces, pa.scalar("")).to_pylist()
+    ids = [None if t is None else hashlib.sha256(t.encode()).hexdigest()[:16] for t in texts]
+    if slow.any():
+        present = [k for k in keys if k in data.column_names]
+        for i in np.flatnonzero(slow):
+            row = data.slice(int(i), 1).select(present).to_pylist()[0]
+            ids[int(i)] = row_id_of(table.name, {k: row.get(k) for k in keys})
+    return ids

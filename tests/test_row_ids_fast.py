@@ -1,0 +1,87 @@
+"""The table-at-once row ids (:func:`kgpubench.schema.arrow_row_ids`, used by ``Table.from_rows`` and validation)
+are byte for byte those of the reference :func:`kgpubench.schema.row_id_of`: on every row of every packaged
+config (the promise that no existing row id moved) and on generated rows with floats, ints, None, unicode
+names and parameter lists in and out of order."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgpubench.resources import default_data_dir as data_dir
+from kgpubench.schema import TABLES, arrow_row_ids, get_table, row_id_of, row_ids
+from kgpubench.testing import valid_row
+
+
+def _packaged(config: str) -> pa.Table | None:
+    files = sorted((data_dir() / config).rglob("*.parquet"))
+    if not files:
+        return None
+    return pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
+
+
+@pytest.mark.parametrize("config", sorted(TABLES))
+def test_fast_row_ids_equal_the_reference_and_the_stored_ids_on_every_packaged_row(config):
+    data = _packaged(config)
+    if data is None:
+        pytest.skip(f"no packaged rows of {config}")
+    decl = get_table(config)
+    fast = arrow_row_ids(decl, data)
+    assert fast == row_ids(decl, data.select(decl.key_columns).to_pylist())
+    assert fast == data["row_id"].to_pylist()  # the stored ids: nothing moved
+
+
+def test_a_known_row_id_by_hand():
+    import hashlib
+
+    row = valid_row("autotune", params=[{"name": "b", "value": 0.5}, {"name": "a", "value": 32.0}])
+    decl = get_table("autotune")
+    table = decl.from_rows([row])
+    key = {k: row.get(k) for k in decl.key_columns}
+    # sorted keys; params sorted by name; whole floats as ints, other floats as their repr text
+    payload = ('["autotune",[["gpu_name",' + f'"{key["gpu_name"]}"' + '],["kernel",' + f'"{key["kernel"]}"' +
+               '],["params",[["a",32],["b","0.5"]]],["params_text",null],["problem_size",' +
+               f'"{key["problem_size"]}"' + ']]]')
+    assert table["row_id"][0].as_py() == hashlib.sha256(payload.encode()).hexdigest()[:16]
+    assert table["row_id"][0].as_py() == row_id_of("autotune", key)
+
+
+NAMES = st.text(alphabet=st.sampled_from("ab_xyzé\u4e2d\"\\"), min_size=1, max_size=4)
+NUMBERS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**53, 2**53).map(float),
+                    st.sampled_from([0.0, -0.0, 0.1, 1e300, 5e-324, 2.0**60]))
+PARAMS = st.one_of(st.none(), st.lists(st.fixed_dictionaries({"name": NAMES, "value": st.one_of(st.none(), NUMBERS)}),
+                                       max_size=5))
+TEXT_PARAMS = st.one_of(st.none(), st.lists(st.fixed_dictionaries({"name": NAMES, "value": st.one_of(
+    st.none(), st.text(max_size=5))}), max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(PARAMS, TEXT_PARAMS, st.sampled_from(["k", "k2", "ké"]),
+                               st.one_of(st.none(), st.sampled_from(["64", "4096x4096"]))), min_size=1, max_size=12))
+def test_generated_autotune_rows(rows):
+    decl = get_table("autotune")
+    dicts = [valid_row("autotune", params=p, params_text=t, kernel=k, problem_size=s) for p, t, k, s in rows]
+    table = decl.from_rows(dicts)
+    reference = [row_id_of("autotune", {k: r.get(k) for k in decl.key_columns}) for r in dicts]
+    assert table["row_id"].to_pylist() == reference
+    assert arrow_row_ids(decl, table) == reference
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.tuples(st.one_of(st.none(), st.integers(1, 2**40)), st.one_of(st.none(), NUMBERS),
+                                 st.one_of(st.none(), st.booleans())), min_size=1, max_size=10))
+def test_generated_scalar_key_types(values):
+    """int, float (nan, inf, -0.0, whole and not), bool and null keys in a made-up table."""
+    from kgpubench.schema import Column, Table
+
+    decl = Table("made_up", "1.0.0", "test", (
+        Column("row_id", "string", "id"), Column("i", "int64", "int key", key=True),
+        Column("f", "float64", "float key", key=True), Column("b", "bool", "bool key", key=True),
+        Column("l", "list<float64>", "list key", key=True)))
+    dicts = [{"i": i, "f": f, "b": b, "l": None if f is None else [f, 1.0]} for i, f, b in values]
+    table = decl.from_rows(dicts)
+    reference = [row_id_of("made_up", {k: r.get(k) for k in decl.key_columns}) for r in dicts]
+    assert table["row_id"].to_pylist() == reference
