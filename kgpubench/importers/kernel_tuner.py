@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from kgpubench.errors import KgpubenchError
 from kgpubench.importers.common import (
+    EXACT_INT,
     ImportFormatError,
     LoadedFile,
     Provenance,
@@ -132,6 +133,8 @@ def _columns(loaded: LoadedFile, prov: Provenance, table) -> dict[str, Any] | No
         except KeyError:
             return None
         kinds = set(map(type, values))
+        if int in kinds and any(type(v) is int and abs(v) > EXACT_INT for v in values):
+            return None  # a parameter a float64 cannot hold exactly: the row path refuses it, naming it
         if kinds <= {float, int}:
             try:
                 arr = np.asarray(values, dtype=np.float64)

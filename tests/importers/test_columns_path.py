@@ -58,8 +58,9 @@ ODD = {
     # a text parameter (list value) and a bool parameter: column path
     "text parameters": ({"a": {"block_size_x": [1, 2], "f": True, "time": 1.0, "times": [1.0, 1.0, 1.0]},
                          "b": {"block_size_x": [3], "f": False, "time": "InvalidConfig"}}, True),
-    # ints too large for a float64 to hold exactly, nan/inf phase times, GFLOP/s as an int, equal repeats
-    "odd numbers": ({"a": {"block_size_x": 2**60 + 1, "time": 0.1, "times": [0.1] * 6, "compile_time": float("nan"),
+    # the largest exact int parameter, an int phase time a float64 cannot hold exactly, nan/inf phase times,
+    # GFLOP/s as an int, equal repeats (a parameter past 2**53 is refused: test_a_parameter_past_2_53_is_refused)
+    "odd numbers": ({"a": {"block_size_x": 2**53, "time": 0.1, "times": [0.1] * 6, "compile_time": float("nan"),
                            "GFLOP/s": 12, "benchmark_time": 2**60 + 1},
                      "b": {"block_size_x": 4, "time": "CompilationFailedConfig", "framework_time": float("inf")}},
                     True),
@@ -92,4 +93,18 @@ def test_bad_repeats_are_named_as_the_row_path_names_them(tmp_path, times):
     path = _cache(tmp_path, {"a": {"block_size_x": 1, "time": 1.0, "times": [1.0, 1.1]},
                              "b": {"block_size_x": 2, "time": 1.0, "times": times}})
     with pytest.raises(ImportFormatError, match=r"configuration 'b' reports a time but its `times` is"):
+        import_table([path])
+
+
+def test_a_parameter_past_2_53_is_refused_by_the_column_path_too(tmp_path):
+    """The hardening refuses a tuning parameter a float64 cannot hold exactly (it was stored as text); the column
+    path must not let one through."""
+    from kgpubench.importers import ImportFormatError, import_table
+
+    doc = {"device_name": "NVIDIA RTX A4000", "kernel_name": "k", "problem_size": [8],
+           "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [2**60 + 1]},
+           "cache": {"a": {"block_size_x": 2**60 + 1, "time": 0.1, "times": [0.1, 0.1]}}}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ImportFormatError, match="integer of 19 digits, which a float64 cannot hold exactly"):
         import_table([path])
