@@ -35,15 +35,9 @@ import numpy as np
 import pandas as pd
 
 from kgpubench.errors import ImportFormatError
+from kgpubench.tasks.extras import CLASSES  # the classes and the paper's figures (the board's)
 
 UNSEEN_FOLDERS = ("NVIDIA_H100_80GB_HBM3", "NVIDIA_L4", "NVIDIA_A100_80GB_PCIe")
-CLASSES = ("bmm", "linear", "elementwise", "softmax", "layernorm")
-CLASS_LABELS = {"bmm": "BMM", "linear": "FC", "elementwise": "elementwise", "softmax": "softmax",
-                "layernorm": "LayerNorm"}
-# NeuSight's Table (paper, unseen GPUs): per-class percentage error of NeuSight and of its roofline baseline.
-PAPER = {"NeuSight": {"bmm": 13.8, "linear": 13.9, "elementwise": 19.3, "softmax": 13.9, "layernorm": 56.7},
-         "NeuSight's roofline": {"bmm": 44.2, "linear": 27.8, "elementwise": 26.1, "softmax": 32.4,
-                                 "layernorm": 58.1}}
 _LN = re.compile(r"(^|[._])(ln(_\w+)?|LayerNorm|layer_norm|final_layer_norm|self_attn_layer_norm)$")
 _NOT_FC = re.compile(r"(dropout|drop$|embed|wte$|wpe$|activation|act$|act_fn$)", re.I)
 _BINARY = {"add": "add", "sub": "add", "mul": "mul", "truediv": "div", "pow": "pow"}
