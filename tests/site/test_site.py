@@ -14,6 +14,7 @@ import pytest
 from kgpubench.site import draw, site_pages
 from kgpubench.site.check import check_site, parse_page
 from kgpubench.site.data import PlotSpec, per_gpu_scores, regrets_of
+from kgpubench.ranking import bootstrap_interval, fold_values
 from kgpubench.site.pages import doc_html, number
 from kgpubench.tasks import get_task
 
@@ -68,8 +69,11 @@ def test_task_page_puts_the_seed_metrics_beside_ours(rendered_site):
     section = text[text.index('id="scheme-random10"'):]
     row = next(c for c in _rank_cells(section.split("</table>")[0]) if c[1] == "xgb")
     mape, male = xgb["aggregate"]["mape"], xgb["aggregate"]["male"]
-    assert row[labels.index("mape")] == f"{number(mape['mean'], 4)} ± {number(mape['std'], 2)}"
-    assert row[labels.index("male")] == f"{male['mean']:.4g} ± {male['std']:.2g}"  # small: plain .4g / .2g
+    # the mean over folds and its 95 % bootstrap interval over the folds, as the README shows it
+    lo, hi = bootstrap_interval(fold_values(xgb, "mape"))
+    assert row[labels.index("mape")] == f"{number(mape['mean'], 4)} [{number(lo, 3)}, {number(hi, 3)}]"
+    assert lo <= mape["mean"] <= hi and row[labels.index("male")].startswith(f"{male['mean']:.4g} [")
+    assert "±" not in section.split("</table>")[0]
     # the failed model is a note, the skipped scheme says why
     assert "<strong>Failed</strong>: <code>broken_model</code>: fold 3: predict returned 5 NaN values" in text
     assert "every row has one GPU (NVIDIA H100 80GB HBM3)" in text
@@ -89,11 +93,14 @@ def test_ranks_follow_the_primary_metric(rendered_site):
     text = (folder / "task-npb-tpb.html").read_text()
     section = text[text.index('id="scheme-random10"'):]
     ranked = [(c[0], c[1]) for c in _rank_cells(section.split("</table>")[0])]
-    mine = sorted((r for r in results if r["task"] == "npb-tpb" and r["scheme"] == "random10"
-                   and r.get("status", "ok") == "ok" and r["model"] != "oracle"),
-                  key=lambda r: (r["aggregate"]["app_time_ratio"]["mean"], r["model"]))
-    assert ranked[0] == ("—", "oracle (upper bound)")
-    assert [m for _, m in ranked[1:]] == [r["model"] for r in mine]
+    mine = [r for r in results if r["task"] == "npb-tpb" and r["scheme"] == "random10"
+            and r.get("status", "ok") == "ok" and r["model"] != "oracle"]
+    measuring = sorted(r["model"] for r in mine if r["aggregate"].get("measurements", {}).get("mean", 0) > 0)
+    models = sorted((r for r in mine if r["model"] not in measuring),
+                    key=lambda r: (r["aggregate"]["app_time_ratio"]["mean"], r["model"]))
+    assert ranked[0] == ("—", "oracle — upper bound (measures the test rows)")
+    assert ranked[1:1 + len(measuring)] == [("—", f"{m} (measures the target)") for m in measuring]
+    assert [m for _, m in ranked[1 + len(measuring):]] == [r["model"] for r in models]
 
 
 def test_per_gpu_table_holds_each_held_out_gpu_score(rendered_site):
