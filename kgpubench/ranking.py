@@ -171,7 +171,8 @@ def best(task: Task, results: list[dict]) -> list[dict]:
 
 
 def folds_note(scheme: str, results: list[dict]) -> str:
-    """``Test folds: 9 of 10 (the other hash bucket drew no row or problem); 123 test problems.``: the folds the
+    """``Test folds: 9 of 10 (1 of the 10 hash buckets drew no row or problem of this task: ...); 123 test
+    problems.``: the folds the
     scheme's scored results cover (the widest of them) and, where the folds record per-problem choices, the
     test problems."""
     from kgpubench.splits import SCHEMES
@@ -184,8 +185,8 @@ def folds_note(scheme: str, results: list[dict]) -> str:
     sch = SCHEMES.get(scheme)
     if sch is not None and sch.kind == "hash" and k < sch.n_folds:
         empty = sch.n_folds - k
-        text = (f"Test folds: {k} of {sch.n_folds} (the other {empty} hash bucket{'s' if empty > 1 else ''} drew "
-                "no row or problem of this task)")
+        text = (f"Test folds: {k} of {sch.n_folds} ({empty} of the {sch.n_folds} hash buckets drew no row or problem "
+                "of this task: a fold is a bucket of the hash, and a task with few problems leaves some empty)")
     else:
         text = f"Test folds: {k}" + (" (one split: no interval)" if k == 1 else "")
     problems = max((sum(len(f.get("problems") or {}) for f in r["folds"].values()) for r in ok), default=0)
