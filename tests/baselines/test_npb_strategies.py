@@ -125,8 +125,10 @@ def test_board_shows_measurements_next_to_the_scores(board, store):
     assert ("| — | oracle — upper bound (measures the test rows) | 1 [1, 1] | 0 [0, 0] | 0.666 [0.444, 0.888] "
             "| 0 [0, 0] | 2 |") in section
     # the strategies that measure the test problem are shown apart, unranked, however good their score
-    assert "| — | npb_profiling (measures the target) | 1 [1, 1] | — | 0.666 [0.444, 0.888] | 7 [7, 7] | 2 |" in section
-    assert "| — | npb_exhausting (measures the target) | 1.002 [1, 1] | — | 0.6675 [0.445, 0.89] | 9 [9, 9] | 2 |" in section
+    assert ("| — | npb_profiling (measures the target) | 1 [1, 1] | — | 0.666 [0.444, 0.888] | 7 [7, 7] "
+            "| 2 |") in section
+    assert ("| — | npb_exhausting (measures the target) | 1.002 [1, 1] | — | 0.6675 [0.445, 0.89] | 9 [9, 9] "
+            "| 2 |") in section
     assert "| 1 | npb_max | 1.072 [1.07, 1.07] | — | 0.714 [0.476, 0.952] | 0 [0, 0] | 2 |" in section
     assert "| 2 | npb_warp | 1.182 [1.18, 1.18] | — | 0.7875 [0.525, 1.05] | 0 [0, 0] | 2 |" in section
     assert "measurements" not in readme[readme.index("## autotune-config"):]  # only for the task with an oracle
