@@ -192,7 +192,8 @@ def per_gpu_html(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpe
                         "row of that GPU). Rows: held-out GPUs; columns: models, best first."))
         rows = [[Cell(g), *[Cell(f"{scores[m][g]:.4g}" if g in scores[m] else "—") for m in models]]
                 for g in all_gpus]
-        out.append(table([Cell("held-out GPU"), *[Cell(m) for m in models]], rows, cls="pergpu"))
+        marked = {r["model"]: model_label(r) for r in grouped.get(BY_GPU, []) if role(r) != "model"}
+        out.append(table([Cell("held-out GPU"), *[Cell(marked.get(m, m)) for m in models]], rows, cls="pergpu"))
         out += [figure(p.name, p.alt, p.caption) for p in plots if p.kind == "per-gpu"]
     elif gpus:
         skipped = next((r.get("reason") for r in grouped.get(BY_GPU, []) if r.get("status") == "skipped"), None)
@@ -381,7 +382,8 @@ def metrics_page(doc: str | None, nav: list[NavItem]) -> str:
     rows.append([Cell(html=f'<code id="m-{slug(MEASUREMENTS)}">{MEASUREMENTS}</code>'),
                  Cell("mean distinct assignments a strategy measured per test problem (npb-tpb)", cls="text"),
                  Cell("count"), Cell("lower"), Cell("1e-4")])
-    body = ["<h1>Metrics</h1>", '<h2 id="glance">At a glance</h2>',
+    body = ["<h1>Metrics</h1>", '<h2 id="ranking">How the board ranks</h2>', para(RULE),
+            '<h2 id="glance">At a glance</h2>',
             table([Cell("metric"), Cell("what it measures", cls="text"), Cell("unit"), Cell("better"),
                    Cell("verify tolerance (relative)")], rows, cls="metrics")]
     if doc:

@@ -230,3 +230,13 @@ def test_metric_doc_tables_have_one_cell_per_column():
         cells = len(re.split(r"(?<!\\)\|", line.strip().strip("|")))
         width = width or cells
         assert cells == width, f"docs/METRICS.md line {number_}: {cells} cells, the table has {width}"
+
+
+def test_the_ranking_rule_is_said_on_the_overview_metrics_and_task_pages(rendered_site):
+    folder, _ = rendered_site
+    for name in ("index.html", "metrics.html", "task-autotune-config.html"):
+        text = (folder / name).read_text()
+        assert text.count("95 % bootstrap interval in brackets") == 1, name
+        assert "population standard deviation" not in text and " ± " not in text, name
+    task = (folder / "task-npb-tpb.html").read_text()
+    assert "Test folds: " in task and "npb_profiling (measures the target)" in task
