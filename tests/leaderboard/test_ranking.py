@@ -165,3 +165,15 @@ def test_the_committed_board_agrees_everywhere():
            if s.result["model"] in ("npb_profiling", "npb_exhausting")]
     assert npb and all(s.rank is None for s in npb)  # they measure the target: shown apart
     assert number(0.12) == "0.12"
+
+
+def test_the_goal_names_the_same_best_model_as_the_tables():
+    from kgpubench.leaderboard_render import goal_blocks
+
+    # x: perfect on two GPUs, bad on the third (median 0, mean 0.3); y: 0.1 everywhere (mean 0.1): y ranks first
+    x, y = _res("x", [0.0, 0.0, 0.9], scheme="by-gpu"), _res("y", [0.1, 0.1, 0.1], scheme="by-gpu")
+    x["aggregate"]["top1_regret"]["median"], y["aggregate"]["top1_regret"]["median"] = 0.0, 0.1
+    oracle = _res("oracle", [0.0, 0.0, 0.0], kind="reference", scheme="by-gpu")
+    assert [r["model"] for r in best(TASK, [x, y, oracle])] == ["y"]
+    headings = [b.text for b in goal_blocks([x, y, oracle]) if b.kind == "h3"]
+    assert headings == ["autotune-config: best model `y`"]
