@@ -177,3 +177,6 @@ def test_the_goal_names_the_same_best_model_as_the_tables():
     assert [r["model"] for r in best(TASK, [x, y, oracle])] == ["y"]
     headings = [b.text for b in goal_blocks([x, y, oracle]) if b.kind == "h3"]
     assert headings == ["autotune-config: best model `y`"]
+    text = " ".join(b.text for b in goal_blocks([x, y, oracle]) if b.kind == "p")
+    assert "Median regret over the held-out GPUs not met: 0.1 (10.0%), 5.0% above the goal" in text
+    assert "Its mean, which ranks it: 0.1 [0.1, 0.1]." in text
