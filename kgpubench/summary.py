@@ -1,12 +1,13 @@
-"""A result in a few lines for a person: what ran, each metric's mean ± std over the folds (the ranking metric
-first, the seed study's marked), and where it would stand on the board."""
+"""A result in a few lines for a person: what ran, each metric's mean over the folds with its 95 % bootstrap
+interval as the board shows it (the ranking metric first, the seed study's marked), and where it would stand on
+the board by the board's rule (:mod:`kgpubench.ranking`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from kgpubench.metrics import METRICS
-from kgpubench.ranking import headline, role, would_rank
+from kgpubench.ranking import cell, headline, role, would_rank
 from kgpubench.tasks import get_task
 
 
@@ -72,12 +73,11 @@ def result_summary(result: dict, *, board: list[dict] | None = None, path: Path 
     names = [m for m in task.metrics if m in agg] + [m for m in agg if m not in task.metrics]
     width = max((len(m) for m in names), default=0)
     for m in names:
-        a = agg[m]
         what = METRICS[m].doc if m in METRICS else ""
         note = " (ranks the task)" if m == task.primary_metric else (" (seed study)" if m in task.seed_metrics
                                                                      else "")
         direction = ("higher" if METRICS[m].higher_is_better else "lower") + " is better" if m in METRICS else ""
-        lines.append(f"  {m:<{width}}  {a['mean']:.4g} ± {a['std']:.2g}  {what}{note}"
+        lines.append(f"  {m:<{width}}  {cell(result, m)}  {what}{note}"
                      + (f"; {direction}" if direction else ""))
     rank = board_rank(result, board or [])
     if rank:
