@@ -5,8 +5,9 @@ The rule, said once (:data:`RULE`):
 
 * **Headline value**: the mean over test folds of the task's primary metric (``aggregate[metric]["mean"]``
   of the result record). The mean, not the median: every fold is a fixed slice of the data scored once, so
-  each counts equally, the mean is what ``verify`` re-computes, and with the 5-10 folds the board has the
-  median of an even count is itself an average of two folds that hides the worst one.
+  each counts equally; a fold where a model fails badly should cost it (with the handful of folds the board
+  has, the median ignores the worst fold outright); and the bootstrap interval below is an interval of the
+  mean, so value and interval describe the same number.
 * **Interval**: a 95 % percentile bootstrap interval of that mean, resampling the folds with replacement
   (:data:`RESAMPLES` resamples, seed :data:`SEED`; numpy only). It says how much the headline depends on
   which folds there happened to be; with one fold there is no interval.
