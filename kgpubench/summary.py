@@ -1,43 +1,44 @@
-"""A result in a few lines for a person: what ran, each metric's mean ± std over the folds (the ranking metric
-first, the seed study's marked), and where it would stand on the board."""
+"""A result in a few lines for a person: what ran, each metric's mean over the folds with its 95 % bootstrap
+interval as the board shows it (the ranking metric first, the seed study's marked), and where it would stand on
+the board by the board's rule (:mod:`kgpubench.ranking`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from kgpubench.metrics import METRICS
+from kgpubench.ranking import cell, headline, role, would_rank
 from kgpubench.tasks import get_task
 
 
 def board_rank(result: dict, board: list[dict]) -> tuple[int, int] | None:
     """(rank, models) the result would have among the board's learned models of its task and scheme, by the
-    task's primary metric, like with like: a result of every fold against the board's means, a result of some
-    folds (``evaluate --fold F``) against each board model's mean over those same folds (its per-fold scores).
-    None when the result or no comparable board model has a score."""
+    board's one rule (:mod:`kgpubench.ranking`: the mean over folds of the task's primary metric, equal at the 4
+    significant digits shown is a tie and shares the better rank), like with like: a result of every fold against
+    the board's means, a result of some folds (``evaluate --fold F``) against each board model's mean over those
+    same folds (its per-fold scores). The oracle and the strategies that measure the target are not ranked, on
+    either side. None when the result or no comparable board model has a score."""
     task = get_task(result["task"])
     metric = task.primary_metric
-    mine = (result.get("aggregate") or {}).get(metric)
-    if not mine:
+    mine = headline(result, metric)
+    if mine is None or role(result) != "model":
         return None
     folds = set(result.get("folds") or {})
     others = []
     for r in board:
         if not (r.get("task") == task.name and r.get("scheme") == result["scheme"] and r.get("status", "ok") == "ok"
-                and r.get("kind") not in ("reference",) and r.get("model") not in ("oracle", result["model"])
-                and (r.get("aggregate") or {}).get(metric)):
+                and role(r) == "model" and r.get("model") != result["model"] and headline(r, metric) is not None):
             continue
         theirs = set(r.get("folds") or {})
         if theirs == folds:
-            others.append(r["aggregate"][metric]["mean"])
+            others.append(headline(r, metric))
         elif folds and folds < theirs:
             value = _mean_over(r, metric, folds)
             if value is not None:
                 others.append(value)
     if not others:
         return None
-    higher = METRICS[metric].higher_is_better if metric in METRICS else False
-    better = sum(v > mine["mean"] if higher else v < mine["mean"] for v in others)
-    return better + 1, len(others) + 1
+    return would_rank(mine, others, metric), len(others) + 1
 
 
 def _mean_over(result: dict, metric: str, folds: set[str]) -> float | None:
@@ -72,12 +73,11 @@ def result_summary(result: dict, *, board: list[dict] | None = None, path: Path 
     names = [m for m in task.metrics if m in agg] + [m for m in agg if m not in task.metrics]
     width = max((len(m) for m in names), default=0)
     for m in names:
-        a = agg[m]
         what = METRICS[m].doc if m in METRICS else ""
         note = " (ranks the task)" if m == task.primary_metric else (" (seed study)" if m in task.seed_metrics
                                                                      else "")
         direction = ("higher" if METRICS[m].higher_is_better else "lower") + " is better" if m in METRICS else ""
-        lines.append(f"  {m:<{width}}  {a['mean']:.4g} ± {a['std']:.2g}  {what}{note}"
+        lines.append(f"  {m:<{width}}  {cell(result, m)}  {what}{note}"
                      + (f"; {direction}" if direction else ""))
     rank = board_rank(result, board or [])
     if rank:

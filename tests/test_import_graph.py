@@ -119,7 +119,8 @@ LAYERS = (
     ("tasks", ("tasks", "splits", "metrics", "loading", "importers", "task_overview")),
     ("result records", ("result", "ownership")),
     ("models", ("evaluation", "sandbox", "sandbox_child", "sandbox_linux", "sandbox_process", "submission")),
-    ("board", ("leaderboard", "leaderboard_render", "site", "pull_request", "summary", "scale", "cli", "__main__", "")),
+    ("board", ("leaderboard", "leaderboard_render", "ranking", "site", "pull_request", "summary", "scale", "cli",
+               "__main__", "")),
 )
 
 

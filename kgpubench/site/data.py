@@ -10,6 +10,7 @@ import numpy as np
 
 from kgpubench.leaderboard_render import ORACLE, TRANSFER, ranked
 from kgpubench.metrics import METRICS
+from kgpubench.ranking import headline
 from kgpubench.tasks import Task
 
 BY_GPU = "by-gpu"
@@ -37,7 +38,8 @@ def ok(records: list[dict]) -> list[dict]:
 
 
 def learned(task: Task, records: list[dict]) -> list[dict]:
-    """Scored results of one scheme, best first, without the oracle."""
+    """Scored results of one scheme in the board's order (:mod:`kgpubench.ranking`): the ranked learned models
+    best first, then the strategies that measure the target; without the oracle."""
     return [r for r in ranked(task, records) if r["model"] != ORACLE]
 
 
@@ -186,8 +188,8 @@ def result_link(result: dict, base: Path | None) -> str | None:
 
 
 def summary_value(task: Task, result: dict) -> float | None:
-    agg = (result.get("aggregate") or {}).get(task.primary_metric)
-    return agg["mean"] if agg else None
+    """The headline value of a result on its task's primary metric (:func:`kgpubench.ranking.headline`)."""
+    return headline(result, task.primary_metric)
 
 
 def finite(values) -> np.ndarray:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from kgpubench.leaderboard_render import (
     MEASUREMENTS,
-    ORACLE,
     TOLERANCE_NOTE,
     Block,
     board,
@@ -20,15 +19,15 @@ from kgpubench.leaderboard_render import (
     selection_note,
 )
 from kgpubench.metrics import METRICS
+from kgpubench.ranking import RULE, best, cell, folds_note, headline, number, role, standings
+from kgpubench.ranking import label as model_label
 from kgpubench.site.data import (
     BY_GPU,
     PlotSpec,
     gpus_of,
-    learned,
     ok,
     per_gpu_scores,
     provenance,
-    summary_value,
 )
 from kgpubench.site.html import Cell, NavItem, esc, figure, inline, markdown, page, slug, table
 from kgpubench.tasks import Task
@@ -49,20 +48,6 @@ def navigation(tasks: list[Task]) -> list[NavItem]:
     return ([NavItem("Overview", INDEX)] + [NavItem(t.name, task_page_name(t.name)) for t in tasks]
             + [NavItem("Seed protocols", SEEDS), NavItem("Metrics", METRICS_PAGE),
                NavItem("Submit a model", SUBMITTING)])
-
-
-def number(value: float, digits: int) -> str:
-    """``digits`` significant digits, but a whole number rather than an exponent from 1 to 1e9."""
-    if value is None:
-        return "—"
-    text = f"{value:.{digits}g}"
-    return f"{value:.0f}" if "e" in text and 1 <= abs(value) < 1e9 else text
-
-
-def _fmt(agg: dict | None) -> str:
-    if not agg:
-        return "—"
-    return f"{number(agg['mean'], 4)} ± {number(agg['std'], 2)}"
 
 
 def para(text: str) -> str:
@@ -103,36 +88,36 @@ def _metric_header(task: Task, metric: str) -> Cell:
 
 
 def score_table(task: Task, records: list[dict]) -> str:
-    """Rank, model, our metrics, the seed study's metrics beside them, measurements, folds, date; the oracle
-    first (unranked), the best value of each metric column in bold."""
+    """Rank, model, our metrics, the seed study's metrics beside them, measurements, folds (mean over folds [95 %
+    bootstrap interval], :mod:`kgpubench.ranking`); the oracle and the strategies that measure the target first
+    (unranked, marked), ties sharing an ``=n`` rank, the best value of each metric column among the ranked
+    models in bold."""
     metrics = [*task.ours_metrics, *task.seed_metrics]
     extra = [MEASUREMENTS] if any(MEASUREMENTS in r["aggregate"] for r in ok(records)) else []
     header = [Cell("rank"), Cell("model"), *[_metric_header(task, m) for m in metrics],
               *[Cell(e, href=metric_link(e), cls="ours") for e in extra], Cell("folds")]
-    models = learned(task, records)
-    best = {}
+    table_order = standings(task, records)
+    shown = {}
     for m in metrics:
-        vals = [r["aggregate"][m]["mean"] for r in models if r["aggregate"].get(m)]
+        vals = [headline(s.result, m) for s in table_order if s.rank is not None]
+        vals = [v for v in vals if v is not None]
         if vals and m in METRICS:
-            best[m] = max(vals) if METRICS[m].higher_is_better else min(vals)
+            shown[m] = number(max(vals) if METRICS[m].higher_is_better else min(vals), 4)
     rows = []
-    refs = [r for r in ok(records) if r.get("kind") == "reference" or r["model"] == ORACLE]
-    for r in refs:
-        rows.append([Cell("—"), Cell(f"{r['model']} (upper bound)"),
-                     *[Cell(_fmt(r["aggregate"].get(m)), cls="seed" if m in task.seed_metrics else None)
-                       for m in metrics], *[Cell(_fmt(r["aggregate"].get(e))) for e in extra],
-                     Cell(str(len(r["folds"])))])
-    for i, r in enumerate(models, 1):
+    for st in table_order:
+        r = st.result
+        apart = st.rank is None and role(r) != "model"
         cells = []
         for m in metrics:
-            agg = r["aggregate"].get(m)
-            cls = " ".join(c for c in ("seed" if m in task.seed_metrics else "",
-                                       "best" if agg and best.get(m) == agg["mean"] else "") if c)
-            cells.append(Cell(_fmt(agg), cls=cls or None))
-        rows.append([Cell(str(i)), Cell(r["model"], href=f"#prov-{slug(r['scheme'])}-{slug(r['model'])}"), *cells,
-                     *[Cell(_fmt(r["aggregate"].get(e))) for e in extra], Cell(str(len(r["folds"])))])
+            v = headline(r, m)
+            top = st.rank is not None and v is not None and shown.get(m) == number(v, 4)
+            cls = " ".join(c for c in ("seed" if m in task.seed_metrics else "", "best" if top else "") if c)
+            cells.append(Cell(cell(r, m), cls=cls or None))
+        name = Cell(model_label(r)) if apart else Cell(r["model"], href=f"#prov-{slug(r['scheme'])}-{slug(r['model'])}")
+        rows.append([Cell(st.rank_text), name, *cells, *[Cell(cell(r, e)) for e in extra],
+                     Cell(str(len(r["folds"])))])
     html = table(header, rows)
-    # the reference row is styled apart: mark its <tr>
+    # the rows shown apart (reference, measures the target) are styled apart: mark their <tr>
     return html.replace("<tr><td>—</td>", '<tr class="reference"><td>—</td>')
 
 
@@ -172,6 +157,7 @@ def scheme_section(task: Task, scheme: str, records: list[dict], plots: list[Plo
             out.append(f'<p class="note skipped"><strong>Skipped</strong>: {inline(r.get("reason", ""))}</p>')
             break
     if ok(records):
+        out.append(f'<p class="muted">{inline(folds_note(scheme, records))}</p>')
         out.append(score_table(task, records))
     for r in sorted((r for r in records if r.get("status") == "failed"), key=lambda r: r["model"]):
         out.append(f'<p class="note failed"><strong>Failed</strong>: <code>{esc(r["model"])}</code>: '
@@ -206,7 +192,8 @@ def per_gpu_html(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpe
                         "row of that GPU). Rows: held-out GPUs; columns: models, best first."))
         rows = [[Cell(g), *[Cell(f"{scores[m][g]:.4g}" if g in scores[m] else "—") for m in models]]
                 for g in all_gpus]
-        out.append(table([Cell("held-out GPU"), *[Cell(m) for m in models]], rows, cls="pergpu"))
+        marked = {r["model"]: model_label(r) for r in grouped.get(BY_GPU, []) if role(r) != "model"}
+        out.append(table([Cell("held-out GPU"), *[Cell(marked.get(m, m)) for m in models]], rows, cls="pergpu"))
         out += [figure(p.name, p.alt, p.caption) for p in plots if p.kind == "per-gpu"]
     elif gpus:
         skipped = next((r.get("reason") for r in grouped.get(BY_GPU, []) if r.get("status") == "skipped"), None)
@@ -253,9 +240,8 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
                       rows, cls="schemes"))
 
     body.append('<h2 id="metrics">Metrics</h2>')
-    body.append(para("Scores are the mean ± population standard deviation over the test folds, ranked by the first "
-                     f"metric. Full definitions, formulas and why each is there: [Metrics]({METRICS_PAGE}) (from "
-                     "docs/METRICS.md)."))
+    body.append(para(f"{RULE} The first metric ranks the task. Full definitions, formulas and why each is "
+                     f"there: [Metrics]({METRICS_PAGE}) (from docs/METRICS.md)."))
     if {"mape", "max_ape", "mdape"} & set(task.metrics) and task.primary_metric == "male":
         body.append(para("Percentage errors are dominated by the worst rows when times span orders of magnitude "
                          "(one 50x overestimate adds 4,900 % / n to `mape`; one row decides `max_ape`), so large "
@@ -287,12 +273,14 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
 
 # ----- the overview and the other pages -----------------------------------------------------------------------
 def _best_line(task: Task, grouped: dict[str, list[dict]]) -> tuple[str, str]:
-    """The best model and its primary score on the task's first scheme with results."""
+    """The best learned model(s) (:func:`kgpubench.ranking.best`; ties all named) and the headline score with its
+    interval on the task's first scheme with ranked results; never the oracle or a strategy that measures the
+    target."""
     for scheme in task.evaluated_schemes:
-        models = learned(task, grouped.get(scheme, []))
-        if models:
-            v = summary_value(task, models[0])
-            return f"{models[0]['model']} ({scheme})", "—" if v is None else f"{v:.4g}"
+        top = best(task, grouped.get(scheme, []))
+        if top:
+            names = " = ".join(r["model"] for r in top)
+            return f"{names} ({scheme})", cell(top[0], task.primary_metric)
     return "—", "—"
 
 
@@ -316,7 +304,7 @@ def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], bo
             '<p class="lead">Models that learn how GPU kernels perform, scored on fixed splits of measured data: run '
             "time, power, and the best launch or tile configuration. Every row of every table is a result file "
             "anyone can re-run.</p>",
-            f"<p>{inline(TOLERANCE_NOTE)}</p>",
+            f"<p>{inline(RULE)} {inline(TOLERANCE_NOTE)}</p>",
             '<h2 id="tasks">Tasks</h2>']
     rows = []
     for t in tasks:
@@ -394,7 +382,8 @@ def metrics_page(doc: str | None, nav: list[NavItem]) -> str:
     rows.append([Cell(html=f'<code id="m-{slug(MEASUREMENTS)}">{MEASUREMENTS}</code>'),
                  Cell("mean distinct assignments a strategy measured per test problem (npb-tpb)", cls="text"),
                  Cell("count"), Cell("lower"), Cell("1e-4")])
-    body = ["<h1>Metrics</h1>", '<h2 id="glance">At a glance</h2>',
+    body = ["<h1>Metrics</h1>", '<h2 id="ranking">How the board ranks</h2>', para(RULE),
+            '<h2 id="glance">At a glance</h2>',
             table([Cell("metric"), Cell("what it measures", cls="text"), Cell("unit"), Cell("better"),
                    Cell("verify tolerance (relative)")], rows, cls="metrics")]
     if doc:

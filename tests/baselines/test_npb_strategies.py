@@ -119,12 +119,18 @@ def test_board_shows_measurements_next_to_the_scores(board, store):
     readme = (board.parent / "README.md").read_text()
     section = readme[readme.index("### npb-tpb — `by-gpu`"):]
     assert "| rank | model | app_time_ratio ↓ | male ↓ | app_time_s ↓ (seed) | measurements | folds |" in section
-    # application seconds: GPU A 0.444 (best), GPU B twice that; mean over the two folds and std
-    assert "| — | oracle (upper bound) | 1 ± 0 | 0 ± 0 | 0.666 ± 0.22 | 0 ± 0 | 2 |" in section
-    assert "| 1 | npb_profiling | 1 ± 0 | — | 0.666 ± 0.22 | 7 ± 0 | 2 |" in section
-    assert "| 2 | npb_exhausting | 1.002 ± 0 | — | 0.6675 ± 0.22 | 9 ± 0 | 2 |" in section  # 0.445, 0.890
-    assert "| 3 | npb_max | 1.072 ± 0 | — | 0.714 ± 0.24 | 0 ± 0 | 2 |" in section  # 0.476, 0.952
-    assert "| 4 | npb_warp | 1.182 ± 0 | — | 0.7875 ± 0.26 | 0 ± 0 | 2 |" in section  # 0.525, 1.050
+    # application seconds: GPU A 0.444 (best), GPU B twice that; mean over the two folds [95 % bootstrap interval:
+    # with two folds the resampled means are the two folds' values and their mean, so the interval spans both]
+    assert "Test folds: 2; 2 test problems." in section
+    assert ("| — | oracle — upper bound (measures the test rows) | 1 [1, 1] | 0 [0, 0] | 0.666 [0.444, 0.888] "
+            "| 0 [0, 0] | 2 |") in section
+    # the strategies that measure the test problem are shown apart, unranked, however good their score
+    assert ("| — | npb_profiling (measures the target) | 1 [1, 1] | — | 0.666 [0.444, 0.888] | 7 [7, 7] "
+            "| 2 |") in section
+    assert ("| — | npb_exhausting (measures the target) | 1.002 [1, 1] | — | 0.6675 [0.445, 0.89] | 9 [9, 9] "
+            "| 2 |") in section
+    assert "| 1 | npb_max | 1.072 [1.07, 1.07] | — | 0.714 [0.476, 0.952] | 0 [0, 0] | 2 |" in section
+    assert "| 2 | npb_warp | 1.182 [1.18, 1.18] | — | 0.7875 [0.525, 1.05] | 0 [0, 0] | 2 |" in section
     assert "measurements" not in readme[readme.index("## autotune-config"):]  # only for the task with an oracle
     assert lb.verify(root=board, data_dir=store.path, only=["npb_profiling", "npb_exhausting"]) >= 2
 

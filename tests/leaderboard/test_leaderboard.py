@@ -54,7 +54,7 @@ def test_run_writes_results_and_renders_the_board(board):
     assert list(json.loads(text)) == sorted(json.loads(text))  # sorted keys
     readme = (out.parent / "README.md").read_text()
     assert "### autotune-config — `by-gpu`" in readme and "*Not evaluated*" in readme
-    assert "| — | oracle (upper bound) |" in readme and "Goal: unseen GPUs" in readme
+    assert "| — | oracle — upper bound (measures the test rows) |" in readme and "Goal: unseen GPUs" in readme
     site = out.parent
     assert (site / "plots" / "autotune-config--by-gpu--predicted.svg").read_text().startswith("<?xml")
     assert (site / "plots" / "autotune-config--by-gpu--regret.svg").stat().st_size > 1000

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kgpubench.ranking import bootstrap_interval, fold_values
 from kgpubench.site import draw, site_pages
 from kgpubench.site.check import check_site, parse_page
 from kgpubench.site.data import PlotSpec, per_gpu_scores, regrets_of
@@ -49,7 +50,8 @@ def test_overview_lists_every_task_with_its_best_model(rendered_site):
     best = min(first, key=lambda r: r["aggregate"]["top1_regret"]["mean"])
     row = _cells(text, "autotune-config")
     assert row[4] == f"{best['model']} (random10)"
-    assert row[5] == f"{best['aggregate']['top1_regret']['mean']:.4g}"
+    lo, hi = bootstrap_interval(fold_values(best, "top1_regret"))
+    assert row[5] == f"{best['aggregate']['top1_regret']['mean']:.4g} [{number(lo, 3)}, {number(hi, 3)}]"
     assert _cells(text, "stencil-tile")[4] == "—"  # skipped everywhere: no best model
     assert '<a href="task-npb-tpb.html">npb-tpb</a>' in text
 
@@ -68,8 +70,11 @@ def test_task_page_puts_the_seed_metrics_beside_ours(rendered_site):
     section = text[text.index('id="scheme-random10"'):]
     row = next(c for c in _rank_cells(section.split("</table>")[0]) if c[1] == "xgb")
     mape, male = xgb["aggregate"]["mape"], xgb["aggregate"]["male"]
-    assert row[labels.index("mape")] == f"{number(mape['mean'], 4)} ± {number(mape['std'], 2)}"
-    assert row[labels.index("male")] == f"{male['mean']:.4g} ± {male['std']:.2g}"  # small: plain .4g / .2g
+    # the mean over folds and its 95 % bootstrap interval over the folds, as the README shows it
+    lo, hi = bootstrap_interval(fold_values(xgb, "mape"))
+    assert row[labels.index("mape")] == f"{number(mape['mean'], 4)} [{number(lo, 3)}, {number(hi, 3)}]"
+    assert lo <= mape["mean"] <= hi and row[labels.index("male")].startswith(f"{male['mean']:.4g} [")
+    assert "±" not in section.split("</table>")[0]
     # the failed model is a note, the skipped scheme says why
     assert "<strong>Failed</strong>: <code>broken_model</code>: fold 3: predict returned 5 NaN values" in text
     assert "every row has one GPU (NVIDIA H100 80GB HBM3)" in text
@@ -89,11 +94,15 @@ def test_ranks_follow_the_primary_metric(rendered_site):
     text = (folder / "task-npb-tpb.html").read_text()
     section = text[text.index('id="scheme-random10"'):]
     ranked = [(c[0], c[1]) for c in _rank_cells(section.split("</table>")[0])]
-    mine = sorted((r for r in results if r["task"] == "npb-tpb" and r["scheme"] == "random10"
-                   and r.get("status", "ok") == "ok" and r["model"] != "oracle"),
-                  key=lambda r: (r["aggregate"]["app_time_ratio"]["mean"], r["model"]))
-    assert ranked[0] == ("—", "oracle (upper bound)")
-    assert [m for _, m in ranked[1:]] == [r["model"] for r in mine]
+    mine = [r for r in results if r["task"] == "npb-tpb" and r["scheme"] == "random10"
+            and r.get("status", "ok") == "ok" and r["model"] != "oracle"]
+    measuring = [r["model"] for r in sorted((r for r in mine if r["aggregate"]["measurements"]["mean"] > 0),
+                                            key=lambda r: (r["aggregate"]["app_time_ratio"]["mean"], r["model"]))]
+    models = sorted((r for r in mine if r["model"] not in measuring),
+                    key=lambda r: (r["aggregate"]["app_time_ratio"]["mean"], r["model"]))
+    assert ranked[0] == ("—", "oracle — upper bound (measures the test rows)")
+    assert ranked[1:1 + len(measuring)] == [("—", f"{m} (measures the target)") for m in measuring]
+    assert [m for _, m in ranked[1 + len(measuring):]] == [r["model"] for r in models]
 
 
 def test_per_gpu_table_holds_each_held_out_gpu_score(rendered_site):
@@ -221,3 +230,13 @@ def test_metric_doc_tables_have_one_cell_per_column():
         cells = len(re.split(r"(?<!\\)\|", line.strip().strip("|")))
         width = width or cells
         assert cells == width, f"docs/METRICS.md line {number_}: {cells} cells, the table has {width}"
+
+
+def test_the_ranking_rule_is_said_on_the_overview_metrics_and_task_pages(rendered_site):
+    folder, _ = rendered_site
+    for name in ("index.html", "metrics.html", "task-autotune-config.html"):
+        text = (folder / name).read_text()
+        assert text.count("95 % bootstrap interval in brackets") == 1, name
+        assert "population standard deviation" not in text and " ± " not in text, name
+    task = (folder / "task-npb-tpb.html").read_text()
+    assert "Test folds: " in task and "npb_profiling (measures the target)" in task

@@ -17,6 +17,7 @@ from kgpubench import leaderboard as lb
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, UnknownNameError
 from kgpubench.evaluation import SubmissionError, task_data
 from kgpubench.pull_request import accept, read_submission, run_submission
+from kgpubench.ranking import cell
 from kgpubench.submission import score_predictions
 from kgpubench.summary import board_rank, result_summary
 
@@ -163,8 +164,8 @@ def test_summary_by_hand():
     text = result_summary(_result("mine", 0.2), board=board, path="r.json")
     assert text.splitlines() == [
         "mine on autotune-config / by-gpu: 2 fold(s), 2.0 s",
-        "  top1_regret  0.2 ± 0.01  top-1 regret per problem (0 within noise) (ranks the task); lower is better",
-        "  kendall_tau  0.5 ± 0.1  Kendall tau-b per problem, averaged; higher is better",
+        "  top1_regret  0.2  top-1 regret per problem (0 within noise) (ranks the task); lower is better",
+        "  kendall_tau  0.5  Kendall tau-b per problem, averaged; higher is better",
         "  on the board it would rank 2 of 3 by top1_regret",
         "  result: r.json"]
     failed = result_summary({**_result("mine", 0.2), "status": "failed", "message": "boom"})
@@ -207,7 +208,9 @@ def test_cli_evaluate_writes_the_file_and_prints_a_summary(tmp_path, store, monk
     written = tmp_path / "mine--autotune-config--by-gpu.json"
     res = json.loads(written.read_text())
     assert r.output.startswith("mine on autotune-config / by-gpu: 3 fold(s)")
-    assert f"  top1_regret  {res['aggregate']['top1_regret']['mean']:.4g} ± " in r.output
+    # the mean over the 3 folds and its 95 % bootstrap interval, as the board shows it
+    assert f"  top1_regret  {cell(res, 'top1_regret')}  top-1 regret" in r.output
+    assert f"  top1_regret  {res['aggregate']['top1_regret']['mean']:.4g} [" in r.output
     assert "result: mine--autotune-config--by-gpu.json" in r.output and len(r.output) < 1000
     r = CliRunner().invoke(app, ["evaluate", str(model), "--task", "autotune-config", "--scheme", "by-gpu",
                                  "--fold", "GPU A", "--data", str(store.path), "--out", "-"])
