@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-train-rows", type=int, default=20_000,
                         help="cap on the other GPUs' training rows (under the task's own rule)")
     parser.add_argument("--max-test-rows", type=int, default=1_000, help="scored rows per held-out GPU at most")
+    parser.add_argument("--min-test-rows", type=int, default=20,
+                        help="a held-out GPU with fewer than max(k) + this many rows is skipped")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--goals-out", type=Path, default=None)
     parser.add_argument("--results", type=Path, default=Path("leaderboard/results"),
@@ -65,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     factories = {m: model_factory(load_model_module(files[m]), files[m]) for m in dict.fromkeys(names + goal_names)}
     limits = RunLimits(threads=1)
     data = task_data(task, args.scheme, args.data)
-    plans, skipped = plan_folds(data, ks, max_train_rows=args.max_train_rows, max_test_rows=args.max_test_rows)
+    plans, skipped = plan_folds(data, ks, max_train_rows=args.max_train_rows, max_test_rows=args.max_test_rows,
+                                min_test_rows=args.min_test_rows)
     doc = {"task": task.name, "metric": task.primary_metric,
            "plan": plan_record(data, plans, skipped, ks, max_train_rows=args.max_train_rows,
                                max_test_rows=args.max_test_rows), "models": {}, "wall_s": {}}

@@ -142,3 +142,50 @@ def test_the_board_tables_by_hand():
     g = goals({"goals": [{"goal": "H100 and L4", "target_pct": 15.0, "need": 2, "groups": 2, "best_model": "lgbm",
                           "figures": {"H100": 14.04, "L4": 16.0}, "met": False}], "note": "n."})
     assert g.rows == (("H100 and L4", "≤ 15.0 % on 2 of 2", "lgbm", "H100 14.0, L4 16.0", "not met"),)
+
+
+def test_the_script_writes_the_curves_and_the_goals_from_the_board_results(tmp_path):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from task_fixtures import make_store
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("fewshot_curves", root / "scripts" / "fewshot_curves.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    make_store(tmp_path / "store", programs_table())
+    board = tmp_path / "results" / "program-time" / "by-gpu"
+    board.mkdir(parents=True)
+    folds = {"NVIDIA H100 80GB HBM3": 14.0, "NVIDIA H100 PCIe": 9.0, "NVIDIA L4": 15.0, "Tesla T4": 90.0}
+    (board / "good.json").write_text(json.dumps({"status": "ok", "kind": "model", "folds": {
+        g: {"scores": {"mdape": v}} for g, v in folds.items()}}))
+    (board / "oracle.json").write_text(json.dumps({"status": "ok", "kind": "reference", "folds": {
+        g: {"scores": {"mdape": 0.0}} for g in folds}}))
+    out, goals_out = tmp_path / "fewshot.json", tmp_path / "goals.json"
+    assert script.main(["--data", str(tmp_path / "store"), "--task", "program-time", "--models", "median",
+                        "--ks", "0,2", "--min-test-rows", "4", "--max-test-rows", "5", "--out", str(out),
+                        "--goals-out", str(goals_out), "--results", str(tmp_path / "results")]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["plan"]["gpus"]["GPU A"] == {**doc["plan"]["gpus"]["GPU A"], "held_rows": 12, "other_rows": 24,
+                                            "test_rows": 5}
+    assert sorted(doc["models"]["median"]) == ["0", "2"] and len(doc["models"]["median"]["2"]["folds"]) == 3
+    (goal,) = json.loads(goals_out.read_text())["goals"]
+    assert goal["best_model"] == "good" and goal["met"] is True and "oracle" not in goal["per_model"]
+    assert goal["figures"] == {"NVIDIA H100 80GB HBM3": 14.0, "NVIDIA H100 PCIe": 9.0, "NVIDIA L4": 15.0}
+
+
+def test_grouped_median_ape_keeps_the_where_rows_and_groups_them():
+    import pyarrow as pa
+
+    from kgpubench.fewshot import grouped_mdape
+
+    rows = pa.table({"gpu_name": ["H", "H", "H", "L"], "operator": ["bmm", "bmm", "linear", "bmm"]})
+    y = np.array([1.0, 2.0, 4.0, 10.0])
+    p = np.array([1.1, 1.0, 5.0, 10.0])  # APE 10 %, 50 %, 25 %, 0 %
+    goal = Goal("t", "H100 bmm, linear", "neusight", 15.0, source="predict", groups=("bmm", "linear"),
+                group_by="operator", where=(("gpu_name", ("H",)),))
+    assert grouped_mdape(rows, y, p, goal) == {"bmm": pytest.approx(30.0), "linear": pytest.approx(25.0)}
+    per_gpu = Goal("t", "per GPU", "neusight", 10.0, source="predict")
+    assert grouped_mdape(rows, y, p, per_gpu) == {"H": pytest.approx(25.0), "L": 0.0}
