@@ -118,7 +118,8 @@ LAYERS = (
     # the importers' facade and T4 export read through load_dataset
     ("tasks", ("tasks", "splits", "metrics", "loading", "importers", "task_overview")),
     ("result records", ("result", "ownership")),
-    ("models", ("evaluation", "sandbox", "sandbox_child", "sandbox_linux", "sandbox_process", "submission")),
+    ("models", ("evaluation", "fewshot", "sandbox", "sandbox_child", "sandbox_linux", "sandbox_process",
+                "submission")),
     ("board", ("leaderboard", "leaderboard_render", "ranking", "site", "pull_request", "summary", "scale", "cli",
                "__main__", "")),
 )

@@ -123,6 +123,7 @@ ALL_TASKS: tuple[Task, ...] = (
         name="program-time", config="programs", target="time_ms_mean", seed="-", kind="regression",
         features=PROGRAM_FEATURES + ("gpu_vendor", "gpu_architecture", *GPU_FEATURES),
         metrics=REGRESSION_METRICS, schemes=("random10", "by-gpu"), sources=("kernelbench",),
+        extras=("fewshot", "goals"),
         description="Predict the mean time of one forward pass of a whole PyTorch program (a KernelBench "
         "reference model: all its kernels and launch gaps) under a compile mode on a GPU, from the program's "
         "static facts (identity, sizes, modules and calls, inputs) and the GPU's catalogue figures. Its times on "
@@ -132,7 +133,7 @@ ALL_TASKS: tuple[Task, ...] = (
         name="operator-latency", config="operators", target="time_ms", seed="-", kind="regression",
         features=(*OPERATOR_FEATURES, *GPU_FEATURES), metrics=REGRESSION_METRICS,
         schemes=("random10", "by-gpu", "neusight"), max_train_rows=60_000, sources=("neusight",),
-        extras=("neusight-paper-metric",),
+        extras=("neusight-paper-metric", "fewshot", "goals"),
         seed_reference="NeuSight (ASPLOS '25), per-operator-class error on the unseen GPUs (H100, L4, A100 80GB): "
         "BMM 13.8 %, FC 13.9 %, elementwise 19.3 %, softmax 13.9 %, LayerNorm 56.7 % (its roofline baseline: "
         "44.2, 27.8, 26.1, 32.4, 58.1 %); measured on whole-model layer traces, which this task does not hold",
@@ -144,7 +145,7 @@ ALL_TASKS: tuple[Task, ...] = (
         name="rodinia-time", config="profiles", target="time_ms", seed="-", kind="regression",
         features=RODINIA_FEATURES, metrics=REGRESSION_METRICS, seed_metrics=("mape",),
         seed_reference=AMARIS_REFERENCE, schemes=("random10", "by-kernel", "by-gpu"),
-        max_train_rows=10_000, sources=("gpuperfpredict",),
+        max_train_rows=10_000, sources=("gpuperfpredict",), extras=("fewshot", "goals"),
         description="Predict the duration of one profiled launch of a Rodinia kernel (imported gpuperfpredict "
         "data, Amaris et al.) from what is known before it runs: application and kernel, inputs, launch index, "
         "launch configuration, registers and static shared memory, and the GPU's catalogue figures; no profiler "

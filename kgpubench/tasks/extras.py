@@ -59,7 +59,51 @@ def neusight_paper_metric(doc: dict) -> ExtraTable:
     return ExtraTable("NeuSight's paper metric beside ours", note, header, tuple(rows))
 
 
-EXTRAS: dict[str, Callable[[dict], ExtraTable]] = {"neusight-paper-metric": neusight_paper_metric}
+def _fmt(v) -> str:
+    return f"{v:.3g}" if isinstance(v, (int, float)) and v == v else "—"
+
+
+def fewshot(doc: dict) -> ExtraTable:
+    """``scripts/fewshot_curves.py``'s few-shot curves: per model and k, the median over held-out GPUs."""
+    plan = doc.get("plan") or {}
+    metric = doc.get("metric", "?")
+    header = ("model", "k (revealed rows)", f"{metric} (median over GPUs)", "median APE % (median over GPUs)",
+              "GPUs")
+    rows = []
+    for name in sorted(doc.get("models") or {}):
+        for k, rec in sorted((doc["models"][name] or {}).items(), key=lambda kv: int(kv[0])):
+            med = rec.get("median") or {}
+            rows.append((name, str(k), _fmt(med.get(metric)), _fmt(med.get("mdape")), str(len(rec.get("folds") or {}))))
+    train = plan.get("train_rule") or {}
+    test = plan.get("test_rule") or {}
+    skipped = plan.get("skipped") or {}
+    note = (f"How much a contributor must measure on a new GPU: scheme `{plan.get('scheme', '?')}`, each GPU held "
+            f"out in turn; k of its rows, chosen by a fixed hashed order (the same rows for every model), join the "
+            f"training rows of the other GPUs (at most {train.get('cap') or 'all'} of them, a hashed subsample). "
+            f"Scored on {test.get('scored', '?')} (at most {test.get('max_test_rows') or 'all'} per GPU, the same "
+            f"rows at every k, never a revealed one); `{metric}` is the task's ranking metric, lower is better. "
+            + (f"Skipped GPUs: {'; '.join(f'{g} ({why})' for g, why in sorted(skipped.items()))}. " if skipped else "")
+            + "Computed by `scripts/fewshot_curves.py` (trusted baselines, in process; kgpubench/fewshot.py).")
+    return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows))
+
+
+def goals(doc: dict) -> ExtraTable:
+    """The goals the task reports against (``scripts/fewshot_curves.py --goals-out``): target, best, met."""
+    header = ("goal", "target", "best model", "its figures (median APE %)", "met")
+    rows = []
+    for g in doc.get("goals") or []:
+        figs = ", ".join(f"{k} {v:.1f}" for k, v in (g.get("figures") or {}).items())
+        need = g.get("need")
+        target = f"≤ {g.get('target_pct')} % on {need if need is not None else 'every'} of {g.get('groups', '?')}"
+        rows.append((str(g.get("goal")), target, str(g.get("best_model") or "—"), figs or "—",
+                     "met" if g.get("met") else "not met"))
+    note = ("Goals of issue 32, each judged on the best model (most groups within the target, then the smallest "
+            "worst figure). " + str(doc.get("note", "")))
+    return ExtraTable("Goals", note, header, tuple(rows))
+
+
+EXTRAS: dict[str, Callable[[dict], ExtraTable]] = {"neusight-paper-metric": neusight_paper_metric,
+                                                   "fewshot": fewshot, "goals": goals}
 
 STRATEGY_LINES = {
     "clblast-fallback": "CLBlast's own fallback for an untuned device (architecture, else vendor and type, else "

@@ -27,7 +27,8 @@ def test_the_paper_metric_table_puts_the_papers_rows_first_and_sorts_ours(tmp_pa
     path = extra_path(tmp_path, task.name, "neusight-paper-metric")
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(_doc({"slow": (50, 50, 50, 50, 50), "good": (10, 20, 8, 9, 90)})))
-    (table,) = load_extras(task, tmp_path)
+    table, *others = load_extras(task, tmp_path)  # then few-shot curves and goals
+    assert [t.title for t in others] == ["fewshot", "goals"]  # not computed in tmp_path
     assert table.header == ("model", "BMM", "FC", "elementwise", "softmax", "LayerNorm")
     assert [r[0] for r in table.rows] == ["NeuSight (paper)", "NeuSight's roofline (paper)", "good", "slow"]
     assert table.rows[0][1:] == ("13.8", "13.9", "19.3", "13.9", "56.7")
@@ -39,12 +40,12 @@ def test_the_paper_metric_table_puts_the_papers_rows_first_and_sorts_ours(tmp_pa
 
 def test_a_missing_or_broken_extra_file_is_said_not_computed(tmp_path):
     task = get_task("operator-latency")
-    (missing,) = load_extras(task, tmp_path)
+    missing, *_ = load_extras(task, tmp_path)
     assert missing.header == () and "Not computed here" in missing.note
     path = extra_path(tmp_path, task.name, "neusight-paper-metric")
     path.parent.mkdir(parents=True)
     path.write_text('{"models": {}, "models": {}}')  # a key twice: refused, not half-read
-    (broken,) = load_extras(task, tmp_path)
+    broken, *_ = load_extras(task, tmp_path)
     assert "Not computed here" in broken.note
 
 
@@ -96,3 +97,23 @@ def test_the_committed_board_shows_tuning_transfer():
     assert "## tuning-transfer" in readme
     assert f"| {best} | {doc['strategies'][best]['exact_micro']:.3f} |" in readme
     assert ">tuning-transfer<" in (root / "index.html").read_text()
+
+
+def test_the_fewshot_and_goals_tables_render_on_the_board(tmp_path):
+    task = get_task("rodinia-time")
+    assert task.extras == ("fewshot", "goals")
+    doc = {"metric": "male", "plan": {"scheme": "by-gpu", "train_rule": {"cap": 10000},
+                                      "test_rule": {"scored": "the rest", "max_test_rows": 1000}},
+           "models": {"lgbm": {"0": {"median": {"male": 0.4, "mdape": 30.0}, "folds": {"A": {}}},
+                               "5": {"median": {"male": 0.2, "mdape": 12.5}, "folds": {"A": {}}}}}}
+    goals = {"goals": [{"goal": "7 of 8", "target_pct": 10.0, "need": 7, "groups": 8, "best_model": "lgbm",
+                        "figures": {"A": 9.94}, "met": False}]}
+    for name, d in (("fewshot", doc), ("goals", goals)):
+        path = extra_path(tmp_path, task.name, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(d))
+    tables = load_extras(task, tmp_path)
+    assert [t.title for t in tables] == ["Few-shot curves on an unseen GPU", "Goals"]
+    text = render_markdown([], [task], {task.name: tables})
+    assert "| lgbm | 5 | 0.2 | 12.5 | 1 |" in text
+    assert "| 7 of 8 | ≤ 10.0 % on 7 of 8 | lgbm | A 9.9 | not met |" in text

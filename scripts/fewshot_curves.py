@@ -1,0 +1,125 @@
+"""Few-shot curves on the unseen-GPU scheme of a task, and its goal figures (issue 32), as board extras.
+
+For k = 0, 5, 20, 100 (``--ks``) every held-out GPU reveals k of its rows (a fixed hashed order, the same for
+every model) and each baseline is trained on the other GPUs' rows plus those k, then scored on the GPU's remaining
+rows (:mod:`kgpubench.fewshot`). Baselines are our own files, run in this process (trusted code, no sandbox), with
+one thread. ``--goals-out`` also writes the task's goals (:data:`kgpubench.fewshot.GOALS`): read from the committed
+board results (``--results``), or, for a goal computed from predictions, by training each model on the goal's
+scheme (the task's training subsample rule) and predicting its test fold.
+
+    PYTHONPATH=. python scripts/fewshot_curves.py --data STORE --task T [--models median,lgbm,...] \
+        --out leaderboard/results/T/fewshot.json --goals-out leaderboard/results/T/goals.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_MODELS = "median,lgbm"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from kgpubench.evaluation import RunLimits, fit_predict, hashed_order, load_model_module, model_factory, task_data
+    from kgpubench.fewshot import (
+        KS,
+        board_fold_mdape,
+        fewshot_curve,
+        goals_of,
+        grouped_mdape,
+        judge,
+        plan_folds,
+        plan_record,
+    )
+    from kgpubench.leaderboard import baseline_files
+    from kgpubench.splits import EXCLUDED
+    from kgpubench.tasks import get_task
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="store holding the task's config")
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--scheme", default="by-gpu")
+    parser.add_argument("--models", default=DEFAULT_MODELS, help="baseline names (files under baselines/)")
+    parser.add_argument("--goal-models", default=None,
+                        help="baselines for goals computed from predictions (default: --models)")
+    parser.add_argument("--ks", default=",".join(map(str, KS)))
+    parser.add_argument("--max-train-rows", type=int, default=20_000,
+                        help="cap on the other GPUs' training rows (under the task's own rule)")
+    parser.add_argument("--max-test-rows", type=int, default=1_000, help="scored rows per held-out GPU at most")
+    parser.add_argument("--min-test-rows", type=int, default=20,
+                        help="a held-out GPU with fewer than max(k) + this many rows is skipped")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--goals-out", type=Path, default=None)
+    parser.add_argument("--results", type=Path, default=Path("leaderboard/results"),
+                        help="committed board results (goals read from them)")
+    args = parser.parse_args(argv)
+
+    task = get_task(args.task)
+    ks = tuple(int(k) for k in args.ks.split(","))
+    files = {p.stem: p for p in baseline_files()}
+    names = [m for m in args.models.split(",") if m]
+    goal_names = [m for m in (args.goal_models or args.models).split(",") if m]
+    factories = {m: model_factory(load_model_module(files[m]), files[m]) for m in dict.fromkeys(names + goal_names)}
+    limits = RunLimits(threads=1)
+    data = task_data(task, args.scheme, args.data)
+    plans, skipped = plan_folds(data, ks, max_train_rows=args.max_train_rows, max_test_rows=args.max_test_rows,
+                                min_test_rows=args.min_test_rows)
+    doc = {"task": task.name, "metric": task.primary_metric,
+           "plan": plan_record(data, plans, skipped, ks, max_train_rows=args.max_train_rows,
+                               max_test_rows=args.max_test_rows), "models": {}, "wall_s": {}}
+    for m in names:
+        t0 = time.perf_counter()
+        doc["models"][m] = fewshot_curve(data, factories[m], plans, ks, model_name=m, limits=limits)
+        doc["wall_s"][m] = round(time.perf_counter() - t0, 1)
+        print(f"{m}: " + ", ".join(f"k={k} {task.primary_metric} {r['median'][task.primary_metric]:.3f} "
+                                   f"mdape {r['median']['mdape']:.1f}" for k, r in doc["models"][m].items())
+              + f" ({doc['wall_s'][m]} s)", flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+    if args.goals_out:
+        records = []
+        for goal in goals_of(task.name):
+            per_model = {}
+            if goal.source == "board":
+                for path in sorted((args.results / task.name / goal.scheme).glob("*.json")):
+                    result = json.loads(path.read_text())
+                    if result.get("status") == "ok" and result.get("kind") == "model":
+                        per_model[path.stem] = board_fold_mdape(result, goal)
+            else:
+                gdata = data if goal.scheme == args.scheme else task_data(task, goal.scheme, args.data)
+                for fold in gdata.fold_names:
+                    test = np.flatnonzero(gdata.folds == fold)
+                    train = np.flatnonzero((gdata.folds != fold) & (gdata.folds != EXCLUDED))
+                    if task.max_train_rows and train.size > task.max_train_rows:
+                        rank = hashed_order(gdata.rows["row_id"].to_pylist(), task.name)
+                        train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+                    for m in goal_names:
+                        pred = fit_predict(factories[m], task, gdata.X.iloc[train].reset_index(drop=True),
+                                           gdata.y[train], gdata.X.iloc[test].reset_index(drop=True),
+                                           limits=limits, model_name=m).predictions
+                        rows = gdata.rows.take(test)
+                        per_model.setdefault(m, {}).update(grouped_mdape(rows, gdata.y[test], pred, goal))
+            rec = judge(goal, per_model)
+            records.append(rec)
+            print(f"goal {goal.label}: best {rec['best_model']} {rec['figures']} -> "
+                  f"{'met' if rec['met'] else 'not met'}", flush=True)
+        note = "Figures of goals on a board scheme are the committed board results' per-fold median APE."
+        if any(g.source == "predict" for g in goals_of(task.name)):
+            note = (f"Figures computed by `scripts/fewshot_curves.py` from the models {', '.join(goal_names)}, "
+                    "each trained on the goal's scheme with the task's training subsample rule (as on the board) "
+                    "and scored on its test fold, grouped as the goal says.")
+        args.goals_out.parent.mkdir(parents=True, exist_ok=True)
+        args.goals_out.write_text(json.dumps({"task": task.name, "goals": records, "note": note}, indent=1,
+                                             sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
