@@ -1,4 +1,4 @@
-"""Few-shot curves on a held-out GPU, and the goal figures the board reports against (issue 32).
+"""Few-shot curves on a held-out GPU, and the goal figures the board reports against.
 
 For a task with a leave-one-GPU-out scheme (a ``column`` scheme on ``gpu_name``, e.g. ``by-gpu``), each held-out
 GPU's rows are put in a fixed order, ``hashed_order(row_ids, f"{task}-fewshot")`` (the same for every model). At

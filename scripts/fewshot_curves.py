@@ -1,4 +1,4 @@
-"""Few-shot curves on the unseen-GPU scheme of a task, and its goal figures (issue 32), as board extras.
+"""Few-shot curves on the unseen-GPU scheme of a task, and its goal figures, as board extras.
 
 For k = 0, 5, 20, 100 (``--ks``) every held-out GPU reveals k of its rows (a fixed hashed order, the same for
 every model) and each baseline is trained on the other GPUs' rows plus those k, then scored on the GPU's remaining
