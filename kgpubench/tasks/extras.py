@@ -97,8 +97,8 @@ def goals(doc: dict) -> ExtraTable:
         target = f"≤ {g.get('target_pct')} % on {need if need is not None else 'every'} of {g.get('groups', '?')}"
         rows.append((str(g.get("goal")), target, str(g.get("best_model") or "—"), figs or "—",
                      "met" if g.get("met") else "not met"))
-    note = ("The unseen-GPU goals this benchmark sets itself, each judged on the best model (most groups within the target, then the smallest "
-            "worst figure). " + str(doc.get("note", "")))
+    note = ("The unseen-GPU goals this benchmark sets itself, each judged on the best model (most groups within "
+            "the target, then the smallest worst figure). " + str(doc.get("note", "")))
     return ExtraTable("Goals", note, header, tuple(rows))
 
 
