@@ -208,3 +208,27 @@ def write_import_shard(table: pa.Table, config: str, out: Path | str, *, where: 
     if violations:
         raise refusal(violations, "no shard was written", "Fix the input file(s) or the import options.")
     return write_shard(table, Path(out), config, overwrite=force)
+
+
+def table_of_rows(config: str, rows: list[dict], where: Path | str) -> pa.Table:
+    """``rows`` as an arrow table of ``config`` (``row_id`` computed); a value the column cannot hold is one
+    :class:`ImportFormatError` naming ``where``, the row and the column."""
+    from kgpubench.schema import get_table
+
+    try:
+        return get_table(config).from_rows(rows)
+    except ValueError as exc:
+        if isinstance(exc, KgpubenchError):
+            raise
+        raise ImportFormatError(f"{where}: {exc}; fix the value in the input file.") from None
+
+
+def folder_to_shard(build: Callable[[Path | str], pa.Table], config: str, folder: Path | str, out: Path | str, *,
+                    force: bool = False) -> tuple[Path, pa.Table]:
+    """The importers of a staged folder: refuse an existing ``out`` first (unless ``force``), build the table
+    with ``build(folder)``, then validate and write it (:func:`write_import_shard`)."""
+    from kgpubench.shards import check_output
+
+    check_output(Path(out), force=force)
+    table = build(folder)
+    return write_import_shard(table, config, out, where=str(folder), force=force), table

@@ -109,21 +109,14 @@ def unknown_devices(rows: list[dict]) -> list[tuple[str, str]]:
 
 
 def import_table(folder: Path | str) -> pa.Table:
-    from kgpubench.schema import get_table
+    """:func:`import_rows` as an arrow table of the `tunings` schema (``row_id`` computed)."""
+    from kgpubench.importers.api import table_of_rows
 
-    try:
-        return get_table(CONFIG).from_rows(import_rows(folder))
-    except ValueError as exc:
-        if isinstance(exc, ImportFormatError):
-            raise
-        raise ImportFormatError(f"{folder}: {exc}; fix the value in the input file.") from None
+    return table_of_rows(CONFIG, import_rows(folder), folder)
 
 
 def import_to_shard(folder: Path | str, out: Path | str, *, force: bool = False) -> tuple[Path, pa.Table]:
     """Import the staged CLBlast table and write one validated `tunings` shard at ``out``."""
-    from kgpubench.importers.api import write_import_shard
-    from kgpubench.shards import check_output
+    from kgpubench.importers.api import folder_to_shard
 
-    check_output(Path(out), force=force)
-    table = import_table(folder)
-    return write_import_shard(table, CONFIG, out, where=str(folder), force=force), table
+    return folder_to_shard(import_table, CONFIG, folder, out, force=force)
