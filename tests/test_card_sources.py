@@ -82,3 +82,23 @@ def test_a_task_naming_an_unknown_source_is_refused():
 
     with pytest.raises(ValueError, match="not in kgpubench.sources.KNOWN_SOURCES"):
         dataclasses.replace(get_task("autotune-config"), sources=("nowhere",))
+
+
+def test_one_gpu_has_one_name_across_every_shipped_config():
+    """Rows of the same GPU (the same catalogue entry) carry the same gpu_name whatever their source, so that
+    cross-GPU work can join the configs on it (CLBlast's Kepler/Maxwell cards were once 'NVIDIA GeForce ...'
+    while gpuperfpredict's were 'GeForce ...')."""
+    import pyarrow.compute as pc
+
+    import kgpubench
+
+    names: dict[str, set[str]] = {}
+    for config in TABLES:
+        table = kgpubench.load_dataset(config, format="arrow").select(["gpu_name", "gpu_catalogue_name"])
+        pairs = table.group_by(["gpu_catalogue_name", "gpu_name"]).aggregate([]).to_pylist()
+        for p in pairs:
+            if p["gpu_catalogue_name"] is not None:
+                names.setdefault(p["gpu_catalogue_name"], set()).add(p["gpu_name"])
+    assert {k: v for k, v in names.items() if len(v) > 1} == {}
+    assert names["GeForce GTX 970"] == {"GeForce GTX 970"} and len(names) >= 30
+    assert pc.count_distinct(kgpubench.load_dataset("profiles", format="arrow")["gpu_name"]).as_py() == 8
