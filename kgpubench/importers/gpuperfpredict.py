@@ -285,39 +285,11 @@ def _smem_bytes(f: UpstreamFile, smem: np.ndarray, unit: str) -> np.ndarray:
     return smem.astype(np.int64)
 
 
-def _row_ids(keys: list[str], columns: dict[str, list]) -> list[str]:
-    """:func:`kgpubench.schema.row_id_of` of every row, from key columns of strings and Python ints.
-
-    row_id_of hashes the JSON text ``[table, [[key, value], ...]]`` (keys sorted, compact separators). Here that
-    text is one template per call, with the columns whose value is the same on every row written in once
-    (through json.dumps, as row_id_of does) and ``%d`` for the others (ints: canonical_value keeps them, and
-    JSON writes them in decimal): the same bytes without a dict, canonical_value and json.dumps per row.
-    tests/importers/test_gpuperfpredict.py checks the result against row_ids on real rows.
-    """
-    import json
-
-    parts, varying = [], []
-    for k in sorted(keys):
-        vals = columns[k]
-        first = vals[0] if vals else None
-        if all(v == first for v in vals) and isinstance(first, (str, int)) and not isinstance(first, bool):
-            parts.append(f"[{json.dumps(k)},{json.dumps(first)}]".replace("%", "%%"))
-        elif all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
-            parts.append("[" + json.dumps(k).replace("%", "%%") + ",%d]")
-            varying.append(vals)
-        else:
-            raise TypeError(f"key column {k!r}: _row_ids handles ints and constant strings only")
-    template = f"[{json.dumps(CONFIG)},[" + ",".join(parts) + "]]"
-    sha = hashlib.sha256
-    return [sha((template % vals).encode()).hexdigest()[:16] for vals in zip(*varying)] if varying else \
-        [sha(template.encode()).hexdigest()[:16]] * len(next(iter(columns.values()), []))
-
-
 def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.Table:
     """The `profiles` rows of one file as an arrow table, column by column (GPU and provenance repeated)."""
     from kgpubench import __version__
     from kgpubench.hardware import gpu_columns
-    from kgpubench.schema import get_table
+    from kgpubench.schema import arrow_row_ids, get_table
 
     decl = get_table(CONFIG)
     n = len(values)
@@ -326,16 +298,16 @@ def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.T
                  "status": "ok", "timed_unit": "kernel-launch", "repeats": 1, "source": prov.source,
                  "collected_at": prov.undated, "kgpubench_version": __version__, "source_file": f.source_file,
                  "source_commit": prov.commit, "source_doi": prov.doi, "source_license": prov.license}
-    ids = _row_ids(decl.key_columns, {k: ([device] * n if k == "gpu_name" else values[k].tolist())
-                                      for k in decl.key_columns})
     arrays = []
     for col in decl.columns:
         if col.name == "row_id":
-            arrays.append(pa.array(ids, pa.string()))
+            arrays.append(pa.nulls(n, pa.string()))  # filled below, from the typed key columns
         elif col.name in values.columns:
             arrays.append(pa.array(values[col.name].to_numpy(), type=col.arrow_type))
         else:
             arrays.append(pa.repeat(pa.scalar(constants.get(col.name), type=col.arrow_type), n))
+    keys = pa.table({c.name: a for c, a in zip(decl.columns, arrays) if c.key})
+    arrays[decl.column_names.index("row_id")] = pa.array(arrow_row_ids(decl, keys), pa.string())
     return pa.Table.from_arrays(arrays, schema=decl.arrow_schema())
 
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -317,27 +316,6 @@ def nominal_work(operator: np.ndarray, d) -> tuple[np.ndarray, np.ndarray]:
     return flops, nbytes
 
 
-def _json_texts(values: np.ndarray, *, integer: bool) -> list[str]:
-    """Each value as the JSON text :func:`kgpubench.schema.row_id_of` hashes (ints; strings; null), formatted once
-    per distinct value."""
-    codes, uniq = pd.factorize(values, use_na_sentinel=False)
-    if integer:
-        text = [json.dumps(int(u)) if u == u and u is not None else "null" for u in uniq]
-    else:
-        text = [json.dumps(u) for u in uniq]
-    return np.asarray(text, dtype=object)[codes].tolist()
-
-
-def fast_row_ids(table_name: str, keys: dict[str, np.ndarray], integer_columns: set[str]) -> list[str]:
-    """Row ids equal to :func:`kgpubench.schema.row_ids` for key columns holding ints (NaN = null), strings and
-    nulls, with the hashed payload built column by column (a test checks the two agree)."""
-    names = sorted(keys)
-    template = "[" + json.dumps(table_name) + ",[" + ",".join(f'["{name}",%s]' for name in names) + "]]"
-    columns = [_json_texts(keys[name], integer=name in integer_columns) for name in names]
-    sha = hashlib.sha256
-    return [sha((template % row).encode()).hexdigest()[:16] for row in zip(*columns)]
-
-
 def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
     """Every primary operator row under ``root`` as an `operators` arrow table (``row_id`` computed).
 
@@ -348,7 +326,7 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
     """
     from kgpubench import __version__
     from kgpubench.hardware import gpu_columns
-    from kgpubench.schema import get_table
+    from kgpubench.schema import arrow_row_ids, get_table
 
     decl = get_table(CONFIG)
     files = primary_files(root)
@@ -368,7 +346,6 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
     keyframe = pd.DataFrame({c: cols[c] for c in group})
     cols["occurrence"] = keyframe.groupby(group, dropna=False, sort=False).cumcount().to_numpy(dtype=np.int64)
     cols["flops"], cols["bytes_min"] = nominal_work(operator, cols)
-    ids = fast_row_ids(CONFIG, {c: cols[c] for c in decl.key_columns}, {*KEY_DIMS, "occurrence"})
     # GPU columns: one small table per distinct GPU, repeated by code.
     codes, uniq = pd.factorize(cols["gpu_name"])
     gpu_table = decl.from_rows([{**gpu_columns(g)} for g in uniq], fill_row_id=False).select(
@@ -378,7 +355,7 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
     kernels = pc.list_slice(pc.split_pattern(kernels, ";"), 1)
     kernels = pc.if_else(pc.equal(pc.list_value_length(kernels), 0), pa.scalar(None, kernels.type), kernels)
     const = {
-        "row_id": pa.array(ids, pa.string()), "status": "ok", "dtype": "float32", "framework": "pytorch",
+        "status": "ok", "dtype": "float32", "framework": "pytorch",
         "calls_timed": CALLS_TIMED, "calls_kept": CALLS_KEPT, "time_statistic": TIME_STATISTIC,
         "timed_unit": "operator-call", "source_format": "neusight-csv", "source": prov.source,
         "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
@@ -401,6 +378,9 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
                 arrays.append(pa.array(values, type=col.arrow_type, from_pandas=True))
         else:
             arrays.append(pa.nulls(n, col.arrow_type))
+    # row ids by the schema's rule, from the typed key columns (kgpubench.schema.arrow_row_ids)
+    keys = pa.table({c.name: a for c, a in zip(decl.columns, arrays) if c.key})
+    arrays[decl.column_names.index("row_id")] = pa.array(arrow_row_ids(decl, keys), pa.string())
     return pa.Table.from_arrays(arrays, schema=decl.arrow_schema())
 
 

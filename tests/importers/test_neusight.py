@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from kgpubench.cli import app
 from kgpubench.errors import ImportFormatError
-from kgpubench.importers.neusight import fast_row_ids, import_neusight, import_to_shard, primary_files
+from kgpubench.importers.neusight import import_neusight, import_to_shard, primary_files
 from kgpubench.schema import get_table, row_ids
 from kgpubench.shards import read_shard
 
@@ -129,8 +129,13 @@ def test_staged_subset_counts_and_hand_checked_rows(tmp_path):
     assert row_ids(get_table("operators"), some) == [x["row_id"] for x in some]
 
 
-def test_fast_row_ids_equal_the_schema_rule():
+def test_the_shared_row_ids_of_typed_operator_keys_equal_the_schema_rule():
+    """The importer computes row ids with kgpubench.schema.arrow_row_ids on its typed key columns (ints with
+    nulls for absent dimensions, strings): they equal row_ids of the same rows."""
     import numpy as np
+    import pyarrow as pa
+
+    from kgpubench.schema import arrow_row_ids
 
     decl = get_table("operators")
     rows = [{"gpu_name": "Tesla T4", "operator": "bmm", "shape_set": "train", "occurrence": 0, "dim_b": 13,
@@ -143,7 +148,9 @@ def test_fast_row_ids_equal_the_schema_rule():
         keys[k] = (np.asarray([np.nan if v is None else v for v in vals], dtype=np.float64)
                    if k not in ("gpu_name", "operator", "shape_set") else np.asarray(vals, dtype=object))
     ints = {k for k in decl.key_columns if k not in ("gpu_name", "operator", "shape_set")}
-    assert fast_row_ids("operators", keys, ints) == row_ids(decl, rows)
+    typed = pa.table({k: pa.array(np.nan_to_num(v).astype(np.int64), pa.int64(), mask=np.isnan(v)) if k in ints
+                      else pa.array(v.tolist(), pa.string()) for k, v in keys.items()})
+    assert arrow_row_ids(decl, typed) == row_ids(decl, rows)
 
 
 def test_synthetic_folder_writes_a_valid_shard_via_the_cli(tmp_path):
