@@ -224,11 +224,12 @@ def table_of_rows(config: str, rows: list[dict], where: Path | str) -> pa.Table:
 
 
 def folder_to_shard(build: Callable[[Path | str], pa.Table], config: str, folder: Path | str, out: Path | str, *,
-                    force: bool = False) -> tuple[Path, pa.Table]:
+                    force: bool = False, where: str | None = None) -> tuple[Path, pa.Table]:
     """The importers of a staged folder: refuse an existing ``out`` first (unless ``force``), build the table
-    with ``build(folder)``, then validate and write it (:func:`write_import_shard`)."""
+    with ``build(folder)``, then validate and write it (:func:`write_import_shard`; ``where``, default the
+    folder, names the input in violation messages)."""
     from kgpubench.shards import check_output
 
     check_output(Path(out), force=force)
     table = build(folder)
-    return write_import_shard(table, config, out, where=str(folder), force=force), table
+    return write_import_shard(table, config, out, where=where or str(folder), force=force), table

@@ -332,13 +332,10 @@ def import_to_shard(folder: Path | str, out: Path | str, *, force: bool = False)
     Nothing is written when a file breaks a check or a row breaks the schema; an existing ``out`` is refused
     unless ``force``.
     """
-    from kgpubench.importers.api import write_import_shard
-    from kgpubench.shards import check_output
+    from kgpubench.importers.api import folder_to_shard
 
-    check_output(Path(out), force=force)
-    table = import_table(folder)
-    return write_import_shard(table, CONFIG, out, where=f"{folder} (gpuperfpredict tables, rows in file-name order)",
-                              force=force), table
+    return folder_to_shard(import_table, CONFIG, folder, out, force=force,
+                           where=f"{folder} (gpuperfpredict tables, rows in file-name order)")
 
 
 # ----- deviceInfo.csv against the catalogue ---------------------------------------------------------------------

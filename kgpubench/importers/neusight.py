@@ -389,9 +389,6 @@ def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False) -
 
     Nothing is written on bad input or a schema violation; an existing ``out`` is refused unless ``force``.
     """
-    from kgpubench.importers.api import write_import_shard
-    from kgpubench.shards import check_output
+    from kgpubench.importers.api import folder_to_shard
 
-    check_output(Path(out), force=force)
-    table = import_neusight(root)
-    return write_import_shard(table, CONFIG, out, where=f"{root} (rows in file order)", force=force), table
+    return folder_to_shard(import_neusight, CONFIG, root, out, force=force, where=f"{root} (rows in file order)")
