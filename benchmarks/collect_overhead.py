@@ -257,13 +257,13 @@ def main() -> int:
     parser.add_argument("--per-problem", type=int, default=6, help="configurations per sampled problem (default 6)")
     parser.add_argument("--no-large", action="store_true", help="accepted for older callers; no effect")
     args = parser.parse_args()
-    from kgpubench.measure.cupy_backend import cupy_available
+    from kgpubench.measure.backends.cupy_backend import cupy_available
 
     ok, why = cupy_available()
     if not ok:
         print(f"collect_overhead: no GPU here, nothing measured ({why})")
         return 2
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
     from kgpubench.measure.compile_cache import default_jobs
     from kgpubench.measure.suites import load_suite
 

@@ -32,8 +32,8 @@ def main(argv: list[str]) -> int:
     import pandas as pd
 
     from kgpubench.importers.gpuperfpredict import find_files, import_table
-    from kgpubench.shards import write_shard
-    from kgpubench.validation import validate_table
+    from kgpubench.store.shards import write_shard
+    from kgpubench.store.validation import validate_table
 
     snapshot = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "shared" / "external" / "gpuperfpredict"
     files = find_files(snapshot)

@@ -70,12 +70,12 @@ def rows_hash_before(task, rows):
 
 
 def data_path_ratios() -> list[tuple[str, float, float]]:
-    from kgpubench.evaluation import rows_sha256
+    from kgpubench.board.evaluation import rows_sha256
     from kgpubench.resources import default_data_dir
-    from kgpubench.splits import assign_folds
-    from kgpubench.store import Store
+    from kgpubench.store.store import Store
     from kgpubench.tasks import get_task, problem_keys, task_rows
     from kgpubench.tasks._core import _expand_params
+    from kgpubench.tasks.splits import assign_folds
 
     task = get_task("autotune-config")
     rows = task_rows(task, Store(default_data_dir()).read("autotune"))
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:32s} {before:9.3f} {after:9.3f} {before / after:8.1f}x")
     if args.skip_board:
         return 0
-    from kgpubench import leaderboard
+    from kgpubench.board import leaderboard
 
     out = args.out or Path(tempfile.mkdtemp(prefix="kgpb-board-")) / "results"
     start = time.perf_counter()

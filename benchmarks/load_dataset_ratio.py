@@ -41,11 +41,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kgpubench.loading import load_dataset
 from kgpubench.resources import default_data_dir
 from kgpubench.schema import get_table
-from kgpubench.shards import write_shard
-from kgpubench.store import Store
+from kgpubench.store.loading import load_dataset
+from kgpubench.store.shards import write_shard
+from kgpubench.store.store import Store
 from kgpubench.testing import valid_row
 
 

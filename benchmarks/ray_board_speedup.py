@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 1, help="CPUs of the local Ray.")
     args = parser.parse_args(argv)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    from kgpubench import leaderboard as lb
-    from kgpubench.sandbox import TRUST_ENV, isolation_support
+    from kgpubench.board import leaderboard as lb
+    from kgpubench.sandbox.session import TRUST_ENV, isolation_support
 
     if not isolation_support()[0]:
         os.environ[TRUST_ENV] = "1"  # the project's own baselines, where this kernel cannot isolate them
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import ray
 
-    from kgpubench.scale.board import RayExecutor, fold_plan
+    from kgpubench.ray.board import RayExecutor, fold_plan
 
     _, start_s = _timed(lambda: ray.init(num_cpus=args.cpus, include_dashboard=False, logging_level="ERROR"))
     runs = {}

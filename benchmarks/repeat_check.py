@@ -28,7 +28,7 @@ TARGET = 0.01
 
 def ok_rows(folder: Path) -> list[dict[str, Any]]:
     """The ``ok`` protocol-2 rows with a median time of one shard folder."""
-    from kgpubench.shards import read_shard
+    from kgpubench.store.shards import read_shard
 
     _config, table = read_shard(folder)
     return [r for r in table.to_pylist() if r.get("status") == "ok" and r.get("time_ms_median")
@@ -70,7 +70,7 @@ def run_repeat(backend: Any, shards: Path, out: Path, *, count: int = 50, seed: 
     from kgpubench.measure.output import ShardWriter
     from kgpubench.measure.runner import CollectOptions, collect_suite
     from kgpubench.measure.suites import load_suite
-    from kgpubench.shards import is_shard_folder
+    from kgpubench.store.shards import is_shard_folder
 
     folders = {p.name: p for p in sorted(Path(shards).iterdir()) if is_shard_folder(p)}
     if suites is None:
@@ -104,13 +104,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    from kgpubench.measure.cupy_backend import cupy_available
+    from kgpubench.measure.backends.cupy_backend import cupy_available
 
     ok, why = cupy_available()
     if not ok:
         print(f"repeat_check: no GPU here, nothing measured ({why})")
         return 2
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     report = run_repeat(get_backend("cupy"), args.shards, args.out, count=args.count, seed=args.seed)
     for name, r in [*report["suites"].items(), ("all", report["all"])]:

@@ -2,7 +2,7 @@
 
 For each model, runs every fold of one task and scheme on the packaged data three times: with the model
 imported into this process (``run_folds`` with ``model_factory``, the pre-sandbox way; trusted code only), and
-through a :class:`kgpubench.sandbox.ModelSession` with a fresh sandboxed child per fold (the default) and with
+through a :class:`kgpubench.sandbox.session.ModelSession` with a fresh sandboxed child per fold (the default) and with
 one child for all folds (``fresh_folds=False``). Prints seconds and ratios to the in-process run (the first
 sandboxed run also starts the fork server); the scores must be identical.
 
@@ -17,9 +17,9 @@ import time
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kgpubench import leaderboard
-    from kgpubench.evaluation import load_model_module, model_factory, run_folds, task_data
-    from kgpubench.sandbox import ModelSession, isolation_support
+    from kgpubench.board import leaderboard
+    from kgpubench.board.evaluation import load_model_module, model_factory, run_folds, task_data
+    from kgpubench.sandbox.session import ModelSession, isolation_support
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--task", default="autotune-config")

@@ -126,7 +126,7 @@ def _prepared(pick: Pick, backend):
 
 def child(name: str) -> int:
     """Under ncu: launch the pick's unit NCU_SKIP + NCU_LAUNCHES times, synchronising after each."""
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     pick = next(p for p in PICKS if p.name == name)
     backend = get_backend("cupy")
@@ -176,13 +176,13 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:
         return child(args.child)
-    from kgpubench.measure.cupy_backend import cupy_available
+    from kgpubench.measure.backends.cupy_backend import cupy_available
 
     ok, why = cupy_available()
     if not ok or shutil.which("ncu") is None:
         print(f"timing_agreement: nothing measured ({why or 'ncu (Nsight Compute) is not on PATH'})")
         return 2
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     backend = get_backend("cupy")
     rows = []

@@ -9,8 +9,8 @@ __version__ = package_version()
 
 
 def load_dataset(*args, **kwargs):
-    """Load a packaged config; see :func:`kgpubench.loading.load_dataset`."""
-    from kgpubench.loading import load_dataset as _load
+    """Load a packaged config; see :func:`kgpubench.store.loading.load_dataset`."""
+    from kgpubench.store.loading import load_dataset as _load
 
     return _load(*args, **kwargs)
 

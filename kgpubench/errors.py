@@ -6,9 +6,9 @@ into one red line and exits with the class's :attr:`KgpubenchError.exit_code` (1
 
 This module imports nothing from kgpubench, so every other module can import it. ``tests/test_errors.py`` checks
 that no other module of the package defines a ``KgpubenchError``. Three exceptions of the package are not
-errors of this hierarchy, on purpose: ``kgpubench.sandbox_process.Stop`` (control flow inside the sandbox's
-parent), ``kgpubench.sandbox_linux.IsolationError`` (raised in the sandbox's launcher, which imports only the
-standard library, before isolation) and ``kgpubench.measure.fake.FakeCudaError`` (the fake backend's stand-in
+errors of this hierarchy, on purpose: ``kgpubench.sandbox.process.Stop`` (control flow inside the sandbox's
+parent), ``kgpubench.sandbox.linux.IsolationError`` (raised in the sandbox's launcher, which imports only the
+standard library, before isolation) and ``kgpubench.measure.backends.fake.FakeCudaError`` (the fake backend's stand-in
 for CuPy's CUDA error, which is foreign by definition).
 
 Suites (``collectors/``) raise :class:`SuiteError` subclasses of their own.
@@ -215,7 +215,7 @@ class ContractError(KgpubenchError, AssertionError):
 
 
 class BackendError(KgpubenchError, TypeError):
-    """A backend that does not follow the backend contract (:class:`kgpubench.measure.backend.Backend`)."""
+    """A backend that does not follow the backend contract (:class:`kgpubench.measure.backends.base.Backend`)."""
 
 
 class ClockLockError(KgpubenchError, ValueError):

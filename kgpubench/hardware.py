@@ -3,7 +3,7 @@
 Where the figures come from, in order of precedence:
 
 1. ``device``: what the GPU reports while it is measured (CUDA device attributes and NVML through
-   :class:`kgpubench.measure.backend.DeviceInfo`): name, compute capability, SMs, memory, L2, shared memory per
+   :class:`kgpubench.hardware.DeviceInfo`): name, compute capability, SMs, memory, L2, shared memory per
    SM, maximum SM and memory clocks. Only measured rows have these.
 2. ``derived``: computed from other figures of the row by a documented rule: the architecture and the cores
    per SM from the compute capability (CUDA C++ Programming Guide tables), shared memory per SM from the
@@ -30,12 +30,41 @@ import functools
 import re
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kgpubench.errors import unknown_name
 
-if TYPE_CHECKING:  # the harness type, imported only for hints (this module stays importable anywhere)
-    from kgpubench.measure.backend import DeviceInfo
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """Identity, limits and software versions of the device a backend runs on."""
+
+    name: str
+    compute_capability: str
+    sm_count: int
+    memory_bytes: int
+    l2_bytes: int | None
+    smem_per_sm_bytes: int | None
+    smem_per_block_bytes: int
+    smem_per_block_optin_bytes: int
+    max_threads_per_block: int
+    max_block_dim: tuple[int, int, int]
+    max_grid_dim: tuple[int, int, int]
+    warp_size: int
+    clock_sm_mhz: float | None
+    clock_mem_mhz: float | None
+    memory_bus_width_bits: int | None
+    uuid_hash: str | None
+    driver_version: str | None
+    cuda_version: str | None
+    toolchain_version: str | None
+    cupy_version: str | None
+
+    @property
+    def arch(self) -> str:
+        """``sm_XY`` for the compute capability."""
+        return "sm_" + self.compute_capability.replace(".", "")
+
 
 GiB = 2**30
 MiB = 2**20

@@ -139,11 +139,11 @@ def check_suite(suite: Any, *, quick_only: bool = False) -> dict[str, int]:
 
 
 def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
-    """Check that ``backend`` follows the backend contract (:class:`kgpubench.measure.backend.Backend`); raise
+    """Check that ``backend`` follows the backend contract (:class:`kgpubench.measure.backends.base.Backend`); raise
     :class:`~kgpubench.errors.ContractError` naming the first breach.
 
     Compiles and times a one-line kernel (written to ``workdir``, default a temporary folder): ``device()``
-    gives a :class:`~kgpubench.measure.backend.DeviceInfo` with positive limits; ``free_memory_bytes()`` is
+    gives a :class:`~kgpubench.hardware.DeviceInfo` with positive limits; ``free_memory_bytes()`` is
     within the device memory; ``compile`` gives a callable kernel with a thread limit; ``time_launches`` and a
     ``batch`` sampler give one finite, non-negative time per call or sample; ``classify`` maps an unrelated
     exception to None; ``nvml()`` is None or reads a power.
@@ -153,7 +153,7 @@ def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
 
     import numpy as np
 
-    from kgpubench.measure.backend import DeviceInfo
+    from kgpubench.hardware import DeviceInfo
     from kgpubench.measure.suite import KernelSource
 
     what = f"backend {getattr(backend, 'name', type(backend).__name__)!r}"

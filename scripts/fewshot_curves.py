@@ -2,10 +2,10 @@
 
 For k = 0, 5, 20, 100 (``--ks``) every held-out GPU reveals k of its rows (a fixed hashed order, the same for
 every model) and each baseline is trained on the other GPUs' rows plus those k, then scored on the GPU's remaining
-rows (:mod:`kgpubench.fewshot`). Baselines are our own files, run in this process (trusted code, no sandbox), with
-one thread. ``--goals-out`` also writes the task's goals (:data:`kgpubench.fewshot.GOALS`): read from the committed
-board results (``--results``), or, for a goal computed from predictions, by training each model on the goal's
-scheme (the task's training subsample rule) and predicting its test fold.
+rows (:mod:`kgpubench.board.fewshot`). Baselines are our own files, run in this process (trusted code, no sandbox),
+with one thread. ``--goals-out`` also writes the task's goals (:data:`kgpubench.board.fewshot.GOALS`): read from the
+committed board results (``--results``), or, for a goal computed from predictions, by training each model on the
+goal's scheme (the task's training subsample rule) and predicting its test fold.
 
     PYTHONPATH=. python scripts/fewshot_curves.py --data STORE --task T [--models median,lgbm,...] \
         --out leaderboard/results/T/fewshot.json --goals-out leaderboard/results/T/goals.json
@@ -25,8 +25,15 @@ DEFAULT_MODELS = "median,lgbm"
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kgpubench.evaluation import RunLimits, fit_predict, hashed_order, load_model_module, model_factory, task_data
-    from kgpubench.fewshot import (
+    from kgpubench.board.evaluation import (
+        RunLimits,
+        fit_predict,
+        hashed_order,
+        load_model_module,
+        model_factory,
+        task_data,
+    )
+    from kgpubench.board.fewshot import (
         KS,
         board_fold_mdape,
         fewshot_curve,
@@ -36,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         plan_folds,
         plan_record,
     )
-    from kgpubench.leaderboard import baseline_files
-    from kgpubench.splits import EXCLUDED
+    from kgpubench.board.leaderboard import baseline_files
     from kgpubench.tasks import get_task
+    from kgpubench.tasks.splits import EXCLUDED
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="store holding the task's config")

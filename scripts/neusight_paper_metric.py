@@ -23,8 +23,8 @@ BASELINES = ("median", "operator_roofline", "lgbm", "operator_transfer", "neusig
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kgpubench.evaluation import hashed_order, load_model_module, model_factory, task_data
-    from kgpubench.leaderboard import baseline_files
+    from kgpubench.board.evaluation import hashed_order, load_model_module, model_factory, task_data
+    from kgpubench.board.leaderboard import baseline_files
     from kgpubench.tasks import feature_frame, get_task
     from kgpubench.tasks.paper_metric import (
         CLASS_LABELS,

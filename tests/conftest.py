@@ -12,7 +12,7 @@ import pytest
 @functools.cache
 def gpu_available() -> tuple[bool, str]:
     """Whether CuPy and an NVIDIA GPU are usable here (and why not)."""
-    from kgpubench.measure.cupy_backend import cupy_available
+    from kgpubench.measure.backends.cupy_backend import cupy_available
 
     return cupy_available()
 
@@ -30,14 +30,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from kgpubench.sandbox import TRUST_ENV, isolation_support
+    from kgpubench.sandbox.session import TRUST_ENV, isolation_support
 
     if not isolation_support()[0]:  # the suite's models are the project's own and its fixtures
         os.environ[TRUST_ENV] = "1"
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    from kgpubench.sandbox import isolation_support
+    from kgpubench.sandbox.session import isolation_support
 
     ok, why = isolation_support()
     return "model sandbox: " + ("kernel isolation" if ok else f"none here, models run unisolated ({why})")

@@ -21,8 +21,8 @@ import pytest
 from kgpubench.cli import main
 from kgpubench.errors import ImportFormatError
 from kgpubench.schema import get_table
-from kgpubench.shards import write_shard
-from kgpubench.store import Store
+from kgpubench.store.shards import write_shard
+from kgpubench.store.store import Store
 from kgpubench.testing import valid_row
 
 
@@ -249,12 +249,12 @@ def test_debug_on_raises_for_the_traceback(tmp_path, monkeypatch):
 
 
 def test_an_unexpected_exception_is_one_line_asking_for_a_report(tmp_path, monkeypatch, capsys):
-    import kgpubench.checks
+    import kgpubench.store.checks
 
     def broken(*_a, **_k):
         raise RuntimeError("bug\nwith two lines")
 
-    monkeypatch.setattr(kgpubench.checks, "validate_paths", broken)
+    monkeypatch.setattr(kgpubench.store.checks, "validate_paths", broken)
     code, _out, err = cli(monkeypatch, capsys, "validate", tmp_path)
     assert code == 2
     assert err == ("error: internal error (RuntimeError: bug with two lines); this is a kgpubench bug: please "
@@ -262,12 +262,12 @@ def test_an_unexpected_exception_is_one_line_asking_for_a_report(tmp_path, monke
 
 
 def test_an_os_error_outside_kgpubench_is_one_line(tmp_path, monkeypatch, capsys):
-    import kgpubench.checks
+    import kgpubench.store.checks
 
     def denied(*_a, **_k):
         raise PermissionError(13, "Permission denied", str(tmp_path / "secret"))
 
-    monkeypatch.setattr(kgpubench.checks, "validate_paths", denied)
+    monkeypatch.setattr(kgpubench.store.checks, "validate_paths", denied)
     code, _out, err = cli(monkeypatch, capsys, "validate", tmp_path)
     assert (code, err) == (1, f"error: {tmp_path / 'secret'}: Permission denied; check the path and its "
                               "permissions.\n")

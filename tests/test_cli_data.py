@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from kgpubench.cli import app
 from kgpubench.schema import get_table
-from kgpubench.shards import write_shard
+from kgpubench.store.shards import write_shard
 from kgpubench.testing import valid_row
 
 runner = CliRunner()

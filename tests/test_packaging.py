@@ -78,7 +78,7 @@ def test_the_unpacked_wheel_finds_its_own_folders_next_to_a_foreign_baselines(wh
     wheel.extractall(site)  # a pure-Python wheel unpacked is an install
     (site / "baselines").mkdir()
     (site / "baselines" / "__init__.py").write_text("")
-    code = ("import kgpubench.resources as r, kgpubench.leaderboard as lb; print(r.__file__); "
+    code = ("import kgpubench.resources as r, kgpubench.board.leaderboard as lb; print(r.__file__); "
             "print(r.bundled_path('baselines')); print(r.default_data_dir()); print(lb.baseline_files()[0].name)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}, check=True).stdout.split()
@@ -101,7 +101,7 @@ def test_the_installed_wheel_alone_runs_info_loads_every_config_and_evaluates(wh
 
     from kgpubench.resources import default_data_dir
     from kgpubench.schema import TABLES
-    from kgpubench.store import Store
+    from kgpubench.store.store import Store
 
     site = tmp_path / "site"
     wheel.extractall(site)

@@ -6,7 +6,7 @@ import pytest
 
 from kgpubench.errors import UnknownNameError
 from kgpubench.schema import TABLES, Column, Table, get_table, row_id_of
-from kgpubench.shards import read_shard, write_shard
+from kgpubench.store.shards import read_shard, write_shard
 from kgpubench.testing import valid_row, valid_table
 
 
@@ -105,7 +105,7 @@ def test_extracted_features_fill_and_validate_kernels_and_stencil_rows():
 
     from kgpubench.errors import ToolchainError
     from kgpubench.features import extract_features
-    from kgpubench.validation import validate_table
+    from kgpubench.store.validation import validate_table
 
     source = Path(__file__).parent / "features" / "data" / "kernels.cu"
     try:

@@ -11,8 +11,9 @@ sys.path.insert(0, str(Path(__file__).parent / "tasks"))
 import task_fixtures as fx
 
 from kgpubench.errors import UnknownNameError
-from kgpubench.loading import load_dataset
-from kgpubench.splits import (
+from kgpubench.store.loading import load_dataset
+from kgpubench.tasks import get_task, problem_keys
+from kgpubench.tasks.splits import (
     FoldSplitter,
     SplitError,
     assign_folds,
@@ -21,7 +22,6 @@ from kgpubench.splits import (
     render_split_file,
     write_split_files,
 )
-from kgpubench.tasks import get_task, problem_keys
 
 
 def test_hash_bucket_is_the_documented_rule():
@@ -103,9 +103,9 @@ def test_load_dataset_applies_the_split(tmp_path):
 def test_committed_split_files_match_the_rule():
     """Every committed file equals what the rule gives on the packaged data."""
     from kgpubench.resources import default_data_dir
-    from kgpubench.splits import split_path, splits_root
-    from kgpubench.store import Store
+    from kgpubench.store.store import Store
     from kgpubench.tasks import list_tasks
+    from kgpubench.tasks.splits import split_path, splits_root
 
     store = Store(default_data_dir())
     checked = 0
@@ -141,8 +141,8 @@ def test_a_split_holds_only_the_tasks_rows_so_failed_rows_never_reach_a_target(t
 
 
 def test_split_digest_is_the_committed_file_for_the_same_rows(tmp_path):
-    from kgpubench.splits import split_digest, split_sha256, split_sha256_of
     from kgpubench.tasks import task_rows
+    from kgpubench.tasks.splits import split_digest, split_sha256, split_sha256_of
 
     table = fx.autotune_table()
     task = get_task("autotune-config")
@@ -167,7 +167,7 @@ def test_the_neusight_scheme_maps_gpus_to_train_and_test_and_uses_no_other_gpu()
     import numpy as np
 
     from kgpubench.schema import get_table
-    from kgpubench.splits import EXCLUDED, FoldSplitter, evaluated_folds, get_scheme
+    from kgpubench.tasks.splits import EXCLUDED, FoldSplitter, evaluated_folds, get_scheme
     from kgpubench.testing import valid_row
 
     task = get_task("operator-latency")

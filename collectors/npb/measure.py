@@ -88,7 +88,7 @@ def measure_row(item: PlanItem, backend: Any, how: Any, state: AppRuns, rule: Sw
 def _runs(item: PlanItem, app: NpbApp, backend: Any, rule: SweepRule, state: AppRuns
           ) -> tuple[RunMeasurement, bool]:
     """The runs of the item's assignment (measured now when ``True``), and for a run row at least ``rule``'s."""
-    from kgpubench.measure.backend import LaunchFailed
+    from kgpubench.measure.backends.base import LaunchFailed
 
     key = tuple(sorted(item.assignment.items()))
     wanted = rule if item.key["row_kind"] == "run" else KERNEL_RUNS

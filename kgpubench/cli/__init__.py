@@ -52,7 +52,7 @@ def main() -> None:
     on stdout. An operating-system error (a path that cannot be read or written) is one line too. Anything
     else is a kgpubench bug: one line asking for a report, exit 2.
     """
-    from kgpubench.scale.cli import optional_values
+    from kgpubench.ray.cli import optional_values
 
     sys.argv[1:] = optional_values(sys.argv[1:])  # `--ray` with no address
     try:

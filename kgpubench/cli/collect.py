@@ -49,7 +49,7 @@ def collect(
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
     from kgpubench.measure.suites import available_suites, load_suite
-    from kgpubench.shards import refuse_stdout
+    from kgpubench.store.shards import refuse_stdout
 
     refuse_stdout(out, "a folder of shards and a bundle")
     names = list(suite) if suite else available_suites()  # every registered suite, built-in or plugged in
@@ -76,7 +76,7 @@ def collect(
         _print_plan(suites, selected, quick, out, as_json)
         return
     if ray is not None:  # the only place Ray is reached from this command
-        from kgpubench.scale import cli as ray_cli
+        from kgpubench.ray import cli as ray_cli
 
         # no usable GPU in the cluster: NoGpuError, one line and exit NO_GPU_EXIT
         summaries = ray_cli.collect(ray, suites, selected, quick=quick, out=out, max_minutes=max_minutes,
@@ -84,7 +84,7 @@ def collect(
         if as_json:
             typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
         return
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     backend = get_backend("cupy", device=device)  # no GPU: NoGpuError, one line and exit NO_GPU_EXIT
     from kgpubench.measure.conditions import ClockLock
@@ -95,7 +95,7 @@ def collect(
         Console(stderr=True).print(lock.note)
         summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes,
                                       clocks_locked=lock.locked, l2=l2) for s in suites}
-    from kgpubench.bundle import finish_collect  # one file to send: validated shards, machine report, summary
+    from kgpubench.store.bundle import finish_collect  # one file to send: validated shards, machine report, summary
 
     finish_collect(out, [out / s.name for s in suites], backend.device(), summaries)
     if as_json:

@@ -14,7 +14,7 @@ LOCK_TIMEOUT_OPTION = typer.Option(600.0, "--lock-timeout", help="Seconds to wai
 
 def _store(data: Path | None):
     from kgpubench.resources import default_data_dir
-    from kgpubench.store import Store
+    from kgpubench.store.store import Store
 
     return Store(data or default_data_dir())
 
@@ -73,7 +73,7 @@ def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard fo
                                          "the store folders: orphaned parts, temp files, a stale README.md."),
              lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
     """Check shards and stores against the schema; every violation is listed (exit 1 if any)."""
-    from kgpubench.checks import validate_paths, warnings_for_paths
+    from kgpubench.store.checks import validate_paths, warnings_for_paths
 
     if repair:
         _repair(paths, lock_timeout)
@@ -99,7 +99,7 @@ def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders,
           note: str | None = typer.Option(None, "--note", help="Changelog note for the new version."),
           lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
     """Validate shards and bundles and merge their new rows into a store (all or nothing; bumps the minor version)."""
-    from kgpubench.bundle import merge_bundles
+    from kgpubench.store.bundle import merge_bundles
 
     report = merge_bundles(shards, into, note=note, lock_timeout=lock_timeout)
     for line in report.finished:
@@ -111,9 +111,9 @@ def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders,
 
 
 def _repair(paths: list[Path], lock_timeout: float) -> None:
-    from kgpubench.checks import is_store
     from kgpubench.errors import DataFileNotFoundError
-    from kgpubench.store import Store
+    from kgpubench.store.checks import is_store
+    from kgpubench.store.store import Store
 
     shards = [str(p) for p in paths if not is_store(p)]
     if shards:
@@ -130,8 +130,8 @@ def _repair(paths: list[Path], lock_timeout: float) -> None:
 def card(data: Path | None = DATA_OPTION,
          check: bool = typer.Option(False, "--check", help="Only report files that are out of date (exit 1).")) -> None:
     """Regenerate the generated blocks of DATASET_CARD.md and the store's README.md."""
-    from kgpubench.card import CARD_PATH, update
     from kgpubench.resources import default_data_dir
+    from kgpubench.store.card import CARD_PATH, update
 
     store = _store(data)
     packaged = store.path.resolve() == default_data_dir().resolve()
@@ -149,9 +149,9 @@ def card(data: Path | None = DATA_OPTION,
 def upgrade(data: Path | None = DATA_OPTION, lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
     """Rewrite parts written under an older schema so that each file carries every declared column (missing
     ones as nulls; no row changes; bumps the minor version)."""
-    from kgpubench.card import CARD_PATH
     from kgpubench.resources import default_data_dir
-    from kgpubench.store_upgrade import upgrade as run_upgrade
+    from kgpubench.store.card import CARD_PATH
+    from kgpubench.store.upgrade import upgrade as run_upgrade
 
     store = _store(data)
     packaged = store.path.resolve() == default_data_dir().resolve()

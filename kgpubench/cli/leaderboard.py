@@ -47,10 +47,10 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
              trust: bool = TRUST, force: bool = OUT_FORCE) -> None:
     """Train and score MODEL on every fold of TASK (its code in the sandbox), write the result JSON to a file and
     print a short summary. The output file is checked (exists, writable) before anything runs."""
-    from kgpubench.evaluation import RunLimits, result_json
-    from kgpubench.evaluation import evaluate as run_eval
-    from kgpubench.shards import check_writable, is_stdout
-    from kgpubench.summary import write_and_summarise
+    from kgpubench.board.evaluation import RunLimits, result_json
+    from kgpubench.board.evaluation import evaluate as run_eval
+    from kgpubench.board.summary import write_and_summarise
+    from kgpubench.store.shards import check_writable, is_stdout
     from kgpubench.tasks import get_task
 
     if out is None:
@@ -76,8 +76,8 @@ def submit(model: Path = typer.Argument(..., help="Model file defining make_mode
            trust: bool = TRUST, force: bool = OUT_FORCE) -> None:
     """Evaluate MODEL with its code in the sandbox (isolated, limited); write a result file ready for a pull
     request."""
-    from kgpubench.shards import is_stdout
-    from kgpubench.submission import submit as run_submit
+    from kgpubench.board.submission import submit as run_submit
+    from kgpubench.store.shards import is_stdout
 
     path = run_submit(model, task, scheme, out=out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb,
                       threads=threads, trust=trust, force=force)
@@ -91,9 +91,9 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
           out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default, or '-': print it)."),
           force: bool = OUT_FORCE) -> None:
     """Score predictions made elsewhere; they must cover exactly the test rows of every fold."""
-    from kgpubench.evaluation import result_json
-    from kgpubench.shards import atomic_write_bytes, check_writable, is_stdout
-    from kgpubench.submission import score_predictions
+    from kgpubench.board.evaluation import result_json
+    from kgpubench.board.submission import score_predictions
+    from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
 
     to_file = out is not None and not is_stdout(out)
     if to_file:
@@ -112,7 +112,7 @@ def _executor(address: str | None):
         import contextlib
 
         return contextlib.nullcontext()
-    from kgpubench.scale.cli import board_executor
+    from kgpubench.ray.cli import board_executor
 
     return board_executor(address)
 
@@ -131,8 +131,8 @@ def run(only: list[str] | None = ONLY,
     and skipped schemes with their reason included) and render the board."""
     import time
 
-    from kgpubench import leaderboard
-    from kgpubench.shards import refuse_stdout
+    from kgpubench.board import leaderboard
+    from kgpubench.store.shards import refuse_stdout
 
     refuse_stdout(out, "a results folder")
     start = time.perf_counter()
@@ -152,9 +152,9 @@ def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
            jobs: int = JOBS, trust: bool = TRUST, ray: str | None = RAY) -> None:
     """Re-run committed results (model code in the sandbox); fail listing every score beyond tolerance and
     every changed hash."""
-    from kgpubench import leaderboard
+    from kgpubench.board import leaderboard
     from kgpubench.errors import DataFileNotFoundError
-    from kgpubench.metrics import METRICS
+    from kgpubench.tasks.metrics import METRICS
 
     root = Path(results or leaderboard.results_dir())
     if not root.is_dir():
@@ -176,8 +176,8 @@ def splits(data: Path | None = DATA,
            force: bool = FORCE) -> None:
     """(Re)write the split files of every task with data (byte-identical for unchanged data). `leaderboard run`
     does this itself; run it alone after merging data when you only need the splits."""
-    from kgpubench.leaderboard import write_splits
-    from kgpubench.shards import refuse_stdout
+    from kgpubench.board.leaderboard import write_splits
+    from kgpubench.store.shards import refuse_stdout
     from kgpubench.tasks import list_tasks
 
     refuse_stdout(out, "a splits folder")
@@ -189,9 +189,9 @@ def splits(data: Path | None = DATA,
 def render(results: Path | None = typer.Option(None, "--results", help="Results folder."),
            force: bool = FORCE) -> None:
     """Re-render README.md, index.html and the plots next to the results folder (no model is run)."""
-    from kgpubench import leaderboard
+    from kgpubench.board import leaderboard
+    from kgpubench.board.site import render_all
     from kgpubench.errors import DataFileNotFoundError
-    from kgpubench.site import render_all
 
     root = Path(results or leaderboard.results_dir())
     if not root.is_dir():

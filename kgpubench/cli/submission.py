@@ -16,7 +16,7 @@ FOLDER = typer.Argument(..., help="Submission folder (leaderboard/submissions/NA
 @sub_app.command("check")
 def check(folder: Path = FOLDER) -> None:
     """Check a submission folder (metadata, model file or predictions) without running it."""
-    from kgpubench.pull_request import read_submission
+    from kgpubench.board.pull_request import read_submission
 
     sub = read_submission(folder)
     runs = ", ".join(f"{t}/{s}" for t, s in sub.runs)
@@ -38,9 +38,9 @@ def run(folder: Path = FOLDER,
     the result files."""
     import json
 
-    from kgpubench.leaderboard import load_results, results_dir
-    from kgpubench.pull_request import run_submission
-    from kgpubench.summary import result_summary
+    from kgpubench.board.leaderboard import load_results, results_dir
+    from kgpubench.board.pull_request import run_submission
+    from kgpubench.board.summary import result_summary
 
     written = run_submission(folder, out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb, threads=threads,
                              trust=trust, progress=_progress(), force=force)
@@ -58,7 +58,7 @@ def accept(folder: Path = FOLDER,
            force: bool = typer.Option(False, "--force", help="Replace this submission's results already there.")
            ) -> None:
     """The maintainer's step: add the CI results of a submission to the board and re-render it."""
-    from kgpubench.pull_request import accept as run_accept
+    from kgpubench.board.pull_request import accept as run_accept
 
     for path in run_accept(folder, results, board=board, force=force):
         typer.echo(str(path))

@@ -18,7 +18,7 @@ def tasks(names: list[str] | None = _NAMES, data: Path | None = _DATA, as_json: 
     from rich.markup import escape
     from rich.table import Table
 
-    from kgpubench.task_overview import fold_summary, overviews
+    from kgpubench.tasks.overview import fold_summary, overviews
 
     found = overviews(data, names or None)
     if as_json:

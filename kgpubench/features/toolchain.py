@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kgpubench.errors import CompileError, ToolchainError
-from kgpubench.shards import file_mode
+from kgpubench.store.shards import file_mode
 
 __all__ = [
     "INSTALL_HINT",

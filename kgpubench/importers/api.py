@@ -179,7 +179,7 @@ def import_to_shard(paths: Sequence[Path | str], out: Path | str, *, force: bool
     kgpubench.errors.OutputExistsError
         When ``out`` exists and ``force`` is false.
     """
-    from kgpubench.shards import check_output
+    from kgpubench.store.shards import check_output
 
     check_output(Path(out), force=force)
     table = import_table(paths, **options)
@@ -200,8 +200,8 @@ def write_import_shard(table: pa.Table, config: str, out: Path | str, *, where: 
     kgpubench.errors.OutputExistsError
         When ``out`` exists and ``force`` is false.
     """
-    from kgpubench.shards import check_output, write_shard
-    from kgpubench.validation import refusal, validate_table
+    from kgpubench.store.shards import check_output, write_shard
+    from kgpubench.store.validation import refusal, validate_table
 
     check_output(Path(out), force=force)
     violations = validate_table(table, config, file=where)
@@ -228,7 +228,7 @@ def folder_to_shard(build: Callable[[Path | str], pa.Table], config: str, folder
     """The importers of a staged folder: refuse an existing ``out`` first (unless ``force``), build the table
     with ``build(folder)``, then validate and write it (:func:`write_import_shard`; ``where``, default the
     folder, names the input in violation messages)."""
-    from kgpubench.shards import check_output
+    from kgpubench.store.shards import check_output
 
     check_output(Path(out), force=force)
     table = build(folder)

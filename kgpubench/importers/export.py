@@ -119,7 +119,7 @@ def export_t4_table(table: pa.Table, config: str, out_dir: Path | str,
         kernel, size, configuration = mapper(row)
         groups.setdefault((row["gpu_name"], kernel, size), []).append(t4_result(row, configuration))
         group_rows.setdefault((row["gpu_name"], kernel, size), []).append(row)
-    from kgpubench.shards import refuse_stdout
+    from kgpubench.store.shards import refuse_stdout
 
     refuse_stdout(out_dir, "a folder of T4 results files")
     out = Path(out_dir)
@@ -187,10 +187,10 @@ def export_t4(config: str, out_dir: Path | str, *, where: Iterable[str] = (),
     list of Path
         The files written, one per (GPU, kernel, problem size).
     """
-    from kgpubench.loading import load_dataset
     from kgpubench.resources import default_data_dir
-    from kgpubench.shards import refuse_stdout
-    from kgpubench.store import Store
+    from kgpubench.store.loading import load_dataset
+    from kgpubench.store.shards import refuse_stdout
+    from kgpubench.store.store import Store
 
     refuse_stdout(out_dir, "a folder of T4 results files")
     if config not in MAPPERS:

@@ -229,7 +229,7 @@ def t4_document(results: list[dict], *, device_name: str, kernel_name: str, prob
 def write_t4(path: Path | str, document: Mapping[str, Any], *, overwrite: bool = True) -> Path:
     """Write a T4 document as JSON (atomically; keys in a stable order; an existing file kept unless
     ``overwrite``)."""
-    from kgpubench.shards import atomic_write_bytes
+    from kgpubench.store.shards import atomic_write_bytes
 
     path = Path(path)
     atomic_write_bytes(path, (json.dumps(document, indent=1, allow_nan=False) + "\n").encode(), overwrite=overwrite)

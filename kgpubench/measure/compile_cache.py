@@ -42,7 +42,7 @@ from typing import Any, Protocol
 
 from kgpubench.errors import CompileCacheError
 from kgpubench.measure.suite import Case, KernelSource
-from kgpubench.shards import file_mode
+from kgpubench.store.shards import file_mode
 
 ENV_CACHE = "KGPUBENCH_COMPILE_CACHE"
 ENV_JOBS = "KGPUBENCH_COMPILE_JOBS"
@@ -292,7 +292,7 @@ class CompileCache:
         if out.status == NVRTC_ERROR_INVALID_OPTION:  # an NVRTC without -Xptxas: no resource report
             out = self.compiler(variant.text, variant.filename, variant.nvrtc_options(verbose=False))
         if not out.ok:
-            from kgpubench.measure.backend import CompileFailed
+            from kgpubench.measure.backends.base import CompileFailed
 
             first = next((ln.strip() for ln in out.log.splitlines() if "error" in ln.lower()),
                          out.log.strip().splitlines()[0] if out.log.strip() else f"NVRTC status {out.status}")
@@ -352,7 +352,7 @@ class _Result:
 
 
 def _work(task: _Task) -> _Result:
-    from kgpubench.measure.backend import CompileFailed
+    from kgpubench.measure.backends.base import CompileFailed
 
     cache = CompileCache(task.root, compiler=task.compiler)
     try:

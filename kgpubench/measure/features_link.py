@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kgpubench.measure.backend import DeviceInfo
+from kgpubench.hardware import DeviceInfo
 from kgpubench.measure.suite import Case, KernelSource, launch_columns
 
 _warned: set[str] = set()

@@ -7,7 +7,7 @@ Layout of a shard folder ``OUT/``::
                             the operating system (and, with ``durable``, to the disk) before ``append`` returns
 
 ``kgpubench validate`` / ``merge`` read the parquet parts (all ``*.parquet`` in name order) and the complete rows
-of a journal (:func:`kgpubench.shards.read_shard`), so a killed collection's rows are never invisible. A crash
+of a journal (:func:`kgpubench.store.shards.read_shard`), so a killed collection's rows are never invisible. A crash
 loses at most the row in flight: the rows in a journal are folded into a parquet part the next time the folder is
 opened (a torn last record, the row being written when the process died, is dropped). If a crash strikes
 between writing a part and deleting the journal it came from, a row may sit in two files:
@@ -38,7 +38,7 @@ _JOURNAL = re.compile(r"^j(\d{8})\.arrows$")
 
 def read_journal(path: Path) -> list[dict[str, Any]]:
     """The complete rows of a journal; a torn last record (a crash while writing it) is left out."""
-    from kgpubench.shards import read_journal as read_table
+    from kgpubench.store.shards import read_journal as read_table
 
     table = read_table(path)
     return table.to_pylist() if table is not None else []
@@ -164,7 +164,7 @@ class ShardWriter:
                 fh.close()
 
     def _write(self, data: pa.Table, kind: str) -> Path:
-        from kgpubench.shards import write_parquet_atomic
+        from kgpubench.store.shards import write_parquet_atomic
 
         path = self.folder / f"{kind}{self._next:08d}.parquet"
         self._next += 1

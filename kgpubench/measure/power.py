@@ -232,7 +232,7 @@ def measure_power(dev: NvmlDevice, sampler: Any, sample_ms: float, *, min_window
                     if len(updates) > 1 and (t - updates[0][0]) / 1e6 >= min_window_ms:
                         break
             if (t - t_start) / 1e6 > 10 * (min_window_ms + settle_ms) + 5000:
-                from kgpubench.measure.backend import LaunchFailed
+                from kgpubench.errors import LaunchFailed
 
                 raise LaunchFailed("the NVML energy counter stopped moving during a power window; check the "
                                    "driver (nvidia-smi -q -d POWER) and rerun")

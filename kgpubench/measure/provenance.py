@@ -11,8 +11,8 @@ import datetime as _dt
 import secrets
 from typing import Any
 
+from kgpubench.hardware import DeviceInfo
 from kgpubench.hardware import architecture as architecture  # re-exported for the harness
-from kgpubench.measure.backend import DeviceInfo
 
 
 def new_run_id(now: _dt.datetime | None = None) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.measure.backend import (
+from kgpubench.measure.backends.base import (
     Backend,
     CaptureUnsupported,
     CaseFailure,
@@ -29,6 +29,7 @@ from kgpubench.measure.backend import (
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import MIN_WINDOW_MS, THROTTLE_MASK, idle_power, measure_power
 from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
+from kgpubench.measure.settings import CaseSettings
 from kgpubench.measure.suite import Case, SuiteBase, as_suite, launch_columns
 from kgpubench.measure.timing import (
     L2_METHOD,
@@ -90,34 +91,6 @@ class CollectOptions:
 
             raise unknown_name("L2 policy", policy, L2_POLICIES)
         return policy
-
-
-@dataclass(frozen=True)
-class CaseSettings:
-    """How every case of a collection is measured: what a suite that measures itself is handed.
-
-    Parameters
-    ----------
-    l2_policy : {"warm", "flushed"}
-        The collection's L2 policy.
-    rule : StopRule
-        Protocol 2's sample sizing and stopping rule.
-    reference_mhz : float, optional
-        The SM clock samples are held against (None without NVML).
-    seed : int
-        The case's input seed (from the base seed and its row id).
-    power_window_ms : float
-        Minimum power window.
-    idle_w : float, optional
-        Idle board power measured before the suite.
-    """
-
-    l2_policy: str = "warm"
-    rule: StopRule = field(default_factory=StopRule)
-    reference_mhz: float | None = None
-    seed: int = 0
-    power_window_ms: float = MIN_WINDOW_MS
-    idle_w: float | None = None
 
 
 @dataclass

@@ -32,7 +32,7 @@ Exceptions classified as launch errors (by CUDA error code) give ``launch_error`
 A suite whose unit of work is not one kernel launch (npb: whole application runs, replayed recorded calls)
 declares ``measures_itself = True`` and defines ``measure(case, backend, how)``, which returns the case's
 measurement columns (steps 2 to 6 are its own; ``how`` is the collection's
-:class:`~kgpubench.measure.runner.CaseSettings`: L2 policy, stop rule, reference clock). Everything else stays
+:class:`~kgpubench.measure.settings.CaseSettings`: L2 policy, stop rule, reference clock). Everything else stays
 the harness's: the case list, row ids and resume, ``--max-minutes``, feasibility, conditions before and after,
 failure classification (an exception ``measure`` raises becomes the row's status), features, GPU and provenance
 columns, the shard, the summary and the progress callback. Such a suite times with the harness's building blocks
@@ -54,10 +54,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from kgpubench.measure.runner import CaseSettings
+from kgpubench.measure.settings import CaseSettings
 
 Dim3 = tuple[int, int, int]
 
@@ -216,7 +215,7 @@ class Suite(Protocol):
         """All configurations (a few per kernel when ``quick``), optionally only the named kernels.
 
         A suite whose configurations depend on the GPU (e.g. grids sized by the SM count) may add a keyword
-        ``device=None``: the harness then passes the :class:`~kgpubench.measure.backend.DeviceInfo` it measures
+        ``device=None``: the harness then passes the :class:`~kgpubench.hardware.DeviceInfo` it measures
         on (``None`` for a plan without a GPU, ``kgpubench collect --dry-run``).
         """
 
@@ -253,7 +252,7 @@ class SuiteBase(ABC):
     @abstractmethod
     def cases(self, *, quick: bool, kernels: Sequence[str] | None = None, device: Any = None) -> Iterable[Case]:
         """All configurations (a few per kernel when ``quick``), optionally only the named kernels; ``device``
-        is the :class:`~kgpubench.measure.backend.DeviceInfo` measured on (None for a plan without a GPU)."""
+        is the :class:`~kgpubench.hardware.DeviceInfo` measured on (None for a plan without a GPU)."""
 
     def kernels(self) -> Sequence[str]:
         """Names accepted by ``--kernel`` (default: the ``kernel`` key, or source kernel, of the full plan)."""

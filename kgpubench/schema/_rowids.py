@@ -18,14 +18,25 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-if TYPE_CHECKING:
-    from kgpubench.schema._core import Table
+
+class KeyedTable(Protocol):
+    """What a row id needs of a table declaration (:class:`kgpubench.schema._core.Table` has it)."""
+
+    @property
+    def name(self) -> str:
+        """The config's name."""
+        ...
+
+    @property
+    def key_columns(self) -> list[str]:
+        """The columns whose values identify a row."""
+        ...
 
 _SEP = (",", ":")
 
@@ -137,7 +148,7 @@ def _fragments(arr: pa.Array) -> tuple[pa.Array | None, np.ndarray | None]:
     return None, None
 
 
-def arrow_row_ids(table: Table, data: pa.Table) -> list[str]:
+def arrow_row_ids(table: KeyedTable, data: pa.Table) -> list[str]:
     """Row ids of every row of the arrow table ``data`` of ``table``: equal to :func:`row_id_of` of the row's
     key values (``table.select(keys).to_pylist()``), a key column missing from ``data`` counting as null."""
     n = data.num_rows

@@ -36,7 +36,7 @@ class Task:
     kind : {"regression", "recommendation"}
         A recommendation task picks, per problem, the row with the smallest predicted target.
     metrics : tuple of str
-        Metric names (see :data:`kgpubench.metrics.METRICS`); the first is the ranking metric.
+        Metric names (see :data:`kgpubench.tasks.metrics.METRICS`); the first is the ranking metric.
     schemes : tuple of str
         Split schemes the task is evaluated under.
     description : str

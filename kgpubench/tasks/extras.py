@@ -83,7 +83,7 @@ def fewshot(doc: dict) -> ExtraTable:
             f"Scored on {test.get('scored', '?')} (at most {test.get('max_test_rows') or 'all'} per GPU, the same "
             f"rows at every k, never a revealed one); `{metric}` is the task's ranking metric, lower is better. "
             + (f"Skipped GPUs: {'; '.join(f'{g} ({why})' for g, why in sorted(skipped.items()))}. " if skipped else "")
-            + "Computed by `scripts/fewshot_curves.py` (trusted baselines, in process; kgpubench/fewshot.py).")
+            + "Computed by `scripts/fewshot_curves.py` (trusted baselines, in process; kgpubench/board/fewshot.py).")
     return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows))
 
 

@@ -15,8 +15,8 @@ import pandas as pd
 import pyarrow as pa
 
 from kgpubench.errors import SchemaValidationError, unknown_name
-from kgpubench.metrics import METRICS, app_time_ratio, app_time_s, improvement_coefficient, pct_improved, regret
 from kgpubench.tasks._core import Task, problem_keys
+from kgpubench.tasks.metrics import METRICS, app_time_ratio, app_time_s, improvement_coefficient, pct_improved, regret
 from kgpubench.tasks.npb import attach_npb_columns, npb_app_time_s, npb_problems, problem_remainder_s
 
 __all__ = ["ORACLES", "SCORERS", "Scorer", "chosen_index", "npb_app_time_s", "oracle_of", "problem_choices",

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute
 
-from kgpubench.splits import split_digest, split_sha256_of
+from kgpubench.tasks.splits import split_digest, split_sha256_of
 
 TASK = "tuning-transfer"
 SCHEME = "by-device"
@@ -235,8 +235,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     import argparse
     from pathlib import Path
 
-    from kgpubench.shards import atomic_write_bytes
-    from kgpubench.store import Store
+    from kgpubench.store.shards import atomic_write_bytes
+    from kgpubench.store.store import Store
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="store folder holding the tunings config")

@@ -14,8 +14,8 @@ from task_fixtures import (
     stencil_table,
 )
 
-from kgpubench.evaluation import load_model_module, model_factory, model_tasks
-from kgpubench.leaderboard import baseline_files
+from kgpubench.board.evaluation import load_model_module, model_factory, model_tasks
+from kgpubench.board.leaderboard import baseline_files
 from kgpubench.tasks import feature_frame, get_task, task_rows
 from kgpubench.tasks.npb import npb_problems
 from kgpubench.tasks.scoring import with_scoring_columns
@@ -75,7 +75,7 @@ def test_fit_predict_deterministic(path, task_name):
 
 
 def _module(name):
-    from kgpubench.leaderboard import baseline_files
+    from kgpubench.board.leaderboard import baseline_files
 
     return load_model_module(next(p for p in baseline_files() if p.stem == name))
 

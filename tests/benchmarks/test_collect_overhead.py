@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kgpubench.measure.backends.fake import FakeBackend
 from kgpubench.measure.compile_cache import CompileOutput
-from kgpubench.measure.fake import FakeBackend
 from kgpubench.measure.suite import Case, KernelSource
 from kgpubench.measure.verify import compare, poison
 
@@ -174,7 +174,7 @@ def test_compile_rate_and_sample_of_variants(tmp_path):
 
 
 def test_without_a_gpu_one_line_and_exit_2(monkeypatch, capsys):
-    import kgpubench.measure.cupy_backend as cb
+    import kgpubench.measure.backends.cupy_backend as cb
 
     monkeypatch.setattr(cb, "cupy_available", lambda: (False, "no CuPy in this test"))
     monkeypatch.setattr(sys, "argv", ["collect_overhead.py"])

@@ -54,7 +54,7 @@ def test_whole_flow_on_the_fake_backend(bench, tmp_path):
     import pyarrow.parquet as pq
     from measure_fakes import DoubleSuite, double_impl, no_features
 
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
     from kgpubench.measure.output import ShardWriter
     from kgpubench.measure.runner import CollectOptions, collect_suite
 

@@ -15,9 +15,9 @@ import time
 import pytest
 from hostile_helpers import MIB, cli, gzip_bomb, zero_blocks, zip_with_bomb
 
-from kgpubench.bundle import MANIFEST, read_bundle
 from kgpubench.errors import BundleError, ImportFormatError
 from kgpubench.importers.common import load_json
+from kgpubench.store.bundle import MANIFEST, read_bundle
 
 GIB = 1 << 30
 

@@ -9,9 +9,9 @@ import zipfile
 import pytest
 from hostile_helpers import cli
 
-from kgpubench.bundle import MANIFEST
 from kgpubench.errors import BundleError, ImportFormatError
 from kgpubench.importers.common import load_json
+from kgpubench.store.bundle import MANIFEST
 
 
 def test_a_duplicate_json_key_is_refused_naming_the_key(tmp_path):
@@ -62,7 +62,7 @@ def test_a_machine_report_of_the_wrong_types_is_refused_in_one_line(tmp_path, mo
     """Before: ``kgpubench merge`` said "internal error" (an AttributeError building the changelog note)."""
     bundle = _bundle(tmp_path, machine, summary)
     with pytest.raises(BundleError) as err:
-        from kgpubench.bundle import read_bundle
+        from kgpubench.store.bundle import read_bundle
 
         read_bundle(bundle)
     assert str(err.value).startswith(f"{bundle}: refused: ") and why in str(err.value), str(err.value)

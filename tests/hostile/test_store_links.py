@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from hostile_helpers import cli
 
-from kgpubench import store as store_mod
 from kgpubench.errors import ManifestError
 from kgpubench.schema import get_table
-from kgpubench.shards import write_shard
-from kgpubench.store import Store
+from kgpubench.store import store as store_mod
+from kgpubench.store.shards import write_shard
+from kgpubench.store.store import Store
 from kgpubench.testing import valid_row
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from hostile_helpers import cli
 
+from kgpubench.board.pull_request import read_submission
 from kgpubench.errors import SchemaValidationError
-from kgpubench.pull_request import read_submission
 
 MODEL = """
 import numpy as np

@@ -22,8 +22,8 @@ MODEL = "def make_model(task, seed):\n    return None\n"
 @pytest.fixture
 def ran(monkeypatch):
     """Stand-ins for the long steps (evaluate, score, submit's run): they record that they ran."""
-    import kgpubench.evaluation
-    import kgpubench.submission
+    import kgpubench.board.evaluation
+    import kgpubench.board.submission
 
     calls = []
 
@@ -31,8 +31,8 @@ def ran(monkeypatch):
         calls.append(args)
         return dict(RESULT)
 
-    monkeypatch.setattr(kgpubench.evaluation, "evaluate", fake)
-    monkeypatch.setattr(kgpubench.submission, "score_predictions", fake)
+    monkeypatch.setattr(kgpubench.board.evaluation, "evaluate", fake)
+    monkeypatch.setattr(kgpubench.board.submission, "score_predictions", fake)
     return calls
 
 

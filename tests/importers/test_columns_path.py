@@ -12,7 +12,7 @@ from kgpubench.importers import import_rows, import_table
 from kgpubench.importers.common import load_json, provenance_for
 from kgpubench.importers.kernel_tuner import columns_from_cache
 from kgpubench.schema import get_table
-from kgpubench.validation import validate_table
+from kgpubench.store.validation import validate_table
 
 DATA = Path(__file__).parent / "data"
 EXCERPTS = [(DATA / "convolution_RTX_2080_Ti_excerpt.json", None), (DATA / "convolution_W7800_excerpt.json.gz", None),

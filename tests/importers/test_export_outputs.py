@@ -83,8 +83,8 @@ def test_cli_export_of_colliding_names_writes_every_row_and_needs_force_to_redo(
 
     from kgpubench.cli import app
     from kgpubench.schema import get_table
-    from kgpubench.shards import write_shard
-    from kgpubench.store import Store
+    from kgpubench.store.shards import write_shard
+    from kgpubench.store.store import Store
     from kgpubench.testing import valid_row
 
     rows = [valid_row("autotune", kernel=k, params=[{"name": "bx", "value": float(b)}])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from kgpubench.cli import app
-from kgpubench.shards import read_shard
+from kgpubench.store.shards import read_shard
 
 DATA = Path(__file__).parent / "data"
 

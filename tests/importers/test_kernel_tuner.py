@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from kgpubench.importers import BENCHMARK_HUB, ImportFormatError, import_rows, import_table, import_to_shard
-from kgpubench.store import Store
-from kgpubench.validation import validate_table
+from kgpubench.store.store import Store
+from kgpubench.store.validation import validate_table
 
 DATA = Path(__file__).parent / "data"
 CONV_2080 = DATA / "convolution_RTX_2080_Ti_excerpt.json"

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from kgpubench.errors import ImportFormatError
 from kgpubench.importers.kernelbench import import_rows, import_to_shard
 from kgpubench.schema import get_table
-from kgpubench.validation import validate_table
+from kgpubench.store.validation import validate_table
 
 STAGED = Path(__file__).resolve().parents[3] / "shared" / "external" / "kernelbench"
 needs_staged = pytest.mark.skipif(not (STAGED / "v0.1").is_dir(),

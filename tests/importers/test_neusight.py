@@ -15,7 +15,7 @@ from kgpubench.cli import app
 from kgpubench.errors import ImportFormatError
 from kgpubench.importers.neusight import import_neusight, import_to_shard, primary_files
 from kgpubench.schema import get_table, row_ids
-from kgpubench.shards import read_shard
+from kgpubench.store.shards import read_shard
 
 STAGED = Path(__file__).resolve().parents[3] / "shared" / "external" / "neusight"
 needs_staged = pytest.mark.skipif(not (STAGED / "data").is_dir(),

@@ -19,7 +19,7 @@ from kgpubench.importers import (
     import_to_shard,
     parse_where,
 )
-from kgpubench.store import Store
+from kgpubench.store.store import Store
 
 DATA = Path(__file__).parent / "data"
 T4_INPUT = DATA / "t4_results_input.json"
@@ -202,7 +202,7 @@ def test_export_stencil_rows_mapping(tmp_path):
 
 
 def test_where_filters(store):
-    from kgpubench.loading import load_dataset
+    from kgpubench.store.loading import load_dataset
 
     table = load_dataset("autotune", format="arrow", data_dir=store)
     assert parse_where(table, ["gpu_name=AMD Radeon PRO W7800"]).num_rows == 2

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kgpubench.importers import import_table
 from kgpubench.importers.common import TimingBatch
-from kgpubench.validation import validate_table
+from kgpubench.store.validation import validate_table
 
 POSITIVE = st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False)
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from kgpubench import hardware
 from kgpubench.cli import app
-from kgpubench.shards import read_shard
+from kgpubench.store.shards import read_shard
 
 MILO = Path(__file__).resolve().parents[3] / "shared" / "external" / "benchmark_hub" / "milo"
 A4000 = MILO / "convolution_A4000.json.gz"

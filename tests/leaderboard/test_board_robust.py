@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from task_fixtures import autotune_table, kernels_table, make_store
 
-from kgpubench import leaderboard as lb
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.evaluation import RunLimits, evaluate, fit_predict, load_model_module, model_factory, task_data
+from kgpubench.board.site import render_all
 from kgpubench.errors import DataFileNotFoundError
-from kgpubench.evaluation import RunLimits, evaluate, fit_predict, load_model_module, model_factory, task_data
-from kgpubench.shards import write_shard
-from kgpubench.site import render_all
+from kgpubench.store.shards import write_shard
 
 MEDIAN = next(p for p in lb.baseline_files() if p.stem == "median")
 
@@ -50,7 +50,7 @@ def test_run_keeps_going_past_a_failing_model_and_records_the_failure(tmp_path, 
     readme = (out.parent / "README.md").read_text()
     assert "*Failed*: `broken`: broken.py: refused, predict() returned 24 NaN/inf" in readme
     # a re-run that fails the same way verifies; one that now runs does not
-    from kgpubench.evaluation import round_floats
+    from kgpubench.board.evaluation import round_floats
 
     again = round_floats(lb.run_job(lb.Job(bad, "autotune-config", "by-gpu"), two_gpu_store.path))
     assert lb.compare(failed, again) == []
@@ -119,8 +119,8 @@ def test_results_are_tied_to_the_task_rows_not_the_store(tmp_path):
 
 
 def test_any_gpu_of_the_data_is_a_fold_with_the_split_hash_of_the_rows_used(tmp_path):
-    from kgpubench.splits import split_sha256, write_split_files
     from kgpubench.tasks import get_task
+    from kgpubench.tasks.splits import split_sha256, write_split_files
 
     store = make_store(tmp_path / "store", autotune_table())
     res = evaluate(MEDIAN, "autotune-config", "by-gpu", folds=["GPU C"], data_dir=store.path)
@@ -207,10 +207,10 @@ def test_thread_limits_reach_the_model_and_are_restored(tmp_path):
 
 
 def test_verify_tolerance_is_per_metric_and_printed(tmp_path, two_gpu_store):
-    from kgpubench.metrics import METRICS
+    from kgpubench.tasks.metrics import METRICS
 
     res = evaluate(MEDIAN, "autotune-config", "by-gpu", data_dir=two_gpu_store.path)
-    from kgpubench.evaluation import round_floats
+    from kgpubench.board.evaluation import round_floats
 
     res = round_floats(res)
     fresh = json.loads(json.dumps(res))

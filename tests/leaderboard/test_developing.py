@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from task_fixtures import autotune_table, make_store
 
-from kgpubench import leaderboard as lb
-from kgpubench import metrics
-from kgpubench.evaluation import evaluate, run_folds, task_data
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.evaluation import evaluate, run_folds, task_data
+from kgpubench.board.submission import check_factory, declared_tasks
 from kgpubench.importers import api as importers
 from kgpubench.importers.common import (
     TimingBatch,
@@ -26,11 +26,10 @@ from kgpubench.importers.common import (
     split_params,
 )
 from kgpubench.schema import TABLES
-from kgpubench.submission import check_factory, declared_tasks
-from kgpubench.tasks import Task, TaskRegistry
+from kgpubench.store.validation import validate_table
+from kgpubench.tasks import Task, TaskRegistry, metrics
 from kgpubench.tasks.definitions import GPU_FEATURES
 from kgpubench.tasks.scoring import score_fold
-from kgpubench.validation import validate_table
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +136,7 @@ def test_add_an_importer(tmp_path, monkeypatch):
 
 
 def test_add_a_metric(monkeypatch):
-    # 1. A pure function of arrays (kgpubench/metrics.py) and its declaration in METRICS.
+    # 1. A pure function of arrays (kgpubench/tasks/metrics.py) and its declaration in METRICS.
     def max_log_error(y, p):
         return float(np.max(np.abs(np.log(np.asarray(p) / np.asarray(y)))))
 

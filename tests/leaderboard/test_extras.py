@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from kgpubench.board.render import render_markdown
 from kgpubench.errors import UnknownNameError
-from kgpubench.leaderboard_render import render_markdown
 from kgpubench.resources import source_checkout
 from kgpubench.tasks import TaskRegistry, get_task
 from kgpubench.tasks.extras import extra_path, load_extras
@@ -69,7 +69,7 @@ def test_the_committed_board_shows_our_models_beside_the_paper_on_the_neusight_s
 
 
 def test_the_board_shows_tuning_transfer_from_its_results_file(tmp_path):
-    from kgpubench.leaderboard_render import BOARD_KEY
+    from kgpubench.board.render import BOARD_KEY
     from kgpubench.tasks.extras import load_board_tables
 
     (missing,) = load_board_tables(tmp_path)

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 from task_fixtures import autotune_table, make_store
 
-from kgpubench import leaderboard as lb
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.evaluation import SubmissionError, evaluate, task_data
+from kgpubench.board.render import render_markdown
+from kgpubench.board.submission import check_factory, score_predictions, submit
 from kgpubench.errors import SchemaValidationError
-from kgpubench.evaluation import SubmissionError, evaluate, task_data
-from kgpubench.leaderboard_render import render_markdown
-from kgpubench.submission import check_factory, score_predictions, submit
 
 FAST = [p for p in lb.baseline_files() if p.stem in ("median", "regression_tree")]
 
@@ -47,7 +47,7 @@ def test_run_writes_results_and_renders_the_board(board):
     assert oracle["kind"] == "reference" and oracle["aggregate"]["top1_regret"]["mean"] == 0.0
     # the split files were written next to the board, and the results carry their hash
     split = out.parent / "splits" / "autotune-config" / "by-gpu.csv"
-    from kgpubench.store import sha256_file
+    from kgpubench.store.store import sha256_file
 
     assert res["split_sha256"] == sha256_file(split)
     text = (out / "autotune-config/by-gpu/median.json").read_text()
@@ -204,7 +204,7 @@ def test_the_submitting_score_recipe_runs_and_scores(tmp_path):
     from task_fixtures import kernels_table
 
     import kgpubench
-    from kgpubench.splits import task_folds
+    from kgpubench.tasks.splits import task_folds
 
     store = make_store(tmp_path / "store", kernels_table())
     text = (lb.leaderboard_dir() / "SUBMITTING.md").read_text()

@@ -1,4 +1,4 @@
-"""The board's one ranking rule (kgpubench.ranking): the interval by hand, ties as ties, the oracle and the
+"""The board's one ranking rule (kgpubench.board.ranking): the interval by hand, ties as ties, the oracle and the
 strategies that measure the target never ranked or named best, and the README, the site, the overview's best
 model and ``evaluate``'s "would rank" agreeing, on a synthetic board and on the committed one."""
 
@@ -8,9 +8,8 @@ import re
 
 import pytest
 
-from kgpubench import leaderboard as lb
-from kgpubench.leaderboard_render import board, render_markdown, table_rows
-from kgpubench.ranking import (
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.ranking import (
     RULE,
     best,
     bootstrap_interval,
@@ -19,8 +18,9 @@ from kgpubench.ranking import (
     number,
     standings,
 )
-from kgpubench.site.pages import _best_line, score_table
-from kgpubench.summary import board_rank
+from kgpubench.board.render import board, render_markdown, table_rows
+from kgpubench.board.site.pages import _best_line, score_table
+from kgpubench.board.summary import board_rank
 from kgpubench.tasks import get_task, list_tasks
 
 TASK = get_task("autotune-config")  # top1_regret, lower is better; first evaluated scheme random10
@@ -168,7 +168,7 @@ def test_the_committed_board_agrees_everywhere():
 
 
 def test_the_goal_names_the_same_best_model_as_the_tables():
-    from kgpubench.leaderboard_render import goal_blocks
+    from kgpubench.board.render import goal_blocks
 
     # x: perfect on two GPUs, bad on the third (median 0, mean 0.3); y: 0.1 everywhere (mean 0.1): y ranks first
     x, y = _res("x", [0.0, 0.0, 0.9], scheme="by-gpu"), _res("y", [0.1, 0.1, 0.1], scheme="by-gpu")

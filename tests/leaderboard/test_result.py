@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from task_fixtures import autotune_table, make_store
 
-from kgpubench import leaderboard as lb
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.evaluation import evaluate, failure_record, task_data
+from kgpubench.board.result import ABSENT, Result, result_json
+from kgpubench.board.submission import score_predictions
 from kgpubench.errors import SchemaValidationError
-from kgpubench.evaluation import evaluate, failure_record, task_data
-from kgpubench.result import ABSENT, Result, result_json
-from kgpubench.submission import score_predictions
 
 COMMITTED = sorted(lb.results_dir().glob("*/*/*.json")) if lb.results_dir().exists() else []
 COMMON = {"format", "status", "kind", "task", "scheme", "model", "model_file", "model_sha256", "dataset",

@@ -8,9 +8,9 @@ import shutil
 import pytest
 from task_fixtures import autotune_table, make_store
 
-from kgpubench import leaderboard as lb
-from kgpubench.evaluation import inputs_sha256
-from kgpubench.store import Store
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.evaluation import inputs_sha256
+from kgpubench.store.store import Store
 from kgpubench.tasks import get_task
 
 MEDIAN = [p for p in lb.baseline_files() if p.stem == "median"]

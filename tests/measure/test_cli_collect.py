@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kgpubench.measure.cupy_backend import cupy_available
+from kgpubench.measure.backends.cupy_backend import cupy_available
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,7 +68,7 @@ def test_run_one_with_fake_backend_writes_and_summarises(tmp_path, capsys):
     from measure_fakes import DoubleSuite, double_impl
 
     from kgpubench.cli.collect import _run_one
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     backend = get_backend("fake", implementations={"double": double_impl}, time_ms=20.0)
     summary = _run_one(DoubleSuite(), backend, None, False, tmp_path, None)
@@ -91,7 +91,7 @@ def test_run_one_passes_lock_state_and_l2_policy(tmp_path):
     from measure_fakes import DoubleSuite, double_impl
 
     from kgpubench.cli.collect import _run_one
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
     from kgpubench.measure.output import ShardWriter
 
     backend = get_backend("fake", implementations={"double": double_impl}, time_ms=2.0)

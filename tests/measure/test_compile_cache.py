@@ -10,7 +10,7 @@ import pytest
 from compile_fakes import BarrierCompiler, CountingCompiler, OptionRejectingCompiler, call_count
 
 from kgpubench.errors import ToolchainError
-from kgpubench.measure.backend import CompileFailed
+from kgpubench.measure.backends.base import CompileFailed
 from kgpubench.measure.compile_cache import (
     STD_OPTION,
     CompileCache,
@@ -195,7 +195,7 @@ def test_worker_features_equal_the_ptx_path_of_the_harness(nvrtc, tmp_path):
     import dataclasses
 
     import kgpubench.features as api
-    from kgpubench.measure.fake import FAKE_DEVICE
+    from kgpubench.measure.backends.fake import FAKE_DEVICE
     from kgpubench.measure.features_link import _from_ptx
     from kgpubench.measure.suites import load_suite
 

@@ -12,8 +12,8 @@ import pytest
 
 from kgpubench.errors import ContractError
 from kgpubench.measure import suites as suites_mod
-from kgpubench.measure.backends import get_backend
-from kgpubench.measure.fake import FakeBackend
+from kgpubench.measure.backends.fake import FakeBackend
+from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, _select_cases, run_suite
 from kgpubench.measure.suite import SuiteBase, as_suite
@@ -176,7 +176,7 @@ class _Whole(SuiteBase):
         return list(self._cases)
 
     def measure(self, case, backend, how):
-        from kgpubench.measure.fake import FakeCudaError
+        from kgpubench.measure.backends.fake import FakeCudaError
 
         self.seen.append((case.label(), how.l2_policy, how.reference_mhz, how.rule.min_samples))
         tag = case.key["kernel"]
@@ -194,7 +194,7 @@ class _Whole(SuiteBase):
 
 
 def test_a_suite_that_measures_itself_gets_the_harness_rows(tmp_path):
-    from kgpubench.measure.backend import ContextLostError
+    from kgpubench.measure.backends.base import ContextLostError
     from kgpubench.schema import TABLES
 
     suite = _Whole(_self_measured_cases(tmp_path))

@@ -107,7 +107,7 @@ def fake_cupy(gpu: FakeGPU) -> types.ModuleType:
 
 @pytest.fixture
 def env(monkeypatch):
-    import kgpubench.measure.cupy_timing as ct
+    import kgpubench.measure.backends.cupy_timing as ct
 
     gpu = FakeGPU(capacity=40)  # a margin above MAX_QUEUED, as on a real GPU
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy(gpu))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgpubench.measure.backend import CompileFailed, Infeasible
-from kgpubench.measure.backends import get_backend
+from kgpubench.measure.backends.base import CompileFailed, Infeasible
+from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.suite import KernelSource
 
 pytestmark = pytest.mark.gpu

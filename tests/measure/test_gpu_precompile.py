@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgpubench.measure.backends import get_backend
+from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.compile_cache import FeatureDevice, precompile
 from kgpubench.measure.suites import load_suite
 

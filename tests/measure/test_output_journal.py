@@ -82,7 +82,7 @@ def test_a_row_in_both_a_part_and_a_journal_is_kept_once(tmp_path):
 
 
 def test_legacy_one_row_parts_are_read(tmp_path):
-    from kgpubench.shards import write_parquet_atomic
+    from kgpubench.store.shards import write_parquet_atomic
 
     table = get_table("kernels")
     for i in range(3):
@@ -102,7 +102,7 @@ def test_validate_merge_and_repeat_readers_see_a_killed_collections_journal(tmp_
     import pytest
 
     from kgpubench.errors import DataFileNotFoundError
-    from kgpubench.shards import is_shard_folder, read_shard, shard_files
+    from kgpubench.store.shards import is_shard_folder, read_shard, shard_files
 
     folder = tmp_path / "regular"
     w = ShardWriter(folder, "kernels", compact_every=4)
@@ -129,7 +129,7 @@ def test_validate_merge_and_repeat_readers_see_a_killed_collections_journal(tmp_
 
 
 def test_kgpubench_validate_counts_journal_rows(tmp_path):
-    from kgpubench.validation import validate_shard
+    from kgpubench.store.validation import validate_shard
 
     w = ShardWriter(tmp_path / "s", "kernels", compact_every=100)
     for i in range(3):

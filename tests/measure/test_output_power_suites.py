@@ -7,8 +7,9 @@ import datetime as dt
 import pyarrow.parquet as pq
 import pytest
 
-from kgpubench.measure.backend import DeviceInfo, check_feasible, uuid_hash
-from kgpubench.measure.fake import FAKE_DEVICE, FakeNvml, VirtualClock
+from kgpubench.hardware import DeviceInfo
+from kgpubench.measure.backends.base import check_feasible, uuid_hash
+from kgpubench.measure.backends.fake import FAKE_DEVICE, FakeNvml, VirtualClock
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import idle_power, measure_power
 from kgpubench.measure.provenance import architecture, gpu_columns, new_run_id
@@ -64,7 +65,7 @@ def _unit(backend, ms):
 
 @pytest.mark.parametrize("unit_ms", [0.37, 3.7, 23.0])
 def test_aligned_power_window_is_accurate_for_any_unit(unit_ms):
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     backend = get_backend("fake", power_w=321.0)
     nvml = backend.nvml()
@@ -76,8 +77,8 @@ def test_aligned_power_window_is_accurate_for_any_unit(unit_ms):
 
 
 def test_a_frozen_energy_counter_is_a_failed_row_not_a_hang():
-    from kgpubench.measure.backend import LaunchFailed
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.base import LaunchFailed
+    from kgpubench.measure.backends.registry import get_backend
 
     backend = get_backend("fake", power_w=100.0)
     nvml = backend.nvml()
@@ -96,7 +97,7 @@ def test_feasibility_limits():
     src = KernelSource(__file__, "k")
     ok = Case(key={}, columns={}, source=src, grid=(10, 1, 1), block=(1024, 1, 1))
     check_feasible(ok, FAKE_DEVICE)
-    from kgpubench.measure.backend import Infeasible
+    from kgpubench.measure.backends.base import Infeasible
 
     for bad in ({"block": (2048, 1, 1)}, {"block": (1, 1, 128)}, {"grid": (1, 70000, 1)},
                 {"shared_mem_bytes": 200_000}):

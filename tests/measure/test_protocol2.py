@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 from measure_fakes import DoubleSuite, double_impl, no_features
 
-from kgpubench.measure.backends import get_backend
+from kgpubench.measure.backends.fake import FakeNvml, VirtualClock
+from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.conditions import ClockLock, ClockLockError, parse_lock_mode
-from kgpubench.measure.fake import FakeNvml, VirtualClock
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import measure_power
 from kgpubench.measure.runner import CollectOptions, collect_suite
@@ -173,7 +173,7 @@ def test_rows_carry_version_commit_and_a_run_per_process_and_device(tmp_path, mo
 
 
 def test_protocol_columns_validate_on_measured_rows(tmp_path):
-    from kgpubench.validation import validate_table
+    from kgpubench.store.validation import validate_table
 
     backend = get_backend("fake", implementations={"double": double_impl})
     _rows(tmp_path, backend)

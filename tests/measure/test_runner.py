@@ -6,8 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 from measure_fakes import DoubleSuite, double_impl, no_features
 
-from kgpubench.measure.backend import ContextLostError
-from kgpubench.measure.backends import get_backend
+from kgpubench.measure.backends.base import ContextLostError
+from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, collect_suite
 from kgpubench.measure.timing import StopRule
@@ -143,7 +143,7 @@ def test_kernel_filter_and_unknown_kernel(tmp_path):
 
 
 def test_fake_rows_never_validate(tmp_path):
-    from kgpubench.validation import validate_table
+    from kgpubench.store.validation import validate_table
 
     backend = get_backend("fake", implementations={"double": double_impl})
     _run(tmp_path, backend, DoubleSuite(sizes=(16,), blocks=(32,)))

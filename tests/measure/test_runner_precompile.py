@@ -7,7 +7,7 @@ import pytest
 from measure_fakes import DoubleSuite, double_impl
 
 from kgpubench.measure import features_link
-from kgpubench.measure.fake import FakeBackend
+from kgpubench.measure.backends.fake import FakeBackend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, collect_suite
 from kgpubench.measure.timing import StopRule

@@ -61,7 +61,7 @@ def test_time_samples_divides_by_launches_and_divisor():
 
 
 def test_time_samples_refuses_bad_event_times():
-    from kgpubench.measure.backend import LaunchFailed
+    from kgpubench.measure.backends.base import LaunchFailed
 
     with pytest.raises(LaunchFailed, match="invalid sample times"):
         time_samples(_ListSampler([1.0] + [float("nan")] * 10), StopRule())

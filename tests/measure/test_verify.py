@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from kgpubench.measure.fake import FakeDeviceArray, fake_device_module
+from kgpubench.measure.backends.fake import FakeDeviceArray, fake_device_module
 from kgpubench.measure.verify import array_module, compare, count_nonfinite, poison, to_host, tolerance
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kgpubench.sandbox import isolation_support
+from kgpubench.sandbox.session import isolation_support
 
 MODELS = Path(__file__).parent / "models"
 

@@ -14,7 +14,7 @@ import pytest
 
 CHILD = r"""
 import json, sys
-import kgpubench.sandbox as s, kgpubench.sandbox_linux as L
+import kgpubench.sandbox.session as s, kgpubench.sandbox.linux as L
 extra = sys.argv[1]
 plan = s.sandbox_plan()
 plan["binds"].append(extra)

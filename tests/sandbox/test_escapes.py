@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from sandbox_helpers import needs_isolation, processes_with, render, settled
 
-from kgpubench.evaluation import load_model_module, model_factory, run_folds, task_data
+from kgpubench.board.evaluation import load_model_module, model_factory, run_folds, task_data
 from kgpubench.resources import default_data_dir
-from kgpubench.sandbox import Limits, ModelSession, SandboxError
+from kgpubench.sandbox.session import Limits, ModelSession, SandboxError
 
 SECRET = 42.5
 
@@ -83,7 +83,7 @@ def _attack(tmp, store, port, small, isolate):
 
 @pytest.fixture(scope="module")
 def contained(tmp_path_factory, store, host_socket, small):
-    if not __import__("kgpubench.sandbox").sandbox.isolation_support()[0]:
+    if not __import__("kgpubench.sandbox.session").sandbox.session.isolation_support()[0]:
         pytest.skip("no kernel isolation here")
     return _attack(tmp_path_factory.mktemp("contained"), store, host_socket, small, isolate=True)
 

@@ -13,10 +13,10 @@ import pytest
 from sandbox_helpers import needs_isolation, render
 from task_fixtures import make_store, npb_crafted_table
 
-from kgpubench import leaderboard as lb
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.evaluation import SubmissionError, evaluate, load_model_module, model_factory, run_folds, task_data
+from kgpubench.board.submission import declared_tasks, model_file_in, read_predictions, submit
 from kgpubench.errors import SchemaValidationError
-from kgpubench.evaluation import SubmissionError, evaluate, load_model_module, model_factory, run_folds, task_data
-from kgpubench.submission import declared_tasks, model_file_in, read_predictions, submit
 
 BASELINES = {p.stem: p for p in lb.baseline_files()}
 

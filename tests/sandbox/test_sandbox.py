@@ -11,9 +11,11 @@ import pandas as pd
 import pytest
 from sandbox_helpers import MODELS, needs_isolation, render
 
-from kgpubench import sandbox, sandbox_process
 from kgpubench.resources import default_data_dir
-from kgpubench.sandbox import (
+from kgpubench.sandbox import process as sandbox_process
+from kgpubench.sandbox import session as sandbox
+from kgpubench.sandbox.child import frame_to_ipc, ipc_to_frame
+from kgpubench.sandbox.session import (
     Limits,
     LimitsError,
     ModelSession,
@@ -22,7 +24,6 @@ from kgpubench.sandbox import (
     checked_predictions,
     sandbox_plan,
 )
-from kgpubench.sandbox_child import frame_to_ipc, ipc_to_frame
 
 
 def _model(tmp_path, body, name="m.py"):
@@ -218,7 +219,7 @@ def test_errors_in_the_model_name_its_line(tmp_path, small):
 
 
 def test_measure_requests_are_checked_before_they_reach_a_problem():
-    from kgpubench.sandbox import _serve_measure
+    from kgpubench.sandbox.session import _serve_measure
 
     class Problem:
         calls = []
@@ -249,4 +250,4 @@ def test_the_zygote_is_single_threaded(small):
         assert zygote is not None and zygote.proc.poll() is None
         assert os.listdir(f"/proc/{zygote.proc.pid}/task") == [str(zygote.proc.pid)]  # safe to fork
         with open(f"/proc/{zygote.proc.pid}/cmdline", "rb") as fh:
-            assert fh.read().split(b"\0")[1:4] == [b"-m", b"kgpubench.sandbox_child", b"zygote"]
+            assert fh.read().split(b"\0")[1:4] == [b"-m", b"kgpubench.sandbox.child", b"zygote"]

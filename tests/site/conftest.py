@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kgpubench import leaderboard as lb
+from kgpubench.board import leaderboard as lb
 from kgpubench.tasks import get_task
 
 TASKS = ("autotune-config", "npb-tpb", "kernel-power", "stencil-tile")
@@ -39,7 +39,7 @@ def site_results(folder: Path) -> list[dict]:
 
 @pytest.fixture(scope="session")
 def rendered_site(tmp_path_factory) -> tuple[Path, list[dict]]:
-    from kgpubench.site import write_site
+    from kgpubench.board.site import write_site
 
     folder = tmp_path_factory.mktemp("site")
     results = site_results(folder)

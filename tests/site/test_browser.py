@@ -11,7 +11,7 @@ from pathlib import Path
 import browser
 import pytest
 
-from kgpubench.site.check import parse_page
+from kgpubench.board.site.check import parse_page
 
 WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"browser test needs headless Chromium: {WHY}")

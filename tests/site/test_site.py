@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from kgpubench.ranking import bootstrap_interval, fold_values
-from kgpubench.site import draw, site_pages
-from kgpubench.site.check import check_site, parse_page
-from kgpubench.site.data import PlotSpec, per_gpu_scores, regrets_of
-from kgpubench.site.pages import doc_html, number
+from kgpubench.board.ranking import bootstrap_interval, fold_values
+from kgpubench.board.site import draw, site_pages
+from kgpubench.board.site.check import check_site, parse_page
+from kgpubench.board.site.data import PlotSpec, per_gpu_scores, regrets_of
+from kgpubench.board.site.pages import doc_html, number
 from kgpubench.tasks import get_task
 
 ROOT = Path(__file__).parents[2]

@@ -13,13 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgpubench import leaderboard as lb
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.evaluation import SubmissionError, task_data
+from kgpubench.board.pull_request import accept, read_submission, run_submission
+from kgpubench.board.ranking import cell
+from kgpubench.board.submission import score_predictions
+from kgpubench.board.summary import board_rank, result_summary
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, UnknownNameError
-from kgpubench.evaluation import SubmissionError, task_data
-from kgpubench.pull_request import accept, read_submission, run_submission
-from kgpubench.ranking import cell
-from kgpubench.submission import score_predictions
-from kgpubench.summary import board_rank, result_summary
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
 from task_fixtures import autotune_table, make_store  # noqa: E402

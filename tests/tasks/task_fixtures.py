@@ -12,8 +12,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from kgpubench.schema import get_table
-from kgpubench.shards import write_shard
-from kgpubench.store import Store
+from kgpubench.store.shards import write_shard
+from kgpubench.store.store import Store
 from kgpubench.testing import valid_row
 
 GPUS = {

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from task_fixtures import npb_crafted_table, stencil_table
 
+from kgpubench.board.evaluation import fit_predict
 from kgpubench.errors import UnknownNameError
-from kgpubench.evaluation import fit_predict
 from kgpubench.tasks import TaskRegistry, get_task, list_tasks, task_rows
 from kgpubench.tasks.scoring import SCORERS, oracle_of, problem_choices, score_fold, scorer_of, with_scoring_columns
 
@@ -93,8 +93,9 @@ def test_every_task_declares_a_known_scorer_and_its_seed_metrics():
         assert task.seed_metrics and set(task.seed_metrics) <= set(task.metrics) or task.seed == "-"
 
 
-@pytest.mark.parametrize("path", ["kgpubench/tasks/scoring.py", "kgpubench/evaluation.py", "kgpubench/submission.py",
-                                  "kgpubench/sandbox.py", "kgpubench/tasks/npb.py", "kgpubench/tasks/selection.py"])
+@pytest.mark.parametrize("path", ["kgpubench/tasks/scoring.py", "kgpubench/board/evaluation.py",
+                                  "kgpubench/board/submission.py", "kgpubench/sandbox/session.py",
+                                  "kgpubench/tasks/npb.py", "kgpubench/tasks/selection.py"])
 def test_no_behaviour_branches_on_a_task_name(path):
     names = {t.name for t in list_tasks()}
     tree = ast.parse((ROOT / path).read_text())

@@ -1,4 +1,4 @@
-"""Few-shot curves (kgpubench.fewshot): no held-out row reaches training, the revealed rows are the same for every
+"""Few-shot curves (kgpubench.board.fewshot): no held-out row reaches training, the revealed rows are the same for every
 model, a hand-computed score at k rows, the goals' judgement, and the board tables (kgpubench.tasks.extras)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from task_fixtures import programs_table
 
+from kgpubench.board.evaluation import task_data
+from kgpubench.board.fewshot import Goal, fewshot_curve, judge, plan_folds, plan_record
 from kgpubench.errors import OptionError
-from kgpubench.evaluation import task_data
-from kgpubench.fewshot import Goal, fewshot_curve, judge, plan_folds, plan_record
-from kgpubench.metrics import mdape
 from kgpubench.tasks.extras import fewshot, goals
+from kgpubench.tasks.metrics import mdape
 
 KS = (0, 2, 4)
 BW = "gpu_memory_bandwidth_gbs"
@@ -179,7 +179,7 @@ def test_the_script_writes_the_curves_and_the_goals_from_the_board_results(tmp_p
 def test_grouped_median_ape_keeps_the_where_rows_and_groups_them():
     import pyarrow as pa
 
-    from kgpubench.fewshot import grouped_mdape
+    from kgpubench.board.fewshot import grouped_mdape
 
     rows = pa.table({"gpu_name": ["H", "H", "H", "L"], "operator": ["bmm", "bmm", "linear", "bmm"]})
     y = np.array([1.0, 2.0, 4.0, 10.0])

@@ -28,7 +28,7 @@ def _adapt(f):
 
 
 def _backend(npb, **kw):
-    from kgpubench.measure.fake import FakeBackend
+    from kgpubench.measure.backends.fake import FakeBackend
 
     emu = Emulator(importlib.import_module(npb.__name__ + ".ref_mg"),
                    importlib.import_module(npb.__name__ + ".randlc")).kernels()
@@ -39,7 +39,7 @@ def _backend(npb, **kw):
 
 def test_cg_rows_resume_and_never_validate(npb, tmp_path):
     from kgpubench.measure.output import ShardWriter
-    from kgpubench.validation import validate_table
+    from kgpubench.store.validation import validate_table
 
     rule = importlib.import_module(npb.__name__ + ".driver").SweepRule(warmup=1, min_runs=2, min_total_ms=0)
     writer = ShardWriter(tmp_path / "npb", "npb")
@@ -128,7 +128,7 @@ def test_one_application_per_benchmark_and_class_and_failed_setup_not_retried(np
 def test_max_minutes_and_a_sticky_error_stop_npb_like_any_suite(npb, tmp_path, monkeypatch):
     import itertools
 
-    from kgpubench.measure.backend import ContextLostError
+    from kgpubench.measure.backends.base import ContextLostError
     from kgpubench.measure.output import ShardWriter
     from kgpubench.measure.runner import CollectOptions, collect_suite
 

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.gpu
 @pytest.mark.parametrize("bench", ["EP", "CG", "MG", "FT"])
 @pytest.mark.parametrize("assignment", ["default", "max", "warp"])
 def test_official_class_s_on_gpu(npb, bench, assignment):
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     d = importlib.import_module(npb.__name__ + ".driver")
     spec = importlib.import_module(npb.__name__ + ".spec")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_power_suite import IMPLS, SUITE, _kernel, small_case
 
-from kgpubench.measure.fake import FakeBackend, FakeDeviceArray, fake_device_module
+from kgpubench.measure.backends.fake import FakeBackend, FakeDeviceArray, fake_device_module
 from kgpubench.measure.runner import measure_case
 
 power = importlib.import_module("kgpubench_collectors.power")

@@ -14,7 +14,7 @@ import pytest
 import scipy.fft
 import scipy.linalg
 
-from kgpubench.measure.fake import FakeBackend
+from kgpubench.measure.backends.fake import FakeBackend
 from kgpubench.measure.runner import measure_case
 from kgpubench.measure.suites import load_suite
 
@@ -218,7 +218,7 @@ def test_block_shares_by_hand():
 @pytest.mark.gpu
 @pytest.mark.parametrize("pk", spec.KERNELS, ids=lambda pk: pk.name)
 def test_every_kernel_verifies_on_the_gpu(pk):
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     backend = get_backend("cupy")
     sms = backend.device().sm_count

@@ -76,7 +76,7 @@ def test_features_from_backend_ptx_when_nvcc_is_missing(monkeypatch, toolchain_f
     """On a GPU machine without nvcc the harness analyses the backend's PTX: same counts, no ptxas figures."""
     import kgpubench.features as api
     from kgpubench.errors import ToolchainError
-    from kgpubench.measure.fake import FAKE_DEVICE
+    from kgpubench.measure.backends.fake import FAKE_DEVICE
     from kgpubench.measure.features_link import static_features
 
     tc = toolchain_for(FAKE_DEVICE.arch)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from regular_loader import modules, regular
 
-from kgpubench.measure.backends import get_backend
+from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, collect_suite
 from kgpubench.measure.timing import StopRule

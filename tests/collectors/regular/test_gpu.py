@@ -19,7 +19,7 @@ KERNELS = ["vector_add", "euclid", "srad_cuda_1", "srad_cuda_2", "calculate_temp
 
 @pytest.fixture(scope="module")
 def backend():
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     return get_backend("cupy")
 
@@ -54,11 +54,11 @@ def test_quick_collection_writes_a_valid_shard(tmp_path):
                           "--out", str(tmp_path)], capture_output=True, text=True, check=False, cwd=ROOT, env=env,
                          timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
-    from kgpubench.checks import validate_paths
+    from kgpubench.store.checks import validate_paths
 
     result = validate_paths([tmp_path / "regular"])
     assert result == {str(tmp_path / "regular"): []}
-    from kgpubench.shards import read_shard
+    from kgpubench.store.shards import read_shard
 
     config, table = read_shard(tmp_path / "regular")
     assert config == "kernels" and table.num_rows == 32

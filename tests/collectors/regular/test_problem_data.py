@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from regular_loader import modules, regular
 
-from kgpubench.measure.backends import get_backend
-from kgpubench.measure.fake import FakeDeviceArray, fake_device_module
+from kgpubench.measure.backends.fake import FakeDeviceArray, fake_device_module
+from kgpubench.measure.backends.registry import get_backend
 
 _, ref, suite_mod = modules()
 

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.gpu
 
 def _backend():
     pytest.importorskip("cupy")
-    from kgpubench.measure.backends import get_backend
+    from kgpubench.measure.backends.registry import get_backend
 
     try:
         return get_backend("cupy")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from test_stencil_suite import SUITE, _backend, numpy_kernel
 
-from kgpubench.measure.fake import FakeDeviceArray, fake_device_module
+from kgpubench.measure.backends.fake import FakeDeviceArray, fake_device_module
 
 spec = importlib.import_module("kgpubench_collectors.stencil.spec")
 cases = importlib.import_module("kgpubench_collectors.stencil.cases")

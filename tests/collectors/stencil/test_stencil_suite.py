@@ -12,7 +12,7 @@ import importlib
 import numpy as np
 import pytest
 
-from kgpubench.measure.fake import FakeBackend
+from kgpubench.measure.backends.fake import FakeBackend
 from kgpubench.measure.runner import measure_case
 from kgpubench.measure.suites import load_suite
 

@@ -1,0 +1,517 @@
+"""Train and score a model on a task, fold by fold, and build its result record.
+
+A model is a Python file exposing the factory ``make_model(task, seed)`` that returns an object with
+``fit(X, y)`` and ``predict(X)`` (a scikit-learn estimator): ``X`` is a pandas DataFrame of the task's
+declared features, ``y`` the target. See ``leaderboard/SUBMITTING.md``.
+
+Model code runs in one place only, :func:`fit_predict` (one fold: ``X_train``, ``y_train``, ``X_test`` in,
+predictions out), under :class:`RunLimits` (threads pinned for OpenMP, BLAS, LightGBM and XGBoost). Everything
+else here is data handling and scoring, which never runs model code.
+
+Strategies that measure the test problem instead of predicting it (seed 001's Profiling, Exhausting) set
+``uses_measurements = True``; on a task that declares a measurement oracle (``Task.oracle``; ``npb-tpb``, see
+:mod:`kgpubench.tasks.npb`) they are called as ``predict(X, problems=...)`` and every model's fold scores
+carry ``measurements``, the mean number of distinct assignments measured per test problem (0 for models
+that only learn from the training folds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from kgpubench.board.result import (  # noqa: F401 - PACKAGES, RESULT_FORMAT, round_floats, result_json: importable here as before
+    PACKAGES,
+    RESULT_FORMAT,
+    Result,
+    model_label,
+    package_versions,
+    result_json,
+    round_floats,
+)
+from kgpubench.errors import DataFileNotFoundError, NoDataError, SubmissionError
+from kgpubench.tasks import Task, feature_frame, get_task, list_tasks, select
+from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
+from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, split_sha256_of
+
+FACTORY = "make_model"
+SAMPLE_POINTS = 400
+# Derived from the task declarations (``record_problems``, ``oracle``); kept for callers of the old names.
+DETAIL_TASKS = tuple(t.name for t in list_tasks() if t.record_problems)
+MEASURING_TASKS = tuple(t.name for t in list_tasks() if t.measures)
+# Environment variables that set the thread count of OpenMP, the BLAS libraries, numexpr and the baselines.
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KGPUBENCH_THREADS")
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """How model code may run: threads (and, for a process sandbox, time and memory).
+
+    ``threads`` pins OpenMP, OpenBLAS/MKL/BLIS and numexpr (:data:`THREAD_ENV`, and threadpoolctl in this
+    process); LightGBM and XGBoost baselines read it through :func:`kgpubench.tasks.preprocess.thread_count`.
+    The board runs with one thread per model so its scores do not depend on the machine's core count.
+    """
+
+    threads: int = 1
+    timeout_s: float | None = None
+    memory_gb: float | None = None
+
+    def __post_init__(self) -> None:
+        if int(self.threads) < 1:
+            raise ValueError(f"RunLimits(threads={self.threads!r}); expected a positive thread count")
+
+    def env(self) -> dict[str, str]:
+        """The environment a child process running model code gets (thread counts)."""
+        return dict.fromkeys(THREAD_ENV, str(int(self.threads)))
+
+
+@contextlib.contextmanager
+def pinned(limits: RunLimits) -> Iterator[None]:
+    """Apply ``limits`` in this process for the duration (environment and threadpoolctl), then restore."""
+    from threadpoolctl import threadpool_limits
+
+    saved = {k: os.environ.get(k) for k in THREAD_ENV}
+    os.environ.update(limits.env())
+    try:
+        with threadpool_limits(limits=int(limits.threads)):
+            yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a model (or predictions) file, as the store hashes its parts."""
+    from kgpubench.store.store import sha256_file
+
+    return sha256_file(Path(path))
+
+
+def load_model_module(path: Path | str) -> ModuleType:
+    """Import a model file as a fresh module (errors name the file and the fix)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileNotFoundError(f"{path}: no such model file; pass the path of a .py file.")
+    name = f"kgpubench_model_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a user's module may raise anything on import
+        sys.modules.pop(name, None)
+        raise SubmissionError(f"{path}: importing the model failed ({type(exc).__name__}: {exc}).") from exc
+    return module
+
+
+def model_factory(module: ModuleType, path: Path | str = "<model>") -> Callable[..., Any]:
+    """The module's ``make_model`` (error when missing or not callable)."""
+    factory = getattr(module, FACTORY, None)
+    if not callable(factory):
+        raise SubmissionError(
+            f"{path}: no callable `{FACTORY}(task, seed)` found; a model file must define it and return an "
+            "object with fit(X, y) and predict(X) (see leaderboard/SUBMITTING.md).")
+    return factory
+
+
+def model_tasks(module: ModuleType) -> tuple[str, ...]:
+    """The tasks a model file says it applies to (its optional ``TASKS``); empty means any."""
+    return tuple(getattr(module, "TASKS", ()) or ())
+
+
+def hashed_order(row_ids: list[str], salt: str) -> np.ndarray:
+    """Rank of every row under ``sha256(salt + row_id)``: a fixed order for deterministic subsamples."""
+    keys = [hashlib.sha256(f"{salt}\x1f{r}".encode()).digest()[:8] for r in row_ids]
+    order = np.argsort(np.asarray(keys, dtype="S8"), kind="mergesort")
+    rank = np.empty(len(row_ids), dtype=np.int64)
+    rank[order] = np.arange(len(row_ids))
+    return rank
+
+
+# ----- task data ---------------------------------------------------------------------------------------------
+@dataclass
+class TaskData:
+    """A task's usable rows with their features, target and folds under one scheme."""
+
+    task: Task
+    scheme: str
+    rows: pa.Table
+    X: Any
+    y: np.ndarray
+    folds: np.ndarray
+    dataset: dict = field(default_factory=dict)
+
+    @property
+    def fold_names(self) -> list[str]:
+        return evaluated_folds(self.scheme, self.folds)
+
+    @property
+    def sample_rank(self) -> np.ndarray:
+        """Fixed order of the rows for the plotted (measured, predicted) samples (computed once)."""
+        if "_sample_rank" not in self.__dict__:
+            self.__dict__["_sample_rank"] = hashed_order(self.rows["row_id"].to_pylist(), "samples")
+        return self.__dict__["_sample_rank"]
+
+    @property
+    def split_sha256(self) -> str:
+        """sha256 of the split file these rows and folds make (:func:`kgpubench.tasks.splits.split_digest`)."""
+        return split_sha256_of(self.rows["row_id"].to_pylist(), self.folds)
+
+
+HASH_EXTRA = ("run_id", "time_ms_std", "repeats", "time_rse", "default_remainder_s", "default_tpb", "remainder_s")
+
+
+def rows_sha256(task: Task, rows: pa.Table) -> str:
+    """sha256 over the values the task reads (features, target, problem and filter columns, the noise and
+    scoring columns, row_id and run_id) of ``rows``, in (row_id, run_id) order.
+
+    Results are tied to this hash, not to the store's manifest: data added to other configs, GPUs or suites
+    leaves it unchanged. Numbers are hashed as little-endian float64 (null = NaN), strings joined by a unit
+    separator (null = NUL), parameter lists as their lengths, names and values.
+    """
+    import pyarrow.compute as pc
+
+    cols = sorted({*task.used_columns(), *(c for c in HASH_EXTRA if c in rows.column_names)})
+    keys = [(c, "ascending") for c in ("row_id", "run_id") if c in rows.column_names]
+    t = rows.select(cols).take(pc.sort_indices(rows, sort_keys=keys)) if rows.num_rows else rows.select(cols)
+    h = hashlib.sha256(f"{task.name}\x1e{rows.num_rows}".encode())
+    for name in cols:
+        h.update(f"\x1e{name}\x1f".encode())
+        _hash_array(h, t[name].combine_chunks())
+    return h.hexdigest()
+
+
+def _hash_array(h, arr: pa.Array) -> None:
+    import pyarrow.compute as pc
+
+    typ = arr.type
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
+        vals = arr.to_numpy(zero_copy_only=False).astype("<f8")
+        h.update(np.where(np.isnan(vals), np.nan, vals).tobytes())
+    elif pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        h.update(pc.fill_null(pc.list_value_length(arr), -1).to_numpy(zero_copy_only=False).astype("<i8").tobytes())
+        flat = pc.list_flatten(arr)
+        if pa.types.is_struct(flat.type):
+            for i in range(flat.type.num_fields):
+                h.update(f"\x1d{flat.type.field(i).name}".encode())
+                _hash_array(h, flat.field(i))
+        else:
+            _hash_array(h, flat)
+    else:
+        text = pc.fill_null(pc.cast(arr, pa.string()), "\x00").to_pylist()
+        h.update("\x1f".join(text).encode())
+
+
+def inputs_sha256(task: Task, scheme: str, store) -> str:
+    """What a result was computed from, as one hash: the task's declaration, the scheme, the files of its config in
+    the store (paths and sha256 from the manifest), the library's code (:func:`kgpubench.buildinfo.code_sha256`)
+    and the installed packages. Equal hashes, the same model file and seed make a rerun give the same result, so
+    ``leaderboard run --reuse`` keeps it. Needs no row to be read."""
+    import json as _json
+
+    from kgpubench.buildinfo import code_sha256
+
+    files = [[f["path"], f["sha256"]] for f in store.files(task.config)]
+    blob = _json.dumps([repr(task), scheme, files, code_sha256(), package_versions()], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
+              table: pa.Table | None = None) -> TaskData:
+    """Load the task's rows from a store (default: the packaged data) and assign folds."""
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store.store import Store
+
+    task = get_task(task) if isinstance(task, str) else task
+    store = Store(data_dir or default_data_dir())
+    table_given = table
+    if table is None:
+        table = store.read(task.config)
+    selection = select(task, table)
+    rows = with_scoring_columns(task, table, selection.rows)
+    if rows.num_rows == 0:
+        raise NoDataError(no_data_reason(task, store.path, table.num_rows, selection.report()))
+    dataset = {"config": task.config, "version": store.version, "manifest_sha256": store.manifest_sha256(),
+               "rows": rows.num_rows, "rows_sha256": rows_sha256(task, rows), "selection": selection.report()}
+    if table_given is None:  # rows read from the store: what they were read from is known
+        dataset["inputs_sha256"] = inputs_sha256(task, scheme, store)
+    return TaskData(task, scheme, rows, feature_frame(task, rows),
+                    rows[task.target].to_numpy(zero_copy_only=False).astype(np.float64),
+                    fold_column(task, rows, scheme), dataset)
+
+
+def no_data_reason(task: Task, store_path: Path, table_rows: int, report: dict) -> str:
+    """Why a task has no usable rows, in one line."""
+    if table_rows == 0:
+        why = f"the {task.config!r} config of store {store_path} has no rows"
+    elif report.get("incomplete_problems"):
+        why = (f"every problem of the {task.config!r} config is incomplete ({len(report['incomplete_problems'])} "
+               f"excluded, e.g. {report['incomplete_problems'][0]})")
+    else:
+        filt = "; ".join(f"{c} in {list(v)}" for c, v in task.filters)
+        why = (f"none of the {table_rows} rows of the {task.config!r} config is usable (status ok, {task.target} "
+               f"present{', ' + filt if filt else ''})")
+    return f"task {task.name!r}: {why}; collect or merge data first (`kgpubench info`)."
+
+
+def scheme_problem(data: TaskData) -> str | None:
+    """Why a scheme cannot be evaluated on this data (no fold with training rows), else None."""
+    names = data.fold_names
+    if not names:
+        return f"scheme {data.scheme!r} has no test fold"
+    if all(np.all(data.folds == f) for f in names):
+        from kgpubench.tasks.splits import get_scheme
+
+        sch = get_scheme(data.scheme)
+        what = {"gpu_name": "GPU", "kernel": "kernel"}.get(sch.column or "", "problem" if data.task.group_columns
+                                                           else "row group")
+        if sch.kind == "column":
+            return (f"every row has one {what} ({names[0]}), so leave-one-{what}-out has no training fold; it needs "
+                    f"rows of at least two {what}s")
+        if data.task.group_columns:
+            from kgpubench.tasks import problem_keys
+
+            n = len(set(problem_keys(data.task, data.rows)))
+            cols = ", ".join(c for c in data.task.problem_columns)
+            return (f"the {data.rows.num_rows} rows form {n} problem{'s' if n != 1 else ''} ({cols}), all in one "
+                    "fold, so no fold has training rows; it needs problems in at least two folds")
+        return f"all {data.rows.num_rows} rows fall in one fold, so no fold has training rows"
+    return None
+
+
+# ----- running model code ------------------------------------------------------------------------------------
+@dataclass
+class FoldOutput:
+    """What :func:`fit_predict` returns for one fold."""
+
+    predictions: np.ndarray
+    predicts_target: bool
+    measurements: list[int] | None
+
+
+def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.ndarray, X_test, *, seed: int = 0,
+                limits: RunLimits | None = None, problems: list | None = None,
+                model_name: str = "model") -> FoldOutput:
+    """Build the model with ``factory(task=task, seed=seed)``, fit it on the training rows and predict the test
+    rows, under ``limits``. The only place model code runs.
+
+    ``problems`` (:class:`kgpubench.tasks.npb.NpbProblem`, one per test problem) is the measurement oracle a
+    measuring strategy receives; only tasks that declare an ``oracle`` pass one. Any exception the model
+    raises becomes a :class:`SubmissionError` naming the model and the step.
+    """
+    limits = limits or RunLimits()
+    step = "make_model"
+    try:
+        with pinned(limits):
+            model = factory(task=task, seed=seed)
+            step = "fit"
+            model.fit(X_train, y_train)
+            measures = bool(getattr(model, "uses_measurements", False))
+            predicts_target = bool(getattr(model, "predicts_target", True))
+            step = "predict"
+            if measures:
+                if problems is None:
+                    raise SubmissionError(
+                        f"{model_name}: sets uses_measurements, but task {task.name!r} has no measurement oracle "
+                        f"(tasks with one: {', '.join(t.name for t in list_tasks() if t.measures)}).")
+                raw = model.predict(X_test, problems=problems)
+            else:
+                raw = model.predict(X_test)
+    except SubmissionError:
+        raise
+    except Exception as exc:  # model code may raise anything; it becomes one line on the board
+        raise SubmissionError(f"{model_name}: {step}() raised {type(exc).__name__}: {exc}") from exc
+    pred = check_predictions(raw, len(X_test), model_name)
+    measured = None
+    if task.measures:
+        measured = [p.measurements for p in problems] if (measures and problems is not None) else []
+    return FoldOutput(pred, predicts_target, measured)
+
+
+def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, folds: list[str] | None = None,
+              model_name: str = "model", limits: RunLimits | None = None,
+              oracle: bool = False) -> tuple[dict, list[tuple[float, float]]]:
+    """Fit and score the model on each fold; returns per-fold records and (measured, predicted) samples.
+
+    ``oracle``: instead of a model, predict every test row's measured target (the upper bound row).
+    """
+    task = data.task
+    wanted = data.fold_names if folds is None else [str(f) for f in folds]
+    for f in wanted:
+        if f not in data.fold_names:
+            from kgpubench.errors import unknown_name
+
+            raise unknown_name(f"fold of scheme {data.scheme!r}", f, data.fold_names)
+    ids = data.rows["row_id"].to_pylist()
+    rank = hashed_order(ids, task.name) if task.max_train_rows else None
+    sample_rank = data.sample_rank
+    out, samples = {}, []
+    for fold in wanted:
+        test = np.flatnonzero(data.folds == fold)
+        train = np.flatnonzero((data.folds != fold) & (data.folds != EXCLUDED))  # excluded: in no training set
+        if train.size == 0:  # e.g. by-kernel with a single kernel: nothing to learn from
+            continue
+        if rank is not None and train.size > task.max_train_rows:
+            train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+        test_rows = data.rows.take(pa.array(test))
+        if oracle:
+            result = FoldOutput(data.y[test].copy(), True, [] if task.measures else None)
+        else:
+            oracle_problems = oracle_of(task)
+            problems = None if oracle_problems is None else oracle_problems(task, test_rows, data.y[test])
+            result = fit_predict(factory, task, data.X.iloc[train].reset_index(drop=True), data.y[train],
+                                 data.X.iloc[test].reset_index(drop=True), seed=seed, limits=limits,
+                                 problems=problems, model_name=model_name)
+        pred = result.predictions
+        scores = score_fold(task, test_rows, data.y[test], pred, predicts_target=result.predicts_target)
+        if result.measurements is not None:
+            scores["measurements"] = float(np.mean(result.measurements)) if result.measurements else 0.0
+        rec = {"n_train": int(train.size), "n_test": int(test.size), "scores": scores}
+        if task.record_problems:
+            rec["problems"] = problem_choices(task, test_rows, data.y[test], pred)
+        out[fold] = rec
+        if result.predicts_target:
+            keep = test[np.argsort(sample_rank[test], kind="mergesort")[: SAMPLE_POINTS // max(1, len(wanted))]]
+            pos = {t: i for i, t in enumerate(test)}
+            samples += [(float(data.y[k]), float(pred[pos[k]])) for k in keep]
+    if not out:
+        why = scheme_problem(data) or "no fold has training rows"
+        raise NoDataError(f"task {task.name!r} scheme {data.scheme!r}: {why} (folds {wanted}).")
+    return out, samples
+
+
+def check_predictions(pred: Any, n: int, model_name: str = "model") -> np.ndarray:
+    """Predictions as a finite float vector of length ``n`` (else a clear error)."""
+    try:
+        arr = np.asarray(pred, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise SubmissionError(f"{model_name}: predict() returned {type(pred).__name__}, not numbers ({exc}).") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.shape != (n,):
+        raise SubmissionError(f"{model_name}: predict() returned shape {arr.shape}, expected ({n},): one value per "
+                              "test row.")
+    if not np.all(np.isfinite(arr)):
+        raise SubmissionError(f"{model_name}: predict() returned {int(np.sum(~np.isfinite(arr)))} NaN/inf value(s); "
+                              "every row needs a finite prediction.")
+    return arr
+
+
+def aggregate(folds: dict) -> dict:
+    """Mean, population std and median over folds of every score (folds where a score is None are skipped)."""
+    names = sorted({m for f in folds.values() for m in f["scores"]})
+    out = {}
+    for m in names:
+        vals = [f["scores"][m] for f in folds.values() if f["scores"].get(m) is not None]
+        out[m] = ({"mean": float(np.mean(vals)), "std": float(np.std(vals)), "median": float(np.median(vals)),
+                   "folds": len(vals)} if vals else None)
+    return out
+
+
+ORACLE = "oracle"
+
+
+def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, folds: list[str] | None = None,
+             data_dir: Path | str | None = None, seed: int = 0, data: TaskData | None = None,
+             limits: Any = None, trust: bool = False) -> dict:
+    """Evaluate a model file on a task under one scheme; returns the result record (see :func:`result_json`).
+
+    Parameters
+    ----------
+    model_path : path
+        A file defining ``make_model(task, seed)``, or ``"oracle"`` for the upper-bound reference (every
+        test row's measured target as its prediction).
+    task : str
+        Task name.
+    scheme : str, optional
+        Split scheme (default: the task's first scheme).
+    folds : list of str, optional
+        Only these folds (default: every test fold). For ``by-gpu``, any GPU of the data.
+    data_dir : path, optional
+        Another store (default: the packaged data).
+    seed : int
+        Seed handed to the factory.
+    limits : RunLimits or kgpubench.sandbox.session.Limits, optional
+        Threads (default: one), and for the sandbox time and memory.
+    trust : bool
+        Run the model unisolated where the kernel cannot isolate it (else that is refused).
+
+    The model's code runs in a :class:`kgpubench.sandbox.session.ModelSession` (a fresh child process per fold); this
+    process keeps the test targets, scores, and hashes the model file as sent and the predictions as received.
+    """
+    start = time.perf_counter_ns()
+    cpu_start = time.process_time()
+    the_task = get_task(task)
+    scheme = scheme or the_task.schemes[0]
+    run_limits, box_limits = _limits_pair(limits)
+    oracle = str(model_path) == ORACLE
+    session = None
+    if oracle:
+        name, label = ORACLE, ORACLE
+    else:
+        from kgpubench.sandbox.session import ModelSession
+
+        path = Path(model_path)
+        name, label = path.stem, _model_label(path)
+        session = ModelSession(path, the_task, seed=seed, limits=box_limits, trust=trust, hide=[data_dir])
+    if data is None:
+        data = task_data(the_task, scheme, data_dir)
+    if session is None:
+        fold_records, samples = run_folds(data, None, seed=seed, folds=folds, model_name=name, limits=run_limits,
+                                          oracle=True)
+    else:
+        with session:
+            fold_records, samples = run_folds(data, session.factory, seed=seed, folds=folds, model_name=name,
+                                              limits=run_limits)
+    return Result.new(
+        status="ok", task=the_task.name, scheme=scheme, kind="reference" if oracle else "model", model=name,
+        model_file=label, model_sha256=session.model_sha256 if session else None,
+        predictions_sha256=session.predictions_sha256 if session else None, dataset=data.dataset,
+        split_sha256=data.split_sha256, train_subsample=the_task.max_train_rows, folds=fold_records,
+        aggregate=aggregate(fold_records), samples=[] if oracle else samples, seed=seed,
+        limits={"threads": run_limits.threads}, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
+        cpu_time_s=time.process_time() - cpu_start,
+    ).to_dict()
+
+
+def _limits_pair(limits: Any) -> tuple[RunLimits, Any]:
+    """(:class:`RunLimits`, :class:`kgpubench.sandbox.session.Limits`) from either kind (or ``None``: the defaults)."""
+    from kgpubench.sandbox.session import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+
+    if isinstance(limits, Limits):
+        return RunLimits(threads=limits.threads), limits
+    run = limits or RunLimits()
+    return run, Limits(threads=run.threads, timeout_s=run.timeout_s or DEFAULT_TIMEOUT_S,
+                       memory_gb=run.memory_gb or DEFAULT_MEMORY_GB)
+
+
+def failure_record(model_path: Path | str, task: str, scheme: str, message: str, *, data: TaskData | None = None,
+                   seed: int = 0, limits: RunLimits | None = None) -> dict:
+    """A result record for a model that failed on this task and scheme (the board lists it with ``message``)."""
+    path = Path(model_path)
+    return Result.new(
+        status="failed", task=task, scheme=scheme, kind="model", model=path.stem, model_file=_model_label(path),
+        model_sha256=file_sha256(path) if path.is_file() else None,
+        dataset=data.dataset if data is not None else {}, split_sha256=data.split_sha256 if data else None,
+        message=str(message).splitlines()[0][:500], folds={}, aggregate={}, samples=[], seed=seed,
+        limits={"threads": (limits or RunLimits()).threads}, wall_time_s=0.0,
+    ).to_dict()
+
+
+_model_label = model_label

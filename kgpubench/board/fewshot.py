@@ -1,0 +1,231 @@
+"""Few-shot curves on a held-out GPU, and the goal figures the board reports against.
+
+For a task with a leave-one-GPU-out scheme (a ``column`` scheme on ``gpu_name``, e.g. ``by-gpu``), each held-out
+GPU's rows are put in a fixed order, ``hashed_order(row_ids, f"{task}-fewshot")`` (the same for every model). At
+``k`` the first ``k`` of them are *revealed*: they join the training rows of every other GPU. The scored rows are
+the held-out GPU's rows after the first ``max(ks)`` in that order (the same rows at every ``k``, so the curve
+compares like with like, and never a revealed row), at most ``max_test_rows`` of them (the next ones in the same
+hashed order). The other GPUs' rows keep the task's training subsample rule (``max_train_rows``, ordered by
+``hashed_order(row_ids, task.name)`` as the board does), capped further by ``max_train_rows`` here when given
+(recorded). A GPU with fewer than ``max(ks) + MIN_TEST_ROWS`` rows is skipped (recorded).
+
+Model code runs only through :func:`kgpubench.board.evaluation.fit_predict` (trusted, in this process); scores come
+from :func:`kgpubench.tasks.scoring.score_fold` (the task's metrics; APE in percent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from kgpubench.board.evaluation import TaskData, fit_predict, hashed_order
+from kgpubench.errors import OptionError
+from kgpubench.tasks.scoring import score_fold
+from kgpubench.tasks.splits import EXCLUDED, get_scheme
+
+KS = (0, 5, 20, 100)
+MIN_TEST_ROWS = 20
+
+
+@dataclass(frozen=True)
+class FewshotPlan:
+    """One held-out GPU: row indices (into ``TaskData.rows``) of its training and scored rows.
+
+    ``other``: the other GPUs' training rows (after the cap); ``reveal``: the first ``max(ks)`` held-out rows in
+    the revealing order (at ``k`` the first ``k`` are revealed); ``test``: the scored held-out rows.
+    """
+
+    fold: str
+    other: np.ndarray
+    reveal: np.ndarray
+    test: np.ndarray
+    held_rows: int
+
+    def train(self, k: int) -> np.ndarray:
+        """The training rows at ``k`` revealed rows (sorted indices)."""
+        return np.sort(np.concatenate([self.other, self.reveal[:k]]))
+
+
+def reveal_salt(task_name: str) -> str:
+    return f"{task_name}-fewshot"
+
+
+def train_cap(data: TaskData, max_train_rows: int | None) -> int | None:
+    """The cap on the other GPUs' training rows: the task's rule, lowered to ``max_train_rows`` when given."""
+    caps = [c for c in (data.task.max_train_rows, max_train_rows) if c]
+    return min(caps) if caps else None
+
+
+def plan_folds(data: TaskData, ks=KS, *, max_train_rows: int | None = None, max_test_rows: int | None = None,
+               folds: list[str] | None = None, min_test_rows: int = MIN_TEST_ROWS
+               ) -> tuple[list[FewshotPlan], dict[str, str]]:
+    """The plan of every held-out GPU (independent of any model) and the GPUs skipped, with why.
+
+    Raises
+    ------
+    OptionError
+        When the scheme is not leave-one-GPU-out or ``ks`` holds a negative count.
+    """
+    sch = get_scheme(data.scheme)
+    if sch.kind != "column" or sch.column != "gpu_name":
+        raise OptionError(f"few-shot curves need a leave-one-GPU-out scheme (a column scheme on gpu_name, e.g. "
+                          f"'by-gpu'); got {data.scheme!r}.")
+    if not ks or min(ks) < 0:
+        raise OptionError(f"ks {list(ks)!r}: expected non-negative row counts, e.g. 0,5,20,100.")
+    kmax = max(ks)
+    ids = data.rows["row_id"].to_pylist()
+    reveal_rank = hashed_order(ids, reveal_salt(data.task.name))
+    cap = train_cap(data, max_train_rows)
+    train_rank = hashed_order(ids, data.task.name) if cap else None
+    plans, skipped = [], {}
+    for fold in (data.fold_names if folds is None else folds):
+        held = np.flatnonzero(data.folds == fold)
+        if held.size < kmax + min_test_rows:
+            skipped[fold] = f"{held.size} rows, fewer than max(k) + {min_test_rows} = {kmax + min_test_rows}"
+            continue
+        other = np.flatnonzero((data.folds != fold) & (data.folds != EXCLUDED))
+        if cap and other.size > cap:
+            other = np.sort(other[np.argsort(train_rank[other], kind="mergesort")[:cap]])
+        ordered = held[np.argsort(reveal_rank[held], kind="mergesort")]
+        rest = ordered[kmax:]
+        test = np.sort(rest[:max_test_rows] if max_test_rows else rest)
+        plans.append(FewshotPlan(str(fold), other, ordered[:kmax], test, int(held.size)))
+    return plans, skipped
+
+
+def revealed_sha256(data: TaskData, plan: FewshotPlan) -> str:
+    """sha256 of the revealed row ids in revealing order (equal for every model: the plan does not see one)."""
+    ids = data.rows["row_id"].to_pylist()
+    return hashlib.sha256("\x1f".join(ids[i] for i in plan.reveal).encode()).hexdigest()
+
+
+def fewshot_curve(data: TaskData, factory: Callable[..., Any], plans: list[FewshotPlan], ks=KS, *,
+                  model_name: str = "model", seed: int = 0, metrics: tuple[str, ...] | None = None,
+                  limits=None) -> dict:
+    """Per ``k``: per held-out GPU the training/revealed/scored counts and scores, and the median over GPUs.
+
+    ``metrics``: the task's metrics kept (default: its primary metric and ``mdape``, median APE in percent).
+    """
+    task = data.task
+    keep = metrics or tuple(dict.fromkeys((task.primary_metric, "mdape")))
+    out = {}
+    for k in ks:
+        per = {}
+        for plan in plans:
+            train = plan.train(k)
+            res = fit_predict(factory, task, data.X.iloc[train].reset_index(drop=True), data.y[train],
+                              data.X.iloc[plan.test].reset_index(drop=True), seed=seed, limits=limits,
+                              model_name=model_name)
+            test_rows = data.rows.take(pa.array(plan.test))
+            scores = score_fold(task, test_rows, data.y[plan.test], res.predictions,
+                                predicts_target=res.predicts_target)
+            per[plan.fold] = {"n_train": int(train.size), "n_revealed": int(min(k, plan.reveal.size)),
+                              "n_test": int(plan.test.size), "scores": {m: scores.get(m) for m in keep}}
+        med = {}
+        for m in keep:
+            vals = [f["scores"][m] for f in per.values() if f["scores"][m] is not None]
+            med[m] = float(np.median(vals)) if vals else None
+        out[str(k)] = {"folds": per, "median": med}
+    return out
+
+
+def plan_record(data: TaskData, plans: list[FewshotPlan], skipped: dict[str, str], ks, *,
+                max_train_rows: int | None, max_test_rows: int | None) -> dict:
+    """What the curves were computed on (for the JSON): the rules, and per GPU the counts and revealed hash."""
+    return {
+        "task": data.task.name, "scheme": data.scheme, "ks": [int(k) for k in ks],
+        "reveal_order": f"sha256('{reveal_salt(data.task.name)}' + row_id), per held-out GPU",
+        "train_rule": {"task_max_train_rows": data.task.max_train_rows, "cap": train_cap(data, max_train_rows),
+                       "order": f"sha256('{data.task.name}' + row_id) over the other GPUs' rows"},
+        "test_rule": {"scored": f"the held-out GPU's rows after the first {max(ks)} in the revealing order",
+                      "max_test_rows": max_test_rows},
+        "gpus": {p.fold: {"held_rows": p.held_rows, "other_rows": int(p.other.size), "test_rows": int(p.test.size),
+                          "revealed_sha256": revealed_sha256(data, p)} for p in plans},
+        "skipped": skipped, "dataset": {k: data.dataset.get(k) for k in ("rows", "rows_sha256", "manifest_sha256")},
+    }
+
+
+# ----- goals -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Goal:
+    """A target the board reports against: median APE (percent) at most ``target_pct`` on each group.
+
+    ``source``: ``"board"`` reads the per-fold ``mdape`` of the committed board results of ``scheme`` (a fold is
+    a group; ``groups`` empty: every fold); ``"predict"``: a model trained on the scheme's training folds predicts
+    its test fold, whose rows are grouped by ``group_by`` after keeping those whose ``where`` columns hold the
+    listed values. Met when at least ``at_least`` groups (default: all) meet the target for one model.
+    """
+
+    task: str
+    label: str
+    scheme: str
+    target_pct: float
+    source: str = "board"
+    groups: tuple[str, ...] = ()
+    group_by: str = "gpu_name"
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    at_least: int | None = None
+
+
+UNSEEN = ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100 80GB PCIe")
+GOALS: tuple[Goal, ...] = (
+    Goal("operator-latency", "NeuSight's split, per call: pooled median APE on each unseen GPU", "neusight", 10.0,
+         source="predict", groups=UNSEEN),
+    Goal("operator-latency", "NeuSight's split, per call: median APE of H100 bmm and of H100 linear", "neusight",
+         15.0, source="predict", groups=("bmm", "linear"), group_by="operator",
+         where=(("gpu_name", ("NVIDIA H100 80GB HBM3",)),)),
+    Goal("rodinia-time", "leave-one-GPU-out, without counters: per-GPU median APE on at least 7 of the 8 GPUs",
+         "by-gpu", 10.0, at_least=7),
+    Goal("program-time", "leave-one-GPU-out: median APE on H100 (both) and on L4", "by-gpu", 15.0,
+         groups=("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4")),
+)
+
+
+def goals_of(task_name: str) -> tuple[Goal, ...]:
+    return tuple(g for g in GOALS if g.task == task_name)
+
+
+def grouped_mdape(rows: pa.Table, y: np.ndarray, pred: np.ndarray, goal: Goal) -> dict[str, float]:
+    """Median APE (percent) per group of ``goal`` over the rows its ``where`` keeps."""
+    from kgpubench.tasks.metrics import mdape
+
+    keep = np.ones(rows.num_rows, dtype=bool)
+    for col, values in goal.where:
+        keep &= np.isin(np.asarray(rows[col].to_pylist(), dtype=object), list(values))
+    groups = np.asarray(rows[goal.group_by].to_pylist(), dtype=object)
+    names = goal.groups or tuple(sorted(set(groups[keep])))
+    return {g: float(mdape(y[keep & (groups == g)], pred[keep & (groups == g)]))
+            for g in names if np.any(keep & (groups == g))}
+
+
+def judge(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
+    """The goal's record: per model its group figures and how many meet the target; the best model (most groups
+    met, then the smallest worst figure); met or not."""
+    def rank(m):
+        figs = per_model[m]
+        return (-sum(v <= goal.target_pct for v in figs.values()), max(figs.values(), default=float("inf")), m)
+
+    models = {m: f for m, f in per_model.items() if f}
+    best = min(models, key=rank) if models else None
+    figs = models.get(best, {})
+    need = goal.at_least if goal.at_least is not None else len(goal.groups or figs)
+    met_n = sum(v <= goal.target_pct for v in figs.values())
+    missing = [g for g in goal.groups if g not in figs]
+    return {"goal": goal.label, "scheme": goal.scheme, "target_pct": goal.target_pct, "need": need,
+            "best_model": best, "figures": figs, "groups_met": met_n, "groups": len(figs), "missing": missing,
+            "met": bool(best is not None and not missing and met_n >= need), "per_model": per_model}
+
+
+def board_fold_mdape(result: dict, goal: Goal) -> dict[str, float]:
+    """Per-fold ``mdape`` of a board result record, restricted to the goal's groups."""
+    out = {}
+    for fold, rec in (result.get("folds") or {}).items():
+        v = (rec.get("scores") or {}).get("mdape")
+        if v is not None and (not goal.groups or fold in goal.groups):
+            out[str(fold)] = float(v)
+    return out

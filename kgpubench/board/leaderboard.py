@@ -1,0 +1,521 @@
+"""The reproducible leaderboard: evaluate every baseline on every task with data, write result files,
+re-run them (``verify``) and render the board.
+
+Results live in ``leaderboard/results/<task>/<scheme>/<model>.json``; a result names its model file
+relative to the project root (``baselines/knn.py``, ``leaderboard/submissions/mine.py``). A model that fails
+is a result too (``status: failed`` with its message); a scheme that cannot be evaluated gets
+``<task>/<scheme>/_status.json`` with the reason. Every model runs with one thread (:class:`RunLimits`), in
+``jobs`` worker processes started with that thread count in their environment.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgpubench.board.evaluation import (
+    ORACLE,
+    NoDataError,
+    RunLimits,
+    SubmissionError,
+    TaskData,
+    evaluate,
+    failure_record,
+    result_json,
+    scheme_problem,
+    task_data,
+)
+from kgpubench.board.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
+from kgpubench.board.ownership import ours as _ours
+from kgpubench.board.result import ABSENT, Result, as_result, model_label, project_root, read_result_json
+from kgpubench.board.submission import declared_tasks, model_file_in
+from kgpubench.errors import BoardWriteError, DataFileNotFoundError, VerifyError
+from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.tasks import get_task, list_tasks
+from kgpubench.tasks.metrics import METRICS
+
+# Default tolerance of a score that has no metric declaration (``measurements``) and the absolute floor.
+REL_TOL = 1e-4
+ABS_TOL = 1e-6
+# What CI re-runs (`make test`): the floor and the reference rows on every task, quick on the packaged data.
+FAST_BASELINES = ("median", ORACLE)
+STATUS_FILE = "_status.json"
+
+
+def leaderboard_dir() -> Path:
+    from kgpubench.resources import bundled_path
+
+    return bundled_path("leaderboard")
+
+
+def results_dir() -> Path:
+    return leaderboard_dir() / "results"
+
+
+def baseline_files() -> list[Path]:
+    """Every baseline model file (``baselines/*.py`` not starting with ``_``), sorted by name."""
+    from kgpubench.resources import bundled_path
+
+    return sorted(p for p in bundled_path("baselines").glob("*.py") if not p.name.startswith("_"))
+
+
+def result_path(root: Path, task: str, scheme: str, model: str) -> Path:
+    return Path(root) / task / scheme / f"{model}.json"
+
+
+def tolerance(metric: str) -> float:
+    """Relative tolerance of ``metric`` for ``verify`` (docs/METRICS.md)."""
+    return METRICS[metric].rel_tol if metric in METRICS else REL_TOL
+
+
+@dataclass(frozen=True)
+class Job:
+    model: Path | str  # a model file, or "oracle"
+    task: str
+    scheme: str
+
+    @property
+    def name(self) -> str:
+        return ORACLE if str(self.model) == ORACLE else Path(self.model).stem
+
+
+def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None,
+         tasks: Iterable[str] | None = None, *, references: bool = True) -> list[Job]:
+    """Jobs for every model x task it declares (``TASKS``) x the task's board schemes, plus the oracle
+    reference on every task and scheme (unless ``only`` leaves it out)."""
+    only = set(only or ())
+    wanted = set(tasks or ())
+    jobs = []
+    for path in models if models is not None else baseline_files():
+        path = Path(path)
+        if only and path.stem not in only:
+            continue
+        declared = declared_tasks(path)  # read, not run: a model's code runs only in the sandbox
+        for task in list_tasks():
+            if (declared and task.name not in declared) or (wanted and task.name not in wanted):
+                continue
+            jobs.extend(Job(path, task.name, s) for s in task.evaluated_schemes)
+    if references and (not only or ORACLE in only):
+        jobs += [Job(ORACLE, t.name, s) for t in list_tasks() if not wanted or t.name in wanted
+                 for s in t.evaluated_schemes]
+    return jobs
+
+
+# ----- running jobs (in this process or in worker processes) -----------------------------------------------
+_DATA: dict[tuple, TaskData | tuple[str, dict]] = {}
+
+
+def _data(task: str, scheme: str, data_dir) -> TaskData | tuple[str, dict]:
+    """The task data of (task, scheme), or why it cannot be evaluated with what data there is (cached per
+    process and store manifest, the last few only)."""
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store.store import Store
+
+    key = (task, scheme, str(data_dir), Store(data_dir or default_data_dir()).manifest_sha256())
+    if key not in _DATA:
+        while len(_DATA) >= 4:
+            _DATA.pop(next(iter(_DATA)))
+        try:
+            data = task_data(task, scheme, data_dir)
+            why = scheme_problem(data)
+            _DATA[key] = (why, data.dataset) if why else data
+        except NoDataError as exc:
+            _DATA[key] = (str(exc), {})
+    return _DATA[key]
+
+
+def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: bool = False) -> dict:
+    """One job's result record: scores, or a failure with its message, or a skip with its reason. The model
+    runs in the sandbox (:class:`kgpubench.sandbox.session.ModelSession`); ``trust`` lets it run unisolated where the
+    kernel cannot isolate it."""
+    data = _data(job.task, job.scheme, data_dir)
+    if isinstance(data, tuple):
+        return Result(status="skipped", task=job.task, scheme=job.scheme, reason=data[0], dataset=data[1]).to_dict()
+    limits = RunLimits(threads=threads)
+    try:
+        return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits, trust=trust)
+    except (SubmissionError, NoDataError) as exc:
+        return failure_record(job.model, job.task, job.scheme, str(exc), data=data, seed=seed, limits=limits)
+
+
+def _worker_init(env: dict[str, str]) -> None:
+    os.environ.update(env)
+
+
+def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1, workers: int = 1,
+             trust: bool = False, progress: Callable[[str], None] | None = None,
+             on_result: Callable[[Job, dict], None] | None = None,
+             executor: Executor | None = None, wall_times: list[float | None] | None = None
+             ) -> list[tuple[Job, dict]]:
+    """Run ``jobs``; with ``workers > 1`` in spawned processes whose environment pins ``threads``, or on
+    ``executor`` when given (e.g. :class:`kgpubench.ray.board.RayExecutor`; it is not shut down here).
+
+    ``on_result`` sees each result as it arrives (to write it at once); the return value lists them in job
+    order whatever the completion order. Jobs start longest first (:func:`job_order`, from ``wall_times``: each
+    job's last wall time, None when unknown), so that the workers finish together.
+    """
+    order = job_order(jobs, wall_times)
+    out: dict[int, dict] = {}
+    if workers <= 1 and executor is None:
+        for i in order:
+            if progress:
+                progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}")
+            out[i] = run_job(jobs[i], data_dir, seed, threads, trust)
+            if on_result:
+                on_result(jobs[i], out[i])
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        own = executor is None
+        if own:
+            executor = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                                           initializer=_worker_init, initargs=(RunLimits(threads=threads).env(),))
+        try:
+            futures = {executor.submit(run_job, jobs[i], data_dir, seed, threads, trust): i for i in order}
+            for fut in as_completed(futures):
+                i = futures[fut]
+                out[i] = fut.result()
+                if on_result:
+                    on_result(jobs[i], out[i])
+                if progress:
+                    progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}: {out[i]['status']}")
+        finally:
+            if own:
+                executor.shutdown()
+    return [(jobs[i], out[i]) for i in range(len(jobs))]
+
+
+def previous_wall_time(root: Path, job: Job) -> float | None:
+    """The wall time (s) of ``job``'s result under ``root`` when there is a readable one, else None."""
+    try:
+        value = read_result_json(result_path(root, job.task, job.scheme, job.name)).get("wall_time_s")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return wall_time_of(value)
+
+
+def wall_time_of(value: object) -> float | None:
+    """``value`` as a wall time in seconds (a non-negative number), else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
+def job_order(jobs: list[Job], wall_times: list[float | None] | None = None) -> list[int]:
+    """Indices of ``jobs``, longest first: jobs without a known wall time (never run) first, costliest task
+    first (its declared ``relative_cost``), then the others by their last wall time; ties in job order."""
+    known = wall_times or [None] * len(jobs)
+
+    def key(i: int) -> tuple:
+        t = known[i]
+        return (0, -get_task(jobs[i].task).relative_cost, i) if t is None else (1, -t, i)
+    return sorted(range(len(jobs)), key=key)
+
+
+# ----- reusing results that nothing has changed ------------------------------------------------------------
+def reusable(out_dir: Path, job: Job, *, seed: int, threads: int, store) -> bool:
+    """Whether the result (or skip status) already under ``out_dir`` for ``job`` is what a rerun would write:
+    it was computed from the same inputs (:func:`kgpubench.board.evaluation.inputs_sha256`: task, scheme, config
+    files, library code, packages), by the same model file, with the same seed and threads. A failed result is
+    kept like a scored one (the same inputs fail the same way); an unreadable or foreign file never is."""
+    from kgpubench.board.evaluation import file_sha256, inputs_sha256
+
+    current = inputs_sha256(get_task(job.task), job.scheme, store)
+    for path in (result_path(out_dir, job.task, job.scheme, job.name), out_dir / job.task / job.scheme / STATUS_FILE):
+        try:
+            old = read_result_json(path)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(old, dict) or not isinstance(old.get("dataset"), dict):
+            continue
+        if old["dataset"].get("inputs_sha256") != current:
+            continue
+        if old.get("status") == "skipped":  # the scheme cannot be evaluated on these rows, whatever the model
+            return path.name == STATUS_FILE
+        model_sha = None if job.name == ORACLE else file_sha256(Path(job.model))
+        if (old.get("model") == job.name and old.get("model_sha256") == model_sha and old.get("seed") == seed
+                and (old.get("limits") or {}).get("threads") == threads and old.get("status") in ("ok", "failed")):
+            return True
+    return False
+
+
+# ----- writing ------------------------------------------------------------------------------------------------
+def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only: Iterable[str] | None = None,
+        tasks: Iterable[str] | None = None, models: Iterable[Path] | None = None, render: bool = True,
+        seed: int = 0, workers: int = 1, force: bool = False, splits_dir: Path | None = None,
+        progress: Callable[[str], None] | None = None, trust: bool = False,
+        executor: Executor | None = None, reuse: bool = False) -> list[Path]:
+    """Evaluate the jobs of :func:`plan`, write results (scores, failures, skipped schemes with their reason),
+    write the split files of the tasks with data, and render the board next to ``out_dir``. The jobs run on
+    ``executor`` when given (:func:`run_jobs`), else in ``workers`` processes. With ``reuse``, a job whose
+    result under ``out_dir`` is :func:`reusable` is not run again (nor are its task's split files rewritten
+    when every job of the task is reused and they exist); ``progress`` says how many were kept.
+
+    Returns the result files written (kept ones are not). ``splits_dir`` defaults to the committed ``splits/``
+    when writing the committed results, else ``<out_dir>/../splits``. Existing files not written by kgpubench
+    are refused unless ``force``.
+    """
+    default = out_dir is None
+    out_dir = Path(out_dir or results_dir())
+    splits_root = Path(splits_dir) if splits_dir else (None if default else out_dir.parent / "splits")
+    jobs = plan(models, only, tasks)
+    targets = [result_path(out_dir, j.task, j.scheme, j.name) for j in jobs]
+    targets += [out_dir / j.task / j.scheme / STATUS_FILE for j in jobs]
+    if render:
+        from kgpubench.board.site import board_files
+
+        targets += board_files(out_dir.parent)
+    check_writable(targets, force)
+    planned = jobs
+    if reuse:
+        from kgpubench.resources import default_data_dir
+        from kgpubench.store.store import Store
+        from kgpubench.tasks.splits import split_path
+
+        store = Store(data_dir or default_data_dir())
+        kept = [reusable(out_dir, j, seed=seed, threads=RunLimits().threads, store=store) for j in jobs]
+        jobs = [j for j, k in zip(jobs, kept) if not k]
+        if progress:
+            progress(f"kept {sum(kept)} of {len(kept)} results: same inputs, model and seed (--reuse)")
+        fresh_tasks = {j.task for j in jobs}
+        fresh_tasks |= {j.task for j in planned if not all(
+            split_path(j.task, s, splits_root).exists() for s in get_task(j.task).schemes)}
+    else:
+        fresh_tasks = {j.task for j in jobs}
+    write_splits(data_dir, fresh_tasks, splits_root, force=force)  # before any model runs
+    written: list[Path] = []
+
+    def write(job: Job, result: dict) -> None:
+        status_path = out_dir / job.task / job.scheme / STATUS_FILE
+        path = result_path(out_dir, job.task, job.scheme, job.name)
+        if result["status"] == "skipped":
+            path.unlink(missing_ok=True)  # a stale result of this model
+            if status_path not in written:
+                atomic_write_bytes(status_path, result_json(result).encode())
+                written.append(status_path)
+            return
+        status_path.unlink(missing_ok=True)
+        atomic_write_bytes(path, result_json(result).encode())
+        written.append(path)
+
+    run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, trust=trust, progress=progress, on_result=write,
+             executor=executor, wall_times=[previous_wall_time(out_dir, job) for job in jobs])
+    pruned = prune(out_dir, planned) if only is None and tasks is None and models is None else []
+    if render and not (reuse and not jobs and not pruned and _board_is_current(out_dir)):
+        from kgpubench.board.site import render_all
+
+        render_all(load_results(out_dir), out_dir.parent, force=True, results_dir=out_dir)  # checked above
+    elif render and progress:
+        progress("board kept: no result changed and every board file is newer than the results (--reuse)")
+    return written
+
+
+def _board_is_current(out_dir: Path) -> bool:
+    """Whether every board file next to ``out_dir`` exists and is newer than every result file under it."""
+    from kgpubench.board.site import board_files
+
+    files = board_files(out_dir.parent)
+    results = list(Path(out_dir).glob("*/*/*.json"))
+    if not files or not all(f.exists() for f in files):
+        return False
+    newest_result = max((p.stat().st_mtime for p in results), default=0.0)
+    return min(f.stat().st_mtime for f in files) >= newest_result
+
+
+def prune(out_dir: Path, jobs: list[Job]) -> list[Path]:
+    """Remove result files (written by kgpubench) of model, task and scheme combinations no longer planned:
+    after a full run the folder holds exactly the current board plus the results added from submission
+    folders (:mod:`kgpubench.board.pull_request`)."""
+    planned = {result_path(out_dir, j.task, j.scheme, j.name) for j in jobs}
+    planned |= {out_dir / j.task / j.scheme / STATUS_FILE for j in jobs}
+    stale = [p for p in sorted(Path(out_dir).glob("*/*/*.json"))
+             if p not in planned and _ours(p) and not is_submission_result(p)]
+    for path in stale:
+        path.unlink()
+    return stale
+
+
+def write_splits(data_dir, task_names: Iterable[str], root: Path | None, *, force: bool = False) -> list[Path]:
+    """(Re)write the split files of ``task_names`` from the store (tasks without rows write none)."""
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store.store import Store
+    from kgpubench.tasks.splits import split_path, write_split_files
+
+    store = Store(data_dir or default_data_dir())
+    tables = {}
+    out = []
+    for task in list_tasks():
+        if task.name not in set(task_names):
+            continue
+        check_writable([split_path(task.name, s, root) for s in task.schemes], force)
+        if task.config not in tables:
+            tables[task.config] = store.read(task.config)
+        out += write_split_files(tables[task.config], task, root)
+    return out
+
+
+def load_results(root: Path | None = None) -> list[dict]:
+    """Every result and status file under ``root`` (default ``leaderboard/results``), in path order, read
+    through :meth:`kgpubench.board.result.Result.from_dict` (as plain records, each with its ``_path``)."""
+    out = []
+    for path, result in read_results(root):
+        data = result.to_dict()
+        data["_path"] = str(path)
+        out.append(data)
+    return out
+
+
+def read_results(root: Path | None = None) -> list[tuple[Path, Result]]:
+    """(path, :class:`~kgpubench.board.result.Result`) of every result and status file under ``root`` (default
+    ``leaderboard/results``), in path order."""
+    root = Path(root or results_dir())
+    return [(path, Result.from_dict(read_result_json(path), where=str(path)))
+            for path in sorted(root.glob("*/*/*.json"))]
+
+
+def _known(value):
+    return None if value is ABSENT else value
+
+
+def _close(a, b, rel: float, abs_: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
+
+
+def compare(committed: Result | dict, fresh: Result | dict, *, rel_tol: float | None = None,
+            abs_tol: float = ABS_TOL) -> list[str]:
+    """Every difference between a committed result and a fresh re-run: status, hashes, and scores beyond their
+    metric's tolerance (``rel_tol`` overrides every metric's). Records are read as :class:`Result`."""
+    committed, fresh = as_result(committed), as_result(fresh)
+    where = f"{committed.task}/{committed.scheme}/{committed.model}"
+    out = []
+    if committed.status != fresh.status:
+        return [f"{where}: status is {fresh.status} ({fresh.message or ''}), the result says {committed.status}"]
+    for name, a, b in (("model sha256", _known(committed.model_sha256), _known(fresh.model_sha256)),
+                       ("split sha256", _known(committed.split_sha256), _known(fresh.split_sha256)),
+                       ("task rows sha256", committed.rows_sha256, fresh.rows_sha256)):
+        if a != b:
+            out.append(f"{where}: {name} is {str(b)[:12]}..., the result was made with {str(a)[:12]}...")
+    if committed.status == "failed":
+        if _known(committed.message) != _known(fresh.message):
+            out.append(f"{where}: fails with {_known(fresh.message)!r}, the result says {_known(committed.message)!r}")
+        return out
+    fresh_folds = fresh.folds
+    for fold, rec in committed.folds.items():
+        if fold not in fresh_folds:
+            out.append(f"{where}: fold {fold!r} no longer exists")
+            continue
+        for metric, value in rec["scores"].items():
+            new = fresh_folds[fold]["scores"].get(metric)
+            if not _close(value, new, tolerance(metric) if rel_tol is None else rel_tol, abs_tol):
+                out.append(f"{where}: fold {fold} {metric} = {new}, committed {value}")
+    extra = sorted(set(fresh_folds) - set(committed.folds))
+    if extra:
+        out.append(f"{where}: new folds {extra} not in the committed result")
+    return out
+
+
+def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_dir: Path | str | None = None,
+           rel_tol: float | None = None, abs_tol: float = ABS_TOL, workers: int = 1,
+           progress: Callable[[str], None] | None = None, trust: bool = False,
+           executor: Executor | None = None) -> int:
+    """Re-run committed results (only the models named in ``only``, if given) and compare (the jobs on
+    ``executor`` when given, see :func:`run_jobs`).
+
+    Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
+    :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:
+    ``|a - b| <= max(abs_tol, rel * max(|a|, |b|))`` with ``rel`` the metric's (:func:`tolerance`) unless
+    ``rel_tol`` is given; hashes exact.
+    """
+    from kgpubench.board.result import round_floats
+
+    where = Path(root or results_dir())
+    if not where.is_dir():
+        raise DataFileNotFoundError(f"{where}: no such results folder; pass the folder `leaderboard run --out` "
+                                    "wrote (default leaderboard/results).")
+    only = set(only or ())
+    results = [(path, r) for path, r in read_results(where)
+               if r.status != "skipped" and (not only or r.model in only)]
+    if only and not results:
+        raise VerifyError(f"no committed result for model(s) {sorted(only)} under {where}.", [])
+    problems: list[str] = []
+    jobs, committed = [], []
+    for path, res in results:
+        if res.kind == "predictions":  # scored predictions: re-score the committed file
+            from kgpubench.board.submission import score_predictions
+
+            try:
+                model = model_file_in(project_root(), res.model_file)
+                if not model.exists():
+                    problems.append(f"{path}: predictions file {res.model_file} is missing")
+                    continue
+                fresh = round_floats(score_predictions(model, res.task, res.scheme, data_dir=data_dir))
+            except SubmissionError as exc:
+                problems.append(f"{path}: {exc}")
+                continue
+            problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
+            continue
+        try:  # never a file outside the project ('..', absolute paths, symlinks out)
+            model = ORACLE if res.kind == "reference" else model_file_in(project_root(), res.model_file)
+        except SubmissionError as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        if model != ORACLE and not Path(model).exists():
+            problems.append(f"{path}: model file {res.model_file} is missing")
+            continue
+        jobs.append(Job(model, res.task, res.scheme))
+        committed.append((path, res))
+    seeds = {res.seed or 0 for _, res in committed}
+    fresh_all: list[tuple[int, dict]] = []
+    for seed in sorted(seeds):
+        idx = [i for i, (_, r) in enumerate(committed) if (r.seed or 0) == seed]
+        ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, trust=trust,
+                       progress=progress, executor=executor,
+                       wall_times=[wall_time_of(committed[i][1].wall_time_s) for i in idx])
+        fresh_all += [(i, result) for i, (_, result) in zip(idx, ran)]
+    for i, fresh in sorted(fresh_all, key=lambda t: t[0]):
+        path, res = committed[i]
+        fresh = Result.from_dict(round_floats(fresh))
+        if fresh.status == "skipped":
+            problems.append(f"{path}: {fresh.reason}")
+            continue
+        problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
+    if problems:
+        raise VerifyError(f"verify failed: {len(problems)} problem(s) in {len(results)} result(s):\n"
+                          + "\n".join(f"  {p}" for p in problems), problems)
+    return len(results)
+
+
+def timed(fn, *args, **kwargs):
+    start = time.perf_counter_ns()
+    out = fn(*args, **kwargs)
+    return out, (time.perf_counter_ns() - start) / 1e9
+
+
+__all__ = [
+    "ABS_TOL",
+    "FAST_BASELINES",
+    "REL_TOL",
+    "BoardWriteError",
+    "Job",
+    "VerifyError",
+    "baseline_files",
+    "check_writable",
+    "compare",
+    "get_task",
+    "load_results",
+    "model_label",
+    "plan",
+    "project_root",
+    "read_results",
+    "result_path",
+    "run",
+    "run_job",
+    "tolerance",
+    "verify",
+    "write_splits",
+]

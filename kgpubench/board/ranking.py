@@ -1,0 +1,212 @@
+"""The board's one ranking rule: every table, plot, "best model" sentence and ``evaluate``'s "would rank" reads
+its order from here (pure: result records in, standings out).
+
+The rule, said once (:data:`RULE`):
+
+* **Headline value**: the mean over test folds of the task's primary metric (``aggregate[metric]["mean"]``
+  of the result record). The mean, not the median: every fold is a fixed slice of the data scored once, so
+  each counts equally; a fold where a model fails badly should cost it (with the handful of folds the board
+  has, the median ignores the worst fold outright); and the bootstrap interval below is an interval of the
+  mean, so value and interval describe the same number.
+* **Interval**: a 95 % percentile bootstrap interval of that mean, resampling the folds with replacement
+  (:data:`RESAMPLES` resamples, seed :data:`SEED`; numpy only). It says how much the headline depends on
+  which folds there happened to be; with one fold there is no interval.
+* **Ranking**: learned models only, by headline value (missing scores last, then by name). Two models whose
+  headline values are equal at the displayed precision (:data:`DIGITS` significant digits) are tied and
+  share the rank, shown ``=2``.
+* **Apart, never ranked or named best**: the reference (``kind == "reference"``, the oracle: an upper bound
+  that measures the test rows) and strategies that measure the target instead of predicting it (their
+  folds record ``measurements`` > 0, e.g. seed 001's Profiling and Exhausting).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from kgpubench.tasks import Task
+from kgpubench.tasks.metrics import METRICS
+
+RESAMPLES = 2000
+SEED = 0
+DIGITS = 4
+LEVEL = 0.95
+ORACLE = "oracle"
+MEASUREMENTS = "measurements"
+REFERENCE_LABEL = "upper bound (measures the test rows)"
+MEASURES_LABEL = "measures the target"
+RULE = ("Each score is the mean over the test folds, with its 95 % bootstrap interval in brackets (the folds "
+        f"resampled with replacement, {RESAMPLES:,} times, fixed seed); one fold: no interval. Models are ranked by "
+        "the mean of the task's primary metric; equal means at the 4 significant digits shown are ties and share "
+        "a rank (`=2`). The oracle is an upper bound that measures the test rows, and strategies that measure "
+        "the target (seed 001's Profiling, Exhausting) are shown apart: neither is ranked nor named best.")
+
+
+def number(value: float | None, digits: int = DIGITS) -> str:
+    """``digits`` significant digits, but a whole number rather than an exponent from 1 to 1e9."""
+    if value is None:
+        return "—"
+    text = f"{value:.{digits}g}"
+    return f"{value:.0f}" if "e" in text and 1 <= abs(value) < 1e9 else text
+
+
+@functools.lru_cache(maxsize=65536)
+def _bootstrap(values: tuple[float, ...], resamples: int, seed: int) -> tuple[float, float]:
+    arr = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = arr[rng.integers(0, len(arr), size=(resamples, len(arr)))].mean(axis=1)
+    tail = (1.0 - LEVEL) / 2
+    lo, hi = np.quantile(means, [tail, 1.0 - tail])
+    return float(lo), float(hi)
+
+
+def bootstrap_interval(values, *, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float] | None:
+    """The 95 % percentile bootstrap interval of the mean of ``values`` (non-finite values dropped); None for
+    fewer than two values."""
+    vals = tuple(float(v) for v in values if v is not None and np.isfinite(v))
+    if len(vals) < 2:
+        return None
+    return _bootstrap(vals, resamples, seed)
+
+
+def fold_values(result: dict, metric: str) -> list[float]:
+    """The per-fold scores of ``metric`` (folds without one are left out), in fold order."""
+    out = []
+    for name in sorted(result.get("folds") or {}):
+        v = ((result["folds"][name] or {}).get("scores") or {}).get(metric)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v):
+            out.append(float(v))
+    return out
+
+
+def headline(result: dict, metric: str) -> float | None:
+    """The headline value of ``metric``: the mean over folds recorded in the result's aggregate."""
+    agg = (result.get("aggregate") or {}).get(metric)
+    return float(agg["mean"]) if agg else None
+
+
+def interval(result: dict, metric: str) -> tuple[float, float] | None:
+    """The 95 % bootstrap interval of ``metric``'s mean over the result's folds."""
+    return bootstrap_interval(fold_values(result, metric))
+
+
+def cell(result: dict, metric: str, digits: int = DIGITS) -> str:
+    """``0.1234 [0.1011, 0.1502]``: the headline value and its interval (``—`` without a score)."""
+    value = headline(result, metric)
+    if value is None:
+        return "—"
+    ci = interval(result, metric)
+    return number(value, digits) + ("" if ci is None else f" [{number(ci[0], 3)}, {number(ci[1], 3)}]")
+
+
+def is_reference(result: dict) -> bool:
+    return result.get("kind") == "reference" or result.get("model") == ORACLE
+
+
+def measures_target(result: dict) -> bool:
+    """Whether the strategy measured the test problems (mean ``measurements`` above 0)."""
+    agg = (result.get("aggregate") or {}).get(MEASUREMENTS)
+    return bool(agg) and (agg.get("mean") or 0) > 0
+
+
+def role(result: dict) -> str:
+    """``reference``, ``measures`` or ``model``."""
+    return "reference" if is_reference(result) else ("measures" if measures_target(result) else "model")
+
+
+def label(result: dict) -> str:
+    """The model's name with its mark when it is not a ranked model."""
+    r = role(result)
+    return (f"{result['model']} — {REFERENCE_LABEL}" if r == "reference" else
+            f"{result['model']} ({MEASURES_LABEL})" if r == "measures" else result["model"])
+
+
+@dataclass(frozen=True)
+class Standing:
+    result: dict
+    rank: int | None  # None: not ranked (reference, measures the target, or no score)
+    tied: bool
+
+    @property
+    def rank_text(self) -> str:
+        return "—" if self.rank is None else (f"={self.rank}" if self.tied else str(self.rank))
+
+
+def _key_value(value: float, higher: bool) -> float:
+    return -value if higher else value
+
+
+def standings(task: Task, results: list[dict]) -> list[Standing]:
+    """Every scored (``status == "ok"``) result of one task and scheme: the references first, then the strategies
+    that measure the target (both unranked), then the learned models ranked by :data:`RULE` (ties share the
+    rank), then those without a primary score (unranked)."""
+    metric = task.primary_metric
+    higher = METRICS[metric].higher_is_better if metric in METRICS else False
+    ok = [r for r in results if r.get("status", "ok") == "ok"]
+    refs = sorted((r for r in ok if role(r) == "reference"), key=lambda r: r["model"])
+    meas = sorted((r for r in ok if role(r) == "measures"),
+                  key=lambda r: (headline(r, metric) is None, _key_value(headline(r, metric) or 0.0, higher),
+                                 r["model"]))
+    models = [r for r in ok if role(r) == "model"]
+    scored = sorted((r for r in models if headline(r, metric) is not None),
+                    key=lambda r: (_key_value(headline(r, metric), higher), r["model"]))
+    unscored = sorted((r for r in models if headline(r, metric) is None), key=lambda r: r["model"])
+    shown = [number(headline(r, metric)) for r in scored]
+    out = [Standing(r, None, False) for r in (*refs, *meas)]
+    for i, r in enumerate(scored):
+        first = shown.index(shown[i])  # sorted, so equal shown values are adjacent
+        out.append(Standing(r, first + 1, shown.count(shown[i]) > 1))
+    return out + [Standing(r, None, False) for r in unscored]
+
+
+def ranked(task: Task, results: list[dict]) -> list[dict]:
+    """The ranked learned models, best first (what "best" means everywhere)."""
+    return [s.result for s in standings(task, results) if s.rank is not None]
+
+
+def best(task: Task, results: list[dict]) -> list[dict]:
+    """The best learned model(s) of one task and scheme: every model holding rank 1 (ties), empty when none."""
+    return [s.result for s in standings(task, results) if s.rank == 1]
+
+
+def folds_note(scheme: str, results: list[dict]) -> str:
+    """``Test folds: 9 of 10 (1 of the 10 hash buckets drew no row or problem of this task: ...); 123 test
+    problems.``: the folds the
+    scheme's scored results cover (the widest of them) and, where the folds record per-problem choices, the
+    test problems."""
+    from kgpubench.tasks.splits import SCHEMES
+
+    ok = [r for r in results if r.get("status", "ok") == "ok" and r.get("folds")]
+    if not ok:
+        return ""
+    widest = max(ok, key=lambda r: (len(r["folds"]), r["model"]))
+    k = len(widest["folds"])
+    sch = SCHEMES.get(scheme)
+    if sch is not None and sch.kind == "hash" and k < sch.n_folds:
+        empty = sch.n_folds - k
+        text = (f"Test folds: {k} of {sch.n_folds} ({empty} of the {sch.n_folds} hash buckets drew no row or problem "
+                "of this task: a fold is a bucket of the hash, and a task with few problems leaves some empty)")
+    else:
+        text = f"Test folds: {k}" + (" (one split: no interval)" if k == 1 else "")
+    problems = max((sum(len(f.get("problems") or {}) for f in r["folds"].values()) for r in ok), default=0)
+    if problems:
+        text += f"; {problems:,} test problems"
+    return text + "."
+
+
+def would_rank(value: float, others: list[float], metric: str) -> int:
+    """The rank a headline ``value`` takes among ``others`` by the rule (ties share the better rank)."""
+    higher = METRICS[metric].higher_is_better if metric in METRICS else False
+    mine = float(number(value))
+    better = 0
+    for v in others:
+        theirs = float(number(v))
+        better += theirs > mine if higher else theirs < mine
+    return better + 1
+
+
+__all__ = ["DIGITS", "MEASURES_LABEL", "REFERENCE_LABEL", "RESAMPLES", "RULE", "SEED", "Standing", "best",
+           "bootstrap_interval", "cell", "fold_values", "folds_note", "headline", "interval", "is_reference", "label",
+           "measures_target", "number", "ranked", "role", "standings", "would_rank"]

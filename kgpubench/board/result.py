@@ -1,0 +1,250 @@
+"""The result of evaluating one model (or the oracle, or scored predictions) on one task and scheme.
+
+A :class:`Result` is built once (:func:`kgpubench.board.evaluation.evaluate`,
+:func:`~kgpubench.board.evaluation.failure_record`, :func:`kgpubench.board.submission.score_predictions`, a skipped
+scheme in :func:`kgpubench.board.leaderboard.run_job`) and serialised once (:meth:`Result.to_json`); the board and
+``leaderboard verify`` read committed files back through :meth:`Result.from_dict`. The file format is unchanged
+(``format`` 2): a field a kind of result never had is left out of its file (:data:`ABSENT`), so committed results
+read and re-serialise to the same keys.
+
+This module sits below evaluation, submission and the leaderboard (it imports none of them), so the three
+share it without importing each other.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from kgpubench.errors import SchemaValidationError
+
+RESULT_FORMAT = 2
+PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost", "threadpoolctl")
+Status = Literal["ok", "failed", "skipped"]
+Kind = Literal["model", "reference", "predictions"]
+
+
+class _Absent:
+    """Marks a field that a result of this kind does not carry (left out of its file)."""
+
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Result:
+    """One result record (``leaderboard/results/<task>/<scheme>/<model>.json``).
+
+    Parameters
+    ----------
+    status : {"ok", "failed", "skipped"}
+        ``failed``: the model raised or was refused (``message``); ``skipped``: the scheme cannot be evaluated
+        on this data (``reason``, written as ``_status.json``).
+    task, scheme : str
+        What was evaluated.
+    kind : {"model", "reference", "predictions"}
+        A model file run in the sandbox, the oracle reference, or predictions scored as sent.
+    model, model_file : str
+        The model's name and its file relative to the project root.
+    model_sha256, predictions_sha256 : str or None
+        The model file as sent and the predictions as received (None for the oracle).
+    dataset : dict
+        Config, store version and manifest hash, task rows and their hash, the selection report.
+    split_sha256 : str or None
+        Hash of the folds (:func:`kgpubench.tasks.splits.split_digest`).
+    folds : dict
+        Per fold: ``n_train``, ``n_test``, ``scores`` (and ``problems`` for tasks that record them).
+    aggregate : dict
+        Per score: mean, std, median and fold count over the folds.
+    samples : list
+        Up to 400 (measured, predicted) pairs for the plots.
+    seed : int or None
+        Seed handed to the model factory.
+    train_subsample, limits, packages, date, wall_time_s, cpu_time_s, message, reason
+        As their names say; any of them may be :data:`ABSENT` for a kind of result that does not carry it.
+    extra : dict
+        Keys of a read file that no field declares (kept, so a round trip loses nothing).
+    """
+
+    status: Status
+    task: str
+    scheme: str
+    format: int = ABSENT
+    kind: Kind = ABSENT
+    model: str = ABSENT
+    model_file: str = ABSENT
+    model_sha256: str | None = ABSENT
+    predictions_sha256: str | None = ABSENT
+    dataset: dict = ABSENT
+    split_sha256: str | None = ABSENT
+    train_subsample: int | None = ABSENT
+    folds: dict = ABSENT
+    aggregate: dict = ABSENT
+    samples: list = ABSENT
+    seed: int | None = ABSENT
+    limits: dict = ABSENT
+    packages: dict = ABSENT
+    date: str = ABSENT
+    wall_time_s: float = ABSENT
+    cpu_time_s: float = ABSENT
+    message: str = ABSENT
+    reason: str = ABSENT
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in ("ok", "failed", "skipped"):
+            raise SchemaValidationError(f"result {self.task}/{self.scheme}: status {self.status!r}; expected ok, "
+                                        "failed or skipped")
+
+    @classmethod
+    def new(cls, *, status: Status, task: str, scheme: str, **values: Any) -> Result:
+        """A fresh record: ``format``, the installed ``packages`` and today's ``date`` filled in."""
+        return cls(status=status, task=task, scheme=scheme, format=RESULT_FORMAT, packages=package_versions(),
+                   date=_dt.date.today().isoformat(), **values)
+
+    @property
+    def where(self) -> str:
+        """``task/scheme/model``, as errors name a result."""
+        return f"{self.task}/{self.scheme}/{self.model or '-'}"
+
+    @property
+    def rows_sha256(self) -> str | None:
+        """The hash of the task rows the result was made with (``dataset.rows_sha256``)."""
+        return (self.dataset or {}).get("rows_sha256")
+
+    def scores(self, fold: str) -> dict[str, float | None]:
+        """The scores of one fold."""
+        return self.folds[fold]["scores"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as plain data (absent fields left out, ``extra`` keys merged in)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
+
+    def to_json(self) -> str:
+        """The one serialisation: sorted keys, floats rounded to 6 significant digits, trailing newline."""
+        return result_json(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, where: str = "result") -> Result:
+        """Read a record (a committed file's JSON or a fresh dict); unknown keys go to ``extra``.
+
+        Raises :class:`~kgpubench.errors.SchemaValidationError` naming ``where`` when ``status``, ``task`` or
+        ``scheme`` is missing or the status is unknown.
+        """
+        if not isinstance(data, dict):
+            raise SchemaValidationError(f"{where}: a result is a JSON object, not {type(data).__name__}; rewrite it "
+                                        "with `kgpubench leaderboard run`.")
+        data = {"status": "ok", **data}
+        missing = [k for k in ("task", "scheme") if k not in data]
+        if missing or data["status"] not in ("ok", "failed", "skipped"):
+            raise SchemaValidationError(
+                f"{where}: not a result record (missing {missing or 'nothing'}, status {data['status']!r}); "
+                "rewrite it with `kgpubench leaderboard run`.")
+        names = {f.name for f in fields(cls)} - {"extra"}
+        return cls(**{k: v for k, v in data.items() if k in names},
+                   extra={k: v for k, v in data.items() if k not in names})
+
+
+def package_versions() -> dict[str, str]:
+    """Python's and the installed versions of kgpubench and :data:`PACKAGES` (``absent`` if not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": ".".join(map(str, sys.version_info[:3]))}
+    for name in ("kgpubench", *PACKAGES):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+def as_result(record: Result | dict[str, Any]) -> Result:
+    """``record`` as a :class:`Result` (dicts are read with :meth:`Result.from_dict`)."""
+    return record if isinstance(record, Result) else Result.from_dict(record)
+
+
+def round_floats(obj: Any, digits: int = 6) -> Any:
+    """Round every float to ``digits`` significant digits, recursively (ints and strings unchanged)."""
+    if isinstance(obj, float):
+        return float(f"{obj:.{digits}g}") if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {str(k): round_floats(v, digits) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [round_floats(v, digits) for v in obj]
+    return obj
+
+
+# A result file is a few kilobytes; one from a pull request is read with this ceiling.
+RESULT_MAX_BYTES = 16 << 20
+
+
+def read_result_json(path: Path | str) -> dict[str, Any]:
+    """The JSON object of a result (or status) file, read as hostile input: at most :data:`RESULT_MAX_BYTES`,
+    strict JSON (a key twice, nesting too deep and invalid JSON are refused), a top-level object.
+
+    Raises
+    ------
+    ResultFormatError
+        One line naming the file (also a ``ValueError``).
+    OSError
+        The file cannot be read.
+    """
+    from kgpubench.errors import ImportFormatError, ResultFormatError
+    from kgpubench.importers.limits import loads_json
+
+    path = Path(path)
+    with path.open("rb") as fh:
+        raw = fh.read(RESULT_MAX_BYTES + 1)
+    if len(raw) > RESULT_MAX_BYTES:
+        raise ResultFormatError(f"{path}: larger than {RESULT_MAX_BYTES:,} bytes; a result file is a few kilobytes "
+                                "(rewrite it with `kgpubench leaderboard run`).")
+    try:
+        data = loads_json(raw, path, expected="a result file as `kgpubench leaderboard run` writes it")
+    except ImportFormatError as exc:
+        raise ResultFormatError(str(exc)) from None
+    if not isinstance(data, dict):
+        raise ResultFormatError(f"{path}: top level is a {type(data).__name__}, expected a result object.")
+    return data
+
+
+def result_json(result: Result | dict[str, Any]) -> str:
+    """The result as JSON: sorted keys, floats rounded to 6 significant digits, trailing newline."""
+    data = result.to_dict() if isinstance(result, Result) else result
+    return json.dumps(round_floats(data), indent=1, sort_keys=True) + "\n"
+
+
+def project_root() -> Path:
+    """The folder holding ``baselines/`` and ``leaderboard/`` (a checkout, or the wheel's ``_bundled``)."""
+    from kgpubench.resources import bundled_path
+
+    return bundled_path("leaderboard").parent
+
+
+def model_label(path: Path | str) -> str:
+    """A model file's path relative to the project root when inside it, else its name."""
+    try:
+        return Path(path).resolve().relative_to(project_root().resolve()).as_posix()
+    except ValueError:
+        return Path(path).name

@@ -1,0 +1,197 @@
+"""What the site shows, derived from result records (pure): the plots to draw with their data, per-GPU scores
+and each result's provenance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from kgpubench.board.ranking import headline
+from kgpubench.board.render import ORACLE, TRANSFER, ranked
+from kgpubench.tasks import Task
+from kgpubench.tasks.metrics import METRICS
+
+BY_GPU = "by-gpu"
+CDF_MODELS = 5
+BAR_MODELS = 3
+# Units of the targets, for axis labels.
+TARGET_UNITS = {"time_ms_median": "time (ms)", "time_ms_mean": "time per call (ms)", "power_w_avg": "power (W)"}
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """One plot: its file (relative to the board folder), the drawing function's name, data and text."""
+
+    name: str
+    kind: str  # "predicted", "regret", "per-gpu"
+    data: object
+    title: str
+    alt: str
+    caption: str
+    options: dict = field(default_factory=dict)
+
+
+def ok(records: list[dict]) -> list[dict]:
+    return [r for r in records if r.get("status", "ok") == "ok"]
+
+
+def learned(task: Task, records: list[dict]) -> list[dict]:
+    """Scored results of one scheme in the board's order (:mod:`kgpubench.board.ranking`): the ranked learned models
+    best first, then the strategies that measure the target; without the oracle."""
+    return [r for r in ranked(task, records) if r["model"] != ORACLE]
+
+
+def _best_with_samples(task: Task, records: list[dict]) -> dict | None:
+    return next((r for r in learned(task, records) if r.get("samples")), None)
+
+
+def regrets_of(task: Task, result: dict) -> tuple[list[float], str]:
+    """A result's regrets and what one value is: per test problem where the folds record the problems'
+    chosen and best times (``chosen / best - 1``, exact, no noise allowance), else per fold (the primary
+    metric, which allows for noise)."""
+    per_problem = [rec["chosen"] / rec["best"] - 1.0 for fold in result["folds"].values()
+                   for rec in fold.get("problems", {}).values() if rec.get("best")]
+    if per_problem:
+        return per_problem, "test problems"
+    metric = task.primary_metric
+    return [f["scores"][metric] for f in result["folds"].values() if f["scores"].get(metric) is not None], "folds"
+
+
+def regret_metric(task: Task) -> bool:
+    """Whether the task's primary metric is a regret (a recommendation task ranked by loss against the best)."""
+    return task.kind == "recommendation"
+
+
+def plots_for(task: Task, grouped: dict[str, list[dict]]) -> list[PlotSpec]:
+    """Every plot of one task's page: per scheme the best model's predicted vs measured points and, for
+    recommendation tasks, the regret distribution of the best models; per GPU bars when ``by-gpu`` ran."""
+    out = []
+    quantity = TARGET_UNITS.get(task.target, task.target)
+    for scheme in sorted(grouped):
+        recs = grouped[scheme]
+        best = _best_with_samples(task, recs)
+        if best:
+            n = len(best["samples"])
+            out.append(PlotSpec(
+                f"plots/{task.name}--{scheme}--predicted.svg", "predicted", best["samples"],
+                f"{task.name} / {scheme}: {best['model']}",
+                f"Scatter plot of {n} test rows: predicted against measured {quantity} for {best['model']}, "
+                "log-log axes",
+                f"Predicted vs measured {quantity} of `{best['model']}` (the best-ranked model whose predictions "
+                f"are times), {n} test rows drawn evenly from the folds; log-log, the dashed lines are a "
+                "factor of 2 off.", {"quantity": quantity}))
+        if regret_metric(task):
+            series, unit = {}, "folds"
+            for r in learned(task, recs)[:CDF_MODELS]:
+                values, unit = regrets_of(task, r)
+                if values:
+                    series[r["model"]] = values
+            if series:
+                out.append(PlotSpec(
+                    f"plots/{task.name}--{scheme}--regret.svg", "regret", series,
+                    f"{task.name} / {scheme}: regret distribution",
+                    f"Cumulative distribution of the regret over {unit} for {', '.join(series)}",
+                    f"Share of {unit} whose choice is at most x % slower than the best, for the "
+                    f"{len(series)} best-ranked models (further up and left is better). "
+                    + ("Per problem: chosen / best time − 1, exact (the board's score also counts a pick within "
+                       "measurement noise as optimal)." if unit == "test problems" else
+                       f"Per fold: `{task.primary_metric}` (this task's results record no per-problem times)."),
+                    {"unit": unit}))
+    bars = per_gpu_scores(task, grouped.get(BY_GPU, []), limit=BAR_MODELS)
+    if bars:
+        metric = task.primary_metric
+        out.append(PlotSpec(
+            f"plots/{task.name}--per-gpu.svg", "per-gpu", bars, f"{task.name}: {metric} per held-out GPU",
+            f"Bar chart of {metric} per held-out GPU for {', '.join(bars)}",
+            f"`{metric}` on each GPU when that GPU is left out of training (`by-gpu`), for the best models"
+            + (" and `transfer`" if TRANSFER in bars else "") + f" ({_direction(metric)} is better).",
+            {"metric": metric}))
+    return out
+
+
+def _direction(metric: str) -> str:
+    return "higher" if metric in METRICS and METRICS[metric].higher_is_better else "lower"
+
+
+def per_gpu_scores(task: Task, records: list[dict], *, limit: int | None = None) -> dict[str, dict[str, float]]:
+    """``model -> GPU -> primary metric`` of the leave-one-GPU-out results (each fold is a held-out GPU), for
+    the best ``limit`` models plus ``transfer`` when it ran."""
+    metric = task.primary_metric
+    models = learned(task, records)
+    chosen = [r for r in models if r["model"] != TRANSFER][:limit] if limit else models
+    transfer = next((r for r in models if r["model"] == TRANSFER), None)
+    if transfer is not None and transfer not in chosen:
+        chosen.append(transfer)
+    out = {}
+    for r in chosen:
+        vals = {gpu: f["scores"][metric] for gpu, f in r["folds"].items() if f["scores"].get(metric) is not None}
+        if vals:
+            out[r["model"]] = vals
+    return out
+
+
+def gpus_of(records: list[dict]) -> list[str]:
+    """The GPUs whose rows a task's results used (from the recorded data selection)."""
+    for r in records:
+        sel = (r.get("dataset") or {}).get("selection") or {}
+        if sel.get("gpus"):
+            return list(sel["gpus"])
+    return []
+
+
+def _short(digest) -> str:
+    return f"{digest[:12]}…" if isinstance(digest, str) and len(digest) > 12 else (digest or "—")
+
+
+PACKAGES_SHOWN = ("kgpubench", "python", "numpy", "scikit-learn", "lightgbm", "xgboost")
+
+
+def provenance(result: dict, base: Path | None) -> dict[str, tuple[str, str | None]]:
+    """What a result was made from, as label -> (shown text, full value or link): model file and hash, the
+    commit it ran at, data version and hashes, split hash, seed, threads, package versions, date, wall time,
+    and the result file itself (relative to the board folder ``base``)."""
+    ds = result.get("dataset") or {}
+    packages = result.get("packages") or {}
+    out = {
+        "model file": (result.get("model_file") or "—", None),
+        "model sha256": (_short(result.get("model_sha256")), result.get("model_sha256")),
+        "commit": (_short(result.get("commit")) if result.get("commit") else "not recorded", result.get("commit")),
+        "dataset": (f"{ds.get('config', '—')} {ds.get('version', '')}, {ds.get('rows', '—')} rows", None),
+        "task rows sha256": (_short(ds.get("rows_sha256")), ds.get("rows_sha256")),
+        "manifest sha256": (_short(ds.get("manifest_sha256")), ds.get("manifest_sha256")),
+        "split sha256": (_short(result.get("split_sha256")), result.get("split_sha256")),
+        "seed / threads": (f"{result.get('seed', '—')} / {(result.get('limits') or {}).get('threads', '—')}", None),
+        "versions": (", ".join(f"{k} {packages[k]}" for k in PACKAGES_SHOWN if k in packages) or "—", None),
+        "date / wall time": (f"{result.get('date', '—')} / {result.get('wall_time_s', 0):.1f} s", None),
+    }
+    sub = result.get("submission")
+    if sub:
+        who = f"{sub.get('name')} by {', '.join(sub.get('authors') or [])}"
+        out["submission"] = (who, sub.get("url"))
+    link = result_link(result, base)
+    if link:
+        out["result file"] = (link, link)
+    return out
+
+
+def result_link(result: dict, base: Path | None) -> str | None:
+    """The result file's path relative to the board folder, when it lies inside it."""
+    path = result.get("_path")
+    if not path or base is None:
+        return None
+    try:
+        return PurePosixPath(Path(path).resolve().relative_to(Path(base).resolve()).as_posix()).as_posix()
+    except ValueError:
+        return None
+
+
+def summary_value(task: Task, result: dict) -> float | None:
+    """The headline value of a result on its task's primary metric (:func:`kgpubench.board.ranking.headline`)."""
+    return headline(result, task.primary_metric)
+
+
+def finite(values) -> np.ndarray:
+    arr = np.asarray(list(values), dtype=float)
+    return arr[np.isfinite(arr)]

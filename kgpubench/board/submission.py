@@ -1,0 +1,219 @@
+"""Submitting a model: checks on the model file that read it without running it, ``kgpubench submit`` (the
+evaluation with the model in the sandbox of :mod:`kgpubench.sandbox.session`), and scoring predictions made elsewhere
+(``kgpubench score``).
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from kgpubench.board.evaluation import (
+    FACTORY,
+    SubmissionError,
+    aggregate,
+    check_predictions,
+    file_sha256,
+    task_data,
+)
+from kgpubench.board.result import Result, model_label
+from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
+from kgpubench.sandbox.session import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+from kgpubench.tasks import get_task
+from kgpubench.tasks.scoring import score_fold
+
+PREDICTION_COLUMNS = ("row_id", "fold", "prediction")
+__all__ = ["DEFAULT_MEMORY_GB", "DEFAULT_TIMEOUT_S", "check_factory", "declared_tasks", "model_file_in",
+           "read_predictions", "score_predictions", "submit"]
+
+
+def _parse(path: Path) -> ast.Module:
+    if not path.is_file():
+        raise DataFileNotFoundError(f"{path}: no such model file; pass the path of a .py file.")
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError) as exc:
+        where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, SyntaxError) else str(exc)
+        raise SubmissionError(f"{path}: not valid Python ({where}).") from None
+
+
+def check_factory(path: Path | str) -> None:
+    """Refuse a model file without a top-level ``make_model`` (read, not imported)."""
+    path = Path(path)
+    tree = _parse(path)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == FACTORY:
+            return
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == FACTORY for t in node.targets):
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name) == FACTORY for a in node.names):
+            return
+    raise SubmissionError(
+        f"{path}: refused, the module defines no top-level `{FACTORY}(task, seed)`. Add a function "
+        f"`def {FACTORY}(task, seed):` returning an estimator with fit(X, y) and predict(X) "
+        "(see leaderboard/SUBMITTING.md).")
+
+
+def declared_tasks(path: Path | str) -> tuple[str, ...]:
+    """The tasks a model file declares in a top-level ``TASKS = (...)`` literal, read without running it
+    (empty: any task)."""
+    path = Path(path)
+    for node in _parse(path).body:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "TASKS" for t in targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                value = None
+            if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
+                raise SubmissionError(f"{path}: TASKS (line {node.lineno}) must be a literal tuple of task names, e.g. "
+                                      "TASKS = (\"kernel-time\",), so that it can be read without running the file.")
+            return tuple(value)
+    return ()
+
+
+def model_file_in(root: Path | str, label: str) -> Path:
+    """The file a committed result names (``model_file``), refused unless it is a relative path inside
+    ``root``: no absolute path, no ``..``, no symbolic link leading out."""
+    root = Path(root)
+    bad = None
+    if not isinstance(label, str) or not label.strip() or "\\" in label or "\x00" in label:
+        bad = "it is not a plain relative path"
+    elif PurePosixPath(label).is_absolute():
+        bad = "it is an absolute path"
+    elif ".." in PurePosixPath(label).parts:
+        bad = "it climbs out with '..'"
+    elif not (root / label).resolve().is_relative_to(root.resolve()):
+        bad = "a symbolic link leads outside the project"
+    if bad:
+        raise SubmissionError(f"model_file {label!r}: refused, {bad}; a result must name a file inside the project "
+                              "(e.g. leaderboard/submissions/mine.py).")
+    return root / label
+
+
+def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path | str | None = None,
+           data_dir: Path | str | None = None, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
+           memory_gb: float = DEFAULT_MEMORY_GB, threads: int = 1, trust: bool = False,
+           force: bool = False) -> Path:
+    """Evaluate ``model`` with its code in the sandbox (limits: ``timeout_s`` for all folds, ``memory_gb`` of
+    address space, ``threads``); write the result and return its path.
+
+    An existing ``out`` is refused before anything runs unless ``force`` (and so is a folder that cannot be
+    written); ``out="-"`` means standard output (the JSON is printed, the return value is ``Path("-")``).
+
+    The result (default ``./<model>--<task>--<scheme>.json``) is ready to be committed under
+    ``leaderboard/results/<task>/<scheme>/`` with the model file in ``leaderboard/submissions/``. Only this
+    process writes it; a timeout, a crash or refused predictions raise :class:`SubmissionError` (one line).
+    ``trust`` allows running the model unisolated where the kernel cannot isolate it.
+    """
+    from kgpubench.board.evaluation import evaluate, result_json
+    from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
+
+    limits = Limits(timeout_s=timeout_s, memory_gb=memory_gb, threads=threads)
+    model = Path(model)
+    check_factory(model)
+    the_task = get_task(task)
+    scheme = scheme or the_task.schemes[0]
+    out = Path(out or f"{model.stem}--{task}--{scheme}.json")
+    if not is_stdout(out):
+        check_writable(out, force=force)
+    result = evaluate(model, task, scheme, data_dir=data_dir, seed=seed, limits=limits, trust=trust)
+    if is_stdout(out):
+        import sys
+
+        sys.stdout.write(result_json(result))
+        sys.stdout.flush()
+        return out
+    atomic_write_bytes(out, result_json(result).encode(), overwrite=force)
+    return out
+
+
+def _numeric_text(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def read_predictions(path: Path | str):
+    """A predictions file (parquet or CSV) with columns row_id, fold, prediction, as a DataFrame."""
+    import pandas as pd
+    import pyarrow as pa
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileNotFoundError(f"{path}: no such predictions file.")
+    kind = "CSV" if path.suffix.lower() == ".csv" else "parquet"
+    try:
+        df = pd.read_csv(path, dtype={"row_id": str, "fold": str}) if kind == "CSV" else pd.read_parquet(path)
+    except (ValueError, OSError, TypeError, pa.ArrowException) as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise SchemaValidationError(f"{path}: cannot be read as {kind} ({type(exc).__name__}: {first}); write it with "
+                                    "pandas' to_parquet or to_csv, with columns row_id, fold, prediction.") from None
+    missing = [c for c in PREDICTION_COLUMNS if c not in df.columns]
+    if missing:
+        raise SchemaValidationError(f"{path}: lacks column(s) {missing}; a predictions file needs columns "
+                                    f"{', '.join(PREDICTION_COLUMNS)} (one row per test row of every fold).")
+    pred = df["prediction"]
+    if not pd.api.types.is_numeric_dtype(pred) or pd.api.types.is_bool_dtype(pred):
+        sample = next((v for v in pred if not _numeric_text(v)), pred.iloc[0] if len(pred) else None)
+        raise SchemaValidationError(f"{path}: column prediction holds {pred.dtype} values (e.g. {sample!r}); give "
+                                    "one finite number per row.")
+    df = df.astype({"row_id": str, "fold": str})
+    dupes = df.duplicated(["row_id", "fold"])
+    if dupes.any():
+        first = df[dupes].iloc[0]
+        raise SchemaValidationError(f"{path}: {int(dupes.sum())} duplicate (row_id, fold) pair(s), e.g. "
+                                    f"({first['row_id']}, {first['fold']}); give one prediction per test row.")
+    return df
+
+
+def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Path | str | None = None) -> dict:
+    """Score predictions made elsewhere: they must cover exactly the test rows of every fold."""
+    start = time.perf_counter_ns()
+    the_task = get_task(task)
+    df = read_predictions(path)  # a bad file fails before the data is loaded
+    data = task_data(the_task, scheme, data_dir)
+    ids = np.asarray(data.rows["row_id"].to_pylist(), dtype=object)
+    problems = []
+    folds = {}
+    given_folds = set(df["fold"])
+    for fold in data.fold_names:
+        test = np.flatnonzero(data.folds == fold)
+        want = set(ids[test])
+        sub = df[df["fold"] == fold]
+        have = set(sub["row_id"])
+        if want != have:
+            miss, extra = sorted(want - have), sorted(have - want)
+            problems.append(f"fold {fold}: {len(miss)} test row(s) missing (e.g. {miss[:3]}), {len(extra)} row(s) "
+                            f"not in the fold (e.g. {extra[:3]})")
+            continue
+        lookup = dict(zip(sub["row_id"], sub["prediction"]))
+        pred = check_predictions([lookup[r] for r in ids[test]], test.size, str(path))
+        folds[fold] = {"n_train": int(len(ids) - test.size), "n_test": int(test.size),
+                       "scores": score_fold(the_task, data.rows.take(test), data.y[test], pred)}
+    unknown = sorted(given_folds - set(data.fold_names))
+    if unknown:
+        problems.append(f"folds {unknown} are not folds of {scheme!r} (folds: {', '.join(data.fold_names)})")
+    if problems:
+        raise SchemaValidationError(
+            f"{path}: predictions must cover exactly the test rows of every fold of {task!r}/{scheme!r}:\n"
+            + "\n".join(f"  {p}" for p in problems) + "\nList the test rows with kgpubench.load_dataset("
+            f"{the_task.config!r}, scheme={scheme!r}, fold=F, split='test', task={task!r}).", problems)
+    return Result.new(
+        status="ok", task=task, scheme=scheme, kind="predictions", model=Path(path).stem, model_file=model_label(path),
+        model_sha256=file_sha256(Path(path)), predictions_sha256=file_sha256(Path(path)), dataset=data.dataset,
+        split_sha256=data.split_sha256, folds=folds, aggregate=aggregate(folds), samples=[], seed=None,
+        train_subsample=None, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
+    ).to_dict()
+

@@ -1,0 +1,298 @@
+"""The CuPy backend: NVRTC compilation through the compile cache (CUBINs loaded with ``cupy.RawModule``),
+CUDA-event timing, device query.
+
+CuPy is imported inside the functions that use it; importing this module needs only NumPy.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kgpubench.measure.backends.base import (
+    CaseFailure,
+    CompileFailed,
+    DeviceInfo,
+    Infeasible,
+    failure_for_code,
+    uuid_hash,
+)
+from kgpubench.measure.suite import Case, Dim3, KernelSource
+
+DEFAULT_SMEM_PER_BLOCK = 48 * 1024
+
+
+def cupy_available() -> tuple[bool, str]:
+    """Whether CuPy imports and sees at least one GPU; the reason when not."""
+    try:
+        import cupy
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken CUDA install raising at import
+        return False, (f"CuPy is not usable ({type(exc).__name__}); install the GPU extra "
+                       "(`pip install \"kgpubench[gpu]\"` or `kgpubench[gpu13]` for CUDA 13) on a machine "
+                       "with an NVIDIA GPU.")
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - any CUDA failure means no usable GPU
+        return False, f"no NVIDIA GPU is usable here (CUDA runtime: {type(exc).__name__}); run on a GPU machine."
+    if count < 1:
+        return False, "no NVIDIA GPU found (CUDA reports 0 devices); run on a GPU machine."
+    return True, ""
+
+
+class CupyKernel:
+    """A kernel from a compiled ``cupy.RawModule``, callable as ``kernel(grid, block, args, shared_mem=0)``."""
+
+    def __init__(self, module: Any, name: str) -> None:
+        self._module = module
+        self.name = name
+        self._fn = module.get_function(name)
+        self.max_threads_per_block = int(self._fn.max_threads_per_block)
+        self._smem_set = DEFAULT_SMEM_PER_BLOCK
+
+    def __call__(self, grid: Dim3, block: Dim3, args: tuple, shared_mem: int = 0) -> None:
+        if shared_mem > self._smem_set:
+            self._fn.max_dynamic_shared_size_bytes = int(shared_mem)
+            self._smem_set = int(shared_mem)
+        self._fn(tuple(grid), tuple(block), args, shared_mem=int(shared_mem))
+
+    def function(self, name: str) -> CupyKernel:
+        return CupyKernel(self._module, name)
+
+    @property
+    def registers(self) -> int:
+        """Registers per thread of the compiled kernel."""
+        return int(self._fn.num_regs)
+
+
+class CupyBackend:
+    """Backend on a real GPU through CuPy. Rows it produces have ``source = "measured"``."""
+
+    name = "cupy"
+    row_source = "measured"
+
+    def __init__(self, device: int = 0, compile_cache_dir: Path | None = None) -> None:
+        import cupy
+
+        self.xp = cupy
+        self._index = int(device)
+        cupy.cuda.Device(self._index).use()
+        self._modules: dict[str, Any] = {}
+        self._precompiled: dict[str, Any] = {}  # variant key -> Artefact, or the NVRTC message of a failure
+        self._keys: dict[tuple, tuple[str, Any]] = {}  # (path, defines, options) -> (variant key, Variant)
+        self._compile_cache_dir = compile_cache_dir
+        self._compile_cache: Any = None
+        self._info: DeviceInfo | None = None
+        self._nvml: Any = None
+        self._nvml_tried = False
+        self._blocker: Any = None
+        self._flusher: Any = None
+
+    # -- compilation ---------------------------------------------------------------------------------
+    @property
+    def compile_cache(self) -> Any:
+        """The :class:`~kgpubench.measure.compile_cache.CompileCache` (NVRTC through CuPy), made on first use."""
+        if self._compile_cache is None:
+            from kgpubench.measure.compile_cache import CompileCache, CupyNvrtc
+
+            self._compile_cache = CompileCache(self._compile_cache_dir, compiler=CupyNvrtc.find())
+        return self._compile_cache
+
+    def precompile(self, cases: Sequence[Case] = (), *, sources: Sequence[KernelSource] = (),
+                   features: bool = True) -> list[dict[str, Any] | None]:
+        """Compile every variant of ``cases`` and ``sources`` ahead of time, over all CPU cores, through the
+        disk cache; with ``features``, also each case's static-feature columns (returned per case, else
+        ``None``). Later :meth:`compile` calls only load the CUBINs."""
+        from kgpubench.measure.compile_cache import FeatureDevice, default_jobs, precompile
+
+        dev = self.device()
+        jobs = default_jobs()
+        t0 = time.perf_counter()
+        done = precompile(self.compile_cache, dev.arch, cases, sources,
+                          features=FeatureDevice(dev.arch, dev.sm_count) if features else None, jobs=jobs)
+        self._precompiled.update(done.artefacts)
+        self._precompiled.update(done.failures)
+        if done.compiled or done.failures:
+            print(f"compiled {done.compiled} kernel variants ({done.hits} cached, {len(done.failures)} failed) on "
+                  f"{len(done.workers)} processes in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        return done.features
+
+    def _artefact(self, source: KernelSource) -> tuple[str, Any]:
+        from kgpubench.measure.compile_cache import Variant
+
+        cache = self.compile_cache
+        ident = (str(source.path), source.define_options(), tuple(source.options))
+        if ident not in self._keys:
+            variant = Variant.of(source, self.device().arch)
+            self._keys[ident] = (cache.key(variant), variant)
+        key, variant = self._keys[ident]
+        found = self._precompiled.get(key)
+        if isinstance(found, str):
+            raise CompileFailed(found)
+        if found is None:
+            found, _hit = cache.get(variant, key)  # raises CompileFailed
+            self._precompiled[key] = found
+        return key, found
+
+    def compile(self, source: KernelSource) -> CupyKernel:
+        """Load ``source``'s CUBIN for this device (compiled ahead of time, or now through the cache)."""
+        import cupy
+
+        key, artefact = self._artefact(source)
+        module = self._modules.get(key)
+        try:
+            if module is None:
+                module = cupy.RawModule(path=str(artefact.cubin))
+            kernel = CupyKernel(module, source.kernel)
+        except Exception as exc:
+            failure = self.classify(exc)
+            if failure is None:
+                raise
+            raise failure from exc
+        self._modules[key] = module
+        return kernel
+
+    def ptx(self, source: KernelSource) -> str:
+        """PTX of ``source`` from NVRTC for this device, with line info (for static features without nvcc)."""
+        return self._artefact(source)[1].ptx_text()
+
+    # -- timing --------------------------------------------------------------------------------------
+    def time_launches(self, fn: Callable[[], None], count: int) -> list[float]:
+        """Times in ms of ``count`` back-to-back calls of ``fn``, between consecutive CUDA events."""
+        import cupy
+
+        events = [cupy.cuda.Event() for _ in range(count + 1)]
+        events[0].record()
+        for i in range(count):
+            fn()
+            events[i + 1].record()
+        events[-1].synchronize()
+        return [cupy.cuda.get_elapsed_time(events[i], events[i + 1]) for i in range(count)]
+
+    def sampler(self, fn: Callable[[], None], *, method: str, launches: int) -> Any:
+        """A protocol-2 sampler of ``fn`` (see :mod:`kgpubench.measure.backends.cupy_timing`)."""
+        from kgpubench.measure.backends.cupy_timing import Blocker, CupySampler, L2Flusher
+
+        if self._blocker is None:
+            self._blocker = Blocker()
+        flusher = None
+        if method == "cold":
+            if self._flusher is None:
+                self._flusher = L2Flusher(self.device().l2_bytes)
+            flusher = self._flusher
+        return CupySampler(fn, method=method, launches=launches, blocker=self._blocker, flusher=flusher)
+
+    def synchronize(self) -> None:
+        import cupy
+
+        cupy.cuda.Device(self._index).synchronize()
+
+    def free_memory_bytes(self) -> int:
+        import cupy
+
+        pool = cupy.get_default_memory_pool()
+        pool.free_all_blocks()
+        free, _total = cupy.cuda.runtime.memGetInfo()
+        return int(free)
+
+    # -- errors --------------------------------------------------------------------------------------
+    def classify(self, exc: BaseException) -> CaseFailure | None:
+        """Map a CuPy exception to a row failure by type and CUDA error code; ``None`` if not a case failure."""
+        import cupy
+
+        if isinstance(exc, CaseFailure):
+            return exc
+        if isinstance(exc, cupy.cuda.compiler.CompileException):
+            return CompileFailed(f"NVRTC: {type(exc).__name__}")
+        if isinstance(exc, cupy.cuda.memory.OutOfMemoryError):
+            return Infeasible("out of device memory", code=2)
+        code = getattr(exc, "status", None)
+        if isinstance(code, int) and isinstance(exc, _cuda_error_types()):
+            return failure_for_code(code)
+        return None
+
+    # -- device --------------------------------------------------------------------------------------
+    def device(self) -> DeviceInfo:
+        if self._info is None:
+            self._info = self._query()
+        return self._info
+
+    def _query(self) -> DeviceInfo:
+        import cupy
+
+        rt = cupy.cuda.runtime
+        props = rt.getDeviceProperties(self._index)
+        attrs = cupy.cuda.Device(self._index).attributes
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        clock_khz = attrs.get("ClockRate") or props.get("clockRate")
+        mem_khz = attrs.get("MemoryClockRate") or props.get("memoryClockRate")
+        bus = attrs.get("GlobalMemoryBusWidth") or props.get("memoryBusWidth")
+        raw_uuid = props.get("uuid")
+        nvml = self.nvml()
+        uuid_text = _format_uuid(raw_uuid) if raw_uuid else (nvml.uuid() if nvml else None)
+        rv = rt.runtimeGetVersion()
+        try:
+            nv = cupy.cuda.nvrtc.getVersion()
+            toolchain = f"nvrtc {nv[0]}.{nv[1]}"
+        except Exception:  # noqa: BLE001 - depends on the CUDA install
+            toolchain = None
+        smem_block = int(props.get("sharedMemPerBlock", DEFAULT_SMEM_PER_BLOCK))
+        return DeviceInfo(
+            name=name,
+            compute_capability=f"{props['major']}.{props['minor']}",
+            sm_count=int(props["multiProcessorCount"]),
+            memory_bytes=int(props["totalGlobalMem"]),
+            l2_bytes=_positive(props.get("l2CacheSize")),
+            smem_per_sm_bytes=_positive(props.get("sharedMemPerMultiprocessor")),
+            smem_per_block_bytes=smem_block,
+            smem_per_block_optin_bytes=int(props.get("sharedMemPerBlockOptin") or smem_block),
+            max_threads_per_block=int(props["maxThreadsPerBlock"]),
+            max_block_dim=tuple(int(v) for v in props["maxThreadsDim"]),
+            max_grid_dim=tuple(int(v) for v in props["maxGridSize"]),
+            warp_size=int(props.get("warpSize", 32)),
+            clock_sm_mhz=clock_khz / 1000.0 if clock_khz else None,
+            clock_mem_mhz=mem_khz / 1000.0 if mem_khz else None,
+            memory_bus_width_bits=_positive(bus),
+            uuid_hash=uuid_hash(uuid_text) if uuid_text else None,
+            driver_version=(nvml.driver_version() if nvml else None) or _version_text(rt.driverGetVersion()),
+            cuda_version=_version_text(rv),
+            toolchain_version=toolchain,
+            cupy_version=cupy.__version__,
+        )
+
+    def nvml(self) -> Any | None:
+        """The NVML handle of this GPU (matched by PCI bus id), or ``None`` without nvidia-ml-py/NVML."""
+        if not self._nvml_tried:
+            self._nvml_tried = True
+            import cupy
+
+            from kgpubench.measure.power import open_nvml_device
+
+            self._nvml = open_nvml_device(cupy.cuda.Device(self._index).pci_bus_id)
+        return self._nvml
+
+
+def _cuda_error_types() -> tuple[type, ...]:
+    """CuPy's CUDA driver and runtime error classes (both carry the error code in ``status``)."""
+    import cupy
+    from cupy_backends.cuda.api import runtime
+
+    return (cupy.cuda.driver.CUDADriverError, runtime.CUDARuntimeError)
+
+
+def _positive(value: Any) -> int | None:
+    return int(value) if value else None
+
+
+def _version_text(v: int) -> str:
+    """CUDA's integer version (13000) as text (``13.0``)."""
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def _format_uuid(raw: Any) -> str:
+    """A 16-byte UUID as ``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`` (NVML's spelling)."""
+    data = bytes(raw) if not isinstance(raw, str) else raw.encode("latin-1")
+    h = data.hex()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"

