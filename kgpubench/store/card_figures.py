@@ -50,9 +50,17 @@ def day(value) -> str:
     return pd.Timestamp(value).tz_convert("UTC").strftime("%Y-%m-%d") if pd.notna(value) else "-"
 
 
+def days(series: pd.Series) -> str:
+    """The distinct UTC dates of a timestamp column, sorted, comma-separated."""
+    return listed({day(v) for v in pd.unique(series.dropna())})
+
+
 def listed(values: Iterable, sep: str = ", ") -> str:
     """Distinct non-null values, sorted (numbers by value), joined by ``sep`` (``-`` when there is none)."""
-    distinct = {v for v in values if pd.notna(v)}
+    if isinstance(values, pd.Series):
+        distinct = set(values.dropna().unique().tolist())
+    else:
+        distinct = {v for v in values if pd.notna(v)}
     try:
         out = [str(v) for v in sorted(distinct)]
     except TypeError:
@@ -115,7 +123,7 @@ def measured_figures(store: StoreView) -> str:
     lines = [
         f"- GPU: {listed(every['gpu_name'])}; driver {listed(every['driver_version'])}, CUDA "
         f"{listed(every['cuda_version'])}, CuPy {listed(every['cupy_version'])}, toolchain "
-        f"{listed(every['toolchain_version'])}; collected {listed(every['collected_at'].map(day))} in "
+        f"{listed(every['toolchain_version'])}; collected {days(every['collected_at'])} in "
         f"{count(every['run_id'].nunique())} run(s); status: {counts_of(every['status'])}.",
         "- Rows: `kernels` " + ", ".join(f"{s} {count(n)}" for s, n in k["suite"].value_counts().sort_index().items())
         + f"; `npb` {count(len(npb))}; `stencil` {count(len(st))}.",
@@ -185,7 +193,7 @@ def programs_figures(store: StoreView) -> str:
     for (ps, setup), g in df.groupby(["problem_set", "setup"], sort=True):
         gpus = ", ".join(f"{n} {count(c)}" for n, c in g["gpu_name"].value_counts().sort_index().items())
         table.append((f"`{ps}`", f"`{setup}`", count(len(g)), gpus, listed(g["framework_version"]),
-                      listed(g["cuda_version"]), listed(g["collected_at"].map(day)), listed(g["l2_flushed"])))
+                      listed(g["cuda_version"]), days(g["collected_at"]), listed(g["l2_flushed"])))
     lines += _table(["problem set", "set-up", "rows", "GPU (rows)", "PyTorch", "CUDA", "collected_at",
                      "l2_flushed"], table)
     return "\n".join(lines) + "\n"
@@ -208,7 +216,7 @@ def tunings_figures(store: StoreView) -> str:
              f"- {count(len(with_figures))} tuned devices carry catalogue figures; "
              f"{count(len(pairs) - len(with_figures))} keep null figures ({count(nvidia_without)} of the "
              f"{count(len(nvidia))} NVIDIA devices among them).",
-             f"- `collected_at`: {listed(df['collected_at'].map(day))}."]
+             f"- `collected_at`: {days(df['collected_at'])}."]
     return "\n".join(lines) + "\n"
 
 
@@ -276,7 +284,7 @@ def operators_figures(store: StoreView) -> str:
              f"{listed(conv['stride'].astype('Int64'))}, padding {listed(conv['padding'].astype('Int64'))}; "
              f"linear `dim_b` {listed(df.loc[df['operator'] == 'linear', 'dim_b'].astype('Int64'))}.",
              f"- The fastest row of each GPU takes {fastest.min():.3f} to {fastest.max():.3f} ms.",
-             f"- `collected_at`: {listed(df['collected_at'].map(day))}.", ""]
+             f"- `collected_at`: {days(df['collected_at'])}.", ""]
     lines += _table(["GPU", "rows (train shapes)", "rows (test shapes)", "rows"], table)
     return "\n".join(lines) + "\n"
 
@@ -312,7 +320,7 @@ def profiles_figures(store: StoreView) -> str:
               "- heartwall: no rows."),
              f"- Upstream GPU ids present: {', '.join(map(str, ids))}"
              + (f" (none with id {', '.join(map(str, gaps))})" if gaps else "") + ".",
-             f"- `collected_at`: {listed(df['collected_at'].map(day))}.", ""]
+             f"- `collected_at`: {days(df['collected_at'])}.", ""]
     lines += _table(["kernel (application)", *gpus], table)
     return "\n".join(lines) + "\n"
 
