@@ -294,7 +294,7 @@ def profiles_figures(store: StoreView) -> str:
     shared-memory values, the first heartwall launch, the upstream GPU ids, dates."""
     df = read_frame(store, "profiles", ("gpu_name", "gpu_architecture", "application", "kernel", "launch_index",
                                         "time_ms", "static_smem_bytes", "upstream_gpu_id", "collected_at",
-                                        "grid_z", "block_z", "input_size_1", "input_size_2"))
+                                        "grid_z", "block_z", "repeats", "timed_unit"))
     if df.empty:
         return NO_ROWS
     gpus = sorted(df["gpu_name"].unique())
@@ -312,6 +312,7 @@ def profiles_figures(store: StoreView) -> str:
     lines = [f"- {count(len(df))} rows: {count(df['kernel'].nunique())} kernels of "
              f"{count(df['application'].nunique())} applications ({listed(df['application'])}) on {count(len(gpus))} "
              f"GPUs of {count(df['gpu_architecture'].nunique())} architectures ({listed(df['gpu_architecture'])}).",
+             f"- `repeats` {values_on(df['repeats'].astype('Int64'))}; `timed_unit` {listed(df['timed_unit'])}.",
              f"- {count(len(prof))} `prof_*` counter columns are declared.",
              f"- `static_smem_bytes` values: {listed(df['static_smem_bytes'].astype('Int64'))}; `grid_z` "
              f"{listed(df['grid_z'].astype('Int64'))}, `block_z` {listed(df['block_z'].astype('Int64'))}.",

@@ -103,3 +103,12 @@ def test_update_with_a_copy_of_the_card_regenerates_its_figures(tmp_path):
 def test_card_refuses_a_missing_card_file(tmp_path):
     result = runner.invoke(app, ["card", "--check", "--card", str(tmp_path / "nope.md")])
     assert result.exit_code == 1 and "--card" in result.output + str(result.exception)
+
+
+@needs_checkout
+def test_every_generated_block_of_the_committed_card_agrees_with_the_shipped_rows():
+    """The card's side of `card --check` (the store's README.md, which embeds the card, is checked by
+    tests/test_cli_data.py): no generated figure of DATASET_CARD.md disagrees with the packaged data."""
+    text = CARD_PATH.read_text()
+    blocks = generated_blocks(Store(default_data_dir()), block_names(text))
+    assert block_differences(text, blocks) == []
