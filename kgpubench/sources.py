@@ -138,3 +138,107 @@ def citation_line(prov: Provenance) -> str:
              str(prov.year) if prov.year else None,
              f"doi:{prov.doi}" if prov.doi else prov.url]
     return ", ".join(p for p in parts if p)
+
+
+# -- the seed studies: the four published studies kgpubench's measured configs and tasks are built from ----------
+@dataclass(frozen=True)
+class SeedStudy:
+    """One published study kgpubench follows (its copy is under ``shared/seeds/<id>_*.txt``).
+
+    ``title`` is the title as published (in the paper's language), ``title_en`` its English title where the venue
+    or the paper gives one. ``venue``, ``year``, ``doi`` and ``url`` are None where no source at hand states them:
+    they are never guessed.
+    """
+
+    id: str
+    title: str
+    authors: tuple[str, ...]
+    surnames: tuple[str, ...]  # as cited, in author order (a Chinese name puts the surname first)
+    venue: str | None
+    year: int | None
+    language: str
+    title_en: str | None = None
+    doi: str | None = None
+    url: str | None = None
+
+    @property
+    def short(self) -> str:
+        """First author's surname, "et al." or the co-author, and the year: "Wang and Chen 2013"."""
+        first = self.surnames[0]
+        who = (f"{first} and {self.surnames[1]}" if len(self.surnames) == 2
+               else f"{first} et al." if len(self.surnames) > 2 else first)
+        return f"{who} {self.year}" if self.year else who
+
+    @property
+    def link(self) -> str | None:
+        """``https://doi.org/<doi>`` when there is a DOI, else the URL (None when neither is known)."""
+        return f"https://doi.org/{self.doi}" if self.doi else self.url
+
+
+SEED_STUDIES: dict[str, SeedStudy] = {s.id: s for s in (
+    SeedStudy(
+        id="000",
+        title="پیش‌بینی کارایی برنامه‌های منظم کودا از طریق روش‌های یادگیری ماشین",
+        title_en="Performance Prediction of Regular CUDA Programs By Machine Learning Methods",
+        authors=("Ali Riahi", "Abdorreza Savadi", "Mahmoud Naghibzadeh"),
+        surnames=("Riahi", "Savadi", "Naghibzadeh"),
+        # The journal's page lists it under "Articles in Press, Accepted Manuscript", online since 2024-10-31; no
+        # volume, issue or DOI is given there.
+        venue="Soft Computing Journal (University of Kashan), article in press",
+        year=2024,
+        language="Persian",
+        url="https://scj.kashanu.ac.ir/article_114553.html",
+    ),
+    SeedStudy(
+        id="001",
+        title="Encontrando a Configuração de Threads por Bloco para os Kernels NPB-CUDA com Q-Learning",
+        authors=("Claudio Scheer", "Gabriell Araujo", "Dalvan Griebler", "Felipe Meneguzzi", "Luiz G. Fernandes"),
+        surnames=("Scheer", "Araujo", "Griebler", "Meneguzzi", "Fernandes"),
+        # The copy (a short paper from GMAP/PUCRS) names no venue or year, and no source found states them.
+        venue=None,
+        year=None,
+        language="Portuguese",
+    ),
+    SeedStudy(
+        id="002",
+        title="静态程序切片的 GPU 通用计算功耗预测模型",
+        title_en="Power Consumption Prediction Model of General-Purpose Computing GPU with Static Program Slicing",
+        authors=("Wang Hai-Feng", "Chen Qing-Kui"),
+        surnames=("Wang", "Chen"),
+        venue="Journal of Software (Ruan Jian Xue Bao) 24(8):1746-1760",
+        year=2013,
+        language="Chinese",
+        url="http://www.jos.org.cn/1000-9825/4361.htm",
+    ),
+    SeedStudy(
+        id="003",
+        title="Escolha do Ladrilhamento para um Simulador de Ondas Acústicas em GPUs por meio de Aprendizado de "
+              "Máquina",
+        authors=("Tiago da Silva", "Edson Gomi", "Hermes Senger"),
+        surnames=("da Silva", "Gomi", "Senger"),
+        # The proceedings page gives the venue; its year was not found in any source at hand.
+        venue="SSCAD (Simpósio em Sistemas Computacionais de Alto Desempenho), SBC",
+        year=None,
+        language="Portuguese",
+        url="https://proceedings-sol.sbc.org.br/index.php/sscad/article/view/30999",
+    ),
+)}
+
+
+def seed_study(study_id: str) -> SeedStudy:
+    """The seed study of an id ("000".."003")."""
+    try:
+        return SEED_STUDIES[study_id]
+    except KeyError:
+        raise KeyError(f"no seed study {study_id!r}: kgpubench.sources.SEED_STUDIES has "
+                       f"{', '.join(SEED_STUDIES)}") from None
+
+
+def cite(study_id: str) -> str:
+    """One line naming a seed study: authors, "title" (English title), venue, year, DOI or URL; fields nobody
+    has found are left out."""
+    s = seed_study(study_id)
+    title = f"\"{s.title}\"" + (f" (\"{s.title_en}\")" if s.title_en else "")
+    parts = [", ".join(s.authors), title, s.venue, str(s.year) if s.year else None,
+             f"doi:{s.doi}" if s.doi else s.url]
+    return ", ".join(p for p in parts if p)

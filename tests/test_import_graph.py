@@ -102,7 +102,7 @@ def test_the_three_old_loops_point_one_way(low, high):
 LAYERS = (
     ("foundations", ("errors", "resources", "schema", "store.identity", "store.locking", "store.shards",
                      "store.view", "hardware", "buildinfo", "sources")),
-    ("rows", ("store.validation", "store.card", "store.croissant")),
+    ("rows", ("store.validation", "store.card", "store.card_figures", "store.croissant")),
     ("suites", ("measure", "features", "importers.api", "importers.common", "importers.limits",
                 "importers.kernel_tuner", "importers.t4", "importers.gpuperfpredict", "testing")),
     ("store", ("store", "store.store", "store.checks", "store.bundle", "store.hub", "store.upgrade")),

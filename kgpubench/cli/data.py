@@ -128,18 +128,30 @@ def _repair(paths: list[Path], lock_timeout: float) -> None:
 
 
 def card(data: Path | None = DATA_OPTION,
-         check: bool = typer.Option(False, "--check", help="Only report files that are out of date (exit 1).")) -> None:
-    """Regenerate the generated blocks of DATASET_CARD.md and the store's README.md."""
+         check: bool = typer.Option(False, "--check", help="Only report files that are out of date, and each "
+                                    "generated block of the card that disagrees with the data (exit 1)."),
+         card_path: Path | None = typer.Option(None, "--card", help="The card to regenerate or check (default: "
+                                               "DATASET_CARD.md of the source checkout, for the packaged data).")
+         ) -> None:
+    """Regenerate the generated blocks of DATASET_CARD.md (every figure it gives about the data) and the store's
+    README.md."""
+    from kgpubench.errors import DataFileNotFoundError
     from kgpubench.resources import default_data_dir
     from kgpubench.store.card import CARD_PATH, update
 
     store = _store(data)
     packaged = store.path.resolve() == default_data_dir().resolve()
+    if card_path is not None and not card_path.is_file():
+        raise DataFileNotFoundError(f"--card {card_path}: no such file; give the card's path (DATASET_CARD.md).")
+    target = card_path or (CARD_PATH if packaged else None)
+    differences: list[str] = []
     if check:
-        stale = update(store, CARD_PATH if packaged else None, check=True)
+        stale = update(store, target, check=True, differences=differences)
     else:
         with store.writing():  # never interleaved with a merge's own README
-            stale = update(store, CARD_PATH if packaged else None)
+            stale = update(store, target)
+    for line in differences:
+        typer.echo(f"{target}: {line}")
     for path in stale:
         typer.echo(f"{'out of date' if check else 'updated'}: {path}")
     if check and stale:

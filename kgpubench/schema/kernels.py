@@ -1,4 +1,4 @@
-"""The `kernels` table: regular (seed 000) and power (seed 002) suites.
+"""The `kernels` table: regular (Riahi et al. 2024) and power (Wang and Chen 2013) suites.
 
 One row per GPU x kernel x problem size x launch configuration (x collection run).
 """
@@ -27,7 +27,7 @@ def _specific() -> list[Column]:
         Column("kernel", "string", "Kernel name.", nullable=False, key=True, pattern=NAME, not_values=MISSING_TEXT),
         Column("variant", "string", "Kernel variant (e.g. fp32, fp64); empty when there is one.",
                nullable=False, key=True),
-        Column("bound", "string", "Compute- or memory-bound label from the suite spec (seed 000).",
+        Column("bound", "string", "Compute- or memory-bound label from the suite spec (Riahi et al. 2024).",
                values=("compute", "memory")),
         Column("size_params", "params", "Problem-size parameters of the configuration.", key=True),
         Column("grid_x", "int64", "Blocks in x.", nullable=False, min=1, key=True),
@@ -36,14 +36,14 @@ def _specific() -> list[Column]:
         Column("block_x", "int32", "Threads per block in x.", nullable=False, min=1, key=True),
         Column("block_y", "int32", "Threads per block in y.", nullable=False, min=1, key=True),
         Column("block_z", "int32", "Threads per block in z.", nullable=False, min=1, key=True),
-        # Seed 000 features (table 4).
-        Column("n", "float64", "Input size (seed 000 n).", min=0),
-        Column("s", "float64", "Problem size (seed 000 s).", min=0),
-        Column("cpx", "float64", "Computational complexity order (seed 000 cpx).", min=0),
+        # The features of Riahi et al. 2024 (its table 4).
+        Column("n", "float64", "Input size (Riahi et al. 2024: n).", min=0),
+        Column("s", "float64", "Problem size (Riahi et al. 2024: s).", min=0),
+        Column("cpx", "float64", "Computational complexity order (Riahi et al. 2024: cpx).", min=0),
         Column("nb", "int64", "Blocks in the grid.", min=1),
         Column("nt", "int32", "Threads per block.", min=1),
         Column("w", "int32", "Warps per block.", min=1),
-        Column("sm_saturation", "float64", "Active SMs / SMs for the launch (seed 002 Sa).", min=0, max=1),
+        Column("sm_saturation", "float64", "Active SMs / SMs for the launch (Wang and Chen 2013: Sa).", min=0, max=1),
     ] + static_feature_columns()
 
 
@@ -66,8 +66,8 @@ def _measurement_extras() -> list[Column]:
 
 TABLE = Table(
     name="kernels",
-    description="Regular CUDA kernels (seed 000) and the power suite (seed 002): time, power and static "
-    "features per GPU x kernel x size x launch configuration.",
+    description="Regular CUDA kernels (Riahi et al. 2024) and the power suite (Wang and Chen 2013): time, power "
+    "and static features per GPU x kernel x size x launch configuration.",
     version="1.5.0",
     columns=tuple(common_head() + _specific() + common_tail() + _measurement_extras() + measured_columns()),
     ordered=TIMING_ORDER,

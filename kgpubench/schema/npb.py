@@ -1,4 +1,4 @@
-"""The `npb` table: NAS Parallel Benchmarks on CUDA, per-kernel threads per block (seed 001).
+"""The `npb` table: NAS Parallel Benchmarks on CUDA, per-kernel threads per block (Scheer et al.).
 
 Two kinds of rows (``row_kind``):
 
@@ -73,7 +73,7 @@ TABLE = Table(
     name="npb",
     version="1.4.0",
     description="NPB-CUDA kernels (EP, CG, MG, FT): time per call for every threads-per-block choice, "
-    "and whole runs under uniform assignments (seed 001).",
+    "and whole runs under uniform assignments (Scheer et al.).",
     columns=tuple(common_head() + _specific() + common_tail() + measured_columns()),
     ordered=TIMING_ORDER,
     changelog=(

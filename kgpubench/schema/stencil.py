@@ -1,8 +1,8 @@
-"""The `stencil` table: 3-D acoustic wave stencil with tile sizes (seed 003).
+"""The `stencil` table: 3-D acoustic wave stencil with tile sizes (da Silva et al.).
 
 One row = one GPU x grid x dtype x space order x tile x variant x block size (x collection run). Times are per
-time step (a timed run of ``steps`` steps divided by ``steps``). The GPU hardware features of seed 003 table 2
-(SM count, CUDA cores, memory bandwidth, shared memory, L2 size) are the common ``gpu_*`` columns.
+time step (a timed run of ``steps`` steps divided by ``steps``). The GPU hardware features of table 2 of da Silva
+et al. (SM count, CUDA cores, memory bandwidth, shared memory, L2 size) are the common ``gpu_*`` columns.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def _specific() -> list[Column]:
 def _collector_extras() -> list[Column]:
     """Schema 1.1.0: sweep part, launch shape, static features, harness flags."""
     return [
-        Column("sweep_group", "string", "Part of the sweep: training grids, seed 003 evaluation grids, quick.",
+        Column("sweep_group", "string",
+               "Part of the sweep: training grids, the evaluation grids of da Silva et al., quick.",
                values=("train", "eval", "quick")),
         Column("tile_count", "int64", "Tiles covering the interior: threads (thread-tile) or blocks "
                "(shared-tile) of the launch.", min=1),
@@ -53,7 +54,7 @@ def _collector_extras() -> list[Column]:
 TABLE = Table(
     name="stencil",
     version="1.5.0",
-    description="Simwave-style 3-D acoustic wave stencil: time per step for tile sizes (seed 003).",
+    description="Simwave-style 3-D acoustic wave stencil: time per step for tile sizes (da Silva et al.).",
     columns=tuple(common_head() + _specific() + common_tail() + _collector_extras() + measured_columns()),
     ordered=TIMING_ORDER,
     changelog=(

