@@ -1,9 +1,16 @@
-"""Tables a task shows on the board beside its scores, computed outside the board run (declared, never keyed on a
-task's name in the renderer).
+"""What a task shows on the board beyond its score tables, declared on the task (never keyed on a task's name
+in the renderer).
 
-A task names its extras (``Task.extras``); each is a JSON file ``<results>/<task>/<extra>.json`` (one level above
-the scheme folders, so it is never read as a result) written by the script that computes it, and turned into
-an :class:`ExtraTable` by the function :data:`EXTRAS` holds for its name. A missing file is said as such.
+Two kinds of declaration:
+
+* **Extra tables** computed outside the board run. A task names its extras (``Task.extras``); each is a JSON file
+  ``<results>/<task>/<extra>.json`` (one level above the scheme folders, so it is never read as a result)
+  written by the script that computes it, and turned into an :class:`ExtraTable` by the function :data:`EXTRAS`
+  holds for its name. A missing file is said as such.
+* **Sections** computed from the task's results (``Task.sections``): a :class:`Section` subclass per section kind
+  (:class:`SubsetErrors`, :class:`ProblemStrategies`, :class:`ModelsBesideBest`, :class:`SchemeMetrics`,
+  :class:`UnseenGpuGoal`) holds the section's text, the models and schemes it names and the seed paper's own
+  figures as data; :data:`kgpubench.board.render.SECTION_KINDS` holds the function that renders each kind.
 """
 
 from __future__ import annotations
@@ -11,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from kgpubench.errors import KgpubenchError
+from kgpubench.importers.limits import loads_json
 
 # NeuSight's operator classes and the paper's per-class errors on its unseen GPUs (kgpubench.tasks.paper_metric
 # computes ours; they live here so that the board reads them without importing the trace reader).
@@ -143,8 +152,6 @@ def extra_path(results_root: Path, task_name: str, extra: str) -> Path:
 
 
 def _read(path: Path | None) -> dict | None:
-    from kgpubench.importers.limits import loads_json
-
     try:
         doc = loads_json(path.read_bytes(), str(path)) if path is not None else None
     except (OSError, KgpubenchError, ValueError):
@@ -173,3 +180,80 @@ def load_extras(task, results_root: Path | None) -> list[ExtraTable]:
             continue
         out.append(EXTRAS[extra](doc))
     return out
+
+
+# ----- sections: declared on the task, rendered by kgpubench.board.render.SECTION_KINDS ------------------------
+@dataclass(frozen=True)
+class Section:
+    """A section of the board that a task declares (``Task.sections``): a heading and a paragraph, then what its
+    kind (:attr:`kind`, a key of :data:`kgpubench.board.render.SECTION_KINDS`) computes from the results.
+
+    Sections of kind ``place == "seeds"`` go under the seed studies' protocols (ordered by the task's seed id),
+    those of ``place == "goal"`` under the board's goal."""
+
+    kind: ClassVar[str] = ""
+    place: ClassVar[str] = "seeds"
+    title: str
+    note: str
+
+
+@dataclass(frozen=True)
+class SubsetErrors(Section):
+    """Per model, mean % error / max % error on several tasks (the seed's data subsets) under several schemes,
+    and the seed paper's max error per subset in a last row.
+
+    ``subsets``: (column label, task name, the paper's max error in %); ``schemes``: (scheme, column label);
+    ``empty``: the paragraph when no subset has results."""
+
+    kind: ClassVar[str] = "subset-errors"
+    subsets: tuple[tuple[str, str, str], ...] = ()
+    schemes: tuple[tuple[str, str], ...] = ()
+    paper_label: str = ""
+    empty: str = ""
+
+
+@dataclass(frozen=True)
+class ProblemStrategies(Section):
+    """The target each strategy's choice gives on every problem of the task under ``scheme`` (a recommendation
+    task that records its problems): ``order`` lists the strategies shown first, the others follow by name and
+    the oracle last; ``label_columns`` (a subset of the task's problem columns) name a problem in the header."""
+
+    kind: ClassVar[str] = "problem-strategies"
+    scheme: str = ""
+    order: tuple[str, ...] = ()
+    label_columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelsBesideBest(Section):
+    """The seed study's own models (``models``) beside the best other model (ranked on the first of
+    ``schemes``): mean % error / max % error per scheme; ``paper``: the paper's row (label, then one cell per
+    scheme)."""
+
+    kind: ClassVar[str] = "models-beside-best"
+    models: tuple[str, ...] = ()
+    schemes: tuple[str, ...] = ()
+    paper: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SchemeMetrics(Section):
+    """One row per model and scheme (``schemes``) with the given metric columns (``columns``: (header, metric))."""
+
+    kind: ClassVar[str] = "scheme-metrics"
+    schemes: tuple[str, ...] = ()
+    columns: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class UnseenGpuGoal(Section):
+    """The goal on unseen GPUs (``by-gpu``): the best learned model's median regret over the held-out GPUs is at
+    most ``regret`` (a fraction) and it beats ``baseline`` on every GPU. ``title`` and ``note`` head the board's
+    goal part (the first task declaring a goal says them); each declaring task adds its own verdict."""
+
+    kind: ClassVar[str] = "unseen-gpu-goal"
+    place: ClassVar[str] = "goal"
+    scheme: str = "by-gpu"
+    baseline: str = ""
+    regret: float = 0.05
+    nothing: str = ""

@@ -62,8 +62,8 @@ def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Pa
     from kgpubench.board.render import BOARD_KEY
 
     pages = {STYLE: CSS, INDEX: overview_page(results, tasks, nav, (extras or {}).get(BOARD_KEY)),
-             SEEDS: seeds_page(results, nav),
-             METRICS_PAGE: metrics_page(metrics_text, nav), SUBMITTING: submitting_page(submitting_text, nav)}
+             SEEDS: seeds_page(results, nav, tasks),
+             METRICS_PAGE: metrics_page(metrics_text, nav, tasks), SUBMITTING: submitting_page(submitting_text, nav)}
     plots: list[PlotSpec] = []
     for task in tasks:
         mine = plots_for(task, grouped[task.name])

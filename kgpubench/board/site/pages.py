@@ -10,14 +10,12 @@ from kgpubench.board.ranking import RULE, best, cell, folds_note, headline, numb
 from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
     MEASUREMENTS,
+    SEEDS_HEADING,
     TOLERANCE_NOTE,
     Block,
     board,
     goal_blocks,
-    seed000_blocks,
-    seed001_blocks,
-    seed002_blocks,
-    seed003_blocks,
+    seed_blocks,
     selection_note,
 )
 from kgpubench.board.site.data import (
@@ -29,7 +27,7 @@ from kgpubench.board.site.data import (
     provenance,
 )
 from kgpubench.board.site.html import Cell, NavItem, esc, figure, inline, markdown, page, slug, table
-from kgpubench.tasks import Task
+from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.metrics import METRICS
 
 INDEX = "index.html"
@@ -323,7 +321,7 @@ def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], bo
                        Cell("best model (scheme)", cls="text"), Cell("score"),
                        Cell("schemes with results", cls="text")],
                       rows, cls="overview"))
-    body.append(blocks_html(goal_blocks(results)))
+    body.append(blocks_html(goal_blocks(results, tasks)))
     body.append(extra_tables_html(board_tables))
     body.append('<h2 id="more">More</h2><ul>'
                 f'<li><a href="{SEEDS}">The seed studies\' protocols on our rows</a>: the papers\' own tables '
@@ -336,10 +334,8 @@ def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], bo
     return page("Overview", "\n".join(body), nav, current=INDEX, note=FOOTER)
 
 
-def seeds_page(results: list[dict], nav: list[NavItem]) -> str:
-    blocks = [Block("h2", "The seed studies' protocols on our rows")]
-    for fn in (seed000_blocks, seed001_blocks, seed002_blocks, seed003_blocks):
-        blocks += fn(results)
+def seeds_page(results: list[dict], nav: list[NavItem], tasks: list[Task] | None = None) -> str:
+    blocks = [Block("h2", SEEDS_HEADING), *seed_blocks(results, tasks)]
     body = ["<h1>Seed protocols</h1>",
             "<p class=\"lead\">Each seed study scored its models its own way. These tables re-compute those "
             "figures on kgpubench's rows, beside the paper's own numbers (measured on other GPUs and data).</p>",
@@ -374,13 +370,14 @@ def doc_html(text: str) -> str:
     return _LINK.sub(_site_link, rendered)
 
 
-def metrics_page(doc: str | None, nav: list[NavItem]) -> str:
+def metrics_page(doc: str | None, nav: list[NavItem], tasks: list[Task] | None = None) -> str:
     """Every metric of the registry at a glance (anchors ``m-<name>``), then docs/METRICS.md when given."""
     rows = [[Cell(html=f'<code id="m-{slug(m.name)}">{esc(m.name)}</code>'), Cell(m.doc, cls="text"),
              Cell(m.unit or "—"), Cell("higher" if m.higher_is_better else "lower"), Cell(f"{m.rel_tol:g}")]
             for m in METRICS.values()]
     rows.append([Cell(html=f'<code id="m-{slug(MEASUREMENTS)}">{MEASUREMENTS}</code>'),
-                 Cell("mean distinct assignments a strategy measured per test problem (npb-tpb)", cls="text"),
+                 Cell("mean distinct assignments a strategy measured per test problem "
+                      f"({', '.join(t.name for t in tasks or list_tasks() if t.measures)})", cls="text"),
                  Cell("count"), Cell("lower"), Cell("1e-4")])
     body = ["<h1>Metrics</h1>", '<h2 id="ranking">How the board ranks</h2>', para(RULE),
             '<h2 id="glance">At a glance</h2>',
