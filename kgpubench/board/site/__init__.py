@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kgpubench.board.render import board
 from kgpubench.board.site.data import PlotSpec, plots_for
-from kgpubench.board.site.html import CSS, STYLE
+from kgpubench.board.site.html import STYLE, css
 from kgpubench.board.site.pages import (
     INDEX,
     METRICS_PAGE,
@@ -61,7 +61,7 @@ def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Pa
     nav = navigation(tasks)
     from kgpubench.board.render import BOARD_KEY
 
-    pages = {STYLE: CSS, INDEX: overview_page(results, tasks, nav, (extras or {}).get(BOARD_KEY)),
+    pages = {STYLE: css(), INDEX: overview_page(results, tasks, nav, (extras or {}).get(BOARD_KEY)),
              SEEDS: seeds_page(results, nav, tasks),
              METRICS_PAGE: metrics_page(metrics_text, nav, tasks), SUBMITTING: submitting_page(submitting_text, nav)}
     plots: list[PlotSpec] = []
