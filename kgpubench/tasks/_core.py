@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from kgpubench.errors import SchemaValidationError
-from kgpubench.tasks.extras import Section
+from kgpubench.tasks.extras import Section, section_from_fields
 
 Kind = Literal["regression", "recommendation"]
 PARAMS_PREFIX = "param."
@@ -141,6 +141,9 @@ class Task:
         unknown = [s for s in self.sources if s not in KNOWN_SOURCES]
         if unknown:
             raise ValueError(f"task {self.name!r}: sources {unknown} are not in kgpubench.sources.KNOWN_SOURCES")
+        if any(isinstance(s, dict) for s in self.sections):  # the JSON form (the sandbox sends a task so)
+            object.__setattr__(self, "sections", tuple(section_from_fields(s) if isinstance(s, dict) else s
+                                                       for s in self.sections))
         if not all(isinstance(s, Section) and s.kind for s in self.sections):
             raise ValueError(f"task {self.name!r}: sections must be kgpubench.tasks.extras.Section subclasses "
                              "with a kind")

@@ -15,12 +15,12 @@ Two kinds of declaration:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import KgpubenchError, unknown_name
 from kgpubench.importers.limits import loads_json
 
 # NeuSight's operator classes and the paper's per-class errors on its unseen GPUs (kgpubench.tasks.paper_metric
@@ -186,15 +186,16 @@ def load_extras(task, results_root: Path | None) -> list[ExtraTable]:
 @dataclass(frozen=True)
 class Section:
     """A section of the board that a task declares (``Task.sections``): a heading and a paragraph, then what its
-    kind (:attr:`kind`, a key of :data:`kgpubench.board.render.SECTION_KINDS`) computes from the results.
+    kind (:attr:`kind`: set by each subclass, a key of :data:`kgpubench.board.render.SECTION_KINDS`; a field, so
+    that the task's JSON form names it, :func:`section_from_fields`) computes from the results.
 
-    Sections of kind ``place == "seeds"`` go under the seed studies' protocols (ordered by the task's seed id),
+    Sections with ``place == "seeds"`` go under the seed studies' protocols (ordered by the task's seed id),
     those of ``place == "goal"`` under the board's goal."""
 
-    kind: ClassVar[str] = ""
-    place: ClassVar[str] = "seeds"
     title: str
     note: str
+    kind: str = field(default="", init=False)
+    place: ClassVar[str] = "seeds"
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ class SubsetErrors(Section):
     ``subsets``: (column label, task name, the paper's max error in %); ``schemes``: (scheme, column label);
     ``empty``: the paragraph when no subset has results."""
 
-    kind: ClassVar[str] = "subset-errors"
+    kind: str = field(default="subset-errors", init=False)
     subsets: tuple[tuple[str, str, str], ...] = ()
     schemes: tuple[tuple[str, str], ...] = ()
     paper_label: str = ""
@@ -218,7 +219,7 @@ class ProblemStrategies(Section):
     task that records its problems): ``order`` lists the strategies shown first, the others follow by name and
     the oracle last; ``label_columns`` (a subset of the task's problem columns) name a problem in the header."""
 
-    kind: ClassVar[str] = "problem-strategies"
+    kind: str = field(default="problem-strategies", init=False)
     scheme: str = ""
     order: tuple[str, ...] = ()
     label_columns: tuple[str, ...] = ()
@@ -230,7 +231,7 @@ class ModelsBesideBest(Section):
     ``schemes``): mean % error / max % error per scheme; ``paper``: the paper's row (label, then one cell per
     scheme)."""
 
-    kind: ClassVar[str] = "models-beside-best"
+    kind: str = field(default="models-beside-best", init=False)
     models: tuple[str, ...] = ()
     schemes: tuple[str, ...] = ()
     paper: tuple[str, ...] = ()
@@ -240,7 +241,7 @@ class ModelsBesideBest(Section):
 class SchemeMetrics(Section):
     """One row per model and scheme (``schemes``) with the given metric columns (``columns``: (header, metric))."""
 
-    kind: ClassVar[str] = "scheme-metrics"
+    kind: str = field(default="scheme-metrics", init=False)
     schemes: tuple[str, ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
 
@@ -251,9 +252,25 @@ class UnseenGpuGoal(Section):
     most ``regret`` (a fraction) and it beats ``baseline`` on every GPU. ``title`` and ``note`` head the board's
     goal part (the first task declaring a goal says them); each declaring task adds its own verdict."""
 
-    kind: ClassVar[str] = "unseen-gpu-goal"
+    kind: str = field(default="unseen-gpu-goal", init=False)
     place: ClassVar[str] = "goal"
     scheme: str = "by-gpu"
     baseline: str = ""
     regret: float = 0.05
     nothing: str = ""
+
+
+SECTIONS: tuple[type[Section], ...] = (SubsetErrors, ProblemStrategies, ModelsBesideBest, SchemeMetrics, UnseenGpuGoal)
+
+
+def _tuples(value):
+    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def section_from_fields(fields: Mapping) -> Section:
+    """A section from its fields as :func:`dataclasses.asdict` gives them and JSON carries them (the sandbox
+    sends a task to the model's process so): ``kind`` picks the class, lists become tuples."""
+    kinds = {c.kind: c for c in SECTIONS}
+    if fields.get("kind") not in kinds:
+        raise unknown_name("section kind", str(fields.get("kind")), kinds)
+    return kinds[fields["kind"]](**{k: _tuples(v) for k, v in fields.items() if k != "kind"})

@@ -80,10 +80,23 @@ def test_the_templates_name_no_task_and_no_model(path):
 
 def test_every_section_kind_has_a_renderer():
     kinds = {c.kind for c in vars(extras).values() if isinstance(c, type) and issubclass(c, Section) and c.kind}
+    assert kinds == {c.kind for c in extras.SECTIONS}
     assert kinds == set(SECTION_KINDS) == {"subset-errors", "problem-strategies", "models-beside-best",
                                            "scheme-metrics", "unseen-gpu-goal"}
     declared = {type(s) for t in list_tasks() for s in t.sections}
     assert declared == {SubsetErrors, ProblemStrategies, ModelsBesideBest, SchemeMetrics, UnseenGpuGoal}
+
+
+def test_a_task_with_sections_survives_the_json_the_sandbox_sends():
+    def tup(v):  # as kgpubench.sandbox.child rebuilds a task
+        return tuple(tup(x) for x in v) if isinstance(v, list) else v
+
+    for task in list_tasks():
+        fields = json.loads(json.dumps(dataclasses.asdict(task)))  # as kgpubench.sandbox.session sends a task
+        again = type(task)(**{k: tup(v) for k, v in fields.items()})
+        assert again == task and hash(again) == hash(task)
+    with pytest.raises(Exception, match="unknown section kind 'table'"):
+        extras.section_from_fields({"kind": "table", "title": "t", "note": "n"})
 
 
 def _load(task: str, scheme: str, model: str) -> dict:
