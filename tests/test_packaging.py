@@ -39,6 +39,10 @@ def test_wheel_carries_data_and_bundled_folders(wheel):
         assert any(n.startswith(f"kgpubench/_bundled/{folder}/") for n in names), folder
     for rel in (p.relative_to(ROOT).as_posix() for p in (ROOT / "kgpubench" / "data").rglob("*.parquet")):
         assert rel in names
+    templates = sorted((ROOT / "kgpubench" / "board" / "site" / "templates").glob("*.j2"))
+    assert len(templates) >= 8  # the board site's pages, macros and style sheet (kgpubench.board.site.html)
+    for rel in (p.relative_to(ROOT).as_posix() for p in templates):
+        assert rel in names
 
 
 def test_bundled_path_prefers_checkout_and_falls_back_to_wheel_copy(tmp_path, monkeypatch):

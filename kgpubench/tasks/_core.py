@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 
 from kgpubench.errors import SchemaValidationError
+from kgpubench.tasks.extras import Section, section_from_fields
 
 Kind = Literal["regression", "recommendation"]
 PARAMS_PREFIX = "param."
@@ -84,6 +85,13 @@ class Task:
     extras : tuple of str
         Tables the board shows beside the task's scores, computed by a script outside the board run (names in
         :data:`kgpubench.tasks.extras.EXTRAS`, e.g. NeuSight's paper metric).
+    sections : tuple of Section
+        Sections the board computes from the task's results beside its score tables (the seed study's own
+        protocol, the goal on unseen GPUs): :class:`kgpubench.tasks.extras.Section` instances whose kind names
+        the renderer, with the models, schemes and paper figures they show as data.
+    gpu_baseline : str, optional
+        The model that carries another GPU's measurements over to an unseen GPU (``transfer``): the per-GPU
+        views show it beside the best models. None: the task has none.
     relative_cost : float
         Rough cost of one fold of this task against the others (rows times search-space work); a scheduling
         hint only: ``leaderboard run`` starts the costliest jobs first so that its workers finish together.
@@ -112,6 +120,8 @@ class Task:
     relative_cost: float = 1.0
     sources: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
+    sections: tuple[Section, ...] = ()
+    gpu_baseline: str | None = None
     measured_inputs: bool = False
 
     def __post_init__(self) -> None:
@@ -131,6 +141,12 @@ class Task:
         unknown = [s for s in self.sources if s not in KNOWN_SOURCES]
         if unknown:
             raise ValueError(f"task {self.name!r}: sources {unknown} are not in kgpubench.sources.KNOWN_SOURCES")
+        if any(isinstance(s, dict) for s in self.sections):  # the JSON form (the sandbox sends a task so)
+            object.__setattr__(self, "sections", tuple(section_from_fields(s) if isinstance(s, dict) else s
+                                                       for s in self.sections))
+        if not all(isinstance(s, Section) and s.kind for s in self.sections):
+            raise ValueError(f"task {self.name!r}: sections must be kgpubench.tasks.extras.Section subclasses "
+                             "with a kind")
         if not set(self.seed_metrics) <= set(self.metrics):
             raise ValueError(f"task {self.name!r}: seed_metrics {self.seed_metrics} must be among its metrics")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
 from kgpubench.tasks._core import Task
+from kgpubench.tasks.extras import ModelsBesideBest, ProblemStrategies, SchemeMetrics, SubsetErrors, UnseenGpuGoal
 
 # Hardware columns every table carries (kgpubench.schema.common.gpu_columns), usable as features.
 GPU_FEATURES = (
@@ -62,8 +63,54 @@ AMARIS_REFERENCE = (
     "counters measured on the target GPU, which this task withholds. Leave-one-GPU-out MAPE 1.1-4.5 % (linear "
     "regression), 0.7-8.4 % (random forest), 1.5-4.2 % (SVM); an unseen kernel up to 18.7 / 41.2 / 48.2 %.")
 
+# The baseline that reuses the most similar measured GPU's best configuration (baselines/transfer.py).
+TRANSFER = "transfer"
+GOAL_REGRET = 0.05
+UNSEEN_GPU_GOAL = UnseenGpuGoal(
+    title="Goal: unseen GPUs", baseline=TRANSFER, regret=GOAL_REGRET,
+    note="Leave one GPU out (`by-gpu`): the best learned model (ranked as everywhere on the board: lowest mean over "
+    "the held-out GPUs of the task's top-1 regret; ties: the first by name) should reach a median regret over GPUs "
+    f"of at most {GOAL_REGRET:.0%} and beat `{TRANSFER}` (the best configuration of the most similar measured GPU) "
+    "on every GPU.",
+    nothing="*No leave-one-GPU-out results yet*: every task with results has data from one GPU.")
+# The seed studies' own protocols on our rows (the board's seed sections), with the papers' figures.
+SEED000_SECTION = SubsetErrors(
+    title="Seed 000 — run time from static features",
+    note="Its protocol on our rows: 10-fold cross-validation (`random10`) and one 80/20 split (`holdout80`), on "
+    "the compute-bound, memory-bound and merged kernels. Each cell: mean % error (MAPE, mean over folds) / max % "
+    "error (over every test row of every fold). The paper's best max errors (ELM on a GeForce 940MX) are in the "
+    "last row.",
+    subsets=(("compute", "kernel-time-compute", "3.42"), ("memory", "kernel-time-memory", "9.84"),
+             ("merged", "kernel-time", "13.92")),
+    schemes=(("random10", "10-fold"), ("holdout80", "80/20")), paper_label="seed 000 (paper)",
+    empty="*No results yet* for the kernel-time tasks.")
+SEED001_SECTION = ProblemStrategies(
+    title="Seed 001 — threads per block of NPB kernels",
+    note="Application time (s) each strategy's choice gives on every problem of `npb-tpb` (`random10`: every "
+    "problem is a test problem once), from the measured per-kernel times (remainder of the default run + calls x "
+    "time per call). `oracle` is the best possible. The paper's table 1 (classes B and C, its GPU): CG B Max "
+    "11.35, Warp 1.49, Exhausting 1.40, Profiling 1.39, best Q-learning 1.32; EP B 0.83, 0.59, 0.52, 0.52, 0.53.",
+    scheme="random10", order=("npb_max", "npb_warp", "npb_profiling", "npb_exhausting", "npb_qlearning"),
+    label_columns=("benchmark", "npb_class"))
+SEED002_SECTION = ModelsBesideBest(
+    title="Seed 002 — average power from static features",
+    note="The slice model P = b0 Sa + b1 A^b2 fitted per GPU (`power_nonlinear`, with an fp64 weight in the "
+    "density) and the wavelet network (`wavelet_nn`), beside the best other model. Each cell: mean % error / max % "
+    "error over the test rows. The paper: max error 3.98 % for the per-GPU fit, 5.87 % for the wavelet network "
+    "across GPUs, every program under 6 %.",
+    models=("power_nonlinear", "wavelet_nn"), schemes=ALL_SCHEMES,
+    paper=("seed 002 (paper)", "— / 3.98", "—", "—", "— / 5.87"))
+SEED003_SECTION = SchemeMetrics(
+    title="Seed 003 — stencil tile sizes",
+    note="Share of problems where the chosen tile beats the untiled (1, 1, 1) stencil and the improvement "
+    "coefficient (mean untiled time / chosen time). The paper (regression tree): 1.17 and 86.67 % on an RTX 2080 "
+    "Super, 1.11 and 89.77 % on a V100.",
+    schemes=("random10", "by-gpu"),
+    columns=(("improvement coefficient", "improvement_coefficient"), ("% improved", "pct_improved"),
+             ("regret", "regret")))
+
 ALL_TASKS: tuple[Task, ...] = (
-    Task(name="kernel-time", filters=OK_REGULAR, **_KERNEL_TIME,
+    Task(name="kernel-time", filters=OK_REGULAR, **_KERNEL_TIME, sections=(SEED000_SECTION,),
          seed_reference="seed 000 (GeForce 940MX, 10-fold): best max error 13.92 % on the merged data",
          description="Predict the median run time of a regular CUDA kernel from its static features "
          "(source, PTX, ptxas), its launch configuration and the GPU's hardware figures (seed 000)."),
@@ -78,7 +125,7 @@ ALL_TASKS: tuple[Task, ...] = (
         features=(*POWER_FEATURES, *GPU_FEATURES),
         metrics=("male", "mdape", "p90_ape", "mape", "max_ape", "rmse"), seed_metrics=("mape", "max_ape"),
         seed_reference="seed 002 (per-GPU slice fit on 4 GPUs): max error 3.98 %; all programs under 6 %",
-        schemes=ALL_SCHEMES, filters=(("suite", ("power",)),),
+        schemes=ALL_SCHEMES, filters=(("suite", ("power",)),), sections=(SEED002_SECTION,),
         description="Predict a kernel's average board power (W) from seed 002's power-weighted compute density, "
         "SM saturation and lines of code, the launch size and instruction mix (fp64 vs fp32) and the GPU."),
     Task(
@@ -90,6 +137,7 @@ ALL_TASKS: tuple[Task, ...] = (
         seed_reference="seed 001 (table 1, application seconds, classes B and C): e.g. CG B Max 11.35, Warp 1.49, "
         "Exhausting 1.40, Profiling 1.39, best Q-learning 1.32",
         completeness="npb", schemes=("random10", "by-gpu"), scorer="npb-app", record_problems=True, oracle="npb",
+        sections=(SEED001_SECTION,), gpu_baseline=TRANSFER,
         description="Choose the threads per block of every kernel of an NPB application; scored by the "
         "application time the choice gives (sum over kernels of calls x mean time per call, plus the "
         "non-kernel remainder_s of the problem's default run) relative to the best possible (seed 001). "
@@ -106,6 +154,7 @@ ALL_TASKS: tuple[Task, ...] = (
         seed_reference="seed 003 (regression tree): improvement coefficient 1.17 with 86.67 % improved "
         "(RTX 2080 Super), 1.11 with 89.77 % (V100)",
         completeness="stencil", schemes=("random10", "by-gpu"), scorer="tiles", record_problems=True,
+        sections=(SEED003_SECTION, UNSEEN_GPU_GOAL), gpu_baseline=TRANSFER,
         description="Choose the tile (and variant, block size) of the 3-D acoustic wave stencil per GPU, "
         "grid, dtype and space order; scored against the untiled (1,1,1) baseline and the best "
         "measured tile (seed 003)."),
@@ -116,6 +165,7 @@ ALL_TASKS: tuple[Task, ...] = (
         metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), completeness="search-space",
         schemes=("random10", "holdout80", "by-kernel", "by-gpu"), board_schemes=("random10", "by-gpu"),
         relative_cost=100.0,  # the imported search spaces: by far the most rows
+        sections=(UNSEEN_GPU_GOAL,), gpu_baseline=TRANSFER,
         sources=("benchmark_hub",),
         description="Rank the configurations of an auto-tuning search space (imported Kernel Tuner data) "
         "and pick the best per kernel, problem size and GPU; also scored as regression of time."),

@@ -1,18 +1,27 @@
-"""Tables a task shows on the board beside its scores, computed outside the board run (declared, never keyed on a
-task's name in the renderer).
+"""What a task shows on the board beyond its score tables, declared on the task (never keyed on a task's name
+in the renderer).
 
-A task names its extras (``Task.extras``); each is a JSON file ``<results>/<task>/<extra>.json`` (one level above
-the scheme folders, so it is never read as a result) written by the script that computes it, and turned into
-an :class:`ExtraTable` by the function :data:`EXTRAS` holds for its name. A missing file is said as such.
+Two kinds of declaration:
+
+* **Extra tables** computed outside the board run. A task names its extras (``Task.extras``); each is a JSON file
+  ``<results>/<task>/<extra>.json`` (one level above the scheme folders, so it is never read as a result)
+  written by the script that computes it, and turned into an :class:`ExtraTable` by the function :data:`EXTRAS`
+  holds for its name. A missing file is said as such.
+* **Sections** computed from the task's results (``Task.sections``): a :class:`Section` subclass per section kind
+  (:class:`SubsetErrors`, :class:`ProblemStrategies`, :class:`ModelsBesideBest`, :class:`SchemeMetrics`,
+  :class:`UnseenGpuGoal`) holds the section's text, the models and schemes it names and the seed paper's own
+  figures as data; :data:`kgpubench.board.render.SECTION_KINDS` holds the function that renders each kind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
-from kgpubench.errors import KgpubenchError
+from kgpubench.errors import KgpubenchError, unknown_name
+from kgpubench.importers.limits import loads_json
 
 # NeuSight's operator classes and the paper's per-class errors on its unseen GPUs (kgpubench.tasks.paper_metric
 # computes ours; they live here so that the board reads them without importing the trace reader).
@@ -143,8 +152,6 @@ def extra_path(results_root: Path, task_name: str, extra: str) -> Path:
 
 
 def _read(path: Path | None) -> dict | None:
-    from kgpubench.importers.limits import loads_json
-
     try:
         doc = loads_json(path.read_bytes(), str(path)) if path is not None else None
     except (OSError, KgpubenchError, ValueError):
@@ -173,3 +180,97 @@ def load_extras(task, results_root: Path | None) -> list[ExtraTable]:
             continue
         out.append(EXTRAS[extra](doc))
     return out
+
+
+# ----- sections: declared on the task, rendered by kgpubench.board.render.SECTION_KINDS ------------------------
+@dataclass(frozen=True)
+class Section:
+    """A section of the board that a task declares (``Task.sections``): a heading and a paragraph, then what its
+    kind (:attr:`kind`: set by each subclass, a key of :data:`kgpubench.board.render.SECTION_KINDS`; a field, so
+    that the task's JSON form names it, :func:`section_from_fields`) computes from the results.
+
+    Sections with ``place == "seeds"`` go under the seed studies' protocols (ordered by the task's seed id),
+    those of ``place == "goal"`` under the board's goal."""
+
+    title: str
+    note: str
+    kind: str = field(default="", init=False)
+    place: ClassVar[str] = "seeds"
+
+
+@dataclass(frozen=True)
+class SubsetErrors(Section):
+    """Per model, mean % error / max % error on several tasks (the seed's data subsets) under several schemes,
+    and the seed paper's max error per subset in a last row.
+
+    ``subsets``: (column label, task name, the paper's max error in %); ``schemes``: (scheme, column label);
+    ``empty``: the paragraph when no subset has results."""
+
+    kind: str = field(default="subset-errors", init=False)
+    subsets: tuple[tuple[str, str, str], ...] = ()
+    schemes: tuple[tuple[str, str], ...] = ()
+    paper_label: str = ""
+    empty: str = ""
+
+
+@dataclass(frozen=True)
+class ProblemStrategies(Section):
+    """The target each strategy's choice gives on every problem of the task under ``scheme`` (a recommendation
+    task that records its problems): ``order`` lists the strategies shown first, the others follow by name and
+    the oracle last; ``label_columns`` (a subset of the task's problem columns) name a problem in the header."""
+
+    kind: str = field(default="problem-strategies", init=False)
+    scheme: str = ""
+    order: tuple[str, ...] = ()
+    label_columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelsBesideBest(Section):
+    """The seed study's own models (``models``) beside the best other model (ranked on the first of
+    ``schemes``): mean % error / max % error per scheme; ``paper``: the paper's row (label, then one cell per
+    scheme)."""
+
+    kind: str = field(default="models-beside-best", init=False)
+    models: tuple[str, ...] = ()
+    schemes: tuple[str, ...] = ()
+    paper: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SchemeMetrics(Section):
+    """One row per model and scheme (``schemes``) with the given metric columns (``columns``: (header, metric))."""
+
+    kind: str = field(default="scheme-metrics", init=False)
+    schemes: tuple[str, ...] = ()
+    columns: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class UnseenGpuGoal(Section):
+    """The goal on unseen GPUs (``by-gpu``): the best learned model's median regret over the held-out GPUs is at
+    most ``regret`` (a fraction) and it beats ``baseline`` on every GPU. ``title`` and ``note`` head the board's
+    goal part (the first task declaring a goal says them); each declaring task adds its own verdict."""
+
+    kind: str = field(default="unseen-gpu-goal", init=False)
+    place: ClassVar[str] = "goal"
+    scheme: str = "by-gpu"
+    baseline: str = ""
+    regret: float = 0.05
+    nothing: str = ""
+
+
+SECTIONS: tuple[type[Section], ...] = (SubsetErrors, ProblemStrategies, ModelsBesideBest, SchemeMetrics, UnseenGpuGoal)
+
+
+def _tuples(value):
+    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def section_from_fields(fields: Mapping) -> Section:
+    """A section from its fields as :func:`dataclasses.asdict` gives them and JSON carries them (the sandbox
+    sends a task to the model's process so): ``kind`` picks the class, lists become tuples."""
+    kinds = {c.kind: c for c in SECTIONS}
+    if fields.get("kind") not in kinds:
+        raise unknown_name("section kind", str(fields.get("kind")), kinds)
+    return kinds[fields["kind"]](**{k: _tuples(v) for k, v in fields.items() if k != "kind"})

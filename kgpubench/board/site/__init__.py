@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgpubench.board.render import board
+from kgpubench.board.ownership import check_writable
+from kgpubench.board.ownership import ours as _ours
+from kgpubench.board.render import BOARD_KEY, board, render_markdown
+from kgpubench.board.result import project_root
+from kgpubench.board.site import plots
 from kgpubench.board.site.data import PlotSpec, plots_for
-from kgpubench.board.site.html import CSS, STYLE
+from kgpubench.board.site.html import STYLE, css
 from kgpubench.board.site.pages import (
     INDEX,
     METRICS_PAGE,
@@ -27,23 +31,22 @@ from kgpubench.board.site.pages import (
     task_page,
     task_page_name,
 )
+from kgpubench.resources import bundled_path
+from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import Task, list_tasks
+from kgpubench.tasks.extras import load_board_tables, load_extras
 
 PLOTS = "plots"
 
 
 def metrics_doc() -> str | None:
     """docs/METRICS.md of the project, when this is a checkout (a wheel carries no docs/)."""
-    from kgpubench.board.result import project_root
-
     path = project_root() / "docs" / "METRICS.md"
     return path.read_text() if path.is_file() else None
 
 
 def submitting_doc() -> str | None:
     """leaderboard/SUBMITTING.md (in a checkout and in the wheel's bundled leaderboard folder)."""
-    from kgpubench.resources import bundled_path
-
     path = bundled_path("leaderboard") / "SUBMITTING.md"
     return path.read_text() if path.is_file() else None
 
@@ -59,24 +62,20 @@ def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Pa
     tasks = tasks or list_tasks()
     grouped = board(results, tasks)
     nav = navigation(tasks)
-    from kgpubench.board.render import BOARD_KEY
-
-    pages = {STYLE: CSS, INDEX: overview_page(results, tasks, nav, (extras or {}).get(BOARD_KEY)),
-             SEEDS: seeds_page(results, nav),
-             METRICS_PAGE: metrics_page(metrics_text, nav), SUBMITTING: submitting_page(submitting_text, nav)}
-    plots: list[PlotSpec] = []
+    pages = {STYLE: css(), INDEX: overview_page(results, tasks, nav, (extras or {}).get(BOARD_KEY)),
+             SEEDS: seeds_page(results, nav, tasks),
+             METRICS_PAGE: metrics_page(metrics_text, nav, tasks), SUBMITTING: submitting_page(submitting_text, nav)}
+    specs: list[PlotSpec] = []
     for task in tasks:
         mine = plots_for(task, grouped[task.name])
-        plots += mine
+        specs += mine
         pages[task_page_name(task.name)] = task_page(task, grouped[task.name], mine, nav, base,
                                                      (extras or {}).get(task.name))
-    return pages, plots
+    return pages, specs
 
 
 def draw(spec: PlotSpec, board_dir: Path) -> Path:
     """Draw one plot into ``board_dir``."""
-    from kgpubench.board.site import plots
-
     path = Path(board_dir) / spec.name
     if spec.kind == "predicted":
         plots.predicted_vs_measured(spec.data, path, title=spec.title, **spec.options)
@@ -92,27 +91,24 @@ def site_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
     board_dir = Path(board_dir)
     tasks = tasks or list_tasks()
     names = [STYLE, INDEX, SEEDS, METRICS_PAGE, SUBMITTING, *(task_page_name(t.name) for t in tasks)]
-    plots = sorted(p for ext in ("*.svg", "*.png") for p in (board_dir / PLOTS).glob(ext))
-    return [board_dir / n for n in names] + plots
+    drawn = sorted(p for ext in ("*.svg", "*.png") for p in (board_dir / PLOTS).glob(ext))
+    return [board_dir / n for n in names] + drawn
 
 
 def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = None,
                extras: dict | None = None) -> list[Path]:
     """Write the site into ``board_dir``; plots of an earlier render that this one does not draw are removed
     (only files kgpubench wrote). Returns the files written."""
-    from kgpubench.board.ownership import ours as _ours
-    from kgpubench.store.shards import atomic_write_bytes
-
     board_dir = Path(board_dir)
-    pages, plots = site_pages(results, tasks, base=board_dir, metrics_text=metrics_doc(),
+    pages, specs = site_pages(results, tasks, base=board_dir, metrics_text=metrics_doc(),
                                submitting_text=submitting_doc(), extras=extras)
     written = []
     for name, text in pages.items():
         atomic_write_bytes(board_dir / name, text.encode())
         written.append(board_dir / name)
-    for spec in plots:
+    for spec in specs:
         written.append(draw(spec, board_dir))
-    keep = {board_dir / s.name for s in plots}
+    keep = {board_dir / s.name for s in specs}
     for old in site_files(board_dir, tasks):
         if old.parent == board_dir / PLOTS and old not in keep and _ours(old):
             old.unlink()
@@ -138,15 +134,8 @@ def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
     An existing file there that kgpubench did not write is refused (``BoardWriteError``) unless ``force``.
     Each task's extra tables are read from ``results_dir`` (default ``board_dir/results``).
     """
-    from kgpubench.board.ownership import check_writable
-    from kgpubench.board.render import render_markdown
-    from kgpubench.store.shards import atomic_write_bytes
-
     board_dir = Path(board_dir)
     tasks = tasks or list_tasks()
-    from kgpubench.board.render import BOARD_KEY
-    from kgpubench.tasks.extras import load_board_tables, load_extras
-
     check_writable(board_files(board_dir, tasks), force)
     root = Path(results_dir) if results_dir is not None else board_dir / "results"
     extras = {t.name: load_extras(t, root) for t in tasks if t.extras}

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from kgpubench.board.ranking import headline
-from kgpubench.board.render import ORACLE, TRANSFER, ranked
+from kgpubench.board.render import ORACLE, ranked
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
 
@@ -106,7 +106,8 @@ def plots_for(task: Task, grouped: dict[str, list[dict]]) -> list[PlotSpec]:
             f"plots/{task.name}--per-gpu.svg", "per-gpu", bars, f"{task.name}: {metric} per held-out GPU",
             f"Bar chart of {metric} per held-out GPU for {', '.join(bars)}",
             f"`{metric}` on each GPU when that GPU is left out of training (`by-gpu`), for the best models"
-            + (" and `transfer`" if TRANSFER in bars else "") + f" ({_direction(metric)} is better).",
+            + (f" and `{task.gpu_baseline}`" if task.gpu_baseline in bars else "")
+            + f" ({_direction(metric)} is better).",
             {"metric": metric}))
     return out
 
@@ -117,11 +118,12 @@ def _direction(metric: str) -> str:
 
 def per_gpu_scores(task: Task, records: list[dict], *, limit: int | None = None) -> dict[str, dict[str, float]]:
     """``model -> GPU -> primary metric`` of the leave-one-GPU-out results (each fold is a held-out GPU), for
-    the best ``limit`` models plus ``transfer`` when it ran."""
+    the best ``limit`` models plus the task's :attr:`~kgpubench.tasks.Task.gpu_baseline` when it ran."""
     metric = task.primary_metric
     models = learned(task, records)
-    chosen = [r for r in models if r["model"] != TRANSFER][:limit] if limit else models
-    transfer = next((r for r in models if r["model"] == TRANSFER), None)
+    base = task.gpu_baseline
+    chosen = [r for r in models if r["model"] != base][:limit] if limit else models
+    transfer = next((r for r in models if base is not None and r["model"] == base), None)
     if transfer is not None and transfer not in chosen:
         chosen.append(transfer)
     out = {}

@@ -1,23 +1,22 @@
-"""The pages of the board's static site as HTML strings (pure): the overview, one page per task, the seed
-studies' protocols and the metric definitions."""
+"""The pages of the board's static site (pure): the overview, one page per task, the seed studies' protocols, the
+metric definitions and how to submit. Each page is a Jinja2 template (``templates/*.html.j2``, autoescaping on,
+:mod:`kgpubench.board.site.html`); the functions here compute what the templates show from the result records."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from markupsafe import Markup
+
 from kgpubench.board.ranking import RULE, best, cell, folds_note, headline, number, role, standings
 from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
     MEASUREMENTS,
     TOLERANCE_NOTE,
-    Block,
     board,
     goal_blocks,
-    seed000_blocks,
-    seed001_blocks,
-    seed002_blocks,
-    seed003_blocks,
+    seed_blocks,
     selection_note,
 )
 from kgpubench.board.site.data import (
@@ -28,9 +27,10 @@ from kgpubench.board.site.data import (
     per_gpu_scores,
     provenance,
 )
-from kgpubench.board.site.html import Cell, NavItem, esc, figure, inline, markdown, page, slug, table
-from kgpubench.tasks import Task
+from kgpubench.board.site.html import Cell, NavItem, inline, macro, markdown, render, slug, table
+from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.metrics import METRICS
+from kgpubench.tasks.splits import SCHEMES
 
 INDEX = "index.html"
 SEEDS = "seeds.html"
@@ -50,8 +50,8 @@ def navigation(tasks: list[Task]) -> list[NavItem]:
                NavItem("Submit a model", SUBMITTING)])
 
 
-def para(text: str) -> str:
-    return f"<p>{inline(text)}</p>"
+def _page(template: str, title: str, nav: list[NavItem], current: str, **context) -> str:
+    return render(template, title=title, nav=nav, current=current, note=FOOTER, **context)
 
 
 def _better(metric: str) -> str:
@@ -62,20 +62,6 @@ def metric_link(name: str) -> str:
     return f"{METRICS_PAGE}#m-{slug(name)}"
 
 
-def blocks_html(blocks: list[Block], *, shift: int = 0) -> str:
-    """The board's shared blocks (headings, paragraphs, tables) as HTML; ``shift`` lowers heading levels."""
-    out = []
-    for b in blocks:
-        if b.kind in ("h2", "h3"):
-            level = min(6, int(b.kind[1]) + shift)
-            out.append(f'<h{level} id="{slug(b.text)}">{inline(b.text)}</h{level}>')
-        elif b.kind == "p":
-            out.append(f"<p>{inline(b.text)}</p>")
-        else:
-            out.append(table([Cell(c, cls="text") for c in b.rows[0]], b.rows[1:]))
-    return "\n".join(out)
-
-
 # ----- one task ---------------------------------------------------------------------------------------------
 def _metric_header(task: Task, metric: str) -> Cell:
     m = METRICS.get(metric)
@@ -83,11 +69,11 @@ def _metric_header(task: Task, metric: str) -> Cell:
     seed = metric in task.seed_metrics
     title = (f"{m.doc}" + (f" ({m.unit})" if m.unit else "") if m else metric) + (
         "; the seed study's metric" if seed else "")
-    return Cell(html=f"{esc(metric)} {arrow}" + (" <small>(seed)</small>" if seed else ""), href=metric_link(metric),
+    return Cell(html=macro("metric_head", metric, arrow, seed), href=metric_link(metric),
                 cls="seed" if seed else "ours", title=title)
 
 
-def score_table(task: Task, records: list[dict]) -> str:
+def score_table(task: Task, records: list[dict]) -> Markup:
     """Rank, model, our metrics, the seed study's metrics beside them, measurements, folds (mean over folds [95 %
     bootstrap interval], :mod:`kgpubench.board.ranking`); the oracle and the strategies that measure the target first
     (unranked, marked), ties sharing an ``=n`` rank, the best value of each metric column among the ranked
@@ -103,7 +89,7 @@ def score_table(task: Task, records: list[dict]) -> str:
         vals = [v for v in vals if v is not None]
         if vals and m in METRICS:
             shown[m] = number(max(vals) if METRICS[m].higher_is_better else min(vals), 4)
-    rows = []
+    rows, classes = [], []
     for st in table_order:
         r = st.result
         apart = st.rank is None and role(r) != "model"
@@ -116,57 +102,39 @@ def score_table(task: Task, records: list[dict]) -> str:
         name = Cell(model_label(r)) if apart else Cell(r["model"], href=f"#prov-{slug(r['scheme'])}-{slug(r['model'])}")
         rows.append([Cell(st.rank_text), name, *cells, *[Cell(cell(r, e)) for e in extra],
                      Cell(str(len(r["folds"])))])
-    html = table(header, rows)
-    # the rows shown apart (reference, measures the target) are styled apart: mark their <tr>
-    return html.replace("<tr><td>—</td>", '<tr class="reference"><td>—</td>')
+        classes.append("reference" if st.rank_text == "—" else None)  # the rows shown apart, unranked
+    return table(header, rows, row_classes=classes)
 
 
-def provenance_html(records: list[dict], scheme: str, base: Path | None) -> str:
-    shown = [r for r in records if r.get("status") in ("ok", "failed")]
-    if not shown:
-        return ""
-    parts = [f'<details id="prov-{slug(scheme)}"><summary>Provenance of the {len(shown)} result(s) under '
-             f"<code>{esc(scheme)}</code>: model and data hashes, commit, versions</summary>"]
-    for r in sorted(shown, key=lambda r: r["model"]):
-        info = provenance(r, base)
+def provenance_entries(records: list[dict], base: Path | None) -> list[dict]:
+    """Per result shown (scored or failed, by model): its name, whether it failed, and its provenance table."""
+    entries = []
+    for r in sorted((r for r in records if r.get("status") in ("ok", "failed")), key=lambda r: r["model"]):
         rows = []
-        for label, (text, full) in info.items():
+        for label, (text, full) in provenance(r, base).items():
             if full and (label == "result file" or (label == "submission" and full.startswith(("https://", "http://")))):
                 rows.append([Cell(label), Cell(text, href=full, cls="text")])
             else:
                 rows.append([Cell(label), Cell(text, cls="text", title=full if full and full != text else None)])
-        parts.append(f'<h4 id="prov-{slug(scheme)}-{slug(r["model"])}">{esc(r["model"])}'
-                     + (" <small>(failed)</small>" if r.get("status") == "failed" else "") + "</h4>")
-        parts.append(table([Cell("field"), Cell("value", cls="text")], rows, cls="provenance"))
-    parts.append("</details>")
-    return "\n".join(parts)
+        entries.append({"model": r["model"], "failed": r.get("status") == "failed",
+                        "header": [Cell("field"), Cell("value", cls="text")], "rows": rows})
+    return entries
 
 
-def _plot_html(spec: PlotSpec) -> str:
-    return figure(spec.name, spec.alt, spec.caption)
-
-
-def scheme_section(task: Task, scheme: str, records: list[dict], plots: list[PlotSpec], base: Path | None) -> str:
-    from kgpubench.tasks.splits import SCHEMES
-
-    out = [f'<h2 id="scheme-{slug(scheme)}">{esc(task.name)} — <code>{esc(scheme)}</code></h2>']
-    if scheme in SCHEMES:
-        out.append(f'<p class="muted">{inline(SCHEMES[scheme].description)}.</p>')
-    for r in records:
-        if r.get("status") == "skipped":
-            out.append(f'<p class="note skipped"><strong>Skipped</strong>: {inline(r.get("reason", ""))}</p>')
-            break
-    if ok(records):
-        out.append(f'<p class="muted">{inline(folds_note(scheme, records))}</p>')
-        out.append(score_table(task, records))
-    for r in sorted((r for r in records if r.get("status") == "failed"), key=lambda r: r["model"]):
-        out.append(f'<p class="note failed"><strong>Failed</strong>: <code>{esc(r["model"])}</code>: '
-                   f"{esc(r.get('message', ''))}</p>")
-    mine = [p for p in plots if p.name.startswith(f"plots/{task.name}--{scheme}--")]
-    if mine:
-        out.append('<div class="figures">' + "".join(_plot_html(p) for p in mine) + "</div>")
-    out.append(provenance_html(records, scheme, base))
-    return "\n".join(x for x in out if x)
+def scheme_view(task: Task, scheme: str, records: list[dict], plots: list[PlotSpec], base: Path | None) -> dict:
+    """What the section of one scheme shows (``task_sections.html.j2``)."""
+    skipped = next((r for r in records if r.get("status") == "skipped"), None)
+    return {
+        "name": scheme,
+        "description": SCHEMES[scheme].description if scheme in SCHEMES else None,
+        "skipped": skipped.get("reason", "") if skipped else None,
+        "folds_note": folds_note(scheme, records) if ok(records) else None,
+        "score_table": score_table(task, records) if ok(records) else None,
+        "failed": [(r["model"], r.get("message", "")) for r in
+                   sorted((r for r in records if r.get("status") == "failed"), key=lambda r: r["model"])],
+        "plots": [p for p in plots if p.name.startswith(f"plots/{task.name}--{scheme}--")],
+        "provenance": provenance_entries(records, base),
+    }
 
 
 def _scheme_status(records: list[dict]) -> str:
@@ -179,8 +147,8 @@ def _scheme_status(records: list[dict]) -> str:
     return f"{n_ok} result(s)" + (f", {n_failed} failed" if n_failed else "")
 
 
-def per_gpu_html(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec]) -> str:
-    out = ['<h2 id="per-gpu">Per-GPU breakdown</h2>']
+def per_gpu_view(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec]) -> dict:
+    """What the per-GPU breakdown shows: the primary metric per held-out GPU and model, or why there is none."""
     everything = [r for rs in grouped.values() for r in rs]
     gpus = gpus_of(everything)
     scores = per_gpu_scores(task, grouped.get(BY_GPU, []))
@@ -188,30 +156,32 @@ def per_gpu_html(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpe
         metric = task.primary_metric
         models = list(scores)
         all_gpus = sorted({g for m in models for g in scores[m]})
-        out.append(para(f"`{metric}` on each GPU when it is left out of training (`by-gpu`: the model never saw a "
-                        "row of that GPU). Rows: held-out GPUs; columns: models, best first."))
         rows = [[Cell(g), *[Cell(f"{scores[m][g]:.4g}" if g in scores[m] else "—") for m in models]]
                 for g in all_gpus]
         marked = {r["model"]: model_label(r) for r in grouped.get(BY_GPU, []) if role(r) != "model"}
-        out.append(table([Cell("held-out GPU"), *[Cell(marked.get(m, m)) for m in models]], rows, cls="pergpu"))
-        out += [figure(p.name, p.alt, p.caption) for p in plots if p.kind == "per-gpu"]
-    elif gpus:
+        return {"note": f"`{metric}` on each GPU when it is left out of training (`by-gpu`: the model never saw a "
+                        "row of that GPU). Rows: held-out GPUs; columns: models, best first.",
+                "header": [Cell("held-out GPU"), *[Cell(marked.get(m, m)) for m in models]], "rows": rows,
+                "plots": [p for p in plots if p.kind == "per-gpu"]}
+    if gpus:
         skipped = next((r.get("reason") for r in grouped.get(BY_GPU, []) if r.get("status") == "skipped"), None)
         why = f" (`by-gpu`: {skipped})" if skipped else ""
-        out.append(para(f"Every row of this task comes from {len(gpus)} GPU(s): {', '.join(gpus)}. A per-GPU "
-                        f"breakdown needs results on at least two GPUs{why}."))
-    else:
-        out.append("<p>No results yet.</p>")
-    return "\n".join(out)
+        return {"note": f"Every row of this task comes from {len(gpus)} GPU(s): {', '.join(gpus)}. A per-GPU "
+                        f"breakdown needs results on at least two GPUs{why}.", "rows": None}
+    return {"note": None, "rows": None}
+
+
+MALE_NOTE = ("Percentage errors are dominated by the worst rows when times span orders of magnitude (one 50x "
+             "overestimate adds 4,900 % / n to `mape`; one row decides `max_ape`), so large values there do not make "
+             "a model useless. The task is ranked by `male`: `exp(male)` is the typical factor between prediction "
+             "and measurement.")
 
 
 def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec], nav: list[NavItem],
               base: Path | None, extras=None) -> str:
-    """One task's page: what it asks, its data, schemes and metrics, a section per scheme, the per-GPU view."""
-    from kgpubench.tasks.splits import SCHEMES
-
+    """One task's page (``task.html.j2``): what it asks, its data, schemes and metrics, a section per scheme,
+    its extra tables, the per-GPU view."""
     everything = [r for rs in grouped.values() for r in rs]
-    body = [f"<h1>{esc(task.name)}</h1>", f'<p class="lead">{inline(task.description)}</p>']
     seed = (f"seed {task.seed}" if task.seed != "-" else "none (imported data)")
     facts = [("Data", f"config `{task.config}`, target `{task.target}`"),
              ("Kind", f"{task.kind}: " + ("predict the target of every row" if task.kind == "regression" else
@@ -225,50 +195,39 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
     sel = selection_note(task, everything)
     if sel:
         facts.append(("Rows used", sel.removeprefix("Data: ")))
-    body.append('<dl class="facts">' + "".join(f"<dt>{esc(k)}</dt><dd>{inline(v)}</dd>" for k, v in facts) + "</dl>")
 
-    body.append('<h2 id="schemes">Split schemes</h2>')
-    rows = []
+    scheme_rows = []
     for s in task.schemes:
         recs = grouped.get(s, [])
         evaluated = s in task.evaluated_schemes
-        rows.append([Cell(s, href=f"#scheme-{slug(s)}" if recs else None),
-                     Cell(SCHEMES[s].description if s in SCHEMES else "", cls="text"),
-                     Cell(_scheme_status(recs) if evaluated else "not on the board (available for your own "
-                          "experiments)", cls="text")])
-    body.append(table([Cell("scheme"), Cell("how the folds are made", cls="text"), Cell("on this board", cls="text")],
-                      rows, cls="schemes"))
-
-    body.append('<h2 id="metrics">Metrics</h2>')
-    body.append(para(f"{RULE} The first metric ranks the task. Full definitions, formulas and why each is "
-                     f"there: [Metrics]({METRICS_PAGE}) (from docs/METRICS.md)."))
-    if {"mape", "max_ape", "mdape"} & set(task.metrics) and task.primary_metric == "male":
-        body.append(para("Percentage errors are dominated by the worst rows when times span orders of magnitude "
-                         "(one 50x overestimate adds 4,900 % / n to `mape`; one row decides `max_ape`), so large "
-                         "values there do not make a model useless. The task is ranked by `male`: "
-                         "`exp(male)` is the typical factor between prediction and measurement."))
-    body.append('<p class="legend"><span class="ours">our metrics</span><span class="seed">the seed study\'s '
-                "headline metrics, beside ours for comparison with the paper</span></p>")
-    mrows = []
+        scheme_rows.append([Cell(s, href=f"#scheme-{slug(s)}" if recs else None),
+                            Cell(SCHEMES[s].description if s in SCHEMES else "", cls="text"),
+                            Cell(_scheme_status(recs) if evaluated else "not on the board (available for your own "
+                                 "experiments)", cls="text")])
+    metric_rows = []
     for i, m in enumerate(task.metrics):
         d = METRICS.get(m)
-        mrows.append([Cell(m, href=metric_link(m), cls="seed" if m in task.seed_metrics else "ours"),
-                      Cell(d.doc if d else "", cls="text"), Cell(d.unit if d and d.unit else "—"),
-                      Cell("higher" if d and d.higher_is_better else "lower"),
-                      Cell("ranks the task" if i == 0 else ("seed study" if m in task.seed_metrics else ""),
-                           cls="text")])
-    body.append(table([Cell("metric"), Cell("what it measures", cls="text"), Cell("unit"), Cell("better"),
-                       Cell("role", cls="text")], mrows, cls="metrics"))
-
-    if not grouped:
-        body.append(para(f"*Not evaluated*: no result or status under results/ for `{task.name}`; run "
-                         "`kgpubench leaderboard run`."))
+        metric_rows.append([Cell(m, href=metric_link(m), cls="seed" if m in task.seed_metrics else "ours"),
+                            Cell(d.doc if d else "", cls="text"), Cell(d.unit if d and d.unit else "—"),
+                            Cell("higher" if d and d.higher_is_better else "lower"),
+                            Cell("ranks the task" if i == 0 else ("seed study" if m in task.seed_metrics else ""),
+                                 cls="text")])
+    male = {"mape", "max_ape", "mdape"} & set(task.metrics) and task.primary_metric == "male"
     order = {s: i for i, s in enumerate(task.schemes)}
-    for scheme in sorted(grouped, key=lambda s: (order.get(s, len(order)), s)):
-        body.append(scheme_section(task, scheme, grouped[scheme], plots, base))
-    body.append(extra_tables_html(extras))
-    body.append(per_gpu_html(task, grouped, plots))
-    return page(task.name, "\n".join(body), nav, current=task_page_name(task.name), note=FOOTER)
+    schemes = [scheme_view(task, s, grouped[s], plots, base)
+               for s in sorted(grouped, key=lambda s: (order.get(s, len(order)), s))]
+    return _page(
+        "task.html.j2", task.name, nav, task_page_name(task.name), task=task, facts=facts,
+        scheme_header=[Cell("scheme"), Cell("how the folds are made", cls="text"), Cell("on this board", cls="text")],
+        scheme_rows=scheme_rows,
+        metrics_note=f"{RULE} The first metric ranks the task. Full definitions, formulas and why each is there: "
+                     f"[Metrics]({METRICS_PAGE}) (from docs/METRICS.md).",
+        male_note=MALE_NOTE if male else None,
+        metric_header=[Cell("metric"), Cell("what it measures", cls="text"), Cell("unit"), Cell("better"),
+                       Cell("role", cls="text")], metric_rows=metric_rows,
+        not_evaluated=None if grouped else (f"*Not evaluated*: no result or status under results/ for "
+                                            f"`{task.name}`; run `kgpubench leaderboard run`."),
+        schemes=schemes, extras=extras or (), gpu=per_gpu_view(task, grouped, plots))
 
 
 # ----- the overview and the other pages -----------------------------------------------------------------------
@@ -284,67 +243,33 @@ def _best_line(task: Task, grouped: dict[str, list[dict]]) -> tuple[str, str]:
     return "—", "—"
 
 
-def extra_tables_html(tables) -> str:
-    """Extra tables (:mod:`kgpubench.tasks.extras`) as HTML: a heading, the note and the table each."""
-    body = []
-    for extra in tables or ():
-        body.append(f'<h2 id="{slug(extra.title)}">{esc(extra.title)}</h2>')
-        body.append(para(extra.note))
-        if extra.header:
-            body.append(table([Cell(h, cls="text" if i in (0, len(extra.header) - 1) else "")
-                               for i, h in enumerate(extra.header)],
-                              [[Cell(c, cls="text" if i in (0, len(row) - 1) else "") for i, c in enumerate(row)]
-                               for row in extra.rows], cls="extra"))
-    return "\n".join(body)
-
-
 def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], board_tables=None) -> str:
+    """The overview (``overview.html.j2``): every task with its data and best model, the goal, the board's
+    tables."""
     grouped = board(results, tasks)
-    body = ["<h1>kgpubench leaderboard</h1>",
-            '<p class="lead">Models that learn how GPU kernels perform, scored on fixed splits of measured data: run '
-            "time, power, and the best launch or tile configuration. Every row of every table is a result file "
-            "anyone can re-run.</p>",
-            f"<p>{inline(RULE)} {inline(TOLERANCE_NOTE)}</p>",
-            '<h2 id="tasks">Tasks</h2>']
     rows = []
     for t in tasks:
         recs = [r for rs in grouped[t.name].values() for r in rs]
         gpus = gpus_of(recs)
         n_rows = next(((r.get("dataset") or {}).get("rows") for r in recs if (r.get("dataset") or {}).get("rows")),
                       None)
-        best, score = _best_line(t, grouped[t.name])
+        top, score = _best_line(t, grouped[t.name])
         evaluated = [s for s in t.evaluated_schemes if ok(grouped[t.name].get(s, []))]
         rows.append([Cell(t.name, href=task_page_name(t.name)), Cell(html=inline(t.description), cls="text"),
                      Cell(f"{n_rows:,} rows, {len(gpus)} GPU(s)" if n_rows else "no data yet"),
-                     Cell(t.primary_metric, href=metric_link(t.primary_metric), cls="text"), Cell(best, cls="text"),
+                     Cell(t.primary_metric, href=metric_link(t.primary_metric), cls="text"), Cell(top, cls="text"),
                      Cell(score),
                      Cell(", ".join(evaluated) or "—", cls="text")])
-    body.append(table([Cell("task"), Cell("what it asks", cls="text"), Cell("data"), Cell("ranked by", cls="text"),
-                       Cell("best model (scheme)", cls="text"), Cell("score"),
-                       Cell("schemes with results", cls="text")],
-                      rows, cls="overview"))
-    body.append(blocks_html(goal_blocks(results)))
-    body.append(extra_tables_html(board_tables))
-    body.append('<h2 id="more">More</h2><ul>'
-                f'<li><a href="{SEEDS}">The seed studies\' protocols on our rows</a>: the papers\' own tables '
-                "re-computed on this data.</li>"
-                f'<li><a href="{METRICS_PAGE}">Metrics</a>: every score, its formula and why it is there.</li>'
-                f'<li><a href="{SUBMITTING}">Submitting a model</a>: by pull request, re-run in a sandbox by CI.</li>'
-                "<li>Result files: the JSON behind every number, in the repository under <code>leaderboard/results/"
-                "&lt;task&gt;/&lt;scheme&gt;/&lt;model&gt;.json</code>; each task page links them under "
-                "<em>Provenance</em>.</li></ul>")
-    return page("Overview", "\n".join(body), nav, current=INDEX, note=FOOTER)
+    header = [Cell("task"), Cell("what it asks", cls="text"), Cell("data"), Cell("ranked by", cls="text"),
+              Cell("best model (scheme)", cls="text"), Cell("score"), Cell("schemes with results", cls="text")]
+    return _page("overview.html.j2", "Overview", nav, INDEX, rule=RULE, tolerance=TOLERANCE_NOTE, header=header,
+                 rows=rows, goal_blocks=goal_blocks(results, tasks), board_tables=board_tables or (), seeds=SEEDS,
+                 metrics=METRICS_PAGE, submitting=SUBMITTING)
 
 
-def seeds_page(results: list[dict], nav: list[NavItem]) -> str:
-    blocks = [Block("h2", "The seed studies' protocols on our rows")]
-    for fn in (seed000_blocks, seed001_blocks, seed002_blocks, seed003_blocks):
-        blocks += fn(results)
-    body = ["<h1>Seed protocols</h1>",
-            "<p class=\"lead\">Each seed study scored its models its own way. These tables re-compute those "
-            "figures on kgpubench's rows, beside the paper's own numbers (measured on other GPUs and data).</p>",
-            blocks_html(blocks[1:])]
-    return page("Seed protocols", "\n".join(body), nav, current=SEEDS, note=FOOTER)
+def seeds_page(results: list[dict], nav: list[NavItem], tasks: list[Task] | None = None) -> str:
+    """The seed studies' protocols (``seeds.html.j2``): the sections the tasks declare."""
+    return _page("seeds.html.j2", "Seed protocols", nav, SEEDS, seed_blocks=seed_blocks(results, tasks))
 
 
 _HEADING = re.compile(r"<h([23])>(.*?)</h\1>")
@@ -364,37 +289,32 @@ def _site_link(match: re.Match) -> str:
     return text  # a file of the repository that the site does not carry: the text without a dead link
 
 
-def doc_html(text: str) -> str:
+def doc_html(text: str) -> Markup:
     """A project document (Markdown, its first ``#`` title dropped) as HTML for a site page: headings get ids
     and move one level down, links to METRICS.md/SUBMITTING.md point at their site pages, links to other
     repository files keep only their text (the site folder is served alone)."""
     text = re.sub(r"^# .*\n", "", text, count=1)
     rendered = _HEADING.sub(lambda m: f'<h{int(m.group(1)) + 1} id="{slug(re.sub("<[^>]+>", "", m.group(2)))}">'
                                       f"{m.group(2)}</h{int(m.group(1)) + 1}>", markdown(text))
-    return _LINK.sub(_site_link, rendered)
+    return Markup(_LINK.sub(_site_link, rendered))
 
 
-def metrics_page(doc: str | None, nav: list[NavItem]) -> str:
-    """Every metric of the registry at a glance (anchors ``m-<name>``), then docs/METRICS.md when given."""
-    rows = [[Cell(html=f'<code id="m-{slug(m.name)}">{esc(m.name)}</code>'), Cell(m.doc, cls="text"),
+def metrics_page(doc: str | None, nav: list[NavItem], tasks: list[Task] | None = None) -> str:
+    """Every metric of the registry at a glance (anchors ``m-<name>``), then docs/METRICS.md when given
+    (``metrics.html.j2``)."""
+    rows = [[Cell(html=macro("code_anchor", f"m-{slug(m.name)}", m.name)), Cell(m.doc, cls="text"),
              Cell(m.unit or "—"), Cell("higher" if m.higher_is_better else "lower"), Cell(f"{m.rel_tol:g}")]
             for m in METRICS.values()]
-    rows.append([Cell(html=f'<code id="m-{slug(MEASUREMENTS)}">{MEASUREMENTS}</code>'),
-                 Cell("mean distinct assignments a strategy measured per test problem (npb-tpb)", cls="text"),
+    measuring = ", ".join(t.name for t in tasks or list_tasks() if t.measures)
+    rows.append([Cell(html=macro("code_anchor", f"m-{slug(MEASUREMENTS)}", MEASUREMENTS)),
+                 Cell(f"mean distinct assignments a strategy measured per test problem ({measuring})", cls="text"),
                  Cell("count"), Cell("lower"), Cell("1e-4")])
-    body = ["<h1>Metrics</h1>", '<h2 id="ranking">How the board ranks</h2>', para(RULE),
-            '<h2 id="glance">At a glance</h2>',
-            table([Cell("metric"), Cell("what it measures", cls="text"), Cell("unit"), Cell("better"),
-                   Cell("verify tolerance (relative)")], rows, cls="metrics")]
-    if doc:
-        body += ['<h2 id="definitions">Definitions (docs/METRICS.md)</h2>', '<div class="doc">', doc_html(doc),
-                 "</div>"]
-    return page("Metrics", "\n".join(body), nav, current=METRICS_PAGE, note=FOOTER)
+    header = [Cell("metric"), Cell("what it measures", cls="text"), Cell("unit"), Cell("better"),
+              Cell("verify tolerance (relative)")]
+    return _page("metrics.html.j2", "Metrics", nav, METRICS_PAGE, rule=RULE, header=header, rows=rows,
+                 doc=doc_html(doc) if doc else None)
 
 
 def submitting_page(doc: str | None, nav: list[NavItem]) -> str:
-    """How to put a model on the board: leaderboard/SUBMITTING.md as a page."""
-    body = ["<h1>Submitting a model</h1>"]
-    body.append(f'<div class="doc">{doc_html(doc)}</div>' if doc else
-                para("See `leaderboard/SUBMITTING.md` in the kgpubench repository."))
-    return page("Submitting a model", "\n".join(body), nav, current=SUBMITTING, note=FOOTER)
+    """How to put a model on the board: leaderboard/SUBMITTING.md as a page (``submitting.html.j2``)."""
+    return _page("submitting.html.j2", "Submitting a model", nav, SUBMITTING, doc=doc_html(doc) if doc else None)
