@@ -68,7 +68,7 @@ def boards(store, models, tmp_path_factory):
 
     def write(out: Path, ran) -> None:
         for job, result in ran:
-            path = out / job.task / job.scheme / f"{job.name}.json"
+            path = out / job.task.name / job.scheme / f"{job.name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(result_json(result))
 
