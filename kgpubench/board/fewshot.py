@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from kgpubench.board.evaluation import TaskData, fit_predict, hashed_order
-from kgpubench.board.result import Result, as_record
+from kgpubench.board.result import Result
 from kgpubench.errors import OptionError
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import mdape
@@ -225,10 +225,11 @@ def judge(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
 
 
 def board_fold_mdape(result: Result | dict, goal: Goal) -> dict[str, float]:
-    """Per-fold ``mdape`` (percent) of a board :class:`~kgpubench.board.result.Result` (a committed file's dict is
-    read as one), restricted to the goal's groups."""
+    """Per-fold ``mdape`` (percent) of a board :class:`~kgpubench.board.result.Result` (or a committed file's dict),
+    restricted to the goal's groups."""
+    folds = result.get("folds") if isinstance(result, dict) else result.folds
     out = {}
-    for fold, rec in (as_record(result).folds or {}).items():
+    for fold, rec in (folds or {}).items():
         v = (rec.get("scores") or {}).get("mdape")
         if v is not None and (not goal.groups or fold in goal.groups):
             out[str(fold)] = float(v)

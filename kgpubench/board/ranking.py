@@ -19,7 +19,7 @@ The rule, said once (:data:`RULE`):
   folds record ``measurements`` > 0, e.g. seed 001's Profiling and Exhausting).
 
 Records are :class:`~kgpubench.board.result.Result` (and :class:`~kgpubench.board.result.Skipped`, never scored);
-a plain dict, as the renderer holds them (:func:`kgpubench.board.leaderboard.load_results`), is read as one.
+the renderer's plain dicts (:func:`kgpubench.board.leaderboard.load_results`) are read key by key, the same fields.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.board.result import Record, Result, as_record
+from kgpubench.board.result import ABSENT, Record
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.splits import SCHEMES
@@ -79,14 +79,23 @@ def bootstrap_interval(values, *, resamples: int = RESAMPLES, seed: int = SEED) 
     return _bootstrap(vals, resamples, seed)
 
 
+def field(result: AnyRecord, name: str, default: Any = None) -> Any:
+    """A record's field (``default`` when it has none): an attribute of a typed record, a key of a dict."""
+    value = result.get(name, default) if isinstance(result, dict) else getattr(result, name, default)
+    return default if value is ABSENT else value
+
+
+def status(result: AnyRecord) -> str:
+    """``ok``, ``failed`` or ``skipped`` (a dict without one is ``ok``, as a result file without one reads)."""
+    return field(result, "status", "ok")
+
+
 def _folds(result: AnyRecord) -> dict:
-    record = as_record(result)
-    return (record.folds or {}) if isinstance(record, Result) else {}
+    return field(result, "folds") or {}
 
 
 def _aggregate(result: AnyRecord) -> dict:
-    record = as_record(result)
-    return (record.aggregate or {}) if isinstance(record, Result) else {}
+    return field(result, "aggregate") or {}
 
 
 def fold_values(result: AnyRecord, metric: str) -> list[float]:
@@ -121,8 +130,7 @@ def cell(result: AnyRecord, metric: str, digits: int = DIGITS) -> str:
 
 
 def is_reference(result: AnyRecord) -> bool:
-    record = as_record(result)
-    return isinstance(record, Result) and (record.kind == "reference" or record.model == ORACLE)
+    return field(result, "kind") == "reference" or field(result, "model") == ORACLE
 
 
 def measures_target(result: AnyRecord) -> bool:
@@ -138,7 +146,7 @@ def role(result: AnyRecord) -> str:
 
 def label(result: AnyRecord) -> str:
     """The model's name with its mark when it is not a ranked model."""
-    r, name = role(result), as_record(result).model
+    r, name = role(result), field(result, "model")
     return (f"{name} — {REFERENCE_LABEL}" if r == "reference" else
             f"{name} ({MEASURES_LABEL})" if r == "measures" else name)
 
@@ -167,16 +175,15 @@ def standings(task: Task, results: list[AnyRecord]) -> list[Standing]:
     rank), then those without a primary score (unranked)."""
     metric = task.primary_metric
     higher = METRICS[metric].higher_is_better if metric in METRICS else False
-    given = {id(r): as_record(r) for r in results}  # each record read once
 
     def model(r: AnyRecord) -> str:
-        return given[id(r)].model
+        return field(r, "model")
 
     def value(r: AnyRecord) -> float | None:
-        return headline(given[id(r)], metric)
+        return headline(r, metric)
 
-    ok = [r for r in results if given[id(r)].status == "ok"]
-    roles = {id(r): role(given[id(r)]) for r in ok}
+    ok = [r for r in results if status(r) == "ok"]
+    roles = {id(r): role(r) for r in ok}
     refs = sorted((r for r in ok if roles[id(r)] == "reference"), key=model)
     meas = sorted((r for r in ok if roles[id(r)] == "measures"),
                   key=lambda r: (value(r) is None, _key_value(value(r) or 0.0, higher), model(r)))
@@ -206,11 +213,11 @@ def folds_note(scheme: str, results: list[AnyRecord]) -> str:
     problems.``: the folds the
     scheme's scored results cover (the widest of them) and, where the folds record per-problem choices, the
     test problems."""
-    ok = [r for r in map(as_record, results) if r.status == "ok" and r.folds]
+    ok = [r for r in results if status(r) == "ok" and _folds(r)]
     if not ok:
         return ""
-    widest = max(ok, key=lambda r: (len(r.folds), r.model))
-    k = len(widest.folds)
+    widest = max(ok, key=lambda r: (len(_folds(r)), field(r, "model")))
+    k = len(_folds(widest))
     sch = SCHEMES.get(scheme)
     if sch is not None and sch.kind == "hash" and k < sch.n_folds:
         empty = sch.n_folds - k
@@ -218,7 +225,7 @@ def folds_note(scheme: str, results: list[AnyRecord]) -> str:
                 "of this task: a fold is a bucket of the hash, and a task with few problems leaves some empty)")
     else:
         text = f"Test folds: {k}" + (" (one split: no interval)" if k == 1 else "")
-    problems = max((sum(len(f.get("problems") or {}) for f in r.folds.values()) for r in ok), default=0)
+    problems = max((sum(len(f.get("problems") or {}) for f in _folds(r).values()) for r in ok), default=0)
     if problems:
         text += f"; {problems:,} test problems"
     return text + "."
@@ -236,5 +243,5 @@ def would_rank(value: float, others: list[float], metric: str) -> int:
 
 
 __all__ = ["DIGITS", "MEASURES_LABEL", "REFERENCE_LABEL", "RESAMPLES", "RULE", "SEED", "Standing", "best",
-           "bootstrap_interval", "cell", "fold_values", "folds_note", "headline", "interval", "is_reference", "label",
-           "measures_target", "number", "ranked", "role", "standings", "would_rank"]
+           "bootstrap_interval", "cell", "field", "fold_values", "folds_note", "headline", "interval", "is_reference",
+           "label", "measures_target", "number", "ranked", "role", "standings", "status", "would_rank"]
