@@ -117,7 +117,7 @@ def test_tasks_are_read_without_running_the_model(tmp_path):
                     "def make_model(task, seed):\n    return None\n")
     assert declared_tasks(path) == ("autotune-config",)
     jobs = lb.plan(models=[path], references=False)
-    assert [(j.task, j.scheme) for j in jobs] == [("autotune-config", s) for s in ("random10", "by-gpu")]
+    assert [(j.task.name, j.scheme) for j in jobs] == [("autotune-config", s) for s in ("random10", "by-gpu")]
     assert not marker.exists()
     path.write_text("TASKS = tuple(['kernel-time'])\n")
     with pytest.raises(SubmissionError, match=r"TASKS \(line 1\) must be a literal tuple of task names"):
