@@ -33,8 +33,9 @@ RUN_KEYS = {"wall_time_s", "cpu_time_s", "date"}
 WORKERS = (1, 2, 4, 8, 16, 32, 64)
 
 
-def _normal(result: dict) -> str:
-    return json.dumps({k: v for k, v in result.items() if k not in RUN_KEYS}, sort_keys=True, default=str)
+def _normal(result) -> str:
+    """A job's record (Result or Skipped) without what changes from run to run, as text."""
+    return json.dumps({k: v for k, v in result.to_dict().items() if k not in RUN_KEYS}, sort_keys=True, default=str)
 
 
 def _timed(fn):
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Ray's start-up: {start_s:.1f} s (a cluster already up does not pay it)")
 
     committed = committed_folds(ROOT / "leaderboard" / "results")
-    mine = [committed.get((j.task, j.scheme, j.name)) for j in jobs]
+    mine = [committed.get((j.task.name, j.scheme, j.name)) for j in jobs]
     base = sum(sum(m) for m in mine if m)
     scale = serial_s / base if base else 1.0
     overhead = {split: seconds * args.cpus / serial_s for split, (seconds, _) in runs.items()}

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import json
 import os
 import sys
 import time
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kgpubench.board.result import (  # noqa: F401 - PACKAGES, RESULT_FORMAT, round_floats, result_json: importable here as before
     PACKAGES,
@@ -41,16 +43,17 @@ from kgpubench.board.result import (  # noqa: F401 - PACKAGES, RESULT_FORMAT, ro
     result_json,
     round_floats,
 )
-from kgpubench.errors import DataFileNotFoundError, NoDataError, SubmissionError
-from kgpubench.tasks import Task, feature_frame, get_task, list_tasks, select
+from kgpubench.buildinfo import code_sha256
+from kgpubench.errors import DataFileNotFoundError, NoDataError, SubmissionError, unknown_name
+from kgpubench.resources import default_data_dir
+from kgpubench.sandbox.session import ModelSession
+from kgpubench.store.store import Store
+from kgpubench.tasks import Task, as_task, feature_frame, list_tasks, problem_keys, select
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
-from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, split_sha256_of
+from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, get_scheme, split_sha256_of
 
 FACTORY = "make_model"
 SAMPLE_POINTS = 400
-# Derived from the task declarations (``record_problems``, ``oracle``); kept for callers of the old names.
-DETAIL_TASKS = tuple(t.name for t in list_tasks() if t.record_problems)
-MEASURING_TASKS = tuple(t.name for t in list_tasks() if t.measures)
 # Environment variables that set the thread count of OpenMP, the BLAS libraries, numexpr and the baselines.
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KGPUBENCH_THREADS")
@@ -185,8 +188,6 @@ def rows_sha256(task: Task, rows: pa.Table) -> str:
     leaves it unchanged. Numbers are hashed as little-endian float64 (null = NaN), strings joined by a unit
     separator (null = NUL), parameter lists as their lengths, names and values.
     """
-    import pyarrow.compute as pc
-
     cols = sorted({*task.used_columns(), *(c for c in HASH_EXTRA if c in rows.column_names)})
     keys = [(c, "ascending") for c in ("row_id", "run_id") if c in rows.column_names]
     t = rows.select(cols).take(pc.sort_indices(rows, sort_keys=keys)) if rows.num_rows else rows.select(cols)
@@ -198,8 +199,6 @@ def rows_sha256(task: Task, rows: pa.Table) -> str:
 
 
 def _hash_array(h, arr: pa.Array) -> None:
-    import pyarrow.compute as pc
-
     typ = arr.type
     if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ):
         vals = arr.to_numpy(zero_copy_only=False).astype("<f8")
@@ -223,22 +222,16 @@ def inputs_sha256(task: Task, scheme: str, store) -> str:
     the store (paths and sha256 from the manifest), the library's code (:func:`kgpubench.buildinfo.code_sha256`)
     and the installed packages. Equal hashes, the same model file and seed make a rerun give the same result, so
     ``leaderboard run --reuse`` keeps it. Needs no row to be read."""
-    import json as _json
-
-    from kgpubench.buildinfo import code_sha256
-
     files = [[f["path"], f["sha256"]] for f in store.files(task.config)]
-    blob = _json.dumps([repr(task), scheme, files, code_sha256(), package_versions()], sort_keys=True)
+    blob = json.dumps([repr(task), scheme, files, code_sha256(), package_versions()], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
               table: pa.Table | None = None) -> TaskData:
-    """Load the task's rows from a store (default: the packaged data) and assign folds."""
-    from kgpubench.resources import default_data_dir
-    from kgpubench.store.store import Store
-
-    task = get_task(task) if isinstance(task, str) else task
+    """Load the task's rows from a store (default: the packaged data) and assign folds (``task``: a name is
+    looked up in the registry; :data:`kgpubench.tasks.as_task`)."""
+    task = as_task(task)
     store = Store(data_dir or default_data_dir())
     table_given = table
     if table is None:
@@ -276,8 +269,6 @@ def scheme_problem(data: TaskData) -> str | None:
     if not names:
         return f"scheme {data.scheme!r} has no test fold"
     if all(np.all(data.folds == f) for f in names):
-        from kgpubench.tasks.splits import get_scheme
-
         sch = get_scheme(data.scheme)
         what = {"gpu_name": "GPU", "kernel": "kernel"}.get(sch.column or "", "problem" if data.task.group_columns
                                                            else "row group")
@@ -285,8 +276,6 @@ def scheme_problem(data: TaskData) -> str | None:
             return (f"every row has one {what} ({names[0]}), so leave-one-{what}-out has no training fold; it needs "
                     f"rows of at least two {what}s")
         if data.task.group_columns:
-            from kgpubench.tasks import problem_keys
-
             n = len(set(problem_keys(data.task, data.rows)))
             cols = ", ".join(c for c in data.task.problem_columns)
             return (f"the {data.rows.num_rows} rows form {n} problem{'s' if n != 1 else ''} ({cols}), all in one "
@@ -355,8 +344,6 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
     wanted = data.fold_names if folds is None else [str(f) for f in folds]
     for f in wanted:
         if f not in data.fold_names:
-            from kgpubench.errors import unknown_name
-
             raise unknown_name(f"fold of scheme {data.scheme!r}", f, data.fold_names)
     ids = data.rows["row_id"].to_pylist()
     rank = hashed_order(ids, task.name) if task.max_train_rows else None
@@ -427,18 +414,19 @@ def aggregate(folds: dict) -> dict:
 ORACLE = "oracle"
 
 
-def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, folds: list[str] | None = None,
-             data_dir: Path | str | None = None, seed: int = 0, data: TaskData | None = None,
-             limits: Any = None, trust: bool = False) -> dict:
-    """Evaluate a model file on a task under one scheme; returns the result record (see :func:`result_json`).
+def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None, *,
+             folds: list[str] | None = None, data_dir: Path | str | None = None, seed: int = 0,
+             data: TaskData | None = None, limits: Any = None, trust: bool = False) -> Result:
+    """Evaluate a model file on a task under one scheme; returns its :class:`~kgpubench.board.result.Result`
+    (written with :meth:`~kgpubench.board.result.Result.to_json`).
 
     Parameters
     ----------
     model_path : path
         A file defining ``make_model(task, seed)``, or ``"oracle"`` for the upper-bound reference (every
         test row's measured target as its prediction).
-    task : str
-        Task name.
+    task : Task or str
+        The task (a name is looked up once, here).
     scheme : str, optional
         Split scheme (default: the task's first scheme).
     folds : list of str, optional
@@ -457,7 +445,7 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
     """
     start = time.perf_counter_ns()
     cpu_start = time.process_time()
-    the_task = get_task(task)
+    the_task = as_task(task)
     scheme = scheme or the_task.schemes[0]
     run_limits, box_limits = _limits_pair(limits)
     oracle = str(model_path) == ORACLE
@@ -465,8 +453,6 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
     if oracle:
         name, label = ORACLE, ORACLE
     else:
-        from kgpubench.sandbox.session import ModelSession
-
         path = Path(model_path)
         name, label = path.stem, _model_label(path)
         session = ModelSession(path, the_task, seed=seed, limits=box_limits, trust=trust, hide=[data_dir])
@@ -487,7 +473,7 @@ def evaluate(model_path: Path | str, task: str, scheme: str | None = None, *, fo
         aggregate=aggregate(fold_records), samples=[] if oracle else samples, seed=seed,
         limits={"threads": run_limits.threads}, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
         cpu_time_s=time.process_time() - cpu_start,
-    ).to_dict()
+    )
 
 
 def _limits_pair(limits: Any) -> tuple[RunLimits, Any]:
@@ -501,17 +487,18 @@ def _limits_pair(limits: Any) -> tuple[RunLimits, Any]:
                        memory_gb=run.memory_gb or DEFAULT_MEMORY_GB)
 
 
-def failure_record(model_path: Path | str, task: str, scheme: str, message: str, *, data: TaskData | None = None,
-                   seed: int = 0, limits: RunLimits | None = None) -> dict:
-    """A result record for a model that failed on this task and scheme (the board lists it with ``message``)."""
+def failure_record(model_path: Path | str, task: Task, scheme: str, message: str, *, data: TaskData | None = None,
+                   seed: int = 0, limits: RunLimits | None = None) -> Result:
+    """The :class:`~kgpubench.board.result.Result` of a model that failed on this task and scheme (the board lists
+    it with the first line of ``message``)."""
     path = Path(model_path)
     return Result.new(
-        status="failed", task=task, scheme=scheme, kind="model", model=path.stem, model_file=_model_label(path),
+        status="failed", task=task.name, scheme=scheme, kind="model", model=path.stem, model_file=_model_label(path),
         model_sha256=file_sha256(path) if path.is_file() else None,
         dataset=data.dataset if data is not None else {}, split_sha256=data.split_sha256 if data else None,
         message=str(message).splitlines()[0][:500], folds={}, aggregate={}, samples=[], seed=seed,
         limits={"threads": (limits or RunLimits()).threads}, wall_time_s=0.0,
-    ).to_dict()
+    )
 
 
 _model_label = model_label

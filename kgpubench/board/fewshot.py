@@ -24,7 +24,10 @@ import numpy as np
 import pyarrow as pa
 
 from kgpubench.board.evaluation import TaskData, fit_predict, hashed_order
+from kgpubench.board.result import Result
 from kgpubench.errors import OptionError
+from kgpubench.tasks import Task
+from kgpubench.tasks.metrics import mdape
 from kgpubench.tasks.scoring import score_fold
 from kgpubench.tasks.splits import EXCLUDED, get_scheme
 
@@ -186,14 +189,14 @@ GOALS: tuple[Goal, ...] = (
 )
 
 
-def goals_of(task_name: str) -> tuple[Goal, ...]:
-    return tuple(g for g in GOALS if g.task == task_name)
+def goals_of(task: Task | str) -> tuple[Goal, ...]:
+    """The goals of ``task`` (a :class:`~kgpubench.tasks.Task` or its name: goals are declared by task name)."""
+    name = task.name if isinstance(task, Task) else task
+    return tuple(g for g in GOALS if g.task == name)
 
 
 def grouped_mdape(rows: pa.Table, y: np.ndarray, pred: np.ndarray, goal: Goal) -> dict[str, float]:
     """Median APE (percent) per group of ``goal`` over the rows its ``where`` keeps."""
-    from kgpubench.tasks.metrics import mdape
-
     keep = np.ones(rows.num_rows, dtype=bool)
     for col, values in goal.where:
         keep &= np.isin(np.asarray(rows[col].to_pylist(), dtype=object), list(values))
@@ -221,10 +224,12 @@ def judge(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
             "met": bool(best is not None and not missing and met_n >= need), "per_model": per_model}
 
 
-def board_fold_mdape(result: dict, goal: Goal) -> dict[str, float]:
-    """Per-fold ``mdape`` of a board result record, restricted to the goal's groups."""
+def board_fold_mdape(result: Result | dict, goal: Goal) -> dict[str, float]:
+    """Per-fold ``mdape`` (percent) of a board :class:`~kgpubench.board.result.Result` (or a committed file's dict),
+    restricted to the goal's groups."""
+    folds = result.get("folds") if isinstance(result, dict) else result.folds
     out = {}
-    for fold, rec in (result.get("folds") or {}).items():
+    for fold, rec in (folds or {}).items():
         v = (rec.get("scores") or {}).get("mdape")
         if v is not None and (not goal.groups or fold in goal.groups):
             out[str(fold)] = float(v)

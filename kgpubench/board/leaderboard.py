@@ -4,16 +4,18 @@ re-run them (``verify``) and render the board.
 Results live in ``leaderboard/results/<task>/<scheme>/<model>.json``; a result names its model file
 relative to the project root (``baselines/knn.py``, ``leaderboard/submissions/mine.py``). A model that fails
 is a result too (``status: failed`` with its message); a scheme that cannot be evaluated gets
-``<task>/<scheme>/_status.json`` with the reason. Every model runs with one thread (:class:`RunLimits`), in
-``jobs`` worker processes started with that thread count in their environment.
+``<task>/<scheme>/_status.json`` with the reason (a :class:`~kgpubench.board.result.Skipped`). Every model runs
+with one thread (:class:`RunLimits`), in ``jobs`` worker processes started with that thread count in their
+environment. Records travel as :class:`~kgpubench.board.result.Result` and :class:`~kgpubench.board.result.Skipped`
+from the job to the file; :func:`load_results` turns them into plain dicts for the renderer only.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
-import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,18 +27,32 @@ from kgpubench.board.evaluation import (
     TaskData,
     evaluate,
     failure_record,
-    result_json,
+    file_sha256,
+    inputs_sha256,
     scheme_problem,
     task_data,
 )
 from kgpubench.board.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.board.ownership import ours as _ours
-from kgpubench.board.result import ABSENT, Result, as_result, model_label, project_root, read_result_json
-from kgpubench.board.submission import declared_tasks, model_file_in
+from kgpubench.board.result import (
+    ABSENT,
+    Record,
+    Result,
+    Skipped,
+    model_label,
+    project_root,
+    read_record,
+    read_result_json,
+)
+from kgpubench.board.site import board_files, render_all
+from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
 from kgpubench.errors import BoardWriteError, DataFileNotFoundError, VerifyError
+from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.store.shards import atomic_write_bytes
-from kgpubench.tasks import get_task, list_tasks
+from kgpubench.store.store import Store
+from kgpubench.tasks import Task, as_task, list_tasks
 from kgpubench.tasks.metrics import METRICS
+from kgpubench.tasks.splits import split_path, write_split_files
 
 # Default tolerance of a score that has no metric declaration (``measurements``) and the absolute floor.
 REL_TOL = 1e-4
@@ -47,8 +63,6 @@ STATUS_FILE = "_status.json"
 
 
 def leaderboard_dir() -> Path:
-    from kgpubench.resources import bundled_path
-
     return bundled_path("leaderboard")
 
 
@@ -58,12 +72,11 @@ def results_dir() -> Path:
 
 def baseline_files() -> list[Path]:
     """Every baseline model file (``baselines/*.py`` not starting with ``_``), sorted by name."""
-    from kgpubench.resources import bundled_path
-
     return sorted(p for p in bundled_path("baselines").glob("*.py") if not p.name.startswith("_"))
 
 
 def result_path(root: Path, task: str, scheme: str, model: str) -> Path:
+    """``<root>/<task name>/<scheme>/<model>.json``."""
     return Path(root) / task / scheme / f"{model}.json"
 
 
@@ -74,9 +87,16 @@ def tolerance(metric: str) -> float:
 
 @dataclass(frozen=True)
 class Job:
-    model: Path | str  # a model file, or "oracle"
-    task: str
+    """One evaluation: a model file (or ``"oracle"``) on a :class:`~kgpubench.tasks.Task` under one scheme (a task
+    name given here is looked up once, when the job is made)."""
+
+    model: Path | str
+    task: Task
     scheme: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.task, Task):
+            object.__setattr__(self, "task", as_task(self.task))
 
     @property
     def name(self) -> str:
@@ -98,43 +118,41 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
         for task in list_tasks():
             if (declared and task.name not in declared) or (wanted and task.name not in wanted):
                 continue
-            jobs.extend(Job(path, task.name, s) for s in task.evaluated_schemes)
+            jobs.extend(Job(path, task, s) for s in task.evaluated_schemes)
     if references and (not only or ORACLE in only):
-        jobs += [Job(ORACLE, t.name, s) for t in list_tasks() if not wanted or t.name in wanted
+        jobs += [Job(ORACLE, t, s) for t in list_tasks() if not wanted or t.name in wanted
                  for s in t.evaluated_schemes]
     return jobs
 
 
 # ----- running jobs (in this process or in worker processes) -----------------------------------------------
-_DATA: dict[tuple, TaskData | tuple[str, dict]] = {}
+_DATA: dict[tuple, TaskData | Skipped] = {}
 
 
-def _data(task: str, scheme: str, data_dir) -> TaskData | tuple[str, dict]:
-    """The task data of (task, scheme), or why it cannot be evaluated with what data there is (cached per
-    process and store manifest, the last few only)."""
-    from kgpubench.resources import default_data_dir
-    from kgpubench.store.store import Store
-
-    key = (task, scheme, str(data_dir), Store(data_dir or default_data_dir()).manifest_sha256())
+def _data(task: Task, scheme: str, data_dir) -> TaskData | Skipped:
+    """The task data of (task, scheme), or the :class:`~kgpubench.board.result.Skipped` record saying why it cannot
+    be evaluated with what data there is (cached per process and store manifest, the last few only)."""
+    key = (task.name, scheme, str(data_dir), Store(data_dir or default_data_dir()).manifest_sha256())
     if key not in _DATA:
         while len(_DATA) >= 4:
             _DATA.pop(next(iter(_DATA)))
         try:
             data = task_data(task, scheme, data_dir)
             why = scheme_problem(data)
-            _DATA[key] = (why, data.dataset) if why else data
+            _DATA[key] = Skipped(task=task.name, scheme=scheme, reason=why, dataset=data.dataset) if why else data
         except NoDataError as exc:
-            _DATA[key] = (str(exc), {})
+            _DATA[key] = Skipped(task=task.name, scheme=scheme, reason=str(exc), dataset={})
     return _DATA[key]
 
 
-def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: bool = False) -> dict:
-    """One job's result record: scores, or a failure with its message, or a skip with its reason. The model
-    runs in the sandbox (:class:`kgpubench.sandbox.session.ModelSession`); ``trust`` lets it run unisolated where the
-    kernel cannot isolate it."""
+def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: bool = False) -> Record:
+    """One job's record: a :class:`~kgpubench.board.result.Result` (scores, or a failure with its message) or a
+    :class:`~kgpubench.board.result.Skipped` with its reason. The model runs in the sandbox
+    (:class:`kgpubench.sandbox.session.ModelSession`); ``trust`` lets it run unisolated where the kernel cannot
+    isolate it."""
     data = _data(job.task, job.scheme, data_dir)
-    if isinstance(data, tuple):
-        return Result(status="skipped", task=job.task, scheme=job.scheme, reason=data[0], dataset=data[1]).to_dict()
+    if isinstance(data, Skipped):
+        return data
     limits = RunLimits(threads=threads)
     try:
         return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits, trust=trust)
@@ -148,9 +166,9 @@ def _worker_init(env: dict[str, str]) -> None:
 
 def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1, workers: int = 1,
              trust: bool = False, progress: Callable[[str], None] | None = None,
-             on_result: Callable[[Job, dict], None] | None = None,
+             on_result: Callable[[Job, Record], None] | None = None,
              executor: Executor | None = None, wall_times: list[float | None] | None = None
-             ) -> list[tuple[Job, dict]]:
+             ) -> list[tuple[Job, Record]]:
     """Run ``jobs``; with ``workers > 1`` in spawned processes whose environment pins ``threads``, or on
     ``executor`` when given (e.g. :class:`kgpubench.ray.board.RayExecutor`; it is not shut down here).
 
@@ -159,18 +177,15 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
     job's last wall time, None when unknown), so that the workers finish together.
     """
     order = job_order(jobs, wall_times)
-    out: dict[int, dict] = {}
+    out: dict[int, Record] = {}
     if workers <= 1 and executor is None:
         for i in order:
             if progress:
-                progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}")
+                progress(f"{jobs[i].task.name} / {jobs[i].scheme} / {jobs[i].name}")
             out[i] = run_job(jobs[i], data_dir, seed, threads, trust)
             if on_result:
                 on_result(jobs[i], out[i])
     else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
         own = executor is None
         if own:
             executor = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
@@ -183,7 +198,7 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
                 if on_result:
                     on_result(jobs[i], out[i])
                 if progress:
-                    progress(f"{jobs[i].task} / {jobs[i].scheme} / {jobs[i].name}: {out[i]['status']}")
+                    progress(f"{jobs[i].task.name} / {jobs[i].scheme} / {jobs[i].name}: {out[i].status}")
         finally:
             if own:
                 executor.shutdown()
@@ -192,11 +207,12 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
 
 def previous_wall_time(root: Path, job: Job) -> float | None:
     """The wall time (s) of ``job``'s result under ``root`` when there is a readable one, else None."""
+    path = result_path(root, job.task.name, job.scheme, job.name)
     try:
-        value = read_result_json(result_path(root, job.task, job.scheme, job.name)).get("wall_time_s")
-    except (OSError, ValueError, AttributeError):
+        record = read_record(read_result_json(path), where=str(path))
+    except (OSError, ValueError):
         return None
-    return wall_time_of(value)
+    return wall_time_of(record.wall_time_s) if isinstance(record, Result) else None
 
 
 def wall_time_of(value: object) -> float | None:
@@ -211,7 +227,7 @@ def job_order(jobs: list[Job], wall_times: list[float | None] | None = None) -> 
 
     def key(i: int) -> tuple:
         t = known[i]
-        return (0, -get_task(jobs[i].task).relative_cost, i) if t is None else (1, -t, i)
+        return (0, -jobs[i].task.relative_cost, i) if t is None else (1, -t, i)
     return sorted(range(len(jobs)), key=key)
 
 
@@ -221,23 +237,20 @@ def reusable(out_dir: Path, job: Job, *, seed: int, threads: int, store) -> bool
     it was computed from the same inputs (:func:`kgpubench.board.evaluation.inputs_sha256`: task, scheme, config
     files, library code, packages), by the same model file, with the same seed and threads. A failed result is
     kept like a scored one (the same inputs fail the same way); an unreadable or foreign file never is."""
-    from kgpubench.board.evaluation import file_sha256, inputs_sha256
-
-    current = inputs_sha256(get_task(job.task), job.scheme, store)
-    for path in (result_path(out_dir, job.task, job.scheme, job.name), out_dir / job.task / job.scheme / STATUS_FILE):
+    current = inputs_sha256(job.task, job.scheme, store)
+    folder = Path(out_dir) / job.task.name / job.scheme
+    for path in (folder / f"{job.name}.json", folder / STATUS_FILE):
         try:
-            old = read_result_json(path)
+            old = read_record(read_result_json(path), where=str(path))
         except (OSError, ValueError):
             continue
-        if not isinstance(old, dict) or not isinstance(old.get("dataset"), dict):
+        if not isinstance(old.dataset, dict) or old.dataset.get("inputs_sha256") != current:
             continue
-        if old["dataset"].get("inputs_sha256") != current:
-            continue
-        if old.get("status") == "skipped":  # the scheme cannot be evaluated on these rows, whatever the model
+        if isinstance(old, Skipped):  # the scheme cannot be evaluated on these rows, whatever the model
             return path.name == STATUS_FILE
         model_sha = None if job.name == ORACLE else file_sha256(Path(job.model))
-        if (old.get("model") == job.name and old.get("model_sha256") == model_sha and old.get("seed") == seed
-                and (old.get("limits") or {}).get("threads") == threads and old.get("status") in ("ok", "failed")):
+        if (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
+                and (old.limits or {}).get("threads") == threads):
             return True
     return False
 
@@ -262,19 +275,13 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
     out_dir = Path(out_dir or results_dir())
     splits_root = Path(splits_dir) if splits_dir else (None if default else out_dir.parent / "splits")
     jobs = plan(models, only, tasks)
-    targets = [result_path(out_dir, j.task, j.scheme, j.name) for j in jobs]
-    targets += [out_dir / j.task / j.scheme / STATUS_FILE for j in jobs]
+    targets = [result_path(out_dir, j.task.name, j.scheme, j.name) for j in jobs]
+    targets += [out_dir / j.task.name / j.scheme / STATUS_FILE for j in jobs]
     if render:
-        from kgpubench.board.site import board_files
-
         targets += board_files(out_dir.parent)
     check_writable(targets, force)
     planned = jobs
     if reuse:
-        from kgpubench.resources import default_data_dir
-        from kgpubench.store.store import Store
-        from kgpubench.tasks.splits import split_path
-
         store = Store(data_dir or default_data_dir())
         kept = [reusable(out_dir, j, seed=seed, threads=RunLimits().threads, store=store) for j in jobs]
         jobs = [j for j, k in zip(jobs, kept) if not k]
@@ -282,31 +289,29 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
             progress(f"kept {sum(kept)} of {len(kept)} results: same inputs, model and seed (--reuse)")
         fresh_tasks = {j.task for j in jobs}
         fresh_tasks |= {j.task for j in planned if not all(
-            split_path(j.task, s, splits_root).exists() for s in get_task(j.task).schemes)}
+            split_path(j.task.name, s, splits_root).exists() for s in j.task.schemes)}
     else:
         fresh_tasks = {j.task for j in jobs}
     write_splits(data_dir, fresh_tasks, splits_root, force=force)  # before any model runs
     written: list[Path] = []
 
-    def write(job: Job, result: dict) -> None:
-        status_path = out_dir / job.task / job.scheme / STATUS_FILE
-        path = result_path(out_dir, job.task, job.scheme, job.name)
-        if result["status"] == "skipped":
+    def write(job: Job, record: Record) -> None:
+        status_path = out_dir / job.task.name / job.scheme / STATUS_FILE
+        path = result_path(out_dir, job.task.name, job.scheme, job.name)
+        if isinstance(record, Skipped):
             path.unlink(missing_ok=True)  # a stale result of this model
             if status_path not in written:
-                atomic_write_bytes(status_path, result_json(result).encode())
+                atomic_write_bytes(status_path, record.to_json().encode())
                 written.append(status_path)
             return
         status_path.unlink(missing_ok=True)
-        atomic_write_bytes(path, result_json(result).encode())
+        atomic_write_bytes(path, record.to_json().encode())
         written.append(path)
 
     run_jobs(jobs, data_dir=data_dir, seed=seed, workers=workers, trust=trust, progress=progress, on_result=write,
              executor=executor, wall_times=[previous_wall_time(out_dir, job) for job in jobs])
     pruned = prune(out_dir, planned) if only is None and tasks is None and models is None else []
     if render and not (reuse and not jobs and not pruned and _board_is_current(out_dir)):
-        from kgpubench.board.site import render_all
-
         render_all(load_results(out_dir), out_dir.parent, force=True, results_dir=out_dir)  # checked above
     elif render and progress:
         progress("board kept: no result changed and every board file is newer than the results (--reuse)")
@@ -315,8 +320,6 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
 
 def _board_is_current(out_dir: Path) -> bool:
     """Whether every board file next to ``out_dir`` exists and is newer than every result file under it."""
-    from kgpubench.board.site import board_files
-
     files = board_files(out_dir.parent)
     results = list(Path(out_dir).glob("*/*/*.json"))
     if not files or not all(f.exists() for f in files):
@@ -329,8 +332,8 @@ def prune(out_dir: Path, jobs: list[Job]) -> list[Path]:
     """Remove result files (written by kgpubench) of model, task and scheme combinations no longer planned:
     after a full run the folder holds exactly the current board plus the results added from submission
     folders (:mod:`kgpubench.board.pull_request`)."""
-    planned = {result_path(out_dir, j.task, j.scheme, j.name) for j in jobs}
-    planned |= {out_dir / j.task / j.scheme / STATUS_FILE for j in jobs}
+    planned = {result_path(out_dir, j.task.name, j.scheme, j.name) for j in jobs}
+    planned |= {out_dir / j.task.name / j.scheme / STATUS_FILE for j in jobs}
     stale = [p for p in sorted(Path(out_dir).glob("*/*/*.json"))
              if p not in planned and _ours(p) and not is_submission_result(p)]
     for path in stale:
@@ -338,17 +341,14 @@ def prune(out_dir: Path, jobs: list[Job]) -> list[Path]:
     return stale
 
 
-def write_splits(data_dir, task_names: Iterable[str], root: Path | None, *, force: bool = False) -> list[Path]:
-    """(Re)write the split files of ``task_names`` from the store (tasks without rows write none)."""
-    from kgpubench.resources import default_data_dir
-    from kgpubench.store.store import Store
-    from kgpubench.tasks.splits import split_path, write_split_files
-
+def write_splits(data_dir, tasks: Iterable[Task], root: Path | None, *, force: bool = False) -> list[Path]:
+    """(Re)write the split files of ``tasks`` from the store, in registry order (tasks without rows write none)."""
     store = Store(data_dir or default_data_dir())
     tables = {}
     out = []
+    wanted = {t.name for t in tasks}
     for task in list_tasks():
-        if task.name not in set(task_names):
+        if task.name not in wanted:
             continue
         check_writable([split_path(task.name, s, root) for s in task.schemes], force)
         if task.config not in tables:
@@ -359,7 +359,8 @@ def write_splits(data_dir, task_names: Iterable[str], root: Path | None, *, forc
 
 def load_results(root: Path | None = None) -> list[dict]:
     """Every result and status file under ``root`` (default ``leaderboard/results``), in path order, read
-    through :meth:`kgpubench.board.result.Result.from_dict` (as plain records, each with its ``_path``)."""
+    through :func:`read_results` and handed over as plain dicts, each with its ``_path``: the renderer's input
+    (:func:`kgpubench.board.site.render_all`); everything else reads :func:`read_results`."""
     out = []
     for path, result in read_results(root):
         data = result.to_dict()
@@ -368,11 +369,11 @@ def load_results(root: Path | None = None) -> list[dict]:
     return out
 
 
-def read_results(root: Path | None = None) -> list[tuple[Path, Result]]:
-    """(path, :class:`~kgpubench.board.result.Result`) of every result and status file under ``root`` (default
-    ``leaderboard/results``), in path order."""
+def read_results(root: Path | None = None) -> list[tuple[Path, Record]]:
+    """(path, :class:`~kgpubench.board.result.Result` or :class:`~kgpubench.board.result.Skipped`) of every result
+    and status file under ``root`` (default ``leaderboard/results``), in path order."""
     root = Path(root or results_dir())
-    return [(path, Result.from_dict(read_result_json(path), where=str(path)))
+    return [(path, read_record(read_result_json(path), where=str(path)))
             for path in sorted(root.glob("*/*/*.json"))]
 
 
@@ -386,11 +387,10 @@ def _close(a, b, rel: float, abs_: float) -> bool:
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
 
-def compare(committed: Result | dict, fresh: Result | dict, *, rel_tol: float | None = None,
+def compare(committed: Result, fresh: Result, *, rel_tol: float | None = None,
             abs_tol: float = ABS_TOL) -> list[str]:
     """Every difference between a committed result and a fresh re-run: status, hashes, and scores beyond their
-    metric's tolerance (``rel_tol`` overrides every metric's). Records are read as :class:`Result`."""
-    committed, fresh = as_result(committed), as_result(fresh)
+    metric's tolerance (``rel_tol`` overrides every metric's)."""
     where = f"{committed.task}/{committed.scheme}/{committed.model}"
     out = []
     if committed.status != fresh.status:
@@ -431,29 +431,25 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
     ``|a - b| <= max(abs_tol, rel * max(|a|, |b|))`` with ``rel`` the metric's (:func:`tolerance`) unless
     ``rel_tol`` is given; hashes exact.
     """
-    from kgpubench.board.result import round_floats
-
     where = Path(root or results_dir())
     if not where.is_dir():
         raise DataFileNotFoundError(f"{where}: no such results folder; pass the folder `leaderboard run --out` "
                                     "wrote (default leaderboard/results).")
     only = set(only or ())
     results = [(path, r) for path, r in read_results(where)
-               if r.status != "skipped" and (not only or r.model in only)]
+               if isinstance(r, Result) and (not only or r.model in only)]
     if only and not results:
         raise VerifyError(f"no committed result for model(s) {sorted(only)} under {where}.", [])
     problems: list[str] = []
     jobs, committed = [], []
     for path, res in results:
         if res.kind == "predictions":  # scored predictions: re-score the committed file
-            from kgpubench.board.submission import score_predictions
-
             try:
                 model = model_file_in(project_root(), res.model_file)
                 if not model.exists():
                     problems.append(f"{path}: predictions file {res.model_file} is missing")
                     continue
-                fresh = round_floats(score_predictions(model, res.task, res.scheme, data_dir=data_dir))
+                fresh = score_predictions(model, res.task, res.scheme, data_dir=data_dir).rounded()
             except SubmissionError as exc:
                 problems.append(f"{path}: {exc}")
                 continue
@@ -470,7 +466,7 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
         jobs.append(Job(model, res.task, res.scheme))
         committed.append((path, res))
     seeds = {res.seed or 0 for _, res in committed}
-    fresh_all: list[tuple[int, dict]] = []
+    fresh_all: list[tuple[int, Record]] = []
     for seed in sorted(seeds):
         idx = [i for i, (_, r) in enumerate(committed) if (r.seed or 0) == seed]
         ran = run_jobs([jobs[i] for i in idx], data_dir=data_dir, seed=seed, workers=workers, trust=trust,
@@ -479,21 +475,14 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
         fresh_all += [(i, result) for i, (_, result) in zip(idx, ran)]
     for i, fresh in sorted(fresh_all, key=lambda t: t[0]):
         path, res = committed[i]
-        fresh = Result.from_dict(round_floats(fresh))
-        if fresh.status == "skipped":
+        if isinstance(fresh, Skipped):
             problems.append(f"{path}: {fresh.reason}")
             continue
-        problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
+        problems.extend(compare(res, fresh.rounded(), rel_tol=rel_tol, abs_tol=abs_tol))
     if problems:
         raise VerifyError(f"verify failed: {len(problems)} problem(s) in {len(results)} result(s):\n"
                           + "\n".join(f"  {p}" for p in problems), problems)
     return len(results)
-
-
-def timed(fn, *args, **kwargs):
-    start = time.perf_counter_ns()
-    out = fn(*args, **kwargs)
-    return out, (time.perf_counter_ns() - start) / 1e9
 
 
 __all__ = [
@@ -506,7 +495,6 @@ __all__ = [
     "baseline_files",
     "check_writable",
     "compare",
-    "get_task",
     "load_results",
     "model_label",
     "plan",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from kgpubench.board.result import read_result_json
 from kgpubench.errors import BoardWriteError
 
 
@@ -19,8 +20,6 @@ def ours(path: Path) -> bool:
     except OSError:
         return False
     if path.suffix == ".json":
-        from kgpubench.board.result import read_result_json
-
         try:
             data = read_result_json(path)
         except (OSError, ValueError):
@@ -50,8 +49,6 @@ def check_writable(paths: Iterable[Path], force: bool) -> None:
 
 def is_submission_result(path: Path) -> bool:
     """Whether a result file was added from a submission folder (the board's prune keeps those)."""
-    from kgpubench.board.result import read_result_json
-
     try:
         return "submission" in read_result_json(path)
     except (OSError, ValueError):

@@ -17,7 +17,7 @@ re-renders the board.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kgpubench.board.evaluation import SubmissionError, file_sha256, result_json
@@ -301,7 +301,8 @@ def run_submission(folder: Path | str, out_dir: Path | str, *, data_dir: Path | 
             result = evaluate(path, task, scheme, data_dir=data_dir, limits=limits, trust=trust)
         else:
             result = score_predictions(path, task, scheme, data_dir=data_dir)
-        result.update(model=sub.name, model_file=_label(path), submission=sub.record())
+        result = replace(result, model=sub.name, model_file=_label(path),
+                         extra={**result.extra, "submission": sub.record()})
         out = result_file(Path(out_dir), sub, task, scheme)
         atomic_write_bytes(out, result_json(result).encode(), overwrite=force)
         written.append(out)

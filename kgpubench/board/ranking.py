@@ -17,17 +17,25 @@ The rule, said once (:data:`RULE`):
 * **Apart, never ranked or named best**: the reference (``kind == "reference"``, the oracle: an upper bound
   that measures the test rows) and strategies that measure the target instead of predicting it (their
   folds record ``measurements`` > 0, e.g. seed 001's Profiling and Exhausting).
+
+Records are :class:`~kgpubench.board.result.Result` (and :class:`~kgpubench.board.result.Skipped`, never scored);
+the renderer's plain dicts (:func:`kgpubench.board.leaderboard.load_results`) are read key by key, the same fields.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from kgpubench.board.result import ABSENT, Record
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
+from kgpubench.tasks.splits import SCHEMES
+
+AnyRecord = Record | dict[str, Any]
 
 RESAMPLES = 2000
 SEED = 0
@@ -71,28 +79,48 @@ def bootstrap_interval(values, *, resamples: int = RESAMPLES, seed: int = SEED) 
     return _bootstrap(vals, resamples, seed)
 
 
-def fold_values(result: dict, metric: str) -> list[float]:
+def field(result: AnyRecord, name: str, default: Any = None) -> Any:
+    """A record's field (``default`` when it has none): an attribute of a typed record, a key of a dict."""
+    value = result.get(name, default) if isinstance(result, dict) else getattr(result, name, default)
+    return default if value is ABSENT else value
+
+
+def status(result: AnyRecord) -> str:
+    """``ok``, ``failed`` or ``skipped`` (a dict without one is ``ok``, as a result file without one reads)."""
+    return field(result, "status", "ok")
+
+
+def _folds(result: AnyRecord) -> dict:
+    return field(result, "folds") or {}
+
+
+def _aggregate(result: AnyRecord) -> dict:
+    return field(result, "aggregate") or {}
+
+
+def fold_values(result: AnyRecord, metric: str) -> list[float]:
     """The per-fold scores of ``metric`` (folds without one are left out), in fold order."""
     out = []
-    for name in sorted(result.get("folds") or {}):
-        v = ((result["folds"][name] or {}).get("scores") or {}).get(metric)
+    folds = _folds(result)
+    for name in sorted(folds):
+        v = ((folds[name] or {}).get("scores") or {}).get(metric)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v):
             out.append(float(v))
     return out
 
 
-def headline(result: dict, metric: str) -> float | None:
+def headline(result: AnyRecord, metric: str) -> float | None:
     """The headline value of ``metric``: the mean over folds recorded in the result's aggregate."""
-    agg = (result.get("aggregate") or {}).get(metric)
+    agg = _aggregate(result).get(metric)
     return float(agg["mean"]) if agg else None
 
 
-def interval(result: dict, metric: str) -> tuple[float, float] | None:
+def interval(result: AnyRecord, metric: str) -> tuple[float, float] | None:
     """The 95 % bootstrap interval of ``metric``'s mean over the result's folds."""
     return bootstrap_interval(fold_values(result, metric))
 
 
-def cell(result: dict, metric: str, digits: int = DIGITS) -> str:
+def cell(result: AnyRecord, metric: str, digits: int = DIGITS) -> str:
     """``0.1234 [0.1011, 0.1502]``: the headline value and its interval (``—`` without a score)."""
     value = headline(result, metric)
     if value is None:
@@ -101,31 +129,34 @@ def cell(result: dict, metric: str, digits: int = DIGITS) -> str:
     return number(value, digits) + ("" if ci is None else f" [{number(ci[0], 3)}, {number(ci[1], 3)}]")
 
 
-def is_reference(result: dict) -> bool:
-    return result.get("kind") == "reference" or result.get("model") == ORACLE
+def is_reference(result: AnyRecord) -> bool:
+    return field(result, "kind") == "reference" or field(result, "model") == ORACLE
 
 
-def measures_target(result: dict) -> bool:
+def measures_target(result: AnyRecord) -> bool:
     """Whether the strategy measured the test problems (mean ``measurements`` above 0)."""
-    agg = (result.get("aggregate") or {}).get(MEASUREMENTS)
+    agg = _aggregate(result).get(MEASUREMENTS)
     return bool(agg) and (agg.get("mean") or 0) > 0
 
 
-def role(result: dict) -> str:
+def role(result: AnyRecord) -> str:
     """``reference``, ``measures`` or ``model``."""
     return "reference" if is_reference(result) else ("measures" if measures_target(result) else "model")
 
 
-def label(result: dict) -> str:
+def label(result: AnyRecord) -> str:
     """The model's name with its mark when it is not a ranked model."""
-    r = role(result)
-    return (f"{result['model']} — {REFERENCE_LABEL}" if r == "reference" else
-            f"{result['model']} ({MEASURES_LABEL})" if r == "measures" else result["model"])
+    r, name = role(result), field(result, "model")
+    return (f"{name} — {REFERENCE_LABEL}" if r == "reference" else
+            f"{name} ({MEASURES_LABEL})" if r == "measures" else name)
 
 
 @dataclass(frozen=True)
 class Standing:
-    result: dict
+    """One record's place: ``result`` is the record as given (a :class:`~kgpubench.board.result.Result`, or the
+    renderer's dict)."""
+
+    result: AnyRecord
     rank: int | None  # None: not ranked (reference, measures the target, or no score)
     tied: bool
 
@@ -138,22 +169,28 @@ def _key_value(value: float, higher: bool) -> float:
     return -value if higher else value
 
 
-def standings(task: Task, results: list[dict]) -> list[Standing]:
+def standings(task: Task, results: list[AnyRecord]) -> list[Standing]:
     """Every scored (``status == "ok"``) result of one task and scheme: the references first, then the strategies
     that measure the target (both unranked), then the learned models ranked by :data:`RULE` (ties share the
     rank), then those without a primary score (unranked)."""
     metric = task.primary_metric
     higher = METRICS[metric].higher_is_better if metric in METRICS else False
-    ok = [r for r in results if r.get("status", "ok") == "ok"]
-    refs = sorted((r for r in ok if role(r) == "reference"), key=lambda r: r["model"])
-    meas = sorted((r for r in ok if role(r) == "measures"),
-                  key=lambda r: (headline(r, metric) is None, _key_value(headline(r, metric) or 0.0, higher),
-                                 r["model"]))
-    models = [r for r in ok if role(r) == "model"]
-    scored = sorted((r for r in models if headline(r, metric) is not None),
-                    key=lambda r: (_key_value(headline(r, metric), higher), r["model"]))
-    unscored = sorted((r for r in models if headline(r, metric) is None), key=lambda r: r["model"])
-    shown = [number(headline(r, metric)) for r in scored]
+
+    def model(r: AnyRecord) -> str:
+        return field(r, "model")
+
+    def value(r: AnyRecord) -> float | None:
+        return headline(r, metric)
+
+    ok = [r for r in results if status(r) == "ok"]
+    roles = {id(r): role(r) for r in ok}
+    refs = sorted((r for r in ok if roles[id(r)] == "reference"), key=model)
+    meas = sorted((r for r in ok if roles[id(r)] == "measures"),
+                  key=lambda r: (value(r) is None, _key_value(value(r) or 0.0, higher), model(r)))
+    models = [r for r in ok if roles[id(r)] == "model"]
+    scored = sorted((r for r in models if value(r) is not None), key=lambda r: (_key_value(value(r), higher), model(r)))
+    unscored = sorted((r for r in models if value(r) is None), key=model)
+    shown = [number(value(r)) for r in scored]
     out = [Standing(r, None, False) for r in (*refs, *meas)]
     for i, r in enumerate(scored):
         first = shown.index(shown[i])  # sorted, so equal shown values are adjacent
@@ -161,28 +198,26 @@ def standings(task: Task, results: list[dict]) -> list[Standing]:
     return out + [Standing(r, None, False) for r in unscored]
 
 
-def ranked(task: Task, results: list[dict]) -> list[dict]:
+def ranked(task: Task, results: list[AnyRecord]) -> list[AnyRecord]:
     """The ranked learned models, best first (what "best" means everywhere)."""
     return [s.result for s in standings(task, results) if s.rank is not None]
 
 
-def best(task: Task, results: list[dict]) -> list[dict]:
+def best(task: Task, results: list[AnyRecord]) -> list[AnyRecord]:
     """The best learned model(s) of one task and scheme: every model holding rank 1 (ties), empty when none."""
     return [s.result for s in standings(task, results) if s.rank == 1]
 
 
-def folds_note(scheme: str, results: list[dict]) -> str:
+def folds_note(scheme: str, results: list[AnyRecord]) -> str:
     """``Test folds: 9 of 10 (1 of the 10 hash buckets drew no row or problem of this task: ...); 123 test
     problems.``: the folds the
     scheme's scored results cover (the widest of them) and, where the folds record per-problem choices, the
     test problems."""
-    from kgpubench.tasks.splits import SCHEMES
-
-    ok = [r for r in results if r.get("status", "ok") == "ok" and r.get("folds")]
+    ok = [r for r in results if status(r) == "ok" and _folds(r)]
     if not ok:
         return ""
-    widest = max(ok, key=lambda r: (len(r["folds"]), r["model"]))
-    k = len(widest["folds"])
+    widest = max(ok, key=lambda r: (len(_folds(r)), field(r, "model")))
+    k = len(_folds(widest))
     sch = SCHEMES.get(scheme)
     if sch is not None and sch.kind == "hash" and k < sch.n_folds:
         empty = sch.n_folds - k
@@ -190,7 +225,7 @@ def folds_note(scheme: str, results: list[dict]) -> str:
                 "of this task: a fold is a bucket of the hash, and a task with few problems leaves some empty)")
     else:
         text = f"Test folds: {k}" + (" (one split: no interval)" if k == 1 else "")
-    problems = max((sum(len(f.get("problems") or {}) for f in r["folds"].values()) for r in ok), default=0)
+    problems = max((sum(len(f.get("problems") or {}) for f in _folds(r).values()) for r in ok), default=0)
     if problems:
         text += f"; {problems:,} test problems"
     return text + "."
@@ -208,5 +243,5 @@ def would_rank(value: float, others: list[float], metric: str) -> int:
 
 
 __all__ = ["DIGITS", "MEASURES_LABEL", "REFERENCE_LABEL", "RESAMPLES", "RULE", "SEED", "Standing", "best",
-           "bootstrap_interval", "cell", "fold_values", "folds_note", "headline", "interval", "is_reference", "label",
-           "measures_target", "number", "ranked", "role", "standings", "would_rank"]
+           "bootstrap_interval", "cell", "field", "fold_values", "folds_note", "headline", "interval", "is_reference",
+           "label", "measures_target", "number", "ranked", "role", "standings", "status", "would_rank"]

@@ -1,11 +1,13 @@
-"""The result of evaluating one model (or the oracle, or scored predictions) on one task and scheme.
+"""The result of evaluating one model (or the oracle, or scored predictions) on one task and scheme, and the
+record of a scheme that cannot be evaluated.
 
 A :class:`Result` is built once (:func:`kgpubench.board.evaluation.evaluate`,
-:func:`~kgpubench.board.evaluation.failure_record`, :func:`kgpubench.board.submission.score_predictions`, a skipped
-scheme in :func:`kgpubench.board.leaderboard.run_job`) and serialised once (:meth:`Result.to_json`); the board and
-``leaderboard verify`` read committed files back through :meth:`Result.from_dict`. The file format is unchanged
-(``format`` 2): a field a kind of result never had is left out of its file (:data:`ABSENT`), so committed results
-read and re-serialise to the same keys.
+:func:`~kgpubench.board.evaluation.failure_record`, :func:`kgpubench.board.submission.score_predictions`) and
+serialised once (:meth:`Result.to_json`); a scheme that cannot be evaluated on the data is a :class:`Skipped`
+(:func:`kgpubench.board.leaderboard.run_job`) with its reason, written as ``<task>/<scheme>/_status.json``. The
+board and ``leaderboard verify`` read committed files back through :func:`read_record` (one or the other, by
+``status``). The file format is unchanged (``format`` 2): a field a kind of record never had is left out of its
+file (:data:`ABSENT`), so committed files read and re-serialise to the same bytes.
 
 This module sits below evaluation, submission and the leaderboard (it imports none of them), so the three
 share it without importing each other.
@@ -18,14 +20,17 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field, fields
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from kgpubench.errors import SchemaValidationError
+from kgpubench.errors import ImportFormatError, ResultFormatError, SchemaValidationError
+from kgpubench.importers.limits import loads_json
+from kgpubench.resources import bundled_path
 
 RESULT_FORMAT = 2
 PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost", "threadpoolctl")
-Status = Literal["ok", "failed", "skipped"]
+Status = Literal["ok", "failed"]
 Kind = Literal["model", "reference", "predictions"]
 
 
@@ -58,9 +63,9 @@ class Result:
 
     Parameters
     ----------
-    status : {"ok", "failed", "skipped"}
-        ``failed``: the model raised or was refused (``message``); ``skipped``: the scheme cannot be evaluated
-        on this data (``reason``, written as ``_status.json``).
+    status : {"ok", "failed"}
+        ``failed``: the model raised or was refused (``message``). (A scheme that cannot be evaluated on the
+        data is a :class:`Skipped`, not a result.)
     task, scheme : str
         What was evaluated.
     kind : {"model", "reference", "predictions"}
@@ -81,8 +86,9 @@ class Result:
         Up to 400 (measured, predicted) pairs for the plots.
     seed : int or None
         Seed handed to the model factory.
-    train_subsample, limits, packages, date, wall_time_s, cpu_time_s, message, reason
-        As their names say; any of them may be :data:`ABSENT` for a kind of result that does not carry it.
+    train_subsample, limits, packages, date, wall_time_s, cpu_time_s, message
+        As their names say (times in seconds); any of them may be :data:`ABSENT` for a kind of result that does
+        not carry it.
     extra : dict
         Keys of a read file that no field declares (kept, so a round trip loses nothing).
     """
@@ -109,13 +115,12 @@ class Result:
     wall_time_s: float = ABSENT
     cpu_time_s: float = ABSENT
     message: str = ABSENT
-    reason: str = ABSENT
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.status not in ("ok", "failed", "skipped"):
-            raise SchemaValidationError(f"result {self.task}/{self.scheme}: status {self.status!r}; expected ok, "
-                                        "failed or skipped")
+        if self.status not in ("ok", "failed"):
+            raise SchemaValidationError(f"result {self.task}/{self.scheme}: status {self.status!r}; expected ok or "
+                                        "failed (a skipped scheme is a Skipped record)")
 
     @classmethod
     def new(cls, *, status: Status, task: str, scheme: str, **values: Any) -> Result:
@@ -146,31 +151,108 @@ class Result:
         """The one serialisation: sorted keys, floats rounded to 6 significant digits, trailing newline."""
         return result_json(self.to_dict())
 
+    def rounded(self) -> Result:
+        """The result as its file reads back (floats rounded as :meth:`to_json` rounds them)."""
+        return Result.from_dict(round_floats(self.to_dict()), where=self.where)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, where: str = "result") -> Result:
-        """Read a record (a committed file's JSON or a fresh dict); unknown keys go to ``extra``.
+        """Read a result (a committed file's JSON or a fresh dict); unknown keys go to ``extra``.
 
-        Raises :class:`~kgpubench.errors.SchemaValidationError` naming ``where`` when ``status``, ``task`` or
-        ``scheme`` is missing or the status is unknown.
+        Raises :class:`~kgpubench.errors.SchemaValidationError` naming ``where`` when ``task`` or ``scheme`` is
+        missing or the status is not ``ok`` or ``failed`` (:func:`read_record` also reads a skipped scheme).
         """
-        if not isinstance(data, dict):
-            raise SchemaValidationError(f"{where}: a result is a JSON object, not {type(data).__name__}; rewrite it "
-                                        "with `kgpubench leaderboard run`.")
-        data = {"status": "ok", **data}
-        missing = [k for k in ("task", "scheme") if k not in data]
-        if missing or data["status"] not in ("ok", "failed", "skipped"):
-            raise SchemaValidationError(
-                f"{where}: not a result record (missing {missing or 'nothing'}, status {data['status']!r}); "
-                "rewrite it with `kgpubench leaderboard run`.")
-        names = {f.name for f in fields(cls)} - {"extra"}
-        return cls(**{k: v for k, v in data.items() if k in names},
-                   extra={k: v for k, v in data.items() if k not in names})
+        record = read_record(data, where=where)
+        if isinstance(record, Skipped):
+            raise SchemaValidationError(f"{where}: a skipped scheme ({record.reason}), not a result; read it with "
+                                        "kgpubench.board.result.read_record.")
+        return record
+
+
+@dataclass(frozen=True, kw_only=True)
+class Skipped:
+    """A scheme that cannot be evaluated on the data, with why (``leaderboard/results/<task>/<scheme>/_status.json``).
+
+    One file per task and scheme, whichever model's job found it: it names no model.
+
+    Parameters
+    ----------
+    task, scheme : str
+        What could not be evaluated.
+    reason : str
+        Why, in one line (no rows, one GPU for a leave-one-GPU-out scheme, ...).
+    dataset : dict
+        What the rows were read from, as in a :class:`Result` (empty when the task has no rows); :data:`ABSENT`
+        when a read file has none.
+    extra : dict
+        Keys of a read file that no field declares.
+    """
+
+    status: ClassVar[str] = "skipped"
+    task: str
+    scheme: str
+    reason: str
+    dataset: dict = ABSENT
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        """``task/scheme``, as errors name it."""
+        return f"{self.task}/{self.scheme}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as plain data (``status`` included; absent fields left out, ``extra`` keys merged in)."""
+        out = {"status": self.status, "task": self.task, "scheme": self.scheme, "reason": self.reason,
+               "dataset": self.dataset}
+        return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
+
+    def to_json(self) -> str:
+        """The one serialisation, as :meth:`Result.to_json`."""
+        return result_json(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, where: str = "status file") -> Skipped:
+        """Read a skipped scheme's record (:class:`~kgpubench.errors.SchemaValidationError` naming ``where``
+        when it is not one)."""
+        record = read_record(data, where=where)
+        if not isinstance(record, Skipped):
+            raise SchemaValidationError(f"{where}: status {record.status!r}, not a skipped scheme's record.")
+        return record
+
+
+Record = Result | Skipped
+_RESULT_FIELDS = frozenset(f.name for f in fields(Result)) - {"extra"}
+_SKIPPED_FIELDS = frozenset(("task", "scheme", "reason", "dataset"))
+
+
+def read_record(data: dict[str, Any], *, where: str = "result") -> Record:
+    """A committed file's JSON (or a fresh dict) as a :class:`Result`, or a :class:`Skipped` when its status is
+    ``skipped`` (no ``status``: ``ok``); unknown keys go to ``extra``.
+
+    Raises :class:`~kgpubench.errors.SchemaValidationError` naming ``where`` when ``task`` or ``scheme`` (or a
+    skipped scheme's ``reason``) is missing or the status is unknown.
+    """
+    if not isinstance(data, dict):
+        raise SchemaValidationError(f"{where}: a result is a JSON object, not {type(data).__name__}; rewrite it "
+                                    "with `kgpubench leaderboard run`.")
+    data = {"status": "ok", **data}
+    skipped = data["status"] == "skipped"
+    missing = [k for k in ("task", "scheme", *(("reason",) if skipped else ())) if k not in data]
+    if missing or data["status"] not in ("ok", "failed", "skipped"):
+        raise SchemaValidationError(
+            f"{where}: not a result record (missing {missing or 'nothing'}, status {data['status']!r}); "
+            "rewrite it with `kgpubench leaderboard run`.")
+    if skipped:
+        names = _SKIPPED_FIELDS
+        return Skipped(**{k: v for k, v in data.items() if k in names},
+                       extra={k: v for k, v in data.items() if k not in names and k != "status"})
+    names = _RESULT_FIELDS
+    return Result(**{k: v for k, v in data.items() if k in names},
+                  extra={k: v for k, v in data.items() if k not in names})
 
 
 def package_versions() -> dict[str, str]:
     """Python's and the installed versions of kgpubench and :data:`PACKAGES` (``absent`` if not installed)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     out = {"python": ".".join(map(str, sys.version_info[:3]))}
     for name in ("kgpubench", *PACKAGES):
         try:
@@ -180,9 +262,10 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def as_result(record: Result | dict[str, Any]) -> Result:
-    """``record`` as a :class:`Result` (dicts are read with :meth:`Result.from_dict`)."""
-    return record if isinstance(record, Result) else Result.from_dict(record)
+def as_record(record: Record | dict[str, Any]) -> Record:
+    """``record`` as a :class:`Result` or :class:`Skipped` (a dict, e.g. a record the renderer holds, is read with
+    :func:`read_record`)."""
+    return record if isinstance(record, (Result, Skipped)) else read_record(record)
 
 
 def round_floats(obj: Any, digits: int = 6) -> Any:
@@ -211,9 +294,6 @@ def read_result_json(path: Path | str) -> dict[str, Any]:
     OSError
         The file cannot be read.
     """
-    from kgpubench.errors import ImportFormatError, ResultFormatError
-    from kgpubench.importers.limits import loads_json
-
     path = Path(path)
     with path.open("rb") as fh:
         raw = fh.read(RESULT_MAX_BYTES + 1)
@@ -229,16 +309,14 @@ def read_result_json(path: Path | str) -> dict[str, Any]:
     return data
 
 
-def result_json(result: Result | dict[str, Any]) -> str:
-    """The result as JSON: sorted keys, floats rounded to 6 significant digits, trailing newline."""
-    data = result.to_dict() if isinstance(result, Result) else result
+def result_json(result: Record | dict[str, Any]) -> str:
+    """The record as JSON: sorted keys, floats rounded to 6 significant digits, trailing newline."""
+    data = result.to_dict() if isinstance(result, (Result, Skipped)) else result
     return json.dumps(round_floats(data), indent=1, sort_keys=True) + "\n"
 
 
 def project_root() -> Path:
     """The folder holding ``baselines/`` and ``leaderboard/`` (a checkout, or the wheel's ``_bundled``)."""
-    from kgpubench.resources import bundled_path
-
     return bundled_path("leaderboard").parent
 
 

@@ -6,6 +6,7 @@ evaluation with the model in the sandbox of :mod:`kgpubench.sandbox.session`), a
 from __future__ import annotations
 
 import ast
+import sys
 import time
 from pathlib import Path, PurePosixPath
 
@@ -16,13 +17,15 @@ from kgpubench.board.evaluation import (
     SubmissionError,
     aggregate,
     check_predictions,
+    evaluate,
     file_sha256,
     task_data,
 )
 from kgpubench.board.result import Result, model_label
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
 from kgpubench.sandbox.session import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
-from kgpubench.tasks import get_task
+from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
+from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.scoring import score_fold
 
 PREDICTION_COLUMNS = ("row_id", "fold", "prediction")
@@ -100,7 +103,7 @@ def model_file_in(root: Path | str, label: str) -> Path:
     return root / label
 
 
-def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path | str | None = None,
+def submit(model: Path | str, task: Task | str, scheme: str | None = None, *, out: Path | str | None = None,
            data_dir: Path | str | None = None, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
            memory_gb: float = DEFAULT_MEMORY_GB, threads: int = 1, trust: bool = False,
            force: bool = False) -> Path:
@@ -113,27 +116,23 @@ def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path
     The result (default ``./<model>--<task>--<scheme>.json``) is ready to be committed under
     ``leaderboard/results/<task>/<scheme>/`` with the model file in ``leaderboard/submissions/``. Only this
     process writes it; a timeout, a crash or refused predictions raise :class:`SubmissionError` (one line).
-    ``trust`` allows running the model unisolated where the kernel cannot isolate it.
+    ``trust`` allows running the model unisolated where the kernel cannot isolate it. ``task``: a
+    :class:`~kgpubench.tasks.Task` or its name.
     """
-    from kgpubench.board.evaluation import evaluate, result_json
-    from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
-
     limits = Limits(timeout_s=timeout_s, memory_gb=memory_gb, threads=threads)
     model = Path(model)
     check_factory(model)
-    the_task = get_task(task)
+    the_task = as_task(task)
     scheme = scheme or the_task.schemes[0]
-    out = Path(out or f"{model.stem}--{task}--{scheme}.json")
+    out = Path(out or f"{model.stem}--{the_task.name}--{scheme}.json")
     if not is_stdout(out):
         check_writable(out, force=force)
-    result = evaluate(model, task, scheme, data_dir=data_dir, seed=seed, limits=limits, trust=trust)
+    result = evaluate(model, the_task, scheme, data_dir=data_dir, seed=seed, limits=limits, trust=trust)
     if is_stdout(out):
-        import sys
-
-        sys.stdout.write(result_json(result))
+        sys.stdout.write(result.to_json())
         sys.stdout.flush()
         return out
-    atomic_write_bytes(out, result_json(result).encode(), overwrite=force)
+    atomic_write_bytes(out, result.to_json().encode(), overwrite=force)
     return out
 
 
@@ -178,10 +177,13 @@ def read_predictions(path: Path | str):
     return df
 
 
-def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Path | str | None = None) -> dict:
-    """Score predictions made elsewhere: they must cover exactly the test rows of every fold."""
+def score_predictions(path: Path | str, task: Task | str, scheme: str, *,
+                      data_dir: Path | str | None = None) -> Result:
+    """Score predictions made elsewhere (``task``: a :class:`~kgpubench.tasks.Task` or its name); they must cover
+    exactly the test rows of every fold. Returns the :class:`~kgpubench.board.result.Result` (kind
+    ``predictions``)."""
     start = time.perf_counter_ns()
-    the_task = get_task(task)
+    the_task = as_task(task)
     df = read_predictions(path)  # a bad file fails before the data is loaded
     data = task_data(the_task, scheme, data_dir)
     ids = np.asarray(data.rows["row_id"].to_pylist(), dtype=object)
@@ -207,13 +209,14 @@ def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Pat
         problems.append(f"folds {unknown} are not folds of {scheme!r} (folds: {', '.join(data.fold_names)})")
     if problems:
         raise SchemaValidationError(
-            f"{path}: predictions must cover exactly the test rows of every fold of {task!r}/{scheme!r}:\n"
+            f"{path}: predictions must cover exactly the test rows of every fold of {the_task.name!r}/{scheme!r}:\n"
             + "\n".join(f"  {p}" for p in problems) + "\nList the test rows with kgpubench.load_dataset("
-            f"{the_task.config!r}, scheme={scheme!r}, fold=F, split='test', task={task!r}).", problems)
+            f"{the_task.config!r}, scheme={scheme!r}, fold=F, split='test', task={the_task.name!r}).", problems)
     return Result.new(
-        status="ok", task=task, scheme=scheme, kind="predictions", model=Path(path).stem, model_file=model_label(path),
-        model_sha256=file_sha256(Path(path)), predictions_sha256=file_sha256(Path(path)), dataset=data.dataset,
+        status="ok", task=the_task.name, scheme=scheme, kind="predictions", model=Path(path).stem,
+        model_file=model_label(path), model_sha256=file_sha256(Path(path)), predictions_sha256=file_sha256(Path(path)),
+        dataset=data.dataset,
         split_sha256=data.split_sha256, folds=folds, aggregate=aggregate(folds), samples=[], seed=None,
         train_subsample=None, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
-    ).to_dict()
+    )
 

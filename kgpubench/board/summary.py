@@ -6,30 +6,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kgpubench.board.leaderboard import read_results, results_dir
 from kgpubench.board.ranking import cell, headline, role, would_rank
-from kgpubench.tasks import get_task
+from kgpubench.board.result import Record, Result
+from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.metrics import METRICS
 
 
-def board_rank(result: dict, board: list[dict]) -> tuple[int, int] | None:
+def board_rank(result: Result, board: list[Record], task: Task | None = None) -> tuple[int, int] | None:
     """(rank, models) the result would have among the board's learned models of its task and scheme, by the
     board's one rule (:mod:`kgpubench.board.ranking`: the mean over folds of the task's primary metric, equal at the 4
     significant digits shown is a tie and shares the better rank), like with like: a result of every fold against
     the board's means, a result of some folds (``evaluate --fold F``) against each board model's mean over those
     same folds (its per-fold scores). The oracle and the strategies that measure the target are not ranked, on
-    either side. None when the result or no comparable board model has a score."""
-    task = get_task(result["task"])
+    either side. None when the result or no comparable board model has a score. ``task``: the result's task
+    (default: looked up by the result's task name)."""
+    task = task or as_task(result.task)
     metric = task.primary_metric
     mine = headline(result, metric)
     if mine is None or role(result) != "model":
         return None
-    folds = set(result.get("folds") or {})
+    folds = set(result.folds or {})
     others = []
     for r in board:
-        if not (r.get("task") == task.name and r.get("scheme") == result["scheme"] and r.get("status", "ok") == "ok"
-                and role(r) == "model" and r.get("model") != result["model"] and headline(r, metric) is not None):
+        if not (isinstance(r, Result) and r.task == task.name and r.scheme == result.scheme and r.status == "ok"
+                and role(r) == "model" and r.model != result.model and headline(r, metric) is not None):
             continue
-        theirs = set(r.get("folds") or {})
+        theirs = set(r.folds or {})
         if theirs == folds:
             others.append(headline(r, metric))
         elif folds and folds < theirs:
@@ -41,35 +45,35 @@ def board_rank(result: dict, board: list[dict]) -> tuple[int, int] | None:
     return would_rank(mine, others, metric), len(others) + 1
 
 
-def _mean_over(result: dict, metric: str, folds: set[str]) -> float | None:
+def _mean_over(result: Result, metric: str, folds: set[str]) -> float | None:
     """The mean of ``result``'s per-fold ``metric`` over ``folds``; None when a fold has no such score."""
     values = []
     for fold in sorted(folds):
-        score = ((result.get("folds") or {}).get(fold) or {}).get("scores", {}).get(metric)
+        score = ((result.folds or {}).get(fold) or {}).get("scores", {}).get(metric)
         if not isinstance(score, (int, float)) or isinstance(score, bool):
             return None
         values.append(float(score))
     return sum(values) / len(values)
 
 
-def _fold_note(result: dict, board: list[dict]) -> str:
+def _fold_note(result: Result, board: list[Record]) -> str:
     """`` on fold(s) F`` when the result covers fewer folds than the board's results of its task and scheme."""
-    folds = set(result.get("folds") or {})
-    widest = max((set(r.get("folds") or {}) for r in board if r.get("task") == result["task"]
-                  and r.get("scheme") == result["scheme"]), key=len, default=set())
+    folds = set(result.folds or {})
+    widest = max((set(r.folds or {}) for r in board if isinstance(r, Result) and r.task == result.task
+                  and r.scheme == result.scheme), key=len, default=set())
     return f" on the same fold(s) ({', '.join(sorted(folds))})" if folds and folds < widest else ""
 
 
-def result_summary(result: dict, *, board: list[dict] | None = None, path: Path | str | None = None) -> str:
-    """A short human summary of one result record (``board``: result records to rank it against)."""
-    task = get_task(result["task"])
-    folds = result.get("folds") or {}
-    lines = [f"{result['model']} on {task.name} / {result['scheme']}: {len(folds)} fold(s), "
-             f"{result.get('wall_time_s', 0.0):.1f} s"]
-    if result.get("status", "ok") != "ok":
-        lines.append(f"  {result['status']}: {result.get('message') or result.get('reason', '')}")
+def result_summary(result: Result, *, board: list[Record] | None = None, path: Path | str | None = None) -> str:
+    """A short human summary of one result (``board``: the records to rank it against)."""
+    task = as_task(result.task)
+    folds = result.folds or {}
+    lines = [f"{result.model} on {task.name} / {result.scheme}: {len(folds)} fold(s), "
+             f"{result.wall_time_s or 0.0:.1f} s"]
+    if result.status != "ok":
+        lines.append(f"  {result.status}: {result.message or ''}")
         return "\n".join(lines) + "\n"
-    agg = result.get("aggregate") or {}
+    agg = result.aggregate or {}
     names = [m for m in task.metrics if m in agg] + [m for m in agg if m not in task.metrics]
     width = max((len(m) for m in names), default=0)
     for m in names:
@@ -79,7 +83,7 @@ def result_summary(result: dict, *, board: list[dict] | None = None, path: Path 
         direction = ("higher" if METRICS[m].higher_is_better else "lower") + " is better" if m in METRICS else ""
         lines.append(f"  {m:<{width}}  {cell(result, m)}  {what}{note}"
                      + (f"; {direction}" if direction else ""))
-    rank = board_rank(result, board or [])
+    rank = board_rank(result, board or [], task)
     if rank:
         lines.append(f"  on the board it would rank {rank[0]} of {rank[1]} by {task.primary_metric}"
                      + _fold_note(result, board or []))
@@ -90,13 +94,13 @@ def result_summary(result: dict, *, board: list[dict] | None = None, path: Path 
     return "\n".join(lines) + "\n"
 
 
-def write_and_summarise(result: dict, out: Path | str, *, force: bool = False) -> str:
+def committed_board() -> list[Record]:
+    """The committed board's records (empty when there is no results folder)."""
+    return [r for _, r in read_results(results_dir())] if results_dir().is_dir() else []
+
+
+def write_and_summarise(result: Result, out: Path | str, *, force: bool = False) -> str:
     """Write the result JSON to ``out`` (atomically; an existing file only with ``force``) and return its
     summary, ranked against the committed board when there is one."""
-    from kgpubench.board.evaluation import result_json
-    from kgpubench.board.leaderboard import load_results, results_dir
-    from kgpubench.store.shards import atomic_write_bytes
-
-    atomic_write_bytes(Path(out), result_json(result).encode(), overwrite=force)
-    board = load_results(results_dir()) if results_dir().is_dir() else []
-    return result_summary(result, board=board, path=out)
+    atomic_write_bytes(Path(out), result.to_json().encode(), overwrite=force)
+    return result_summary(result, board=committed_board(), path=out)

@@ -47,21 +47,21 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
              trust: bool = TRUST, force: bool = OUT_FORCE) -> None:
     """Train and score MODEL on every fold of TASK (its code in the sandbox), write the result JSON to a file and
     print a short summary. The output file is checked (exists, writable) before anything runs."""
-    from kgpubench.board.evaluation import RunLimits, result_json
+    from kgpubench.board.evaluation import RunLimits
     from kgpubench.board.evaluation import evaluate as run_eval
     from kgpubench.board.summary import write_and_summarise
     from kgpubench.store.shards import check_writable, is_stdout
     from kgpubench.tasks import get_task
 
+    the_task = get_task(task)
     if out is None:
-        the_task = get_task(task)
         out = Path(f"{model.stem}--{the_task.name}--{scheme or the_task.schemes[0]}.json")
     if not is_stdout(out):
         check_writable(out, force=force)
-    result = run_eval(model, task, scheme, folds=fold or None, data_dir=data, seed=seed,
+    result = run_eval(model, the_task, scheme, folds=fold or None, data_dir=data, seed=seed,
                       limits=RunLimits(threads=threads), trust=trust)
     if is_stdout(out):
-        typer.echo(result_json(result), nl=False)
+        typer.echo(result.to_json(), nl=False)
         return
     typer.echo(write_and_summarise(result, out, force=force), nl=False)
 
@@ -91,14 +91,13 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
           out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default, or '-': print it)."),
           force: bool = OUT_FORCE) -> None:
     """Score predictions made elsewhere; they must cover exactly the test rows of every fold."""
-    from kgpubench.board.evaluation import result_json
     from kgpubench.board.submission import score_predictions
     from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
 
     to_file = out is not None and not is_stdout(out)
     if to_file:
         check_writable(out, force=force)
-    text = result_json(score_predictions(predictions, task, scheme, data_dir=data))
+    text = score_predictions(predictions, task, scheme, data_dir=data).to_json()
     if to_file:
         atomic_write_bytes(out, text.encode(), overwrite=force)
         _err(f"wrote {out}")
@@ -181,7 +180,7 @@ def splits(data: Path | None = DATA,
     from kgpubench.tasks import list_tasks
 
     refuse_stdout(out, "a splits folder")
-    for path in write_splits(data, [t.name for t in list_tasks()], out, force=force):
+    for path in write_splits(data, list_tasks(), out, force=force):
         typer.echo(str(path))
 
 

@@ -36,17 +36,16 @@ def run(folder: Path = FOLDER,
                                    "refuse, before running).")) -> None:
     """The CI job: score every run of the submission (a model in the sandbox, predictions as given) and write
     the result files."""
-    import json
-
-    from kgpubench.board.leaderboard import load_results, results_dir
     from kgpubench.board.pull_request import run_submission
-    from kgpubench.board.summary import result_summary
+    from kgpubench.board.result import Result, read_result_json
+    from kgpubench.board.summary import committed_board, result_summary
 
     written = run_submission(folder, out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb, threads=threads,
                              trust=trust, progress=_progress(), force=force)
-    board = load_results(results_dir()) if results_dir().is_dir() else []
+    board = committed_board()
     for path in written:
-        typer.echo(result_summary(json.loads(path.read_text()), board=board, path=path), nl=False)
+        result = Result.from_dict(read_result_json(path), where=str(path))
+        typer.echo(result_summary(result, board=board, path=path), nl=False)
 
 
 @sub_app.command("accept")

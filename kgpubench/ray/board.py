@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kgpubench.board.evaluation import TaskData
+from kgpubench.board.result import Result, Skipped
 from kgpubench.errors import ClusterError
 
 GIB = 1 << 30
@@ -93,7 +94,7 @@ def fold_names(data: Any) -> list[str] | None:
     runs as one task (a scheme skipped for want of data: :func:`kgpubench.board.leaderboard._data` gave a reason)."""
     import numpy as np
 
-    if isinstance(data, tuple):
+    if isinstance(data, Skipped):
         return None
     return [f for f in data.fold_names if np.any(data.folds != f)]
 
@@ -116,7 +117,7 @@ def load_data(task: str, scheme: str, data_dir: Any = None) -> Any:
     from kgpubench.board.leaderboard import _data
 
     data = _data(task, scheme, data_dir)
-    if isinstance(data, tuple):
+    if isinstance(data, Skipped):
         return data
     shared = _SharedTaskData(**{f.name: getattr(data, f.name) for f in dataclasses.fields(data)})
     _ = shared.split_sha256, shared.sample_rank  # computed before pickling, so every fold task has them
@@ -141,25 +142,22 @@ def run_fold(job: Any, fold: str, data: Any, seed: int = 0, threads: int = 1, tr
     return {"record": record, "predictions": list(preds), "folds": len(data.fold_names)}
 
 
-def join_folds(parts: list[dict[str, Any]]) -> dict[str, Any]:
+def join_folds(parts: list[dict[str, Any]]) -> Result:
     """The result of a whole job from its folds' :func:`run_fold` outputs (in the scheme's fold order), as
     :func:`kgpubench.board.evaluation.evaluate` makes it for all folds at once."""
     from kgpubench.board.evaluation import SAMPLE_POINTS, aggregate
 
     records = [p["record"] for p in parts]
-    out = dict(records[0])
-    out["folds"] = {name: rec for r in records for name, rec in r["folds"].items()}
-    out["aggregate"] = aggregate(out["folds"])
+    folds = {name: rec for r in records for name, rec in r.folds.items()}
     keep = SAMPLE_POINTS // max(1, parts[0]["folds"])
-    out["samples"] = [s for r in records for s in r["samples"][:keep]]
     digest = hashlib.sha256()  # as ModelSession.predictions_sha256: fold index, row count, float64 values
     for i, pred in enumerate(pred for p in parts for pred in p["predictions"]):
         digest.update(f"{i}:{len(pred)}:".encode())
         digest.update(pred.astype("<f8").tobytes())
-    out["predictions_sha256"] = digest.hexdigest()
-    for key in ("wall_time_s", "cpu_time_s"):
-        out[key] = sum(r.get(key) or 0.0 for r in records)
-    return out
+    return dataclasses.replace(
+        records[0], folds=folds, aggregate=aggregate(folds), samples=[s for r in records for s in r.samples[:keep]],
+        predictions_sha256=digest.hexdigest(), wall_time_s=sum(r.wall_time_s or 0.0 for r in records),
+        cpu_time_s=sum(r.cpu_time_s or 0.0 for r in records))
 
 
 class RayExecutor(concurrent.futures.Executor):
@@ -252,7 +250,7 @@ class RayExecutor(concurrent.futures.Executor):
             self._refs += refs
             parts = ray.get(refs)
             if (not any("error" in p for p in parts)
-                    and sum(p["record"]["wall_time_s"] for p in parts) <= DEFAULT_TIMEOUT_S):
+                    and sum(p["record"].wall_time_s for p in parts) <= DEFAULT_TIMEOUT_S):
                 return join_folds(parts)
         return ray.get(self._remote(run_job, args, {}))
 

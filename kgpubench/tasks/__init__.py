@@ -75,6 +75,12 @@ def get_task(name: str) -> Task:
     return REGISTRY.get(name)
 
 
+def as_task(task: Task | str) -> Task:
+    """``task`` itself, or the registered task it names (:func:`get_task`): what a public entry point calls once,
+    so that everything below it receives the :class:`Task`."""
+    return task if isinstance(task, Task) else get_task(task)
+
+
 def list_tasks() -> list[Task]:
     """All registered tasks, in declaration order."""
     return list(REGISTRY)
@@ -95,6 +101,7 @@ __all__ = [
     "DuplicateTaskError",
     "Task",
     "TaskRegistry",
+    "as_task",
     "check_features",
     "Selection",
     "feature_frame",

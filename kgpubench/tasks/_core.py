@@ -6,14 +6,19 @@ so a model can never see a column its task does not declare (the leakage guard t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kgpubench.errors import SchemaValidationError
+from kgpubench.schema import canonical_value, get_table
+from kgpubench.schema.common import provenance_columns
+from kgpubench.sources import KNOWN_SOURCES, citation_line
 from kgpubench.tasks.extras import Section, section_from_fields
 
 Kind = Literal["regression", "recommendation"]
@@ -136,8 +141,6 @@ class Task:
             raise ValueError(f"task {self.name!r}: features, metrics and schemes must be non-empty")
         if not self.relative_cost > 0:
             raise ValueError(f"task {self.name!r}: relative_cost {self.relative_cost!r} must be positive")
-        from kgpubench.sources import KNOWN_SOURCES
-
         unknown = [s for s in self.sources if s not in KNOWN_SOURCES]
         if unknown:
             raise ValueError(f"task {self.name!r}: sources {unknown} are not in kgpubench.sources.KNOWN_SOURCES")
@@ -157,8 +160,6 @@ class Task:
 
     def source_citations(self) -> list[str]:
         """One line per source of the task's rows: its citation and licence (for the board)."""
-        from kgpubench.sources import KNOWN_SOURCES, citation_line
-
         return [f"{citation_line(KNOWN_SOURCES[s])} ({KNOWN_SOURCES[s].license})" for s in self.sources]
 
     @property
@@ -192,8 +193,6 @@ def feature_frame(task: Task, table: pa.Table) -> pd.DataFrame:
 
     String features stay strings (object dtype); numeric ones become float64 (NaN for null).
     """
-    from kgpubench.schema import get_table
-
     decl = get_table(task.config)
     out: dict[str, object] = {}
     for name in task.features:
@@ -214,8 +213,6 @@ def _expand_params(column: pa.ChunkedArray, *, numeric: bool) -> dict[str, np.nd
 
     Vectorised: the lists are flattened once and scattered by their parent row (no per-row Python).
     """
-    import pyarrow.compute as pc
-
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     n = len(arr)
     flat = pc.list_flatten(arr)
@@ -250,9 +247,6 @@ def forbidden_features(config: str) -> set[str]:
     """Columns of ``config`` no task may use as input: outcomes (times, power, energy, throughput the run
     reported), run bookkeeping, provenance, anything read around the measurement (clocks, temperatures) and
     every column its schema declares ``measured`` (profiler counters of the run, whatever their unit)."""
-    from kgpubench.schema import get_table
-    from kgpubench.schema.common import provenance_columns
-
     decl = get_table(config)
     prov = {c.name for c in provenance_columns()}
     out = set()
@@ -268,8 +262,6 @@ def forbidden_features(config: str) -> set[str]:
 def task_forbidden_features(task: Task) -> set[str]:
     """The columns ``task`` may not use: :func:`forbidden_features`, less the ``measured`` ones when the task
     declares ``measured_inputs``."""
-    from kgpubench.schema import get_table
-
     forbidden = forbidden_features(task.config)
     if task.measured_inputs:
         measured = {c.name for c in get_table(task.config).columns if c.measured}
@@ -279,8 +271,6 @@ def task_forbidden_features(task: Task) -> set[str]:
 
 def check_features(task: Task) -> None:
     """Raise when a task's features are not real columns of its config or include forbidden ones."""
-    from kgpubench.schema import get_table
-
     decl = get_table(task.config)
     unknown = [f for f in task.features if f not in decl.column_names]
     bad = sorted(set(task.features) & task_forbidden_features(task))
@@ -295,8 +285,6 @@ def group_codes(table: pa.Table, columns: tuple[str, ...]) -> tuple[np.ndarray, 
     """Integer group of every row by the values of ``columns`` (nulls are a value), and the first row of each
     group. Codes are dense, 0..k-1, in order of first appearance. Vectorised through arrow's dictionary
     encoding; list-typed columns fall back to their canonical JSON."""
-    import pyarrow.compute as pc
-
     n = table.num_rows
     combined = np.zeros(n, dtype=np.int64)
     for name in columns:
@@ -305,10 +293,6 @@ def group_codes(table: pa.Table, columns: tuple[str, ...]) -> tuple[np.ndarray, 
             enc = pc.dictionary_encode(arr, null_encoding="encode")
             codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
-            import json
-
-            from kgpubench.schema import canonical_value
-
             text = [json.dumps(canonical_value(v), separators=(",", ":")) for v in arr.to_pylist()]
             _, codes = np.unique(np.asarray(text, dtype=object), return_inverse=True)
         _, combined = np.unique(combined * (int(codes.max(initial=0)) + 1) + codes, return_inverse=True)
@@ -322,10 +306,6 @@ def group_codes(table: pa.Table, columns: tuple[str, ...]) -> tuple[np.ndarray, 
 def problem_keys(task: Task, table: pa.Table, columns: tuple[str, ...] | None = None) -> np.ndarray:
     """One string per row naming its problem (or its (problem, choice) group with ``columns``): the canonical
     JSON list of the columns' values. Computed once per distinct problem, not per row."""
-    import json
-
-    from kgpubench.schema import canonical_value
-
     cols = task.problem_columns if columns is None else columns
     if not cols:
         return np.asarray(table["row_id"].to_pylist(), dtype=object)

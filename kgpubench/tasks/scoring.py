@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kgpubench.errors import SchemaValidationError, unknown_name
 from kgpubench.tasks._core import Task, problem_keys
@@ -155,8 +156,6 @@ def chosen_index(p: np.ndarray, idx: np.ndarray) -> int:
 
 def _untiled(rows: pa.Table) -> np.ndarray | None:
     """Rows of the untiled (1, 1, 1) thread-tile baseline; None for a table without tiles."""
-    import pyarrow.compute as pc
-
     if "tile_b1" not in rows.column_names:
         return None
     mask = pc.and_(pc.and_(pc.equal(rows["tile_b1"], 1), pc.equal(rows["tile_b2"], 1)), pc.equal(rows["tile_b3"], 1))

@@ -33,6 +33,8 @@ import pyarrow.compute as pc
 
 from kgpubench.errors import SchemaValidationError
 from kgpubench.tasks._core import Task, group_codes, problem_keys
+from kgpubench.tasks.npb import default_run_kernels
+from kgpubench.tasks.stencil import expected_tiles
 
 PROTOCOL = "measurement_protocol"
 
@@ -135,8 +137,6 @@ Rule = Callable[[Task, pa.Table, pa.Table, pa.Table], tuple[np.ndarray, list[str
 
 
 def _npb_complete(task: Task, table: pa.Table, measured: pa.Table, rows: pa.Table) -> tuple[np.ndarray, list[str]]:
-    from kgpubench.tasks.npb import default_run_kernels
-
     declared = default_run_kernels(task, table)
     m_keys = problem_keys(task, measured)
     m_kern = measured["kernel"].to_pylist()
@@ -159,8 +159,6 @@ def _npb_complete(task: Task, table: pa.Table, measured: pa.Table, rows: pa.Tabl
 
 def _stencil_complete(task: Task, table: pa.Table, measured: pa.Table, rows: pa.Table
                       ) -> tuple[np.ndarray, list[str]]:
-    from kgpubench.tasks.stencil import expected_tiles
-
     def tiles_by(t: pa.Table):
         keys = problem_keys(task, t)
         out: dict[tuple[str, str], set] = {}

@@ -32,10 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, SplitError, unknown_name
-from kgpubench.tasks import Task, get_task, main_task, problem_keys, task_rows
+from kgpubench.resources import bundled_path, default_data_dir
+from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.store.store import Store, sha256_file
+from kgpubench.tasks import Task, as_task, main_task, problem_keys, task_rows
 
 HOLDOUT, TRAIN_ONLY, EXCLUDED = "holdout", "train", "excluded"
 SPLITS = ("train", "test")
@@ -98,8 +102,6 @@ def assign_folds(task: Task, table: pa.Table, scheme: str) -> np.ndarray:
     keys = problem_keys(task, table) if task.group_columns else np.asarray(table["row_id"].to_pylist(), object)
     buckets = np.zeros(len(keys), dtype=np.int64)
     if len(keys):  # one hash per distinct key
-        import pandas as pd
-
         codes, uniq = pd.factorize(pd.Series(keys, dtype=object))
         per_key = np.fromiter((hash_bucket(str(k), scheme, sch.n_folds) for k in uniq), dtype=np.int64,
                               count=len(uniq))
@@ -146,12 +148,11 @@ class FoldSplitter:
 # ----- committed files -------------------------------------------------------------------------------------
 def splits_root() -> Path:
     """The committed ``splits/`` folder (checkout or wheel)."""
-    from kgpubench.resources import bundled_path
-
     return bundled_path("splits")
 
 
 def split_path(task: str, scheme: str, root: Path | None = None) -> Path:
+    """``<root>/<task name>/<scheme>.csv`` (default root: :func:`splits_root`); files are keyed by task name."""
     return Path(root or splits_root()) / task / f"{scheme}.csv"
 
 
@@ -182,8 +183,6 @@ def write_split_files(table: pa.Table, task: Task, root: Path | None = None) -> 
 
     Each write is atomic; an existing file is only replaced by a split file (header ``row_id,fold``).
     """
-    from kgpubench.store.shards import atomic_write_bytes
-
     rows = task_rows(task, table)
     if rows.num_rows == 0:
         return []
@@ -220,16 +219,12 @@ def read_split_file(path: Path) -> dict[str, str]:
 def split_sha256(task: str, scheme: str, root: Path | None = None) -> str | None:
     """sha256 of the committed split file (None when there is none)."""
     path = split_path(task, scheme, root)
-    from kgpubench.store.store import sha256_file
-
     return sha256_file(path) if path.exists() else None
 
 
 def fold_column(task: Task, table: pa.Table, scheme: str, root: Path | None = None) -> np.ndarray:
     """Folds of ``table``'s rows: the committed file's where it lists the row, the rule otherwise (a test keeps
     the committed files equal to the rule, so the two agree wherever both speak)."""
-    import pandas as pd
-
     folds = assign_folds(task, table, scheme)
     path = split_path(task.name, scheme, root)
     if path.exists() and table.num_rows:
@@ -243,24 +238,22 @@ def fold_column(task: Task, table: pa.Table, scheme: str, root: Path | None = No
     return folds
 
 
-def task_folds(task: str, scheme: str, data_dir: Path | str | None = None) -> list[str]:
-    """The test folds of ``task`` under ``scheme`` on a store (default: the packaged data), in order."""
-    from kgpubench.resources import default_data_dir
-    from kgpubench.store.store import Store
-
-    the_task = get_task(task)
+def task_folds(task: Task | str, scheme: str, data_dir: Path | str | None = None) -> list[str]:
+    """The test folds of ``task`` (a :class:`Task` or its name) under ``scheme`` on a store (default: the packaged
+    data), in order."""
+    the_task = as_task(task)
     rows = task_rows(the_task, Store(data_dir or default_data_dir()).read(the_task.config))
     return evaluated_folds(scheme, fold_column(the_task, rows, scheme))
 
 
 def select_rows(table: pa.Table, config: str, *, split: str | None, fold, scheme: str | None,
-                task: str | None = None, root: Path | None = None) -> pa.Table:
+                task: Task | str | None = None, root: Path | None = None) -> pa.Table:
     """The train or test rows of one fold (what ``load_dataset(..., scheme=, fold=, split=)`` returns).
 
     Only the task's rows (:func:`kgpubench.tasks.task_rows`: status ok, target present, the task's filters,
     the protocol rule, complete problems) belong to a fold, so a failed row never reaches a target.
     """
-    the_task = get_task(task) if task else main_task(config)
+    the_task = as_task(task) if task else main_task(config)
     if the_task.config != config:
         raise SplitError(f"task {the_task.name!r} belongs to config {the_task.config!r}, not {config!r}; "
                          f"pass task=None or a task of {config!r}.")

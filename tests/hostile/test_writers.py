@@ -24,14 +24,16 @@ def ran(monkeypatch):
     """Stand-ins for the long steps (evaluate, score, submit's run): they record that they ran."""
     import kgpubench.board.evaluation
     import kgpubench.board.submission
+    from kgpubench.board.result import Result
 
     calls = []
 
     def fake(*args, **kwargs):
         calls.append(args)
-        return dict(RESULT)
+        return Result.from_dict(RESULT)
 
     monkeypatch.setattr(kgpubench.board.evaluation, "evaluate", fake)
+    monkeypatch.setattr(kgpubench.board.submission, "evaluate", fake)  # submit's evaluate
     monkeypatch.setattr(kgpubench.board.submission, "score_predictions", fake)
     return calls
 

@@ -3,6 +3,7 @@ to the rows used, thread and seed behaviour, any GPU as a fold."""
 
 import json
 import textwrap
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from task_fixtures import autotune_table, kernels_table, make_store
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import RunLimits, evaluate, fit_predict, load_model_module, model_factory, task_data
+from kgpubench.board.result import Result
 from kgpubench.board.site import render_all
 from kgpubench.errors import DataFileNotFoundError
 from kgpubench.store.shards import write_shard
@@ -41,21 +43,19 @@ def test_run_keeps_going_past_a_failing_model_and_records_the_failure(tmp_path, 
         """)
     out = tmp_path / "board" / "results"
     written = lb.run(data_dir=two_gpu_store.path, out_dir=out, models=[bad, MEDIAN], tasks=["autotune-config"])
-    failed = json.loads((out / "autotune-config/by-gpu/broken.json").read_text())
-    assert failed["status"] == "failed" and failed["folds"] == {}
+    failed = Result.from_dict(json.loads((out / "autotune-config/by-gpu/broken.json").read_text()))
+    assert failed.status == "failed" and failed.folds == {}
     # the sandbox checks the predictions it receives and names the file
-    assert failed["message"] == ("broken.py: refused, predict() returned 24 NaN/inf value(s) (first at row 0); every "
-                                 "test row needs a finite prediction.")
+    assert failed.message == ("broken.py: refused, predict() returned 24 NaN/inf value(s) (first at row 0); every "
+                              "test row needs a finite prediction.")
     assert (out / "autotune-config/by-gpu/median.json") in written
     readme = (out.parent / "README.md").read_text()
     assert "*Failed*: `broken`: broken.py: refused, predict() returned 24 NaN/inf" in readme
     # a re-run that fails the same way verifies; one that now runs does not
-    from kgpubench.board.evaluation import round_floats
-
-    again = round_floats(lb.run_job(lb.Job(bad, "autotune-config", "by-gpu"), two_gpu_store.path))
+    again = lb.run_job(lb.Job(bad, "autotune-config", "by-gpu"), two_gpu_store.path).rounded()
     assert lb.compare(failed, again) == []
-    ok = round_floats(lb.run_job(lb.Job(MEDIAN, "autotune-config", "by-gpu"), two_gpu_store.path))
-    assert lb.compare(failed, {**ok, "model_sha256": failed["model_sha256"]})[0].endswith("the result says failed")
+    ok = lb.run_job(lb.Job(MEDIAN, "autotune-config", "by-gpu"), two_gpu_store.path).rounded()
+    assert lb.compare(failed, replace(ok, model_sha256=failed.model_sha256))[0].endswith("the result says failed")
 
 
 def test_a_scheme_that_cannot_run_is_skipped_with_its_reason(tmp_path):
@@ -124,10 +124,10 @@ def test_any_gpu_of_the_data_is_a_fold_with_the_split_hash_of_the_rows_used(tmp_
 
     store = make_store(tmp_path / "store", autotune_table())
     res = evaluate(MEDIAN, "autotune-config", "by-gpu", folds=["GPU C"], data_dir=store.path)
-    assert list(res["folds"]) == ["GPU C"] and res["folds"]["GPU C"]["n_test"] == 24
+    assert list(res.folds) == ["GPU C"] and res.folds["GPU C"]["n_test"] == 24
     write_split_files(autotune_table(), get_task("autotune-config"), tmp_path / "splits")
-    assert res["split_sha256"] == split_sha256("autotune-config", "by-gpu", tmp_path / "splits")
-    assert res["split_sha256"] != split_sha256("autotune-config", "by-gpu")  # not the packaged data's file
+    assert res.split_sha256 == split_sha256("autotune-config", "by-gpu", tmp_path / "splits")
+    assert res.split_sha256 != split_sha256("autotune-config", "by-gpu")  # not the packaged data's file
 
 
 def _fit(path, task, seed, threads):
@@ -209,18 +209,17 @@ def test_thread_limits_reach_the_model_and_are_restored(tmp_path):
 def test_verify_tolerance_is_per_metric_and_printed(tmp_path, two_gpu_store):
     from kgpubench.tasks.metrics import METRICS
 
-    res = evaluate(MEDIAN, "autotune-config", "by-gpu", data_dir=two_gpu_store.path)
-    from kgpubench.board.evaluation import round_floats
+    res = evaluate(MEDIAN, "autotune-config", "by-gpu", data_dir=two_gpu_store.path).rounded()
+    fold = next(iter(res.folds))
+    value = res.folds[fold]["scores"]["kendall_tau"] or 1.0
 
-    res = round_floats(res)
-    fresh = json.loads(json.dumps(res))
-    fold = next(iter(fresh["folds"]))
-    value = fresh["folds"][fold]["scores"]["kendall_tau"] or 1.0
-    fresh["folds"][fold]["scores"]["kendall_tau"] = value * (1 + 0.5 * METRICS["kendall_tau"].rel_tol)
-    res["folds"][fold]["scores"]["kendall_tau"] = value
-    assert lb.compare(res, fresh) == []
-    fresh["folds"][fold]["scores"]["kendall_tau"] = value * (1 + 3 * METRICS["kendall_tau"].rel_tol)
-    assert len(lb.compare(res, fresh)) == 1
+    def with_tau(tau: float) -> Result:
+        data = json.loads(res.to_json())
+        data["folds"][fold]["scores"]["kendall_tau"] = tau
+        return Result.from_dict(data)
+
+    assert lb.compare(with_tau(value), with_tau(value * (1 + 0.5 * METRICS["kendall_tau"].rel_tol))) == []
+    assert len(lb.compare(with_tau(value), with_tau(value * (1 + 3 * METRICS["kendall_tau"].rel_tol)))) == 1
     from typer.testing import CliRunner
 
     from kgpubench.cli import app

@@ -88,12 +88,12 @@ def test_add_a_baseline(store, tmp_path):
     assert declared_tasks(path) == ("autotune-config",)
     # 3. The board plans it on its tasks' board schemes (a file in baselines/ is picked up the same way).
     jobs = lb.plan(models=[path], references=False)
-    assert [(j.task, j.scheme) for j in jobs] == [("autotune-config", "random10"), ("autotune-config", "by-gpu")]
+    assert [(j.task.name, j.scheme) for j in jobs] == [("autotune-config", "random10"), ("autotune-config", "by-gpu")]
     # 4. Evaluated in the sandbox, it scores what the median scores, computed by hand.
     result = evaluate(path, "autotune-config", "by-gpu", data_dir=store.path, trust=True)
     data = task_data("autotune-config", "by-gpu", store.path)
-    assert result["status"] == "ok" and result["model"] == "median_dummy"
-    assert {f: r["scores"]["male"] for f, r in result["folds"].items()} == pytest.approx(_median_male_by_fold(data))
+    assert result.status == "ok" and result.model == "median_dummy"
+    assert {f: r["scores"]["male"] for f, r in result.folds.items()} == pytest.approx(_median_male_by_fold(data))
 
 
 def _rows_from_toy(loaded, prov, *, gpu=None):

@@ -17,9 +17,10 @@ def _jobs():
 
 
 def _write(root, job, wall):
-    path = lb.result_path(root, job.task, job.scheme, job.name)
+    path = lb.result_path(root, job.task.name, job.scheme, job.name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"wall_time_s": wall}))
+    path.write_text(json.dumps({"task": job.task.name, "scheme": job.scheme, "model": job.name, "status": "ok",
+                                "wall_time_s": wall}))
 
 
 def test_order_from_declared_task_cost_then_previous_wall_times(tmp_path):
@@ -45,7 +46,7 @@ def test_previous_wall_time_refuses_what_is_not_a_time(tmp_path):
     from kgpubench.board.result import ABSENT
 
     assert lb.wall_time_of(ABSENT) is None and lb.wall_time_of(0) == 0.0  # verify reads committed results' field
-    lb.result_path(tmp_path, job.task, job.scheme, job.name).write_text("[1, 2]")  # not an object
+    lb.result_path(tmp_path, job.task.name, job.scheme, job.name).write_text("[1, 2]")  # not an object
     assert lb.previous_wall_time(tmp_path, job) is None
 
 

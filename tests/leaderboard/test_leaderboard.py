@@ -11,6 +11,7 @@ from task_fixtures import autotune_table, make_store
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import SubmissionError, evaluate, task_data
 from kgpubench.board.render import render_markdown
+from kgpubench.board.result import Result
 from kgpubench.board.submission import check_factory, score_predictions, submit
 from kgpubench.errors import SchemaValidationError
 
@@ -163,7 +164,7 @@ def test_score_accepts_exact_coverage_and_refuses_wrong_rows(tmp_path, store):
     good = tmp_path / "good.parquet"
     df.to_parquet(good)
     res = score_predictions(good, "autotune-config", "by-gpu", data_dir=store.path)
-    assert res["aggregate"]["top1_regret"]["mean"] == 0.0 and res["aggregate"]["male"]["mean"] == 0.0
+    assert res.aggregate["top1_regret"]["mean"] == 0.0 and res.aggregate["male"]["mean"] == 0.0
     bad = tmp_path / "bad.parquet"
     df.drop(index=[0, 1]).to_parquet(bad)
     with pytest.raises(SchemaValidationError, match="fold GPU A: 2 test row\\(s\\) missing"):
@@ -195,7 +196,8 @@ def test_cli_evaluate_and_unknown_task(tmp_path, store):
 def test_ci_verify_fast_baselines_on_the_packaged_data():
     """`make test` re-runs the committed results of the fast subset (the floor and the oracle) on every task."""
     n = lb.verify(only=list(lb.FAST_BASELINES), workers=2)
-    tasks = {r["task"] for r in lb.load_results() if r.get("model") in lb.FAST_BASELINES and r["status"] == "ok"}
+    tasks = {r.task for _, r in lb.read_results() if isinstance(r, Result) and r.model in lb.FAST_BASELINES
+             and r.status == "ok"}
     assert n >= 2 * len(tasks) and "autotune-config" in tasks and "kernel-time" in tasks
 
 
@@ -215,11 +217,11 @@ def test_the_submitting_score_recipe_runs_and_scores(tmp_path):
     exec(compile(recipe, "SUBMITTING.md", "exec"), env)
     assert task_folds("kernel-power", "random10", store.path)
     res = score_predictions(tmp_path / "predictions.parquet", "kernel-power", "random10", data_dir=store.path)
-    assert sorted(res["folds"], key=int) == task_folds("kernel-power", "random10", store.path)
-    assert res["dataset"]["rows"] == 64 and sum(f["n_test"] for f in res["folds"].values()) == 64
+    assert sorted(res.folds, key=int) == task_folds("kernel-power", "random10", store.path)
+    assert res.dataset["rows"] == 64 and sum(f["n_test"] for f in res.folds.values()) == 64
     preds = pd.read_parquet(tmp_path / "predictions.parquet")
     truth = kgpubench.load_dataset("kernels", format="pandas", data_dir=store.path).set_index("row_id")["power_w_avg"]
-    for fold, rec in res["folds"].items():  # the fold's MAPE, by hand from the file and the measured power
+    for fold, rec in res.folds.items():  # the fold's MAPE, by hand from the file and the measured power
         part = preds[preds["fold"] == fold]
         y = truth.loc[part["row_id"]].to_numpy()
         assert rec["scores"]["mape"] == pytest.approx(100 * np.mean(np.abs(part["prediction"].to_numpy() - y) / y))

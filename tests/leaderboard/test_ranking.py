@@ -19,6 +19,7 @@ from kgpubench.board.ranking import (
     standings,
 )
 from kgpubench.board.render import board, render_markdown, table_rows
+from kgpubench.board.result import as_record
 from kgpubench.board.site.pages import _best_line, score_table
 from kgpubench.board.summary import board_rank
 from kgpubench.tasks import get_task, list_tasks
@@ -116,7 +117,7 @@ def test_readme_site_best_line_and_evaluate_agree(records):
     for r in records:
         others = [o for o in records if o is not r]
         expected = {"a": (1, 4), "b": (1, 4), "c": (3, 4), "learned": (4, 4)}.get(r["model"])
-        assert board_rank(r, others) == expected, r["model"]
+        assert board_rank(as_record(r), [as_record(o) for o in others]) == expected, r["model"]
 
 
 def test_the_rule_is_said_once_in_the_header_text(records):
@@ -150,7 +151,7 @@ def test_the_committed_board_agrees_everywhere():
                     assert s.rank is None and "upper bound (measures the test rows)" in rows[st.index(s) + 1][1]
                 if s.rank is not None:
                     pool = [o for o in recs if o is not r]
-                    got = board_rank(r, pool)
+                    got = board_rank(as_record(r), [as_record(o) for o in pool])
                     assert got is None or got[0] == s.rank, (task.name, scheme, r["model"])
                     checked += 1
         top, score = _best_line(task, grouped[task.name])

@@ -68,7 +68,7 @@ def boards(store, models, tmp_path_factory):
 
     def write(out: Path, ran) -> None:
         for job, result in ran:
-            path = out / job.task / job.scheme / f"{job.name}.json"
+            path = out / job.task.name / job.scheme / f"{job.name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(result_json(result))
 
@@ -131,11 +131,14 @@ def test_join_folds_keeps_the_serial_sample_and_hash():
     from kgpubench.ray.board import join_folds
 
     preds = [np.array([1.0, 2.0]), np.array([3.5])]
+    from kgpubench.board.result import Result
+
     parts = [{"folds": 2, "predictions": [preds[i]],
-              "record": {"folds": {f"f{i}": {"scores": {"m": float(i + 1)}}}, "samples": [[0.0, 1.0]] * 300,
-                         "wall_time_s": 1.5, "cpu_time_s": 0.5, "model": "x"}} for i in range(2)]
+              "record": Result(status="ok", task="t", scheme="s", folds={f"f{i}": {"scores": {"m": float(i + 1)}}},
+                               samples=[[0.0, 1.0]] * 300, wall_time_s=1.5, cpu_time_s=0.5, model="x")}
+             for i in range(2)]
     out = join_folds(parts)
-    assert out["aggregate"]["m"] == {"mean": 1.5, "std": 0.5, "median": 1.5, "folds": 2}
-    assert len(out["samples"]) == 400 and out["wall_time_s"] == 3.0 and out["model"] == "x"
+    assert out.aggregate["m"] == {"mean": 1.5, "std": 0.5, "median": 1.5, "folds": 2}
+    assert len(out.samples) == 400 and out.wall_time_s == 3.0 and out.model == "x"
     expected = hashlib.sha256(b"0:2:" + np.array([1.0, 2.0]).tobytes() + b"1:1:" + np.array([3.5]).tobytes())
-    assert out["predictions_sha256"] == expected.hexdigest()
+    assert out.predictions_sha256 == expected.hexdigest()

@@ -17,6 +17,7 @@ from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import SubmissionError, task_data
 from kgpubench.board.pull_request import accept, read_submission, run_submission
 from kgpubench.board.ranking import cell
+from kgpubench.board.result import Result
 from kgpubench.board.submission import score_predictions
 from kgpubench.board.summary import board_rank, result_summary
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, UnknownNameError
@@ -143,22 +144,24 @@ def test_predictions_are_scored_as_given(tmp_path, store):
                                "by-gpu", data_dir=store.path)
     assert res["kind"] == "predictions" and res["model"] == "guess"
     assert res["aggregate"]["male"]["mean"] == pytest.approx(np.log(1.5), rel=1e-5)
-    assert res["aggregate"]["top1_regret"]["mean"] == direct["aggregate"]["top1_regret"]["mean"] == 0.0
+    assert res["aggregate"]["top1_regret"]["mean"] == direct.aggregate["top1_regret"]["mean"] == 0.0
     no_url = folder(tmp_path / "b", "guess", meta=META.format(name="guess"), model=None)
     (no_url / "predictions").mkdir()
     with pytest.raises(SchemaValidationError, match="give `url`"):
         read_submission(no_url)
 
 
-def _result(model, value, task="autotune-config", scheme="by-gpu"):
-    return {"task": task, "scheme": scheme, "model": model, "status": "ok", "wall_time_s": 2.0,
-            "folds": {"a": {}, "b": {}},
-            "aggregate": {"top1_regret": {"mean": value, "std": 0.01}, "kendall_tau": {"mean": 0.5, "std": 0.1}}}
+def _result(model, value, task="autotune-config", scheme="by-gpu", **more) -> Result:
+    return Result.from_dict({
+        "task": task, "scheme": scheme, "model": model, "status": "ok", "wall_time_s": 2.0,
+        "folds": {"a": {}, "b": {}},
+        "aggregate": {"top1_regret": {"mean": value, "std": 0.01}, "kendall_tau": {"mean": 0.5, "std": 0.1}},
+        **more})
 
 
 def test_summary_by_hand():
     board = [_result("a", 0.1), _result("b", 0.3), _result("c", 0.05, scheme="random10"),
-             {**_result("oracle", 0.0), "kind": "reference"}]
+             _result("oracle", 0.0, kind="reference")]
     assert board_rank(_result("mine", 0.2), board) == (2, 3)
     assert board_rank(_result("mine", 0.01), board) == (1, 3)
     text = result_summary(_result("mine", 0.2), board=board, path="r.json")
@@ -168,15 +171,15 @@ def test_summary_by_hand():
         "  kendall_tau  0.5  Kendall tau-b per problem, averaged; higher is better",
         "  on the board it would rank 2 of 3 by top1_regret",
         "  result: r.json"]
-    failed = result_summary({**_result("mine", 0.2), "status": "failed", "message": "boom"})
+    failed = result_summary(_result("mine", 0.2, status="failed", message="boom"))
     assert failed.splitlines()[1] == "  failed: boom"
 
 
-def _scored(model, per_fold, task="autotune-config", scheme="by-gpu"):
+def _scored(model, per_fold, task="autotune-config", scheme="by-gpu") -> Result:
     folds = {f: {"scores": {"top1_regret": v}} for f, v in per_fold.items()}
     mean = sum(per_fold.values()) / len(per_fold)
-    return {"task": task, "scheme": scheme, "model": model, "status": "ok", "wall_time_s": 1.0, "folds": folds,
-            "aggregate": {"top1_regret": {"mean": mean, "std": 0.0}}}
+    return Result.from_dict({"task": task, "scheme": scheme, "model": model, "status": "ok", "wall_time_s": 1.0,
+                             "folds": folds, "aggregate": {"top1_regret": {"mean": mean, "std": 0.0}}})
 
 
 def test_a_one_fold_result_is_ranked_against_the_same_fold_of_each_board_model():
@@ -189,7 +192,7 @@ def test_a_one_fold_result_is_ranked_against_the_same_fold_of_each_board_model()
     assert "on the board it would rank 2 of 3 by top1_regret on the same fold(s) (x)" in text
     assert board_rank(_scored("all", {"x": 0.2, "y": 0.2, "z": 0.2}), board) == (2, 3)  # means: 0.2 vs 0.1, 0.35
     unscored = [_result("a", 0.1), _result("b", 0.3)]  # folds a, b without per-fold scores
-    one = {**_result("mine", 0.2), "folds": {"a": {}}}
+    one = _result("mine", 0.2, folds={"a": {}})
     assert board_rank(one, unscored) is None
     assert "no rank: the board's models have no score on these fold(s)" in result_summary(one, board=unscored)
 

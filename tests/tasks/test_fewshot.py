@@ -159,9 +159,10 @@ def test_the_script_writes_the_curves_and_the_goals_from_the_board_results(tmp_p
     board = tmp_path / "results" / "program-time" / "by-gpu"
     board.mkdir(parents=True)
     folds = {"NVIDIA H100 80GB HBM3": 14.0, "NVIDIA H100 PCIe": 9.0, "NVIDIA L4": 15.0, "Tesla T4": 90.0}
-    (board / "good.json").write_text(json.dumps({"status": "ok", "kind": "model", "folds": {
+    where = {"task": "program-time", "scheme": "by-gpu"}  # a board result names its task and scheme
+    (board / "good.json").write_text(json.dumps({**where, "status": "ok", "kind": "model", "folds": {
         g: {"scores": {"mdape": v}} for g, v in folds.items()}}))
-    (board / "oracle.json").write_text(json.dumps({"status": "ok", "kind": "reference", "folds": {
+    (board / "oracle.json").write_text(json.dumps({**where, "status": "ok", "kind": "reference", "folds": {
         g: {"scores": {"mdape": 0.0}} for g in folds}}))
     out, goals_out = tmp_path / "fewshot.json", tmp_path / "goals.json"
     assert script.main(["--data", str(tmp_path / "store"), "--task", "program-time", "--models", "median",
