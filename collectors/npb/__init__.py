@@ -13,9 +13,10 @@ work is an application's runs and the replays of their recorded calls, not one k
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kgpubench.measure.outcome import CaseOutcome
 from kgpubench.measure.suite import Case, SuiteBase
 
 from .driver import COLLECTOR_VERSION, DEFAULT_CLASSES, SweepRule, plan, plan_item
@@ -69,7 +70,7 @@ class NpbSuite(SuiteBase):
                                grid=(1, 1, 1), block=(int(k["tpb"] or item.assignment[name]), 1, 1),
                                title=item.label)
 
-    def measure(self, case: Case, backend: Any, how: Any) -> Mapping[str, Any]:
+    def measure(self, case: Case, backend: Any, how: Any) -> CaseOutcome:
         """The row's runs (shared by its assignment's rows) and replays: see :mod:`.measure`."""
         return measure_row(plan_item(case.key), backend, how, self._state, self.rule)
 

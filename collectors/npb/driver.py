@@ -219,10 +219,9 @@ def compile_assignment(backend: Any, benchmark: str, assignment: Mapping[str, in
 
 def precompile_assignments(backend: Any, work: Iterable[tuple[str, Mapping[str, int]]]) -> int:
     """Compile the module of every distinct (benchmark, assignment) in ``work`` ahead of time, in parallel,
-    when the backend can (``backend.precompile``); :func:`compile_assignment` then only loads them.
-    Returns how many distinct modules were handed over (0 without ``precompile``)."""
-    pre = getattr(backend, "precompile", None)
-    if pre is None:
+    when the backend has the ``precompile`` capability; :func:`compile_assignment` then only loads them.
+    Returns how many distinct modules were handed over (0 without it)."""
+    if not backend.capabilities.precompile:
         return 0
     sources = {}
     for bench, assignment in work:
@@ -230,5 +229,5 @@ def precompile_assignments(backend: Any, work: Iterable[tuple[str, Mapping[str, 
         if key not in sources:
             sources[key] = kernel_source(bench, kernel_names(bench)[0], assignment)
     if sources:
-        pre(sources=list(sources.values()), features=False)
+        backend.precompile(sources=list(sources.values()), features=False)
     return len(sources)

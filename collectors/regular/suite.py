@@ -10,14 +10,15 @@ verified against the reference on the device: only counts and the first bad valu
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from kgpubench.measure.launch import LaunchCase
 from kgpubench.measure.problems import ProblemCache
 from kgpubench.measure.suite import Case, CompiledKernel, KernelSource, SuiteBase
-from kgpubench.measure.verify import compare, count_nonfinite, poison
+from kgpubench.measure.verify import compare, count_nonfinite
 
 from . import reference as ref
 from .spec import SPEC_BY_KERNEL, SPECS, KernelSpec, Launch, trip_counts
@@ -29,41 +30,22 @@ SRAD_LAMBDA = 0.5
 MM_CHECK_ROWS = 64
 
 
-@dataclass
-class Prepared:
-    """Device arrays of one case and how to launch, poison and check them.
+Output = tuple[str, Any, np.ndarray, Any]  # (name, device array, expected array, selector)
 
-    ``outputs`` holds (name, device array, expected array, selector); the expected arrays are the problem's
-    references (on the device under CuPy); the selector picks the part of the output the kernel writes
-    (``None``: all of it). ``reset`` restores in-place inputs before a check. ``on_release`` tells the
-    suite that the case is done.
+
+@dataclass
+class CheckOutputs:
+    """The check of a case's outputs (a :class:`~kgpubench.measure.launch.LaunchCase` check).
+
+    Each of ``outputs``, ``(name, device array, expected array, selector)``, is compared with the problem's
+    reference (on the device under CuPy); the selector picks the part of the output the kernel writes
+    (``None``: all of it); an output named in ``all_finite`` must also hold no NaN anywhere.
     """
 
-    kernel: CompiledKernel
-    launch_cfg: Launch
-    args: tuple
-    outputs: list[tuple[str, Any, np.ndarray, Any]]
-    reset: Callable[[], None] | None = None
+    outputs: list[Output]
     all_finite: tuple[str, ...] = ()
-    arrays: dict[str, Any] = field(default_factory=dict)
-    on_release: Callable[[], None] | None = None
 
-    def launch(self) -> None:
-        cfg = self.launch_cfg
-        self.kernel(cfg.grid, cfg.block, self.args, shared_mem=cfg.shared_mem)
-
-    def poison(self) -> None:
-        if self.reset is not None:
-            self.reset()
-        for name, arr, _exp, _sel in self.outputs:
-            if name not in self.in_place:
-                poison(arr)
-
-    @property
-    def in_place(self) -> set[str]:
-        return set(self.arrays.get("_in_place", ()))
-
-    def verify(self) -> tuple[bool, str]:
+    def __call__(self) -> tuple[bool, str]:
         details = []
         for name, arr, expected, sel in self.outputs:
             got = arr if sel is None else arr[sel]
@@ -77,13 +59,15 @@ class Prepared:
             details.append(detail)
         return True, "; ".join(details)
 
-    def release(self) -> None:
-        self.outputs.clear()
-        self.arrays.clear()
-        self.args = ()
-        if self.on_release is not None:
-            self.on_release()
-            self.on_release = None
+
+def bind(kernel: CompiledKernel, launch: Launch, args: tuple, outputs: list[Output], *,
+         all_finite: tuple[str, ...] = (), reset: Callable[[], None] | None = None,
+         in_place: tuple[str, ...] = ()) -> LaunchCase:
+    """The :class:`~kgpubench.measure.launch.LaunchCase` of one case: ``outputs`` are checked; those not
+    ``in_place`` are poisoned before the check launch (``reset`` restores the in-place ones)."""
+    poisoned = [arr for name, arr, _e, _s in outputs if name not in in_place]
+    return LaunchCase(kernel, launch.grid, launch.block, args, CheckOutputs(outputs, all_finite),
+                      shared_mem=launch.shared_mem, outputs=poisoned, reset=reset)
 
 
 class RegularSuite(SuiteBase):
@@ -129,7 +113,7 @@ class RegularSuite(SuiteBase):
 
         return self._problems.get(problem_key(kernel, sizes), build, where=xp.__name__)
 
-    def prepare(self, case: Case, kernel: CompiledKernel, xp: Any, rng: Any) -> Prepared:
+    def prepare(self, case: Case, kernel: CompiledKernel, xp: Any, rng: Any) -> LaunchCase:
         name = case.key["kernel"]
         sizes = dict(case.sizes)
         data = self.problem_data(name, sizes, rng, xp)
@@ -232,66 +216,64 @@ def _empty(xp: Any, shape: Any) -> Any:
     return xp.empty(shape, dtype=F32)
 
 
-def _bind_vector_add(d, sz, k, launch, xp) -> Prepared:
+def _bind_vector_add(d, sz, k, launch, xp) -> LaunchCase:
     a, b, c = _dev(xp, d["a"]), _dev(xp, d["b"]), _empty(xp, sz["n"])
-    return Prepared(k, launch, (a, b, c, np.int32(sz["n"])), [("c", c, d["c"], None)])
+    return bind(k, launch, (a, b, c, np.int32(sz["n"])), [("c", c, d["c"], None)])
 
 
-def _bind_euclid(d, sz, k, launch, xp) -> Prepared:
+def _bind_euclid(d, sz, k, launch, xp) -> LaunchCase:
     rec, dist = _dev(xp, d["records"]), _empty(xp, sz["n"])
     args = (rec, dist, np.int32(sz["n"]), F32(d["lat"]), F32(d["lng"]))
-    return Prepared(k, launch, args, [("distances", dist, d["d"], None)])
+    return bind(k, launch, args, [("distances", dist, d["d"], None)])
 
 
-def _bind_srad_1(d, sz, k, launch, xp) -> Prepared:
+def _bind_srad_1(d, sz, k, launch, xp) -> LaunchCase:
     shape = (sz["rows"], sz["cols"])
     J = _dev(xp, d["J"])
     outs = {name: _empty(xp, shape) for name in ("dN", "dS", "dW", "dE", "C")}
     args = (J, *outs.values(), np.int32(sz["rows"]), np.int32(sz["cols"]), F32(d["q0sqr"]))
-    return Prepared(k, launch, args, [(n, arr, d[n], None) for n, arr in outs.items()])
+    return bind(k, launch, args, [(n, arr, d[n], None) for n, arr in outs.items()])
 
 
-def _bind_srad_2(d, sz, k, launch, xp) -> Prepared:
+def _bind_srad_2(d, sz, k, launch, xp) -> LaunchCase:
     ins = [_dev(xp, d[n]) for n in ("J", "dN", "dS", "dW", "dE", "C")]
     out = _empty(xp, (sz["rows"], sz["cols"]))
     args = (*ins, out, np.int32(sz["rows"]), np.int32(sz["cols"]), F32(SRAD_LAMBDA))
-    return Prepared(k, launch, args, [("J_out", out, d["J_out"], None)])
+    return bind(k, launch, args, [("J_out", out, d["J_out"], None)])
 
 
-def _bind_hotspot(d, sz, k, launch, xp) -> Prepared:
+def _bind_hotspot(d, sz, k, launch, xp) -> LaunchCase:
     power, temp = _dev(xp, d["power"]), _dev(xp, d["temp"])
     out = _empty(xp, (sz["rows"], sz["cols"]))
     args = (power, temp, out, np.int32(sz["rows"]), np.int32(sz["cols"]), np.int32(sz["iters"]),
             *(F32(HOT[n]) for n in ("step", "rx1", "ry1", "rz1", "amb")))
-    return Prepared(k, launch, args, [("temp_out", out, d["out"], None)])
+    return bind(k, launch, args, [("temp_out", out, d["out"], None)])
 
 
-def _bind_matrix_mul(d, sz, k, launch, xp) -> Prepared:
+def _bind_matrix_mul(d, sz, k, launch, xp) -> LaunchCase:
     A, B, C = _dev(xp, d["A"]), _dev(xp, d["B"]), _empty(xp, (sz["n"], sz["n"]))
     args = (A, B, C, np.int32(sz["n"]), np.int32(sz["tk"]))
-    return Prepared(k, launch, args, [("C", C, d["C_rows"], d["rows"])], all_finite=("C",))
+    return bind(k, launch, args, [("C", C, d["C_rows"], d["rows"])], all_finite=("C",))
 
 
-def _bind_fan1(d, sz, k, launch, xp) -> Prepared:
+def _bind_fan1(d, sz, k, launch, xp) -> LaunchCase:
     a, m = _dev(xp, d["a"]), _empty(xp, sz["n"])
     t = sz["t"]
-    return Prepared(k, launch, (a, m, np.int32(sz["n"]), np.int32(t)), [("m", m, d["m"], slice(t + 1, None))])
+    return bind(k, launch, (a, m, np.int32(sz["n"]), np.int32(t)), [("m", m, d["m"], slice(t + 1, None))])
 
 
-def _bind_fan2(d, sz, k, launch, xp) -> Prepared:
+def _bind_fan2(d, sz, k, launch, xp) -> LaunchCase:
     a, b, m = _dev(xp, d["a"]), _dev(xp, d["b"]), _dev(xp, d["m_in"])
 
     def reset() -> None:  # in-place kernel: restore the inputs; unwritten outputs then differ from the reference
         a[...] = d["a"]
         b[...] = d["b"]
 
-    p = Prepared(k, launch, (a, b, m, np.int32(sz["n"]), np.int32(sz["t"])),
-                 [("a", a, d["a_out"], None), ("b", b, d["b_out"], None)], reset=reset)
-    p.arrays["_in_place"] = ("a", "b")
-    return p
+    return bind(k, launch, (a, b, m, np.int32(sz["n"]), np.int32(sz["t"])),
+                [("a", a, d["a_out"], None), ("b", b, d["b_out"], None)], reset=reset, in_place=("a", "b"))
 
 
-BINDERS: dict[str, Callable[..., Prepared]] = {
+BINDERS: dict[str, Callable[..., LaunchCase]] = {
     "vector_add": _bind_vector_add, "euclid": _bind_euclid, "srad_cuda_1": _bind_srad_1,
     "srad_cuda_2": _bind_srad_2, "calculate_temp": _bind_hotspot, "matrix_mul": _bind_matrix_mul,
     "fan1": _bind_fan1, "fan2": _bind_fan2,

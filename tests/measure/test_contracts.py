@@ -184,10 +184,13 @@ class _Whole(SuiteBase):
             raise MemoryError("no room")
         if tag == "sticky":
             raise FakeCudaError(700)
+        from kgpubench.measure.outcome import CaseOutcome
+
         backend.clock.advance_ms(40.0)
-        return {"status": "ok", "time_ms_median": 4.0, "time_ms_min": 3.5, "time_ms_mean": 4.25, "repeats": 8,
-                "measurement_protocol": 2, "timing_method": "app", "launches_per_sample": 1, "l2_policy": how.l2_policy,
-                "_measured_ms": 34.0, "_reasons_seen": 0x40}
+        columns = {"time_ms_median": 4.0, "time_ms_min": 3.5, "time_ms_mean": 4.25, "repeats": 8,
+                   "measurement_protocol": 2, "timing_method": "app", "launches_per_sample": 1,
+                   "l2_policy": how.l2_policy}
+        return CaseOutcome("ok", columns=columns, measured_ms=34.0, reasons_seen=0x40)
 
     def drop_caches(self):
         self.dropped += 1

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from kgpubench.measure.backends.base import (
+    Capabilities,
     CaseFailure,
     CompileFailed,
     DeviceInfo,
+    HostClock,
     Infeasible,
     failure_for_code,
     uuid_hash,
@@ -68,10 +70,15 @@ class CupyKernel:
 
 
 class CupyBackend:
-    """Backend on a real GPU through CuPy. Rows it produces have ``source = "measured"``."""
+    """Backend on a real GPU through CuPy. Rows it produces have ``source = "measured"``.
+
+    Capabilities: CUDA graphs, ahead-of-time compilation and PTX always; power and clocks when NVML
+    (nvidia-ml-py) reaches this GPU.
+    """
 
     name = "cupy"
     row_source = "measured"
+    clock = HostClock()
 
     def __init__(self, device: int = 0, compile_cache_dir: Path | None = None) -> None:
         import cupy
@@ -89,6 +96,12 @@ class CupyBackend:
         self._nvml_tried = False
         self._blocker: Any = None
         self._flusher: Any = None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Graphs, precompile and PTX; power and clocks with NVML (:meth:`nvml`)."""
+        with_nvml = self.nvml() is not None
+        return Capabilities(graphs=True, power=with_nvml, clocks=with_nvml, precompile=True, ptx=True)
 
     # -- compilation ---------------------------------------------------------------------------------
     @property

@@ -98,7 +98,7 @@ def test_verification_on_the_device_copies_no_array(kernel, monkeypatch):
     p.launch()
     ok, detail = p.verify()
     assert ok, detail
-    name, out, _expected, sel = p.outputs[0]
+    name, out, _expected, sel = p.check.outputs[0]
     if sel is None:
         out.reshape(-1)[0] += 1.0  # one wrong value in the part that is checked
     else:
