@@ -89,7 +89,32 @@ class CollectOptions:
 
 @dataclass
 class CollectSummary:
-    """What a collection did: rows written or skipped (already in the output), statuses, times."""
+    """What the collection of one suite did: what :func:`kgpubench.collect` returns, what ``kgpubench collect``
+    prints, and what each Ray partition reports.
+
+    Attributes
+    ----------
+    total : int
+        Cases selected.
+    written : int
+        Rows written now.
+    skipped : int
+        Cases whose row was already in the output (resume).
+    statuses : Counter
+        Rows written now, by ``status``.
+    stopped_early : bool
+        ``max_minutes`` stopped it before the last case.
+    measured_ms : float
+        GPU time spent measuring (ms).
+    wall_s : float
+        Wall time of the run loop (s).
+    cvs : list of float
+        ``time_cv`` of every row written now that has one.
+    run_id : str
+        This process's run id on this device.
+    out : str
+        The suite's shard folder (empty where no single folder is written to).
+    """
 
     total: int = 0
     written: int = 0
@@ -100,6 +125,19 @@ class CollectSummary:
     wall_s: float = 0.0
     cvs: list[float] = field(default_factory=list)
     run_id: str = ""
+    out: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as ``kgpubench collect --json`` prints it (and the collect bundle stores it)."""
+        return {"written": self.written, "skipped": self.skipped, "total": self.total,
+                "statuses": dict(self.statuses), "stopped_early": self.stopped_early, "wall_s": self.wall_s,
+                "measured_ms": self.measured_ms, "run_id": self.run_id, "out": self.out}
+
+    def line(self, suite: str) -> str:
+        """One line for the log: rows written and skipped, statuses, an early stop, the folder."""
+        statuses = ", ".join(f"{k}={v}" for k, v in sorted(self.statuses.items())) or "nothing new"
+        return (f"{suite}: {self.written} rows written, {self.skipped} already there ({statuses})"
+                f"{'; stopped at --max-minutes' if self.stopped_early else ''} -> {self.out}")
 
 
 def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = DEFAULT_RULE,
@@ -271,7 +309,9 @@ def case_row_base(case: Case, table: Table, gpu: dict[str, Any]) -> dict[str, An
     return {k: v for k, v in row.items() if k in names}
 
 
-def _select_cases(suite: Any, options: CollectOptions, device: Any = None) -> list[Case]:
+def select_cases(suite: Any, options: CollectOptions, device: Any = None) -> list[Case]:
+    """The cases of ``suite`` that ``options`` select (quick, kernels; an unknown kernel is an error); ``device``
+    is the DeviceInfo measured on (None: a plan without a GPU)."""
     kernels = list(options.kernels) if options.kernels else None
     if kernels:
         known = set(suite_kernels(suite))
@@ -316,7 +356,7 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
         features = _default_features(backend) if has_features else (lambda case, dev: {})
     dev = backend.device()
     gpu = gpu_columns(dev)
-    cases = _select_cases(suite, options, dev)
+    cases = select_cases(suite, options, dev)
     run_id = process_run_id(dev.uuid_hash)  # a resume in another process or on another board is a new run
     summary = CollectSummary(total=len(cases), run_id=run_id)
     policy = options.policy_for(suite)

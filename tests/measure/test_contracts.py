@@ -15,7 +15,7 @@ from kgpubench.measure import suites as suites_mod
 from kgpubench.measure.backends.fake import FakeBackend
 from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.output import ShardWriter
-from kgpubench.measure.runner import CollectOptions, _select_cases, run_suite
+from kgpubench.measure.runner import CollectOptions, run_suite, select_cases
 from kgpubench.measure.suite import SuiteBase, as_suite
 from kgpubench.measure.timing import StopRule
 from kgpubench.testing import check_backend, check_suite
@@ -28,8 +28,8 @@ def test_every_built_in_suite_passes_check_suite(name):
     suite = suites_mod.load_suite(name)
     assert isinstance(suite, SuiteBase) and as_suite(suite) is suite
     counts = check_suite(suite)
-    assert counts["quick"] == len(_select_cases(suite, CollectOptions(quick=True)))
-    assert counts["full"] == len(_select_cases(suite, CollectOptions(quick=False)))
+    assert counts["quick"] == len(select_cases(suite, CollectOptions(quick=True)))
+    assert counts["full"] == len(select_cases(suite, CollectOptions(quick=False)))
     assert suite.measures_itself is (name == "npb")
 
 
