@@ -12,7 +12,7 @@ from regular_loader import modules, regular
 from kgpubench.measure.backends.fake import FakeDeviceArray, fake_device_module
 from kgpubench.measure.backends.registry import get_backend
 
-_, ref, suite_mod = modules()
+_, ref, prepare_mod = modules()
 
 
 def _vector_add(grid, block, args, smem):
@@ -37,13 +37,13 @@ IMPLS = {"vector_add": _vector_add, "matrix_mul": _matrix_mul, "fan2": _fan2}
 @pytest.fixture
 def counted(monkeypatch):
     calls = []
-    real = suite_mod.MAKERS["vector_add"]
+    real = prepare_mod.MAKERS["vector_add"]
 
     def maker(sizes, rng):
         calls.append(dict(sizes))
         return real(sizes, rng)
 
-    monkeypatch.setitem(suite_mod.MAKERS, "vector_add", maker)
+    monkeypatch.setitem(prepare_mod.MAKERS, "vector_add", maker)
     return calls
 
 

@@ -94,7 +94,7 @@ def test_launch_runs_steps_with_alternating_buffers():
 
 
 def test_large_grids_are_filled_from_a_pool_of_planes(monkeypatch):
-    prepared = importlib.import_module("kgpubench_collectors.stencil.prepared")
+    prepared = importlib.import_module("kgpubench_collectors.stencil.prepare")
     monkeypatch.setattr(prepared, "FULL_RANDOM_POINTS", 1000)
     u0, _u1, vel = prepared.device_fields(np, np.random.default_rng(1), (20, 12, 12), 2, "float32")
     assert u0.dtype == np.float32 and u0.shape == (20, 12, 12)
