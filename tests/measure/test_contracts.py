@@ -36,7 +36,8 @@ def test_every_built_in_suite_passes_check_suite(name):
 def test_the_fake_backend_passes_check_backend(tmp_path):
     backend = get_backend("fake")
     check_backend(backend, workdir=tmp_path)
-    assert [name for name, *_ in backend.launches] == ["kgpubench_check"] * (3 + 4 * 2)  # 3 timed; 4 samples of 2
+    # 3 timed; 4 samples of 2; then the declared graphs: one capture and 2 samples of 2
+    assert [name for name, *_ in backend.launches] == ["kgpubench_check"] * (3 + 4 * 2 + 1 + 2 * 2)
 
 
 @pytest.mark.gpu
