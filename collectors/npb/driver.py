@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgpubench.measure.timing import relative_standard_error, summarize
+
 from .apps import NpbApp
 from .launcher import Launcher
 from .sources import full_assignment, kernel_source
@@ -117,8 +119,6 @@ def _params(assignment: Mapping[str, int]) -> list[dict[str, float]]:
 
 
 def _stats(times: Sequence[float]) -> dict[str, Any]:
-    from kgpubench.measure.timing import relative_standard_error, summarize
-
     s = summarize(times)
     rse = relative_standard_error(times)
     return {"time_ms_median": s.median, "time_ms_min": s.min, "time_ms_mean": s.mean, "time_ms_std": s.std,
