@@ -176,6 +176,9 @@ def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
         kernel = backend.compile(KernelSource(path, "kgpubench_check"))
     _require(callable(kernel) and int(kernel.max_threads_per_block) > 0, what,
              "compile() must give a callable kernel with max_threads_per_block")
+    regs = getattr(kernel, "registers", "missing")
+    _require(regs is None or (isinstance(regs, int) and regs > 0), what,
+             f"the compiled kernel's `registers` must be an int > 0 or None (unknown), not {regs!r}")
     x = backend.xp.zeros(256, dtype="float32")
     calls = []
 

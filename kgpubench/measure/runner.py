@@ -158,7 +158,7 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = D
     try:
         check_feasible(case, dev, backend.free_memory_bytes() if case.memory_bytes else None)
         kernel = backend.compile(case.source)
-        nreg = getattr(kernel, "registers", None)  # CuPy kernels know it; optional in CompiledKernel
+        nreg = kernel.registers  # None where the backend does not know it
         if case.threads_per_block > kernel.max_threads_per_block:
             return CaseOutcome.failed("infeasible", f"{case.threads_per_block} threads per block > "
                                       f"{kernel.max_threads_per_block} allowed by the compiled kernel (registers)")

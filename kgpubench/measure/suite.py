@@ -161,11 +161,13 @@ class CompiledKernel(Protocol):
     """A compiled kernel, callable like ``cupy.RawKernel``: ``kernel(grid, block, args, shared_mem=0)``.
 
     ``args`` is a tuple of device arrays and NumPy scalars (``numpy.int32(n)``, ``numpy.float32(x)``): pass
-    scalars with the exact C type of the parameter.
+    scalars with the exact C type of the parameter. ``registers`` is the registers per thread of the compiled
+    kernel, or ``None`` where the backend does not know it (the ``nreg`` column then comes from the features).
     """
 
     name: str
     max_threads_per_block: int
+    registers: int | None
 
     def __call__(self, grid: Dim3, block: Dim3, args: tuple, shared_mem: int = 0) -> None: ...
 

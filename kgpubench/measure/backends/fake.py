@@ -71,6 +71,7 @@ class FakeKernel:
         self.name = name
         self.defines = dict(defines)
         self.max_threads_per_block = backend.max_threads.get(name, 1024)
+        self.registers: int | None = None  # unknown, as for a backend without a register count
 
     def __call__(self, grid: Dim3, block: Dim3, args: tuple, shared_mem: int = 0) -> None:
         self._backend._launch(self, tuple(grid), tuple(block), args, int(shared_mem))
