@@ -14,12 +14,11 @@ from typing import Any, Optional
 import typer
 
 from kgpubench.errors import DataFileNotFoundError, NoGpuError, unknown_name
-from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.conditions import ClockLock, parse_lock_mode
-from kgpubench.measure.suites import available_suites, load_suite
 
-# The harness (kgpubench.measure.api / runner: NumPy, pyarrow) and rich's progress bar are imported inside the
-# functions that run a collection: every kgpubench command imports this module at start-up.
+# The harness (the backend registry, the suite registry, kgpubench.measure.api / runner: NumPy, pyarrow) and
+# rich's progress bar are imported inside the functions that run a collection: every kgpubench command imports
+# this module at start-up.
 NO_GPU_EXIT = NoGpuError.exit_code
 DEFAULT_OUT = Path("kgpubench-shards")  # kgpubench.measure.api.DEFAULT_OUT
 L2_CHOICES = ("warm", "flushed")  # kgpubench.measure.runner.L2_POLICIES
@@ -55,6 +54,8 @@ def collect(
                                       "measuring its share; --device is then Ray's choice. docs/RAY.md."),
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
+    from kgpubench.measure.backends.registry import get_backend
+    from kgpubench.measure.suites import available_suites, load_suite
     from kgpubench.store.shards import refuse_stdout
 
     refuse_stdout(out, "a folder of shards and a bundle")
