@@ -174,8 +174,9 @@ class _Marks:
 
     def __init__(self, backend: Any, clock: Callable[[], float]) -> None:
         self.clock, self.compile_s, self.marks = clock, 0.0, [clock()]
-        pre = getattr(backend, "precompile", None)
-        if pre is not None:
+        if backend.capabilities.precompile:
+            pre = backend.precompile
+
             def timed(*args: Any, **kwargs: Any) -> Any:
                 t0 = clock()
                 try:

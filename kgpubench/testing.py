@@ -146,7 +146,9 @@ def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
     gives a :class:`~kgpubench.hardware.DeviceInfo` with positive limits; ``free_memory_bytes()`` is
     within the device memory; ``compile`` gives a callable kernel with a thread limit; ``time_launches`` and a
     ``batch`` sampler give one finite, non-negative time per call or sample; ``classify`` maps an unrelated
-    exception to None; ``nvml()`` is None or reads a power.
+    exception to None; ``nvml()`` is None or reads a power; ``capabilities`` is a declared
+    :class:`~kgpubench.measure.backends.base.Capabilities` whose parts hold (power or clocks need ``nvml()``,
+    precompile and ptx their methods, graphs a working graph sampler) and ``clock`` has ``ns()`` and ``sleep()``.
     """
     import math
     import tempfile
@@ -174,6 +176,9 @@ def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
         kernel = backend.compile(KernelSource(path, "kgpubench_check"))
     _require(callable(kernel) and int(kernel.max_threads_per_block) > 0, what,
              "compile() must give a callable kernel with max_threads_per_block")
+    regs = getattr(kernel, "registers", "missing")
+    _require(regs is None or (isinstance(regs, int) and regs > 0), what,
+             f"the compiled kernel's `registers` must be an int > 0 or None (unknown), not {regs!r}")
     x = backend.xp.zeros(256, dtype="float32")
     calls = []
 
@@ -198,3 +203,34 @@ def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
              "classify() must return None for an exception that is not a per-case failure")
     nvml = backend.nvml()
     _require(nvml is None or int(nvml.power_mw()) >= 0, what, "nvml() must be None or read a power")
+    _check_capabilities(backend, what, unit, nvml)
+
+
+def _check_capabilities(backend: Any, what: str, unit: Any, nvml: Any) -> None:
+    """The declared capabilities and host clock hold: each declared optional part is there and works."""
+    import math
+
+    from kgpubench.measure.backends.base import Capabilities
+
+    caps = getattr(backend, "capabilities", None)
+    _require(isinstance(caps, Capabilities), what, "`capabilities` must be a "
+             "kgpubench.measure.backends.base.Capabilities (declare graphs, power, clocks, precompile, ptx)")
+    clock = getattr(backend, "clock", None)
+    _require(callable(getattr(clock, "ns", None)) and callable(getattr(clock, "sleep", None)), what,
+             "`clock` must have ns() and sleep(seconds) (kgpubench.measure.backends.base.HostClock)")
+    _require(isinstance(clock.ns(), int), what, "clock.ns() must give an int of nanoseconds")
+    for name in ("power", "clocks"):
+        _require(not getattr(caps, name) or nvml is not None, what,
+                 f"capabilities.{name} is declared but nvml() is None")
+    for name in ("precompile", "ptx"):
+        _require(not getattr(caps, name) or callable(getattr(backend, name, None)), what,
+                 f"capabilities.{name} is declared but the backend has no {name}() method")
+    if caps.graphs:
+        sampler = backend.sampler(unit, method="graph", launches=2)
+        try:
+            samples = list(sampler.run(2))
+        finally:
+            sampler.close()
+        backend.synchronize()
+        _require(len(samples) == 2 and all(math.isfinite(t) and t >= 0 for t in samples), what,
+                 f"capabilities.graphs is declared but a graph sampler gave {samples}")

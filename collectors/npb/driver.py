@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgpubench.measure.timing import relative_standard_error, summarize
+
 from .apps import NpbApp
 from .launcher import Launcher
 from .sources import full_assignment, kernel_source
@@ -117,8 +119,6 @@ def _params(assignment: Mapping[str, int]) -> list[dict[str, float]]:
 
 
 def _stats(times: Sequence[float]) -> dict[str, Any]:
-    from kgpubench.measure.timing import relative_standard_error, summarize
-
     s = summarize(times)
     rse = relative_standard_error(times)
     return {"time_ms_median": s.median, "time_ms_min": s.min, "time_ms_mean": s.mean, "time_ms_std": s.std,
@@ -219,10 +219,9 @@ def compile_assignment(backend: Any, benchmark: str, assignment: Mapping[str, in
 
 def precompile_assignments(backend: Any, work: Iterable[tuple[str, Mapping[str, int]]]) -> int:
     """Compile the module of every distinct (benchmark, assignment) in ``work`` ahead of time, in parallel,
-    when the backend can (``backend.precompile``); :func:`compile_assignment` then only loads them.
-    Returns how many distinct modules were handed over (0 without ``precompile``)."""
-    pre = getattr(backend, "precompile", None)
-    if pre is None:
+    when the backend has the ``precompile`` capability; :func:`compile_assignment` then only loads them.
+    Returns how many distinct modules were handed over (0 without it)."""
+    if not backend.capabilities.precompile:
         return 0
     sources = {}
     for bench, assignment in work:
@@ -230,5 +229,5 @@ def precompile_assignments(backend: Any, work: Iterable[tuple[str, Mapping[str, 
         if key not in sources:
             sources[key] = kernel_source(bench, kernel_names(bench)[0], assignment)
     if sources:
-        pre(sources=list(sources.values()), features=False)
+        backend.precompile(sources=list(sources.values()), features=False)
     return len(sources)

@@ -18,6 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kgpubench.errors import LaunchFailed
+from kgpubench.measure.outcome import CaseOutcome
+from kgpubench.measure.runner import time_unit
+
 from .apps import APPS, NpbApp
 from .driver import (
     KERNEL_RUNS,
@@ -64,8 +68,8 @@ class AppRuns:
         self.group, self.app, self.runs, self.setup_error = None, None, {}, None
 
 
-def measure_row(item: PlanItem, backend: Any, how: Any, state: AppRuns, rule: SweepRule) -> dict[str, Any]:
-    """The measurement columns of one planned row (``how``: the harness's
+def measure_row(item: PlanItem, backend: Any, how: Any, state: AppRuns, rule: SweepRule) -> CaseOutcome:
+    """The outcome of one planned row (``how``: the harness's
     :class:`~kgpubench.measure.runner.CaseSettings`). A compile, launch or out-of-memory failure of the
     assignment's runs is that assignment's status for all its rows; a sticky CUDA error is raised for the
     harness to record and stop on."""
@@ -79,17 +83,14 @@ def measure_row(item: PlanItem, backend: Any, how: Any, state: AppRuns, rule: Sw
         row = kernel_row(key["benchmark"], key["npb_class"], key["kernel"], key["tpb"], meas, timing, how.l2_policy)
     if meas.detail:
         row["status_detail"] = meas.detail
-    row["_measured_ms"] = (sum(meas.app_ms) if fresh else 0.0) + (timing.gpu_ms if timing is not None else 0.0)
-    if timing is not None:
-        row["_reasons_seen"] = timing.reasons_seen
-    return row
+    measured_ms = (sum(meas.app_ms) if fresh else 0.0) + (timing.gpu_ms if timing is not None else 0.0)
+    return CaseOutcome.of_columns(row, measured_ms=measured_ms,
+                                  reasons_seen=timing.reasons_seen if timing is not None else 0)
 
 
 def _runs(item: PlanItem, app: NpbApp, backend: Any, rule: SweepRule, state: AppRuns
           ) -> tuple[RunMeasurement, bool]:
     """The runs of the item's assignment (measured now when ``True``), and for a run row at least ``rule``'s."""
-    from kgpubench.measure.backends.base import LaunchFailed
-
     key = tuple(sorted(item.assignment.items()))
     wanted = rule if item.key["row_kind"] == "run" else KERNEL_RUNS
     known = state.runs.get(key)
@@ -113,8 +114,6 @@ REPLAY_LIMITS = {"min_samples": 3, "max_gpu_ms": 3000.0, "max_wall_s": 15.0}
 
 def _replay_timing(item: PlanItem, meas: RunMeasurement, backend: Any, how: Any) -> Any:
     """Protocol-2 time of the row's kernel (all kernels for a run row) from replays of the recorded calls."""
-    from kgpubench.measure.runner import time_unit
-
     if meas.status != "ok" or meas.launcher is None:
         return None
     name = None if item.key["row_kind"] == "run" else item.key["kernel"]

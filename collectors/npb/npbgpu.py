@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kgpubench.errors import DataFileNotFoundError, SuiteError
+from kgpubench.measure.timing import summarize
 
 from .spec import BENCHMARKS, KERNELS, TPB_CHOICES, check_benchmark, check_class, default_tpb, uniform_tpb
 
@@ -130,8 +131,6 @@ def build_and_run(cuda: Path, benchmark: str, npb_class: str, runs: int, *,
 
 
 def _stats_ms(values_s: Sequence[float]) -> dict[str, Any]:
-    from kgpubench.measure.timing import summarize
-
     s = summarize([v * 1e3 for v in values_s])
     return {"time_ms_median": s.median, "time_ms_min": s.min, "time_ms_mean": s.mean, "time_ms_std": s.std,
             "repeats": s.count, "time_cv": s.cv}

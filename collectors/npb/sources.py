@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kgpubench.errors import unknown_name
+from kgpubench.measure.suite import KernelSource
 
 from .spec import KERNELS, TPB_CHOICES, NpbSpecError, check_benchmark, default_tpb
 
@@ -48,8 +49,6 @@ def defines(benchmark: str, assignment: Mapping[str, int] | None = None) -> dict
 
 def kernel_source(benchmark: str, kernel: str, assignment: Mapping[str, int] | None = None):
     """A harness :class:`~kgpubench.measure.suite.KernelSource` for one kernel under an assignment."""
-    from kgpubench.measure.suite import KernelSource
-
     bench = check_benchmark(benchmark)
     names = [k.name for k in KERNELS[bench]]
     if kernel not in names:

@@ -4,9 +4,10 @@ Inputs are drawn on the host with the harness's ``numpy.random.Generator`` once 
 sizes: the first case of the problem draws them), copied to the device and kept there for the problem's
 launch configurations (:class:`~kgpubench.measure.problems.ProblemCache`); references that do not depend on
 the launch (the histogram's bins) are computed once per problem too. Every case gets its own device copies of
-the inputs and fresh outputs, and :func:`prepare` returns a :class:`PreparedPower` whose ``verify`` compares
-the device outputs with :mod:`reference`. Tolerances are bounds on the float32 (or float64) rounding of each
-kernel's own operation order, written next to each check; integer outputs must match exactly.
+the inputs and fresh outputs, and :func:`prepare` returns a :class:`~kgpubench.measure.launch.LaunchCase`
+whose ``verify`` compares the device outputs with :mod:`reference`. Tolerances are bounds on the float32 (or
+float64) rounding of each kernel's own operation order, written next to each check; integer outputs must match
+exactly.
 
 Every output element is checked for having been written (poison: NaN for floats, all ones bits for integers,
 values a correct kernel never produces here), on the device: only the count and the first bad index cross to
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from kgpubench.measure.launch import LaunchCase
 from kgpubench.measure.verify import array_module, to_host
 
 from . import reference as ref
@@ -41,50 +43,6 @@ SAMPLE_ROWS = 256
 SAMPLE_TILES = 4096
 
 Check = Callable[..., tuple[bool, str]]
-
-
-class PreparedPower:
-    """Device inputs and outputs of one case, bound to its compiled kernel (the harness's PreparedCase)."""
-
-    def __init__(self, kernel: Any, case: Any, args: tuple, outputs: list, check: Check,
-                 on_release: Callable[[], None] | None = None) -> None:
-        self._kernel = kernel
-        self._grid = tuple(case.grid)
-        self._block = tuple(case.block)
-        self._smem = int(case.shared_mem_bytes)
-        self._args = args
-        self._outputs = outputs
-        self._check = check
-        self._on_release = on_release
-
-    def launch(self) -> None:
-        """Enqueue one launch of the kernel."""
-        self._kernel(self._grid, self._block, self._args, shared_mem=self._smem)
-
-    def poison(self) -> None:
-        """Fill float outputs with NaN and integer outputs with all ones bits."""
-        for out in self._outputs:
-            if np.dtype(out.dtype).kind == "f":
-                out.fill(np.nan)
-            else:
-                out.fill(np.iinfo(np.dtype(out.dtype)).max)
-
-    def verify(self) -> tuple[bool, str]:
-        """Compare the outputs with the NumPy reference (on the device; samples and scalars cross)."""
-        return self._check(*self._outputs)
-
-    def release(self) -> None:
-        """Drop every reference to the device arrays; tell the suite the case is done."""
-        self._args = ()
-        self._outputs = []
-        self._check = _released
-        if self._on_release is not None:
-            self._on_release()
-            self._on_release = None
-
-
-def _released(*_host: Any) -> tuple[bool, str]:
-    return False, "case already released"
 
 
 def within(got: np.ndarray, expected: np.ndarray, tol: Any, what: str) -> tuple[bool, str]:
@@ -439,7 +397,7 @@ def problem_key(case: Any) -> tuple:
     return (case.source.kernel, case.key["variant"], tuple(sorted(dict(case.sizes).items())))
 
 
-def prepare(case: Any, kernel: Any, xp: Any, rng: Any, problems: Any = None) -> PreparedPower:
+def prepare(case: Any, kernel: Any, xp: Any, rng: Any, problems: Any = None) -> LaunchCase:
     """Inputs for ``case`` on the device, bound to ``kernel`` (see the module doc).
 
     ``problems`` (a :class:`~kgpubench.measure.problems.ProblemCache`) keeps the problem's inputs for its
@@ -454,4 +412,5 @@ def prepare(case: Any, kernel: Any, xp: Any, rng: Any, problems: Any = None) -> 
         data = problems.get(key, lambda: io.problem(case, xp, rng), where=xp.__name__)
         on_release = lambda: problems.done(key)  # noqa: E731 - a one-line callback
     args, outputs, check = io.bind(case, data, xp, rng)
-    return PreparedPower(kernel, case, args, outputs, check, on_release)
+    # outputs are poisoned (NaN for floats, all ones bits for the unsigned counts) and checked on the device
+    return LaunchCase.of(case, kernel, args, lambda: check(*outputs), outputs=outputs, on_release=on_release)

@@ -29,6 +29,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from kgpubench.errors import unknown_name
+
 Dim3 = tuple[int, int, int]
 Sizes = Mapping[str, int]
 
@@ -242,8 +244,6 @@ def select(kernels: list[str] | tuple[str, ...] | None) -> list[PowerKernel]:
     known = kernel_names() + [k.name for k in KERNELS if k.variant]
     for name in kernels:
         if name not in known:
-            from kgpubench.errors import unknown_name
-
             raise unknown_name("power-suite kernel", name, known)
     wanted = set(kernels)
     return [k for k in KERNELS if k.kernel in wanted or k.name in wanted]

@@ -9,7 +9,7 @@ from kgpubench.errors import unknown_name
 from kgpubench.measure.suite import SuiteBase
 
 from .cases import make_case
-from .prepared import StencilCaches, StencilRun, problem_key
+from .prepare import StencilCaches, StencilRun, problem_key
 from .spec import VARIANTS, StencilConfig, sweep
 
 COLLECTOR_VERSION = "1.1.0"  # 1.1.0: one time step per timed unit (protocol 2 samples many)
@@ -67,3 +67,6 @@ def config_of(case: Any) -> StencilConfig:
         variant=str(k["variant"]), block_size=int(k["block_size"]), steps=int(c["steps"]),
         group=str(c["sweep_group"]),
     )
+
+
+SUITE = StencilSuite()

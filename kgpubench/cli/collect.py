@@ -7,15 +7,21 @@ datasets, lightgbm or xgboost.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
-from kgpubench.errors import NoGpuError
+from kgpubench.errors import DataFileNotFoundError, NoGpuError, unknown_name
+from kgpubench.measure.conditions import ClockLock, parse_lock_mode
 
+# The harness (the backend registry, the suite registry, kgpubench.measure.api / runner: NumPy, pyarrow) and
+# rich's progress bar are imported inside the functions that run a collection: every kgpubench command imports
+# this module at start-up.
 NO_GPU_EXIT = NoGpuError.exit_code
-DEFAULT_OUT = Path("kgpubench-shards")
+DEFAULT_OUT = Path("kgpubench-shards")  # kgpubench.measure.api.DEFAULT_OUT
+L2_CHOICES = ("warm", "flushed")  # kgpubench.measure.runner.L2_POLICIES
 
 
 SUITE_OPTION = typer.Option(None, "--suite", "-s", help="Suite to run (regular, power, stencil, npb); repeat "
@@ -48,30 +54,23 @@ def collect(
                                       "measuring its share; --device is then Ray's choice. docs/RAY.md."),
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
+    from kgpubench.measure.backends.registry import get_backend
     from kgpubench.measure.suites import available_suites, load_suite
     from kgpubench.store.shards import refuse_stdout
 
     refuse_stdout(out, "a folder of shards and a bundle")
     names = list(suite) if suite else available_suites()  # every registered suite, built-in or plugged in
     if not names:
-        from kgpubench.errors import DataFileNotFoundError
-
         raise DataFileNotFoundError("no suite found under collectors/; pass --suite with an existing suite.")
     suites = [load_suite(n) for n in names]
     selected = {s.name: _kernels_for(s, kernel, len(suites) > 1) for s in suites}
     unknown = [k for k in kernel or () if k not in _all_kernels(suites)]
     if unknown:
-        from kgpubench.errors import unknown_name
-
         raise unknown_name("kernel", unknown[0], _all_kernels(suites))
     suites = [s for s in suites if selected[s.name] != []]
-    from kgpubench.measure.conditions import parse_lock_mode
-
     lock_mode = parse_lock_mode(lock_clocks)
-    if l2 is not None and l2 not in ("warm", "flushed"):
-        from kgpubench.errors import unknown_name
-
-        raise unknown_name("L2 policy", l2, ["warm", "flushed"])
+    if l2 is not None and l2 not in L2_CHOICES:
+        raise unknown_name("L2 policy", l2, list(L2_CHOICES))
     if dry_run:
         _print_plan(suites, selected, quick, out, as_json)
         return
@@ -84,14 +83,10 @@ def collect(
         if as_json:
             typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
         return
-    from kgpubench.measure.backends.registry import get_backend
-
     backend = get_backend("cupy", device=device)  # no GPU: NoGpuError, one line and exit NO_GPU_EXIT
-    from kgpubench.measure.conditions import ClockLock
+    from rich.console import Console
 
-    with ClockLock(backend.nvml(), lock_mode) as lock:
-        from rich.console import Console
-
+    with ClockLock(backend.nvml() if backend.capabilities.clocks else None, lock_mode) as lock:
         Console(stderr=True).print(lock.note)
         summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes,
                                       clocks_locked=lock.locked, l2=l2) for s in suites}
@@ -122,13 +117,11 @@ def _all_kernels(suites) -> list[str]:
 
 
 def _print_plan(suites, selected: dict, quick: bool, out: Path, as_json: bool) -> None:
-    from collections import Counter
-
-    from kgpubench.measure.runner import CollectOptions, _select_cases
+    from kgpubench.measure.api import plan as plan_cases
 
     plan = {}
     for s in suites:
-        cases = _select_cases(s, CollectOptions(quick=quick, kernels=selected[s.name]))
+        cases = plan_cases(s, quick=quick, kernels=selected[s.name])
         per_kernel = Counter(c.key.get("kernel", c.source.kernel) for c in cases)
         plan[s.name] = {"table": s.table, "out": str(out / s.name), "cases": len(cases),
                         "kernels": dict(sorted(per_kernel.items()))}
@@ -142,7 +135,9 @@ def _print_plan(suites, selected: dict, quick: bool, out: Path, as_json: bool) -
 
 
 def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | None, *, clocks_locked: bool = False,
-             l2: str | None = None) -> dict:
+             l2: str | None = None) -> dict[str, Any]:
+    """One suite through :func:`kgpubench.measure.api.collect`, with a progress bar and a line at the end; its
+    :class:`~kgpubench.measure.runner.CollectSummary` as the ``--json`` dict."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -153,32 +148,21 @@ def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | N
         TimeRemainingColumn,
     )
 
-    from kgpubench.measure.output import ShardWriter
-    from kgpubench.measure.runner import CollectOptions, run_suite
+    from kgpubench.measure.api import collect as collect_suite
 
     console = Console(stderr=True)
-    writer = ShardWriter(out / s.name, s.table)
-    options = CollectOptions(quick=quick, kernels=kernels, max_minutes=max_minutes, clocks_locked=clocks_locked,
-                             l2_policy=l2)
     columns = (TextColumn("[bold]{task.fields[suite]}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.description}"))
-    try:
-        with Progress(*columns, console=console, transient=False) as bar:
-            task = bar.add_task("", total=None, suite=s.name)
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("", total=None, suite=s.name)
 
-            def progress(done: int, total: int, label: str) -> None:
-                bar.update(task, completed=done, total=total, description=label[:60])
+        def progress(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, description=label[:60])
 
-            summary = run_suite(s, backend, writer, options, progress=progress)
-    finally:
-        writer.close()
-    statuses = ", ".join(f"{k}={v}" for k, v in sorted(summary.statuses.items())) or "nothing new"
-    console.print(f"{s.name}: {summary.written} rows written, {summary.skipped} already there ({statuses})"
-                  f"{'; stopped at --max-minutes' if summary.stopped_early else ''} -> {writer.folder}")
-    return {"written": summary.written, "skipped": summary.skipped, "total": summary.total,
-            "statuses": dict(summary.statuses), "stopped_early": summary.stopped_early,
-            "wall_s": summary.wall_s, "measured_ms": summary.measured_ms, "run_id": summary.run_id,
-            "out": str(writer.folder)}
+        summary = collect_suite(s, backend=backend, out=out, quick=quick, kernels=kernels, max_minutes=max_minutes,
+                                clocks_locked=clocks_locked, l2_policy=l2, progress=progress).summary
+    console.print(summary.line(s.name))
+    return summary.to_dict()
 
 
 def register(app: typer.Typer) -> None:

@@ -32,15 +32,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kgpubench.errors import CompileCacheError
+from kgpubench.errors import CompileCacheError, CompileFailed, ToolchainError
+from kgpubench.features.toolchain import INSTALL_HINT, _nvrtc_candidates, _nvrtc_version, nvrtc_run, parse_ptxas_report
+from kgpubench.measure.features_link import _warn_once, artefact_features
 from kgpubench.measure.suite import Case, KernelSource
 from kgpubench.store.shards import file_mode
 
@@ -126,17 +131,12 @@ class CtypesNvrtc:
 
     @classmethod
     def find(cls) -> CtypesNvrtc:
-        from kgpubench.errors import ToolchainError
-        from kgpubench.features.toolchain import INSTALL_HINT, _nvrtc_candidates, _nvrtc_version
-
         libs = _nvrtc_candidates()
         if not libs:
             raise ToolchainError(f"no NVRTC library found for ahead-of-time compilation; {INSTALL_HINT}.")
         return cls(library=str(libs[0]), version=f"nvrtc {_nvrtc_version(libs[0])} (ctypes)")
 
     def __call__(self, text: str, filename: str, options: Sequence[str]) -> CompileOutput:
-        from kgpubench.features.toolchain import nvrtc_run
-
         run = nvrtc_run(self.library, text, filename, tuple(options), cubin=True)
         if not run.created:
             return CompileOutput(status=run.status, log=run.error)
@@ -194,8 +194,6 @@ class Artefact:
 
     def resources(self) -> dict[str, Any]:
         """``{entry: Resources}`` from the ptxas report in the log (empty when NVRTC printed none)."""
-        from kgpubench.features.toolchain import parse_ptxas_report
-
         return parse_ptxas_report(self.log)
 
 
@@ -292,8 +290,6 @@ class CompileCache:
         if out.status == NVRTC_ERROR_INVALID_OPTION:  # an NVRTC without -Xptxas: no resource report
             out = self.compiler(variant.text, variant.filename, variant.nvrtc_options(verbose=False))
         if not out.ok:
-            from kgpubench.measure.backends.base import CompileFailed
-
             first = next((ln.strip() for ln in out.log.splitlines() if "error" in ln.lower()),
                          out.log.strip().splitlines()[0] if out.log.strip() else f"NVRTC status {out.status}")
             raise CompileFailed(f"NVRTC failed on {variant.filename} {' '.join(variant.options)}: {first}")
@@ -352,8 +348,6 @@ class _Result:
 
 
 def _work(task: _Task) -> _Result:
-    from kgpubench.measure.backends.base import CompileFailed
-
     cache = CompileCache(task.root, compiler=task.compiler)
     try:
         artefact, hit = cache.get(task.variant, task.key)
@@ -362,8 +356,6 @@ def _work(task: _Task) -> _Result:
     features: dict[int, dict[str, Any]] = {}
     warnings: list[tuple[str, str]] = []
     if task.device is not None and task.cases:
-        from kgpubench.measure.features_link import artefact_features
-
         features, warnings = artefact_features(artefact, task.variant.text, [c for _, c in task.cases],
                                                task.device, [i for i, _ in task.cases])
     return _Result(task.key, artefact, None, hit, features, warnings, os.getpid())
@@ -438,8 +430,6 @@ def precompile(cache: CompileCache, arch: str, cases: Sequence[Case] = (), sourc
         for i, cols in result.features.items():
             out.features[i] = cols
         for warn_key, message in result.warnings:
-            from kgpubench.measure.features_link import _warn_once
-
             _warn_once(warn_key, message)
         if progress is not None:
             progress(done, len(tasks))
@@ -450,9 +440,6 @@ def _run(tasks: list[_Task], jobs: int) -> Iterable[_Result]:
     if jobs <= 1 or len(tasks) <= 1:
         yield from map(_work, tasks)
         return
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
     chunk = max(1, min(8, len(tasks) // (4 * jobs)))
     done = 0
     try:
@@ -471,8 +458,6 @@ def _run(tasks: list[_Task], jobs: int) -> Iterable[_Result]:
 def _pool_context() -> Any:
     """``forkserver`` where there is one (workers fork from a fresh server that imported only this package,
     never the caller's main script or its CUDA context), else ``spawn``."""
-    import multiprocessing
-
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         preload = ["kgpubench.measure.compile_cache", "kgpubench.measure.features_link"]

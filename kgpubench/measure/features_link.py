@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from kgpubench.errors import KgpubenchError, ToolchainError, UnknownNameError
 from kgpubench.hardware import DeviceInfo
 from kgpubench.measure.suite import Case, KernelSource, launch_columns
 
@@ -42,8 +43,6 @@ def static_features(case: Case, dev: DeviceInfo,
     except ImportError as exc:
         _warn_once("import", f"static features skipped: kgpubench.features does not import ({exc}).")
         return {}
-    from kgpubench.errors import KgpubenchError, ToolchainError
-
     kernel = case.source.kernel
     try:
         try:
@@ -87,8 +86,6 @@ def artefact_features(artefact: Any, text: str, cases: Sequence[Case], device: A
     except ImportError as exc:
         return {i: {} for i in ids}, [("import", f"static features skipped: kgpubench.features does not import "
                                                  f"({exc}).")]
-    from kgpubench.errors import KgpubenchError
-
     out: dict[int, dict[str, Any]] = {}
     warnings: list[tuple[str, str]] = []
     analyses: dict[str, Any] = {}
@@ -116,7 +113,6 @@ def artefact_features(artefact: Any, text: str, cases: Sequence[Case], device: A
 
 
 def _source_features(text: str, name: str) -> Any:
-    from kgpubench.errors import UnknownNameError
     from kgpubench.features.source import source_features
 
     try:
@@ -134,13 +130,12 @@ def _with_case_sizes(out: dict[str, Any], case: Case) -> dict[str, Any]:
 
 def with_precompiled(backend: Any, cases: Sequence[Case], fallback: Callable[[Case, Any], dict[str, Any]], *,
                      compute: bool) -> Callable[[Case, Any], dict[str, Any]]:
-    """Compile ``cases`` ahead of time through ``backend.precompile`` (when the backend has it) and return a
-    features function that looks each of these cases up (``compute``: the workers computed the features)
-    and calls ``fallback(case, device)`` for any other case."""
-    pre = getattr(backend, "precompile", None)
-    if pre is None or not cases:
+    """Compile ``cases`` ahead of time through ``backend.precompile`` (when the backend has the ``precompile``
+    capability) and return a features function that looks each of these cases up (``compute``: the workers
+    computed the features) and calls ``fallback(case, device)`` for any other case."""
+    if not backend.capabilities.precompile or not cases:
         return fallback
-    found = pre(list(cases), features=compute)
+    found = backend.precompile(list(cases), features=compute)
     table = {id(c): f for c, f in zip(cases, found) if f is not None} if compute else {}
 
     def features(case: Case, dev: Any) -> dict[str, Any]:

@@ -31,6 +31,8 @@ import pyarrow.parquet as pq
 
 from kgpubench.errors import SchemaValidationError
 from kgpubench.schema import get_table
+from kgpubench.store.shards import read_journal as read_table
+from kgpubench.store.shards import write_parquet_atomic
 
 _PART = re.compile(r"^([pc])(\d{8})\.parquet$")
 _JOURNAL = re.compile(r"^j(\d{8})\.arrows$")
@@ -38,8 +40,6 @@ _JOURNAL = re.compile(r"^j(\d{8})\.arrows$")
 
 def read_journal(path: Path) -> list[dict[str, Any]]:
     """The complete rows of a journal; a torn last record (a crash while writing it) is left out."""
-    from kgpubench.store.shards import read_journal as read_table
-
     table = read_table(path)
     return table.to_pylist() if table is not None else []
 
@@ -164,8 +164,6 @@ class ShardWriter:
                 fh.close()
 
     def _write(self, data: pa.Table, kind: str) -> Path:
-        from kgpubench.store.shards import write_parquet_atomic
-
         path = self.folder / f"{kind}{self._next:08d}.parquet"
         self._next += 1
         write_parquet_atomic(data, path)

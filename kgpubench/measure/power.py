@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kgpubench.errors import LaunchFailed
+
 MIN_WINDOW_MS = 1000.0
 SETTLE_MS = 200.0
 POLL_S = 0.001
@@ -232,8 +234,6 @@ def measure_power(dev: NvmlDevice, sampler: Any, sample_ms: float, *, min_window
                     if len(updates) > 1 and (t - updates[0][0]) / 1e6 >= min_window_ms:
                         break
             if (t - t_start) / 1e6 > 10 * (min_window_ms + settle_ms) + 5000:
-                from kgpubench.errors import LaunchFailed
-
                 raise LaunchFailed("the NVML energy counter stopped moving during a power window; check the "
                                    "driver (nvidia-smi -q -d POWER) and rerun")
         times = load.finish()

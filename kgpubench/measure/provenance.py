@@ -8,10 +8,12 @@ harness. Nothing is guessed: unknown stays null.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import secrets
 from typing import Any
 
-from kgpubench.hardware import DeviceInfo
+from kgpubench.buildinfo import package_version, project_commit
+from kgpubench.hardware import DeviceInfo, measured_gpu_columns
 from kgpubench.hardware import architecture as architecture  # re-exported for the harness
 
 
@@ -27,8 +29,6 @@ _PROCESS_RUNS: dict[tuple[int, str | None], str] = {}
 def process_run_id(uuid_hash: str | None) -> str:
     """This process's run id on the device ``uuid_hash``: new for every process and every device, so rows of
     a resumed collection (another process, maybe another board) never share a run id with the first part."""
-    import os
-
     key = (os.getpid(), uuid_hash)
     if key not in _PROCESS_RUNS:
         _PROCESS_RUNS[key] = new_run_id()
@@ -37,16 +37,12 @@ def process_run_id(uuid_hash: str | None) -> str:
 
 def gpu_columns(dev: DeviceInfo) -> dict[str, Any]:
     """The ``gpu_*`` columns for ``dev`` (:func:`kgpubench.hardware.measured_gpu_columns`)."""
-    from kgpubench.hardware import measured_gpu_columns
-
     return measured_gpu_columns(dev)
 
 
 def provenance_columns(dev: DeviceInfo, *, row_source: str, run_id: str, collector_version: str,
                        now: _dt.datetime | None = None) -> dict[str, Any]:
     """``source``, versions, ``gpu_uuid_hash``, ``run_id`` and ``collected_at`` for one row."""
-    from kgpubench.buildinfo import package_version, project_commit
-
     return {
         "source": row_source,
         "run_id": run_id,

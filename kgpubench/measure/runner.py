@@ -18,14 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.measure.backends.base import (
-    Backend,
-    CaptureUnsupported,
-    CaseFailure,
-    ContextLostError,
-    LaunchFailed,
-    check_feasible,
-)
+from kgpubench.errors import ContractError, UnknownNameError, unknown_name
+from kgpubench.measure import features_link
+from kgpubench.measure.backends.base import Backend, CaptureUnsupported, ContextLostError, check_feasible
+from kgpubench.measure.outcome import CaseOutcome
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import MIN_WINDOW_MS, THROTTLE_MASK, idle_power, measure_power
 from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
@@ -87,15 +83,38 @@ class CollectOptions:
         """The L2 policy for ``suite``: this option's, else the suite's declared one, else ``warm``."""
         policy = self.l2_policy or as_suite(suite).l2_policy or "warm"
         if policy not in L2_POLICIES:
-            from kgpubench.errors import unknown_name
-
             raise unknown_name("L2 policy", policy, L2_POLICIES)
         return policy
 
 
 @dataclass
 class CollectSummary:
-    """What a collection did: rows written or skipped (already in the output), statuses, times."""
+    """What the collection of one suite did: what :func:`kgpubench.collect` returns, what ``kgpubench collect``
+    prints, and what each Ray partition reports.
+
+    Attributes
+    ----------
+    total : int
+        Cases selected.
+    written : int
+        Rows written now.
+    skipped : int
+        Cases whose row was already in the output (resume).
+    statuses : Counter
+        Rows written now, by ``status``.
+    stopped_early : bool
+        ``max_minutes`` stopped it before the last case.
+    measured_ms : float
+        GPU time spent measuring (ms).
+    wall_s : float
+        Wall time of the run loop (s).
+    cvs : list of float
+        ``time_cv`` of every row written now that has one.
+    run_id : str
+        This process's run id on this device.
+    out : str
+        The suite's shard folder (empty where no single folder is written to).
+    """
 
     total: int = 0
     written: int = 0
@@ -106,62 +125,76 @@ class CollectSummary:
     wall_s: float = 0.0
     cvs: list[float] = field(default_factory=list)
     run_id: str = ""
+    out: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as ``kgpubench collect --json`` prints it (and the collect bundle stores it)."""
+        return {"written": self.written, "skipped": self.skipped, "total": self.total,
+                "statuses": dict(self.statuses), "stopped_early": self.stopped_early, "wall_s": self.wall_s,
+                "measured_ms": self.measured_ms, "run_id": self.run_id, "out": self.out}
+
+    def line(self, suite: str) -> str:
+        """One line for the log: rows written and skipped, statuses, an early stop, the folder."""
+        statuses = ", ".join(f"{k}={v}" for k, v in sorted(self.statuses.items())) or "nothing new"
+        return (f"{suite}: {self.written} rows written, {self.skipped} already there ({statuses})"
+                f"{'; stopped at --max-minutes' if self.stopped_early else ''} -> {self.out}")
 
 
 def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = DEFAULT_RULE,
                  l2_policy: str = "warm", seed: int = 0, power_window_ms: float = MIN_WINDOW_MS,
-                 idle_w: float | None = None, reference_mhz: float | None = None) -> dict[str, Any]:
-    """Measure one case: ``status`` (+ ``status_detail``), timing, protocol, conditions and power columns.
+                 idle_w: float | None = None, reference_mhz: float | None = None) -> CaseOutcome:
+    """Measure one case: its status (+ detail) and timing, protocol, conditions and power columns.
 
     Per-case failures (compile, feasibility, launch, verification) come back as a status; a sticky CUDA
-    error is returned as a ``launch_error`` with ``_sticky=True`` so the caller can stop. ``reference_mhz``
-    is the SM clock samples are held against (the locked clock; else the clock when timing starts).
+    error is returned as a ``launch_error`` outcome with ``sticky=True`` so the caller can stop. ``reference_mhz``
+    is the SM clock samples are held against (the locked clock; else the clock when timing starts). The power
+    window runs for a case with ``power=True`` on a backend with the ``power`` capability; the condition columns
+    come with the ``clocks`` capability.
     """
     dev = backend.device()
+    caps = backend.capabilities
     prepared = None
     sampler = None
     try:
         check_feasible(case, dev, backend.free_memory_bytes() if case.memory_bytes else None)
         kernel = backend.compile(case.source)
-        nreg = getattr(kernel, "registers", None)
+        nreg = kernel.registers  # None where the backend does not know it
         if case.threads_per_block > kernel.max_threads_per_block:
-            return _status("infeasible", f"{case.threads_per_block} threads per block > "
-                           f"{kernel.max_threads_per_block} allowed by the compiled kernel (registers)")
+            return CaseOutcome.failed("infeasible", f"{case.threads_per_block} threads per block > "
+                                      f"{kernel.max_threads_per_block} allowed by the compiled kernel (registers)")
         prepared = suite.prepare(case, kernel, backend.xp, np.random.default_rng(seed))
         prepared.poison()
         prepared.launch()
         backend.synchronize()
         ok, detail = prepared.verify()
         if not ok:
-            return _status("verification_failed", detail)
-        nvml = backend.nvml()
-        before = nvml.state() if nvml is not None else None
+            return CaseOutcome.failed("verification_failed", detail)
+        clocks = _clocks(backend)
+        before = clocks.state() if clocks is not None else None
         unit_ms = _pilot_unit_ms(backend, prepared.launch, rule)
         sampler = _sampler(backend, prepared.launch, l2_policy, rule.launches_for(unit_ms))
         divisor = max(1, case.time_divisor)
-        out: dict[str, Any] = {"status": "ok", "_nreg": nreg}
-        if case.power and nvml is not None:
-            clock = getattr(backend, "clock", None)
-            kwargs = {"clock_ns": clock.ns, "sleep": clock.sleep} if clock is not None else {}
-            result = measure_power(nvml, sampler, unit_ms * sampler.launches, min_window_ms=power_window_ms,
-                                   **kwargs)
+        columns: dict[str, Any] = {}
+        if case.power and caps.power:
+            result = measure_power(backend.nvml(), sampler, unit_ms * sampler.launches,
+                                   min_window_ms=power_window_ms, clock_ns=backend.clock.ns, sleep=backend.clock.sleep)
             timing = _timing_from_window(result, sampler, divisor)
-            out.update(result.columns())
-            out["energy_j"] = result.energy_j / divisor
-            out["power_idle_w"] = idle_w
+            columns.update(result.columns())
+            columns["energy_j"] = result.energy_j / divisor
+            columns["power_idle_w"] = idle_w
         else:
-            timing = time_samples(sampler, rule, divisor=divisor, watch=_watch(nvml, reference_mhz))
-        after = nvml.state() if nvml is not None else None
-        out.update(timing.columns(l2_policy))
-        out["_measured_ms"] = timing.gpu_ms
+            timing = time_samples(sampler, rule, divisor=divisor, watch=_watch(clocks, reference_mhz))
+        after = clocks.state() if clocks is not None else None
+        columns.update(timing.columns(l2_policy))
         if before is not None and after is not None:
-            out.update(_conditions(before, after, timing.reasons_seen))
-        return out
+            columns.update(_conditions(before, after, timing.reasons_seen))
+        return CaseOutcome("ok", columns=columns, nreg=nreg, measured_ms=timing.gpu_ms,
+                           reasons_seen=timing.reasons_seen)
     except Exception as exc:
         failure = backend.classify(exc)
         if failure is None:
             raise
-        return _failure(failure)
+        return CaseOutcome.of_failure(failure)
     finally:
         if sampler is not None:
             sampler.close()
@@ -169,24 +202,32 @@ def measure_case(case: Case, suite: Any, backend: Backend, *, rule: StopRule = D
             prepared.release()
 
 
-def measure_by_suite(case: Case, suite: SuiteBase, backend: Backend, how: CaseSettings) -> dict[str, Any]:
-    """Measure one case of a suite that measures itself (``suite.measure``): the harness's feasibility check
-    before, GPU conditions around it, and its exceptions classified into the row's status, as in
-    :func:`measure_case`."""
-    nvml = backend.nvml()
+def measure_by_suite(case: Case, suite: SuiteBase, backend: Backend, how: CaseSettings) -> CaseOutcome:
+    """Measure one case of a suite that measures itself (``suite.measure``, which returns a
+    :class:`~kgpubench.measure.outcome.CaseOutcome`): the harness's feasibility check before, GPU conditions
+    around it, and its exceptions classified into the outcome's status, as in :func:`measure_case`."""
+    clocks = _clocks(backend)
     before = None
     try:
         check_feasible(case, backend.device(), backend.free_memory_bytes() if case.memory_bytes else None)
-        before = nvml.state() if nvml is not None else None
-        out = dict(suite.measure(case, backend, how))
+        before = clocks.state() if clocks is not None else None
+        outcome = suite.measure(case, backend, how)
     except Exception as exc:
         failure = backend.classify(exc)
         if failure is None:
             raise
-        return _failure(failure)
-    if before is not None and out.get("status") == "ok":  # conditions describe a measurement, as in measure_case
-        out.update(_conditions(before, nvml.state(), int(out.get("_reasons_seen", 0))))
-    return out
+        return CaseOutcome.of_failure(failure)
+    if not isinstance(outcome, CaseOutcome):
+        raise ContractError(f"suite {suite.name!r}: measure() returned a {type(outcome).__name__} for "
+                            f"{case.label()}; return a kgpubench.measure.outcome.CaseOutcome.")
+    if before is not None and outcome.ok:  # conditions describe a measurement, as in measure_case
+        outcome = outcome.with_columns(_conditions(before, clocks.state(), outcome.reasons_seen))
+    return outcome
+
+
+def _clocks(backend: Backend) -> Any:
+    """The NVML device that reads clocks and GPU state, when the backend has the ``clocks`` capability."""
+    return backend.nvml() if backend.capabilities.clocks else None
 
 
 def _conditions(before: Any, after: Any, reasons_seen: int) -> dict[str, Any]:
@@ -204,7 +245,7 @@ def time_unit(backend: Backend, unit: Any, *, l2_policy: str = "warm", rule: Sto
     """
     sampler = _sampler(backend, unit, l2_policy, rule.launches_for(_pilot_unit_ms(backend, unit, rule)))
     try:
-        return time_samples(sampler, rule, divisor=divisor, watch=_watch(backend.nvml(), reference_mhz))
+        return time_samples(sampler, rule, divisor=divisor, watch=_watch(_clocks(backend), reference_mhz))
     finally:
         sampler.close()
 
@@ -233,8 +274,11 @@ def _pilot_unit_ms(backend: Backend, launch: Any, rule: StopRule) -> float:
 
 
 def _sampler(backend: Backend, launch: Any, l2_policy: str, launches: int) -> Any:
-    """The sampler of the policy's method; a unit that a CUDA graph cannot capture is timed in batches."""
+    """The sampler of the policy's method; a unit that a CUDA graph cannot capture, or a backend without the
+    ``graphs`` capability, is timed in batches."""
     method = L2_METHOD[l2_policy]
+    if method == "graph" and not backend.capabilities.graphs:
+        method = "batch"
     try:
         return backend.sampler(launch, method=method, launches=launches)
     except CaptureUnsupported:
@@ -248,17 +292,6 @@ def _timing_from_window(result: Any, sampler: Any, divisor: int) -> TimingResult
     return TimingResult(stats=summarize(per_unit), method=sampler.method, launches=sampler.launches,
                         rse=relative_standard_error(samples), cap_hit=False, dropped=0, gpu_ms=sum(samples),
                         reasons_seen=result.reasons_seen, per_unit_ms=per_unit)
-
-
-def _status(status: str, detail: str) -> dict[str, Any]:
-    return {"status": status, "status_detail": detail[:500]}
-
-
-def _failure(failure: CaseFailure) -> dict[str, Any]:
-    out = _status(failure.status, failure.detail)
-    if isinstance(failure, LaunchFailed) and failure.sticky:
-        out["_sticky"] = True
-    return out
 
 
 def case_row_base(case: Case, table: Table, gpu: dict[str, Any]) -> dict[str, Any]:
@@ -276,14 +309,14 @@ def case_row_base(case: Case, table: Table, gpu: dict[str, Any]) -> dict[str, An
     return {k: v for k, v in row.items() if k in names}
 
 
-def _select_cases(suite: Any, options: CollectOptions, device: Any = None) -> list[Case]:
+def select_cases(suite: Any, options: CollectOptions, device: Any = None) -> list[Case]:
+    """The cases of ``suite`` that ``options`` select (quick, kernels; an unknown kernel is an error); ``device``
+    is the DeviceInfo measured on (None: a plan without a GPU)."""
     kernels = list(options.kernels) if options.kernels else None
     if kernels:
         known = set(suite_kernels(suite))
         for name in kernels:
             if name not in known:
-                from kgpubench.errors import UnknownNameError, unknown_name
-
                 raise UnknownNameError(f"suite {suite.name!r}: {unknown_name('kernel', name, known)}")
     return list(as_suite(suite).cases(quick=options.quick, kernels=kernels, device=device))
 
@@ -323,7 +356,7 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
         features = _default_features(backend) if has_features else (lambda case, dev: {})
     dev = backend.device()
     gpu = gpu_columns(dev)
-    cases = _select_cases(suite, options, dev)
+    cases = select_cases(suite, options, dev)
     run_id = process_run_id(dev.uuid_hash)  # a resume in another process or on another board is a new run
     summary = CollectSummary(total=len(cases), run_id=run_id)
     policy = options.policy_for(suite)
@@ -344,19 +377,19 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
                 how = CaseSettings(l2_policy=policy, rule=options.rule, reference_mhz=reference_mhz,
                                    seed=(options.seed * 1_000_003 + zlib.crc32(rid.encode())) % 2**32,
                                    power_window_ms=options.power_window_ms, idle_w=idle_w)
-                result = _measure(case, suite, backend, how)
-                row = _assemble(base, result, case, dev, features, backend, suite, run_id, table)
+                outcome = _measure(case, suite, backend, how)
+                row = _assemble(base, outcome, case, dev, features, backend, suite, run_id, table)
                 if row.get("status") == "ok" and "clocks_locked" in table.column_names:
                     row["clocks_locked"] = options.clocks_locked
                 writer.append(row)
                 summary.written += 1
                 summary.statuses[row["status"]] += 1
-                summary.measured_ms += result.get("_measured_ms", 0.0)
+                summary.measured_ms += outcome.measured_ms
                 if row.get("time_cv") is not None:
                     summary.cvs.append(row["time_cv"])
-                if result.get("_sticky"):
+                if outcome.sticky:
                     raise ContextLostError(
-                        f"{case.label()}: {result['status_detail']}; the CUDA context is unusable. The row is "
+                        f"{case.label()}: {outcome.detail}; the CUDA context is unusable. The row is "
                         "saved; rerun the same command to resume after it.")
             if progress:
                 progress(i + 1, len(wanted), case.label())
@@ -370,17 +403,15 @@ _FEATURE_NAMES = frozenset(c.name for c in static_feature_columns())
 
 
 def _default_features(backend: Backend) -> Callable[[Case, Any], dict[str, Any]]:
-    """The static features of a case, one at a time (nvcc, or the backend's PTX)."""
-    from kgpubench.measure.features_link import static_features
-
-    ptx_source = getattr(backend, "ptx", None)
+    """The static features of a case, one at a time (nvcc, or the backend's PTX when it has that capability)."""
+    ptx_source = backend.ptx if backend.capabilities.ptx else None
 
     def features(case: Case, dev: Any) -> dict[str, Any]:
-        return static_features(case, dev, ptx_source)
+        return features_link.static_features(case, dev, ptx_source)
     return features
 
 
-def _measure(case: Case, suite: SuiteBase, backend: Backend, how: CaseSettings) -> dict[str, Any]:
+def _measure(case: Case, suite: SuiteBase, backend: Backend, how: CaseSettings) -> CaseOutcome:
     if suite.measures_itself:
         return measure_by_suite(case, suite, backend, how)
     return measure_case(case, suite, backend, rule=how.rule, l2_policy=how.l2_policy, seed=how.seed,
@@ -399,24 +430,22 @@ def _keyed_cases(cases: Sequence[Case], table: Table, gpu: dict[str, Any]) -> li
 def _precompile(backend: Backend, todo: Sequence[Case], features: Callable, compute: bool) -> Callable:
     """Compile the cases still to measure ahead of time (and, with ``compute``, their features) when the backend
     can; the returned function looks the features up."""
-    from kgpubench.measure.features_link import with_precompiled
-
-    return with_precompiled(backend, todo, features, compute=compute)
+    return features_link.with_precompiled(backend, todo, features, compute=compute)
 
 
-def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any, features: Callable,
+def _assemble(base: dict[str, Any], outcome: CaseOutcome, case: Case, dev: Any, features: Callable,
               backend: Backend, suite: Any, run_id: str, table: Table) -> dict[str, Any]:
     row = dict(base)
     names = set(table.column_names)
     for k, v in features(case, dev).items():
         if k in names and row.get(k) is None:
             row[k] = v
-    if "nreg" in names and row.get("nreg") is None and result.get("_nreg") is not None:
-        row["nreg"] = int(result["_nreg"])  # from the compiled kernel when ptxas was not there
+    if "nreg" in names and row.get("nreg") is None and outcome.nreg is not None:
+        row["nreg"] = int(outcome.nreg)  # from the compiled kernel when ptxas was not there
     if "sm_saturation" in names and row.get("sm_saturation") is None:
         # Without the features' occupancy model: the share of SMs that get at least one block.
         row["sm_saturation"] = min(1.0, case.blocks / dev.sm_count)
-    row.update({k: v for k, v in result.items() if not k.startswith("_")})
+    row.update(outcome.row_columns())
     if "smem_dynamic_bytes" in names and row.get("smem_dynamic_bytes") is None:
         row["smem_dynamic_bytes"] = int(case.shared_mem_bytes)
     row.update(provenance_columns(dev, row_source=backend.row_source, run_id=run_id,
@@ -425,20 +454,20 @@ def _assemble(base: dict[str, Any], result: dict[str, Any], case: Case, dev: Any
 
 
 def _reference_clock(backend: Backend, options: CollectOptions) -> float | None:
-    """The SM clock samples are held against: the locked clock, else the device's maximum clock."""
-    nvml = backend.nvml()
-    if nvml is None:
+    """The SM clock samples are held against: the locked clock, else the device's maximum clock (``None``
+    without the ``clocks`` capability)."""
+    clocks = _clocks(backend)
+    if clocks is None:
         return None
     if options.clocks_locked:
-        return nvml.sm_clock_mhz()
+        return clocks.sm_clock_mhz()
     return backend.device().clock_sm_mhz
 
 
 def _idle_power(backend: Backend, cases: Iterable[Case]) -> float | None:
-    """Idle board power before the suite, when some case has a power window and NVML is there."""
-    nvml = backend.nvml()
-    if nvml is None or not any(c.power for c in cases):
+    """Idle board power before the suite, when some case has a power window and the backend the ``power``
+    capability."""
+    if not backend.capabilities.power or not any(c.power for c in cases):
         return None
-    clock = getattr(backend, "clock", None)
     backend.synchronize()
-    return idle_power(nvml, sleep=clock.sleep) if clock is not None else idle_power(nvml)
+    return idle_power(backend.nvml(), sleep=backend.clock.sleep)

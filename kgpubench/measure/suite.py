@@ -31,8 +31,9 @@ Exceptions classified as launch errors (by CUDA error code) give ``launch_error`
 
 A suite whose unit of work is not one kernel launch (npb: whole application runs, replayed recorded calls)
 declares ``measures_itself = True`` and defines ``measure(case, backend, how)``, which returns the case's
-measurement columns (steps 2 to 6 are its own; ``how`` is the collection's
-:class:`~kgpubench.measure.settings.CaseSettings`: L2 policy, stop rule, reference clock). Everything else stays
+:class:`~kgpubench.measure.outcome.CaseOutcome` (status, measurement columns, GPU time; steps 2 to 6 are its
+own; ``how`` is the collection's :class:`~kgpubench.measure.settings.CaseSettings`: L2 policy, stop rule,
+reference clock). Everything else stays
 the harness's: the case list, row ids and resume, ``--max-minutes``, feasibility, conditions before and after,
 failure classification (an exception ``measure`` raises becomes the row's status), features, GPU and provenance
 columns, the shard, the summary and the progress callback. Such a suite times with the harness's building blocks
@@ -56,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from kgpubench.measure.outcome import CaseOutcome
 from kgpubench.measure.settings import CaseSettings
 
 Dim3 = tuple[int, int, int]
@@ -159,11 +161,13 @@ class CompiledKernel(Protocol):
     """A compiled kernel, callable like ``cupy.RawKernel``: ``kernel(grid, block, args, shared_mem=0)``.
 
     ``args`` is a tuple of device arrays and NumPy scalars (``numpy.int32(n)``, ``numpy.float32(x)``): pass
-    scalars with the exact C type of the parameter.
+    scalars with the exact C type of the parameter. ``registers`` is the registers per thread of the compiled
+    kernel, or ``None`` where the backend does not know it (the ``nreg`` column then comes from the features).
     """
 
     name: str
     max_threads_per_block: int
+    registers: int | None
 
     def __call__(self, grid: Dim3, block: Dim3, args: tuple, shared_mem: int = 0) -> None: ...
 
@@ -266,14 +270,14 @@ class SuiteBase(ABC):
         """Free what the suite keeps between cases (called after the suite); default: nothing kept."""
         return None
 
-    def measure(self, case: Case, backend: Any, how: CaseSettings) -> Mapping[str, Any]:
-        """Measure ``case`` (only for ``measures_itself`` suites) and return its measurement columns.
+    def measure(self, case: Case, backend: Any, how: CaseSettings) -> CaseOutcome:
+        """Measure ``case`` (only for ``measures_itself`` suites) and return its :class:`CaseOutcome`.
 
-        Returns ``status`` (``ok`` or a failure status, with ``status_detail``), the timing columns and any other
-        column of the table the measurement gives. Keys starting with ``_`` are for the harness and never
-        stored: ``_measured_ms`` (GPU time measured, for the summary) and ``_reasons_seen`` (throttle reasons
-        seen while timing). An exception the backend classifies (compile, launch, out of memory) becomes the
-        row's status; a sticky CUDA error stops the collection after its row, as for any suite.
+        The outcome holds the status (``ok`` or a failure status, with its detail), the timing columns and any
+        other column of the table the measurement gives, and for the harness alone ``measured_ms`` (GPU time
+        measured, for the summary) and ``reasons_seen`` (throttle reasons seen while timing). An exception the
+        backend classifies (compile, launch, out of memory) becomes the row's status; a sticky CUDA error stops
+        the collection after its row, as for any suite.
         """
         raise NotImplementedError(f"suite {self.name!r} is measured case by case by the harness")
 
@@ -310,7 +314,7 @@ class _ProtocolSuite(SuiteBase):
         if drop is not None:
             drop()
 
-    def measure(self, case: Case, backend: Any, how: CaseSettings) -> Mapping[str, Any]:
+    def measure(self, case: Case, backend: Any, how: CaseSettings) -> CaseOutcome:
         return self.inner.measure(case, backend, how)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kgpubench.errors import KgpubenchError, SuiteLoadError, unknown_name
+from kgpubench.resources import bundled_path
 
 PACKAGE_PREFIX = "kgpubench_collectors"
 ENTRY_POINT_GROUP = "kgpubench.suites"
@@ -35,8 +36,6 @@ SUITE_ORDER = ("regular", "power", "stencil", "npb")
 
 def collectors_dir() -> Path:
     """The ``collectors/`` folder (checkout or installed wheel)."""
-    from kgpubench.resources import bundled_path
-
     return bundled_path("collectors")
 
 

@@ -43,7 +43,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kgpubench.errors import ClusterError, NoGpuError
+from kgpubench.errors import ClusterError, ContextLostError, NoGpuError
+from kgpubench.measure.backends.registry import get_backend
+from kgpubench.measure.conditions import ClockLock
+from kgpubench.measure.output import ShardWriter
+from kgpubench.measure.provenance import gpu_columns
+from kgpubench.measure.runner import CollectOptions, CollectSummary, run_suite
+from kgpubench.measure.suites import load_suite
 from kgpubench.ray import partition_of
 
 GPU = "GPU"
@@ -61,8 +67,6 @@ class CupyBackends:
     """
 
     def __call__(self, slot: int) -> Any:
-        from kgpubench.measure.backends.registry import get_backend
-
         return get_backend("cupy", device=0)
 
 
@@ -77,14 +81,12 @@ class SuiteJob:
     name: str
     table: str
     ref: str | Callable[[], Any]
-    options: Any  # kgpubench.measure.runner.CollectOptions
+    options: CollectOptions
 
 
 def _load_suite(ref: str | Callable[[], Any]) -> Any:
     if callable(ref):
         return ref()
-    from kgpubench.measure.suites import load_suite
-
     return load_suite(ref)
 
 
@@ -139,8 +141,6 @@ class GpuCollector:
 
     def describe(self) -> dict[str, Any]:
         """The device (``DeviceInfo``), its catalogue name and this process's id."""
-        from kgpubench.measure.provenance import gpu_columns
-
         dev = self.backend.device()
         return {"slot": self.slot, "device": dev, "gpu_name": gpu_columns(dev)["gpu_name"], "pid": os.getpid()}
 
@@ -148,36 +148,34 @@ class GpuCollector:
                 lock_mode: str | float) -> dict[str, Any]:
         """Measure partition ``part`` of ``parts`` of ``job`` on this GPU into the shard folder ``folder``.
 
-        ``present`` holds the row ids already in the suite's folder (skipped). Returns the partition's
-        summary (``total``: its configurations, ``skipped``: those already in the suite's folder or in
-        ``folder`` when it started, ``stopped_early``, ``lock_note``, ``pid``) and ``rows``, every row of
-        ``folder``; ``context_lost`` holds the message when a sticky CUDA error ended it (its row is saved;
-        the process must be replaced).
+        ``present`` holds the row ids already in the suite's folder (skipped). Returns ``summary``, the
+        partition's :class:`~kgpubench.measure.runner.CollectSummary` (``total``: its configurations,
+        ``skipped``: those already in the suite's folder or in ``folder`` when it started; ``None`` when a
+        sticky CUDA error ended it), ``lock_note``, ``pid`` and ``rows``, every row of ``folder``;
+        ``context_lost`` holds the message when a sticky CUDA error ended it (its row is saved; the process must
+        be replaced).
         """
-        from kgpubench.measure.backends.base import ContextLostError
-        from kgpubench.measure.conditions import ClockLock
-        from kgpubench.measure.output import ShardWriter
-        from kgpubench.measure.runner import run_suite
-
         suite = _load_suite(job.ref)
         own = ShardWriter(Path(folder), job.table)
         resumed = frozenset(own.row_ids)
         writer = _PartitionWriter(own, present, part, parts)
         out: dict[str, Any] = {"slot": self.slot, "part": part, "parts": parts, "context_lost": None,
-                               "pid": os.getpid()}
+                               "pid": os.getpid(), "summary": None}
+        summary = None
         try:
-            with ClockLock(self.backend.nvml(), lock_mode) as lock:
+            with ClockLock(self.backend.nvml() if self.backend.capabilities.clocks else None, lock_mode) as lock:
                 options = replace(job.options, clocks_locked=lock.locked)
                 try:
                     summary = run_suite(suite, self.backend, writer, options)  # the harness, as in a serial collect
-                    out.update(stopped_early=summary.stopped_early, measured_ms=summary.measured_ms,
-                               run_id=summary.run_id)
                 except ContextLostError as exc:
                     out["context_lost"] = str(exc)
                 out["lock_note"] = lock.note
         finally:
             own.close()
-        out.update(total=len(writer.mine), skipped=len(writer.mine & (present | resumed)), rows=own.rows())
+        if summary is not None:
+            out["summary"] = replace(summary, total=len(writer.mine), skipped=len(writer.mine & (present | resumed)),
+                                     out=str(own.folder))
+        out["rows"] = own.rows()
         return out
 
     def ping(self) -> int:
@@ -200,8 +198,6 @@ def merge_rows(main: Any, rows: Sequence[dict[str, Any]]) -> Counter:
 def merge_leftovers(out: Path | str, suite: str, main: Any) -> Counter:
     """Merge the partition folders a stopped run left under ``OUT/.ray/<suite>/`` into ``main`` (the suite's
     shard writer), then remove them; the statuses of the rows added."""
-    from kgpubench.measure.output import ShardWriter
-
     added: Counter = Counter()
     root = Path(out) / RAY_DIR / suite
     for folder in sorted(p for p in root.glob("*") if p.is_dir()):
@@ -368,8 +364,6 @@ def _collect_suite(ray: Any, job: SuiteJob, out: Path, actors: list[Any], groups
                    progress: Callable[[str, int, int], None] | None, poll_s: float) -> dict[str, Any]:
     """Run every partition of one suite to its end (or until it has used up its attempts), merging each
     partition's shard into ``out/<suite>/`` as it arrives."""
-    from kgpubench.measure.output import ShardWriter
-
     start = time.monotonic()
     main = ShardWriter(out / job.name, job.table, durable=False)  # rows land in parts written atomically
     statuses = merge_leftovers(out, job.name, main)
@@ -423,16 +417,20 @@ def _collect_suite(ray: Any, job: SuiteJob, out: Path, actors: list[Any], groups
              f"attempt(s) (last: {p.last_error[:200]})" for p in unfinished]
     report.unfinished += lines
     finished = sorted((p.result for p in done if p.result is not None), key=lambda r: r["slot"])
+    parts = [r["summary"] for r in finished]
+    summary = CollectSummary(total=sum(s.total for s in parts), skipped=sum(s.skipped for s in parts),
+                             written=sum(statuses.values()), statuses=Counter(statuses),
+                             stopped_early=any(s.stopped_early for s in parts),
+                             measured_ms=sum(s.measured_ms for s in parts), wall_s=time.monotonic() - start,
+                             out=str(out / job.name))
     run_ids = sorted({r["run_id"] for r in main.rows() if r.get("run_id")})
-    return {"total": sum(r["total"] for r in finished), "skipped": sum(r["skipped"] for r in finished),
-            "written": sum(statuses.values()), "statuses": dict(statuses),
-            "stopped_early": any(r.get("stopped_early") for r in finished),
-            "measured_ms": sum(r.get("measured_ms") or 0.0 for r in finished),
-            "wall_s": time.monotonic() - start, "gpus": sorted(groups), "run_ids": run_ids,
+    merged = {k: v for k, v in summary.to_dict().items() if k != "run_id"}  # one run per partition: run_ids
+    return {**merged, "gpus": sorted(groups), "run_ids": run_ids,
             "gpu_count": {g: len(s) for g, s in sorted(groups.items())},
-            "partitions": [{k: r[k] for k in ("slot", "part", "parts", "total", "skipped", "pid", "run_id")
-                            if k in r} for r in finished],
-            "out": str(out / job.name), "unfinished": lines}
+            "partitions": [{"slot": r["slot"], "part": r["part"], "parts": r["parts"], "total": s.total,
+                            "skipped": s.skipped, "pid": r["pid"], "run_id": s.run_id}
+                           for r, s in zip(finished, parts)],
+            "unfinished": lines}
 
 
 def _retry(ray: Any, p: _Partition, slot: int, why: str, actors: list[Any], free: dict[str, list[int]],

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kgpubench.measure.backends.base import Capabilities
 from kgpubench.measure.backends.fake import FakeBackend
 from kgpubench.measure.compile_cache import CompileOutput
 from kgpubench.measure.suite import Case, KernelSource
@@ -89,7 +90,11 @@ class _Suite:
 
 
 class _Precompiling(FakeBackend):
-    """The fake backend with a precompile that takes 5 s of the virtual clock."""
+    """The fake backend with a precompile that takes 5 s of the virtual clock (declared as a capability)."""
+
+    def __post_init__(self) -> None:
+        self.capabilities = Capabilities(graphs=True, power=self.with_nvml, clocks=self.with_nvml, precompile=True)
+        super().__post_init__()
 
     def precompile(self, cases=(), *, sources=(), features=True):
         self.clock.sleep(5.0)

@@ -15,7 +15,7 @@ from kgpubench.measure import suites as suites_mod
 from kgpubench.measure.backends.fake import FakeBackend
 from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.output import ShardWriter
-from kgpubench.measure.runner import CollectOptions, _select_cases, run_suite
+from kgpubench.measure.runner import CollectOptions, run_suite, select_cases
 from kgpubench.measure.suite import SuiteBase, as_suite
 from kgpubench.measure.timing import StopRule
 from kgpubench.testing import check_backend, check_suite
@@ -28,15 +28,16 @@ def test_every_built_in_suite_passes_check_suite(name):
     suite = suites_mod.load_suite(name)
     assert isinstance(suite, SuiteBase) and as_suite(suite) is suite
     counts = check_suite(suite)
-    assert counts["quick"] == len(_select_cases(suite, CollectOptions(quick=True)))
-    assert counts["full"] == len(_select_cases(suite, CollectOptions(quick=False)))
+    assert counts["quick"] == len(select_cases(suite, CollectOptions(quick=True)))
+    assert counts["full"] == len(select_cases(suite, CollectOptions(quick=False)))
     assert suite.measures_itself is (name == "npb")
 
 
 def test_the_fake_backend_passes_check_backend(tmp_path):
     backend = get_backend("fake")
     check_backend(backend, workdir=tmp_path)
-    assert [name for name, *_ in backend.launches] == ["kgpubench_check"] * (3 + 4 * 2)  # 3 timed; 4 samples of 2
+    # 3 timed; 4 samples of 2; then the declared graphs: one capture and 2 samples of 2
+    assert [name for name, *_ in backend.launches] == ["kgpubench_check"] * (3 + 4 * 2 + 1 + 2 * 2)
 
 
 @pytest.mark.gpu
@@ -184,10 +185,13 @@ class _Whole(SuiteBase):
             raise MemoryError("no room")
         if tag == "sticky":
             raise FakeCudaError(700)
+        from kgpubench.measure.outcome import CaseOutcome
+
         backend.clock.advance_ms(40.0)
-        return {"status": "ok", "time_ms_median": 4.0, "time_ms_min": 3.5, "time_ms_mean": 4.25, "repeats": 8,
-                "measurement_protocol": 2, "timing_method": "app", "launches_per_sample": 1, "l2_policy": how.l2_policy,
-                "_measured_ms": 34.0, "_reasons_seen": 0x40}
+        columns = {"time_ms_median": 4.0, "time_ms_min": 3.5, "time_ms_mean": 4.25, "repeats": 8,
+                   "measurement_protocol": 2, "timing_method": "app", "launches_per_sample": 1,
+                   "l2_policy": how.l2_policy}
+        return CaseOutcome("ok", columns=columns, measured_ms=34.0, reasons_seen=0x40)
 
     def drop_caches(self):
         self.dropped += 1

@@ -7,6 +7,7 @@ import pytest
 from measure_fakes import DoubleSuite, double_impl
 
 from kgpubench.measure import features_link
+from kgpubench.measure.backends.base import Capabilities
 from kgpubench.measure.backends.fake import FakeBackend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.runner import CollectOptions, collect_suite
@@ -19,6 +20,7 @@ class PrecompilingFake(FakeBackend):
     """The fake backend plus ``precompile``, which records its calls and gives features per block size."""
 
     def __post_init__(self) -> None:
+        self.capabilities = Capabilities(graphs=True, power=self.with_nvml, clocks=self.with_nvml, precompile=True)
         super().__post_init__()
         self.precompile_calls: list[tuple[list[tuple[int, int]], bool]] = []
 
@@ -112,6 +114,10 @@ def test_regular_rows_get_features_from_real_nvrtc_artefacts(tmp_path, no_per_ca
         pytest.skip(f"no NVRTC library here: {exc}")
 
     class NvrtcFake(FakeBackend):
+        def __post_init__(self) -> None:
+            self.capabilities = Capabilities(graphs=True, power=self.with_nvml, clocks=self.with_nvml, precompile=True)
+            super().__post_init__()
+
         def precompile(self, cases, *, sources=(), features=True):
             dev = self.device()
             done = precompile(CompileCache(tmp_path / "cache", compiler=nvrtc), dev.arch, cases, sources,

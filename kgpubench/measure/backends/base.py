@@ -10,6 +10,9 @@ Building blocks (usable on their own, e.g. for whole-application flows):
 - ``backend.time_launches(fn, count) -> list[float]``: CUDA-event times (ms) of ``count`` single calls of
   ``fn``, one event pair each (protocol 1: the launch is inside each time; kept for whole-application flows);
 - ``backend.device() -> DeviceInfo`` (limits, identity, versions);
+- ``backend.capabilities`` (:class:`Capabilities`): the optional parts it has (CUDA graphs, power, clocks,
+  ahead-of-time compilation, PTX); the harness asks them, never the backend's name or attributes;
+- ``backend.clock`` (:class:`HostClock`): the host time the power window polls and sleeps on;
 - :func:`check_feasible` (launch configuration against the limits);
 - the failure exceptions :class:`CompileFailed`, :class:`Infeasible`, :class:`LaunchFailed`, whose ``status``
   is the row status; ``backend.classify(exc)`` maps a backend exception to one of them by type and CUDA
@@ -19,7 +22,9 @@ Building blocks (usable on their own, e.g. for whole-application flows):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kgpubench.errors import (  # the failures a backend raises belong to its contract (re-exported here)
@@ -58,6 +63,53 @@ def uuid_hash(uuid: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """The optional parts of the backend contract a backend has (the harness asks these, never probes).
+
+    Parameters
+    ----------
+    graphs : bool
+        ``sampler(method="graph")`` replays a unit captured in a CUDA graph; without it the harness times in
+        batches (``batch``) where the L2 policy would use a graph.
+    power : bool
+        ``nvml()`` reads board power and energy: cases with ``power=True`` get a power window (protocol 2)
+        and the suite's idle power is measured. Without it, no power columns.
+    clocks : bool
+        ``nvml()`` reads the SM clock, throttle reasons and GPU state (the condition columns, clock drops
+        while timing, the reference clock) and can lock the SM clock (``--lock-clocks``).
+    precompile : bool
+        ``precompile(cases, *, sources=(), features=True) -> list`` compiles ahead of time (and computes the
+        static features) before the run loop.
+    ptx : bool
+        ``ptx(source) -> str`` gives the PTX of a kernel (static features without nvcc).
+    """
+
+    graphs: bool = False
+    power: bool = False
+    clocks: bool = False
+    precompile: bool = False
+    ptx: bool = False
+
+    def names(self) -> list[str]:
+        """The names of the capabilities that are on, e.g. ``["clocks", "graphs", "power"]``."""
+        return sorted(k for k, v in vars(self).items() if v)
+
+
+class HostClock:
+    """The host's time for polling loops (the power window, idle power): ``ns()`` and ``sleep(seconds)``.
+
+    The CuPy backend uses this one (``time.perf_counter_ns``, ``time.sleep``); the fake backend a virtual clock
+    with the same two methods.
+    """
+
+    def ns(self) -> int:
+        return time.perf_counter_ns()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
 class Backend(Protocol):
     """What the harness needs from the GPU layer.
 
@@ -70,11 +122,17 @@ class Backend(Protocol):
         (which the schema rejects, so fake rows can never validate).
     xp : module
         The array module inputs are allocated with (``cupy`` or ``numpy``).
+    capabilities : Capabilities
+        The optional parts it has; a method of one it lacks is never called.
+    clock : HostClock
+        Host time for polling loops (``ns()``, ``sleep(seconds)``).
     """
 
     name: str
     row_source: str
     xp: Any
+    capabilities: Capabilities
+    clock: HostClock
 
     def device(self) -> DeviceInfo: ...
 
@@ -93,7 +151,16 @@ class Backend(Protocol):
     def classify(self, exc: BaseException) -> CaseFailure | None: ...
 
     def nvml(self) -> Any | None:
-        """An :class:`kgpubench.measure.power.NvmlDevice` for this GPU, or ``None`` without NVML."""
+        """An :class:`kgpubench.measure.power.NvmlDevice` for this GPU, or ``None`` without NVML (then neither
+        ``power`` nor ``clocks`` is among the capabilities)."""
+
+    def precompile(self, cases: Sequence[Case] = (), *, sources: Sequence[KernelSource] = (),
+                   features: bool = True) -> list[dict[str, Any] | None]:
+        """Only with ``capabilities.precompile``: compile ``cases`` and ``sources`` ahead of time; with
+        ``features``, each case's static-feature columns (else ``None`` per case)."""
+
+    def ptx(self, source: KernelSource) -> str:
+        """Only with ``capabilities.ptx``: the PTX of ``source`` for this device."""
 
 
 def check_feasible(case: Case, dev: DeviceInfo, free_bytes: int | None = None) -> None:
@@ -117,6 +184,7 @@ def check_feasible(case: Case, dev: DeviceInfo, free_bytes: int | None = None) -
 
 
 __all__ = [
-    "INFEASIBLE_CODES", "STICKY_CODES", "Backend", "CaptureUnsupported", "CaseFailure", "CompileFailed",
-    "ContextLostError", "DeviceInfo", "Infeasible", "LaunchFailed", "check_feasible", "failure_for_code", "uuid_hash",
+    "INFEASIBLE_CODES", "STICKY_CODES", "Backend", "Capabilities", "CaptureUnsupported", "CaseFailure", "CompileFailed",
+    "ContextLostError", "DeviceInfo", "HostClock", "Infeasible", "LaunchFailed", "check_feasible", "failure_for_code",
+    "uuid_hash",
 ]

@@ -13,13 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from kgpubench.measure.backends.base import (
+    Capabilities,
     CaseFailure,
     CompileFailed,
     DeviceInfo,
+    HostClock,
     Infeasible,
     failure_for_code,
     uuid_hash,
 )
+from kgpubench.measure.backends.cupy_timing import Blocker, CupySampler, L2Flusher
+from kgpubench.measure.compile_cache import CompileCache, CupyNvrtc, FeatureDevice, Variant, default_jobs, precompile
+from kgpubench.measure.power import open_nvml_device
 from kgpubench.measure.suite import Case, Dim3, KernelSource
 
 DEFAULT_SMEM_PER_BLOCK = 48 * 1024
@@ -68,10 +73,15 @@ class CupyKernel:
 
 
 class CupyBackend:
-    """Backend on a real GPU through CuPy. Rows it produces have ``source = "measured"``."""
+    """Backend on a real GPU through CuPy. Rows it produces have ``source = "measured"``.
+
+    Capabilities: CUDA graphs, ahead-of-time compilation and PTX always; power and clocks when NVML
+    (nvidia-ml-py) reaches this GPU.
+    """
 
     name = "cupy"
     row_source = "measured"
+    clock = HostClock()
 
     def __init__(self, device: int = 0, compile_cache_dir: Path | None = None) -> None:
         import cupy
@@ -90,14 +100,18 @@ class CupyBackend:
         self._blocker: Any = None
         self._flusher: Any = None
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """Graphs, precompile and PTX; power and clocks with NVML (:meth:`nvml`)."""
+        with_nvml = self.nvml() is not None
+        return Capabilities(graphs=True, power=with_nvml, clocks=with_nvml, precompile=True, ptx=True)
+
     # -- compilation ---------------------------------------------------------------------------------
     @property
     def compile_cache(self) -> Any:
         """The :class:`~kgpubench.measure.compile_cache.CompileCache` (NVRTC through CuPy), made on first use."""
         if self._compile_cache is None:
-            from kgpubench.measure.compile_cache import CompileCache, CupyNvrtc
-
-            self._compile_cache = CompileCache(self._compile_cache_dir, compiler=CupyNvrtc.find())
+                self._compile_cache = CompileCache(self._compile_cache_dir, compiler=CupyNvrtc.find())
         return self._compile_cache
 
     def precompile(self, cases: Sequence[Case] = (), *, sources: Sequence[KernelSource] = (),
@@ -105,8 +119,6 @@ class CupyBackend:
         """Compile every variant of ``cases`` and ``sources`` ahead of time, over all CPU cores, through the
         disk cache; with ``features``, also each case's static-feature columns (returned per case, else
         ``None``). Later :meth:`compile` calls only load the CUBINs."""
-        from kgpubench.measure.compile_cache import FeatureDevice, default_jobs, precompile
-
         dev = self.device()
         jobs = default_jobs()
         t0 = time.perf_counter()
@@ -120,8 +132,6 @@ class CupyBackend:
         return done.features
 
     def _artefact(self, source: KernelSource) -> tuple[str, Any]:
-        from kgpubench.measure.compile_cache import Variant
-
         cache = self.compile_cache
         ident = (str(source.path), source.define_options(), tuple(source.options))
         if ident not in self._keys:
@@ -173,8 +183,6 @@ class CupyBackend:
 
     def sampler(self, fn: Callable[[], None], *, method: str, launches: int) -> Any:
         """A protocol-2 sampler of ``fn`` (see :mod:`kgpubench.measure.backends.cupy_timing`)."""
-        from kgpubench.measure.backends.cupy_timing import Blocker, CupySampler, L2Flusher
-
         if self._blocker is None:
             self._blocker = Blocker()
         flusher = None
@@ -267,8 +275,6 @@ class CupyBackend:
         if not self._nvml_tried:
             self._nvml_tried = True
             import cupy
-
-            from kgpubench.measure.power import open_nvml_device
 
             self._nvml = open_nvml_device(cupy.cuda.Device(self._index).pci_bus_id)
         return self._nvml

@@ -8,14 +8,22 @@ configured time of each launch); :class:`FakeNvml` reads power from the same vir
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from kgpubench.errors import ContractError
 from kgpubench.hardware import DeviceInfo
-from kgpubench.measure.backends.base import CaptureUnsupported, CaseFailure, CompileFailed, failure_for_code
+from kgpubench.measure.backends.base import (
+    Capabilities,
+    CaptureUnsupported,
+    CaseFailure,
+    CompileFailed,
+    failure_for_code,
+)
 from kgpubench.measure.power import GpuState
 from kgpubench.measure.suite import Dim3, KernelSource
 
@@ -63,6 +71,7 @@ class FakeKernel:
         self.name = name
         self.defines = dict(defines)
         self.max_threads_per_block = backend.max_threads.get(name, 1024)
+        self.registers: int | None = None  # unknown, as for a backend without a register count
 
     def __call__(self, grid: Dim3, block: Dim3, args: tuple, shared_mem: int = 0) -> None:
         self._backend._launch(self, tuple(grid), tuple(block), args, int(shared_mem))
@@ -98,6 +107,9 @@ class FakeBackend:
         of every call's time and protocol-2 samplers do not (as on a GPU).
     capture_fails : set of str
         Kernel names whose units cannot be captured in a graph (the sampler raises CaptureUnsupported).
+    capabilities : Capabilities, optional
+        What it declares; default: graphs, and power and clocks when ``with_nvml`` (no precompile, no PTX: a
+        test subclass that adds ``precompile`` declares it too).
     """
 
     implementations: Mapping[str, KernelImpl] = field(default_factory=dict)
@@ -112,12 +124,15 @@ class FakeBackend:
     power_w: float = 200.0
     launch_overhead_ms: float = 0.0
     capture_fails: set[str] = field(default_factory=set)
+    capabilities: Capabilities | None = None
 
     name = "fake"
     row_source = "fake"
     xp = np
 
     def __post_init__(self) -> None:
+        if self.capabilities is None:
+            self.capabilities = Capabilities(graphs=True, power=self.with_nvml, clocks=self.with_nvml)
         self.clock = VirtualClock()
         self.launches: list[tuple[str, Dim3, Dim3, int]] = []
         self.compiled: list[tuple[str, tuple[str, ...]]] = []
@@ -161,6 +176,8 @@ class FakeBackend:
         """A protocol-2 sampler on the virtual clock (no launch cost in the samples)."""
         if method not in ("graph", "batch", "cold"):
             raise ValueError(f"unknown timing method {method!r}")
+        if method == "graph" and not self.capabilities.graphs:
+            raise ContractError("graph sampler asked of a fake backend that declares no graphs capability")
         if method == "graph":
             before = len(self.launches)
             fn()  # "capture": find which kernels the unit launches
@@ -307,8 +324,6 @@ def fake_device_module() -> Any:
     Install it with ``monkeypatch.setitem(sys.modules, "cupy", fake_device_module())`` so that
     :func:`kgpubench.measure.verify.array_module` finds it; every other name is NumPy's.
     """
-    import types
-
     mod = types.ModuleType("cupy")
 
     def dev(a: Any) -> Any:

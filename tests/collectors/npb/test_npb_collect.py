@@ -180,3 +180,19 @@ def test_a_run_row_after_a_kernel_row_of_its_assignment_gets_its_own_runs(npb, t
     run_suite(suite, _backend(npb), writer, CollectOptions(kernels=["kernel_three"]))
     rows = {(r["row_kind"], r["assignment"]): r for r in writer.rows()}
     assert rows[("kernel", "one-kernel")]["runs"] == 1 and rows[("run", "default")]["runs"] == 3
+
+
+def test_npb_measure_gives_the_harness_a_case_outcome(npb):
+    """What crosses from the suite to the run loop is a typed CaseOutcome: the row's columns, and the GPU time and
+    throttle reasons in their own fields (no ``_measured_ms`` / ``_reasons_seen`` keys)."""
+    from kgpubench.measure.outcome import CaseOutcome
+    from kgpubench.measure.settings import CaseSettings
+
+    rule = importlib.import_module(npb.__name__ + ".driver").SweepRule(warmup=1, min_runs=2, min_total_ms=0)
+    suite = npb.NpbSuite(("S",), benchmarks=["CG"], tpbs=[32], rule=rule)
+    case = next(c for c in suite.cases(kernels=["kernel_three"]) if c.key["row_kind"] == "kernel")
+    out = suite.measure(case, _backend(npb), CaseSettings())
+    suite.drop_caches()
+    assert isinstance(out, CaseOutcome) and out.ok and out.measured_ms > 0
+    assert not any(k.startswith("_") for k in out.row_columns())
+    assert out.columns["time_ms_median"] > 0 and out.columns["tpb"] == 32

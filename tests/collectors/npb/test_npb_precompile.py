@@ -3,6 +3,7 @@ to measure and without static features (the npb table has none); then each assig
 
 import importlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -17,6 +18,7 @@ def test_distinct_assignments_precompiled_once_and_not_on_resume(npb, tmp_path):
     calls = []
 
     def run(backend):
+        backend.capabilities = replace(backend.capabilities, precompile=True)
         backend.precompile = lambda cases=(), *, sources=(), features=True: calls.append((list(cases), features))
         suite = npb.NpbSuite(("S",), benchmarks=["CG"], tpbs=[32, 64], rule=rule)
         return run_suite(suite, backend, writer, CollectOptions(kernels=["kernel_three"]))

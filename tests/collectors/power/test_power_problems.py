@@ -31,10 +31,10 @@ def test_histogram_bins_reference_once_for_all_block_counts(monkeypatch):
     cases = [small_case(pk, nb) for nb in (1, 2, 3, 5)]
     SUITE.cases(quick=True)  # a plan that does not hold these small cases: they share one problem
     outs = [measure_case(c, SUITE, FakeBackend(implementations=IMPLS)) for c in cases]
-    assert [o["status"] for o in outs] == ["ok"] * 4
+    assert [o.status for o in outs] == ["ok"] * 4
     assert calls == [777]  # SMALL nwords: computed for the first case only
     SUITE.drop_caches()
-    assert measure_case(cases[0], SUITE, FakeBackend(implementations=IMPLS))["status"] == "ok"
+    assert measure_case(cases[0], SUITE, FakeBackend(implementations=IMPLS)).status == "ok"
     assert calls == [777, 777]  # dropped: the next collection draws the problem again
 
 
@@ -52,8 +52,8 @@ def test_inputs_drawn_once_per_problem_and_copied_per_case(monkeypatch):
     for variant in ("fp32", "fp64"):
         for nb in (1, 2, 4):
             p = SUITE.prepare(small_case(_kernel("madd", variant), nb), None, np, np.random.default_rng(nb))
-            assert p._args[0] is not SUITE._problems.value["a"]  # the case's own copy
-            firsts.append(float(p._args[0][0]))
+            assert p.args[0] is not SUITE._problems.value["a"]  # the case's own copy
+            firsts.append(float(p.args[0][0]))
             p.release()
     assert drawn == ["fp32", "fp64"]
     assert len(set(firsts[:3])) == 1 and len(set(firsts[3:])) == 1 and firsts[0] != firsts[3]
@@ -77,7 +77,7 @@ def test_large_outputs_are_checked_on_the_device(monkeypatch, name, variant, siz
     p.launch()
     ok, detail = p.verify()
     assert ok, detail
-    out = p._outputs[0]
+    out = p.outputs[0]
     out.reshape(-1)[full // 2 + 3] = np.nan  # one element left unwritten
     ok, detail = p.verify()
     assert not ok and f"1 of {full} values not written (poison left); first at {full // 2 + 3}" in detail

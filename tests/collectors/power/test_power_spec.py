@@ -144,7 +144,7 @@ def test_sm_count_comes_from_the_device_info_or_a_planning_default(monkeypatch, 
 
     assert SUITE.cases(quick=True, device=Dev())[0].grid == (20, 1, 1)
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
-    power = sys.modules["kgpubench_collectors.power"]
+    power = sys.modules["kgpubench_collectors.power.suite"]  # the suite object and its planning warning
     monkeypatch.setattr(power, "_warned", set())
     assert power.device_sm_count() is None
     assert [c.grid[0] for c in SUITE.cases(quick=True, kernels=["dotp"])] == [66, 132]

@@ -140,16 +140,16 @@ def small_case(pk, nb=3):
 def test_a_correct_kernel_verifies_and_gets_a_power_window(pk):
     backend = FakeBackend(implementations=IMPLS, time_ms=2.0)
     out = measure_case(small_case(pk), SUITE, backend)
-    assert out["status"] == "ok", out.get("status_detail")
-    assert out["time_ms_median"] == pytest.approx(2.0)
-    assert out["power_window_ms"] >= 500.0
+    assert out.status == "ok", out.detail
+    assert out.columns["time_ms_median"] == pytest.approx(2.0)
+    assert out.columns["power_window_ms"] >= 500.0
 
 
 @pytest.mark.parametrize("pk", spec.KERNELS, ids=lambda pk: pk.name)
 def test_a_kernel_that_writes_nothing_fails_verification(pk):
     out = measure_case(small_case(pk), SUITE, FakeBackend())
-    assert out["status"] == "verification_failed"
-    assert "time_ms_median" not in out
+    assert out.status == "verification_failed"
+    assert "time_ms_median" not in out.columns
 
 
 def _broken(name, damage):
@@ -166,7 +166,7 @@ def _kernel(name, variant=""):
 
 def test_dotp_with_one_block_missing_fails():
     out = measure_case(small_case(_kernel("dotp")), SUITE, _broken("dotp", lambda a: a[2].__setitem__(1, 0.0)))
-    assert out["status"] == "verification_failed" and "partial sums" in out["status_detail"]
+    assert out.status == "verification_failed" and "partial sums" in out.detail
 
 
 def test_madd_fp64_off_by_1e_9_fails():
@@ -174,7 +174,7 @@ def test_madd_fp64_off_by_1e_9_fails():
         args[3][5] += 1e-9
 
     out = measure_case(small_case(_kernel("madd", "fp64")), SUITE, _broken("madd", damage))
-    assert out["status"] == "verification_failed" and "float64" in out["status_detail"]
+    assert out.status == "verification_failed" and "float64" in out.detail
 
 
 def test_histogram_with_a_count_in_the_wrong_bin_fails():
@@ -183,7 +183,7 @@ def test_histogram_with_a_count_in_the_wrong_bin_fails():
         args[1][1] += 1  # block totals still right: only the bin check can see it
 
     out = measure_case(small_case(_kernel("histogram256")), SUITE, _broken("histogram256", damage))
-    assert out["status"] == "verification_failed" and "bins" in out["status_detail"]
+    assert out.status == "verification_failed" and "bins" in out.detail
 
 
 def test_histogram_with_a_count_moved_between_blocks_fails_the_block_totals():
@@ -192,7 +192,7 @@ def test_histogram_with_a_count_moved_between_blocks_fails_the_block_totals():
         args[1][256 + 5] += 1  # global bins still right: only the per-block totals can see it
 
     out = measure_case(small_case(_kernel("histogram256")), SUITE, _broken("histogram256", damage))
-    assert out["status"] == "verification_failed" and "block totals" in out["status_detail"]
+    assert out.status == "verification_failed" and "block totals" in out.detail
 
 
 def test_binomial_prices_one_percent_off_fail():
@@ -200,13 +200,13 @@ def test_binomial_prices_one_percent_off_fail():
         args[3][:] *= np.float32(1.01)
 
     out = measure_case(small_case(_kernel("binomial_options")), SUITE, _broken("binomial_options", damage))
-    assert out["status"] == "verification_failed"
+    assert out.status == "verification_failed"
 
 
 def test_scan_off_by_one_fails():
     out = measure_case(small_case(_kernel("scan_rows")), SUITE,
                        _broken("scan_rows", lambda a: a[1].__setitem__((3, 255), a[1][3, 255] + 1)))
-    assert out["status"] == "verification_failed" and "1 of 1024" in out["status_detail"]
+    assert out.status == "verification_failed" and "1 of 1024" in out.detail
 
 
 def test_block_shares_by_hand():
@@ -224,7 +224,7 @@ def test_every_kernel_verifies_on_the_gpu(pk):
     sms = backend.device().sm_count
     for case in SUITE.cases(quick=True, kernels=[pk.name], sm_count=sms):
         out = measure_case(case, SUITE, backend)
-        assert out["status"] == "ok", (case.label(), out.get("status_detail"))
+        assert out.status == "ok", (case.label(), out.detail)
 
 
 def test_sample_is_everything_when_small_and_distinct_sorted_draws_when_large():
@@ -254,5 +254,5 @@ def test_a_systematic_error_on_a_sampled_large_output_fails():
     def scaled(args):
         args[3][:] *= np.float32(1 + 1e-5)
 
-    assert measure_case(case, SUITE, FakeBackend(implementations=IMPLS))["status"] == "ok"
-    assert measure_case(case, SUITE, _broken("madd", scaled))["status"] == "verification_failed"
+    assert measure_case(case, SUITE, FakeBackend(implementations=IMPLS)).status == "ok"
+    assert measure_case(case, SUITE, _broken("madd", scaled)).status == "verification_failed"

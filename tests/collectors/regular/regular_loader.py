@@ -15,4 +15,4 @@ def modules():
 
     regular()
     return (sys.modules["kgpubench_collectors.regular.spec"], sys.modules["kgpubench_collectors.regular.reference"],
-            sys.modules["kgpubench_collectors.regular.suite"])
+            sys.modules["kgpubench_collectors.regular.prepare"])

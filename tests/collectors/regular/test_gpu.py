@@ -31,8 +31,8 @@ def test_kernel_verifies_on_gpu(kernel, backend):
     suite = regular()
     for case in suite.cases(quick=True, kernels=[kernel]):
         out = measure_case(case, suite, backend, rule=StopRule(min_samples=3, min_gpu_ms=0.0, max_round=10))
-        assert out["status"] == "ok", (case.label(), out.get("status_detail"))
-        assert out["time_ms_min"] > 0
+        assert out.status == "ok", (case.label(), out.detail)
+        assert out.columns["time_ms_min"] > 0
 
 
 def test_largest_sizes_verify_on_gpu(backend):
@@ -45,7 +45,7 @@ def test_largest_sizes_verify_on_gpu(backend):
         biggest = max(cases, key=lambda c: (c.columns["s"], c.threads_per_block == 256))
         rule = StopRule(min_samples=2, min_gpu_ms=0.0, max_round=10, warmup_samples=0)
         out = measure_case(biggest, suite, backend, rule=rule)
-        assert out["status"] == "ok", (biggest.label(), out.get("status_detail"))
+        assert out.status == "ok", (biggest.label(), out.detail)
 
 
 def test_quick_collection_writes_a_valid_shard(tmp_path):

@@ -12,7 +12,7 @@ from regular_loader import modules, regular
 from kgpubench.measure.backends.fake import FakeDeviceArray, fake_device_module
 from kgpubench.measure.backends.registry import get_backend
 
-_, ref, suite_mod = modules()
+_, ref, prepare_mod = modules()
 
 
 def _vector_add(grid, block, args, smem):
@@ -37,13 +37,13 @@ IMPLS = {"vector_add": _vector_add, "matrix_mul": _matrix_mul, "fan2": _fan2}
 @pytest.fixture
 def counted(monkeypatch):
     calls = []
-    real = suite_mod.MAKERS["vector_add"]
+    real = prepare_mod.MAKERS["vector_add"]
 
     def maker(sizes, rng):
         calls.append(dict(sizes))
         return real(sizes, rng)
 
-    monkeypatch.setitem(suite_mod.MAKERS, "vector_add", maker)
+    monkeypatch.setitem(prepare_mod.MAKERS, "vector_add", maker)
     return calls
 
 
@@ -98,7 +98,7 @@ def test_verification_on_the_device_copies_no_array(kernel, monkeypatch):
     p.launch()
     ok, detail = p.verify()
     assert ok, detail
-    name, out, _expected, sel = p.outputs[0]
+    name, out, _expected, sel = p.check.outputs[0]
     if sel is None:
         out.reshape(-1)[0] += 1.0  # one wrong value in the part that is checked
     else:

@@ -29,8 +29,8 @@ def test_quick_cases_verify_and_time_on_the_gpu():
     assert len(cases) == 10
     for case in cases:
         out = measure_case(case, suite, backend)
-        assert out["status"] == "ok", f"{case.label()}: {out.get('status_detail')}"
-        assert out["time_ms_median"] > 0
+        assert out.status == "ok", f"{case.label()}: {out.detail}"
+        assert out.columns["time_ms_median"] > 0
 
 
 def test_verification_catches_a_wrong_space_order_on_the_gpu():
@@ -44,4 +44,4 @@ def test_verification_catches_a_wrong_space_order_on_the_gpu():
     # Build the kernel for order 2 while the case (and its reference) says order 8.
     wrong = replace(case, source=replace(case.source, defines={**case.source.defines, "KG_SPACE_ORDER": 2}))
     out = measure_case(wrong, suite, backend)
-    assert out["status"] == "verification_failed"
+    assert out.status == "verification_failed"

@@ -15,7 +15,7 @@ from kgpubench.measure.backends.fake import FakeDeviceArray, fake_device_module
 
 spec = importlib.import_module("kgpubench_collectors.stencil.spec")
 cases = importlib.import_module("kgpubench_collectors.stencil.cases")
-prepared = importlib.import_module("kgpubench_collectors.stencil.prepared")
+prepared = importlib.import_module("kgpubench_collectors.stencil.prepare")
 
 
 def _verify(case, backend, seed=0):

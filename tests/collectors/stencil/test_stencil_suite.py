@@ -56,9 +56,9 @@ def _case(grid=24, dtype="float64", order=4, tile=(2, 1, 4), variant="thread-til
 def test_a_correct_kernel_verifies_and_times_are_per_step(dtype, variant):
     backend = _backend(time_ms=2.0)
     out = measure_case(_case(dtype=dtype, variant=variant), SUITE, backend)
-    assert out["status"] == "ok", out.get("status_detail")
+    assert out.status == "ok", out.detail
     # Each kernel launch takes 2 ms in the fake; a timed unit is 5 launches; per step: 2 ms.
-    assert out["time_ms_median"] == pytest.approx(2.0)
+    assert out.columns["time_ms_median"] == pytest.approx(2.0)
     # The verified launch: 5 steps, then 3 steps on the small grid and 1 check step on the real grid.
     names = {n for n, *_ in backend.launches}
     assert names == {"stencil_thread_tile" if variant == "thread-tile" else "stencil_shared_tile"}
@@ -66,13 +66,13 @@ def test_a_correct_kernel_verifies_and_times_are_per_step(dtype, variant):
 
 def test_a_kernel_that_misses_points_fails_verification():
     out = measure_case(_case(), SUITE, _backend(impl=numpy_kernel(skip_last_k=True)))
-    assert out["status"] == "verification_failed"
-    assert "differ" in out["status_detail"]
+    assert out.status == "verification_failed"
+    assert "differ" in out.detail
 
 
 def test_a_kernel_that_does_nothing_fails_verification():
     out = measure_case(_case(), SUITE, FakeBackend())
-    assert out["status"] == "verification_failed"
+    assert out.status == "verification_failed"
 
 
 def test_launch_runs_steps_with_alternating_buffers():
@@ -94,7 +94,7 @@ def test_launch_runs_steps_with_alternating_buffers():
 
 
 def test_large_grids_are_filled_from_a_pool_of_planes(monkeypatch):
-    prepared = importlib.import_module("kgpubench_collectors.stencil.prepared")
+    prepared = importlib.import_module("kgpubench_collectors.stencil.prepare")
     monkeypatch.setattr(prepared, "FULL_RANDOM_POINTS", 1000)
     u0, _u1, vel = prepared.device_fields(np, np.random.default_rng(1), (20, 12, 12), 2, "float32")
     assert u0.dtype == np.float32 and u0.shape == (20, 12, 12)
