@@ -214,10 +214,6 @@ class ContractError(KgpubenchError, AssertionError):
     :func:`kgpubench.testing.check_backend`)."""
 
 
-class BackendError(KgpubenchError, TypeError):
-    """A backend that does not follow the backend contract (:class:`kgpubench.measure.backends.base.Backend`)."""
-
-
 class ClockLockError(KgpubenchError, ValueError):
     """A ``--lock-clocks`` value that cannot be honoured (not root, not a number, out of range)."""
 

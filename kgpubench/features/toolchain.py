@@ -34,7 +34,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from kgpubench.errors import CompileError, ToolchainError
@@ -526,8 +526,3 @@ class DiskCache:
             os.replace(tmp, path)
         except OSError:
             pass
-
-
-def resources_to_dict(res: Resources) -> dict:
-    """JSON form of :class:`Resources`."""
-    return asdict(res)

@@ -264,11 +264,6 @@ class Store:
             return decl.empty()
         return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
-    def key_pairs(self, config: str) -> set[tuple[str, str]]:
-        """The identities (row_id, run_id) of the rows of ``config``."""
-        keys = self._keys(config)
-        return {tuple(k.split("\x1f", 1)) for k in keys.to_pylist()}
-
     def _keys(self, config: str) -> pa.Array:
         parts = [pq.read_table(self._checked_path(e), columns=["row_id", "run_id"]) for e in self.files(config)]
         if not parts:

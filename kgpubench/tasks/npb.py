@@ -63,11 +63,6 @@ def npb_gpu_default_tpb(benchmark: str, kernel: str) -> int | None:
     return NPB_GPU_DEFAULT_TPB.get(str(benchmark).upper(), {}).get(kernel)
 
 
-def npb_gpu_default_tpb_table(benchmark: str) -> dict[str, int]:
-    """NPB-GPU's kernels of ``benchmark`` with their shipped TPB (empty for an unknown benchmark)."""
-    return dict(NPB_GPU_DEFAULT_TPB.get(str(benchmark).upper(), {}))
-
-
 def default_run_kernels(task: Task, table: pa.Table) -> dict[str, set[str]]:
     """Problem key -> the kernels its ``ok`` default run rows name in ``tpb_assignment``."""
     runs = _default_runs(table)

@@ -109,12 +109,6 @@ class ScaledTarget(RegressorMixin, BaseEstimator):
         return stable_exp(t) if self.log else t
 
 
-def log_target(regressor):
-    """Wrap ``regressor`` to learn the standardised ``ln(y)`` and predict ``exp`` of it, clipped
-    (times span orders of magnitude)."""
-    return ScaledTarget(regressor, log=True)
-
-
 def tabular_model(estimator, *, scale: bool = False, one_hot: bool = True, log: bool = True):
     """``preprocessor -> estimator`` as one pipeline, learning the standardised target (its log when ``log``)
     with clipped outputs."""
