@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kgpubench.errors import MeasurementError
 from kgpubench.tasks._core import Task, problem_keys
@@ -113,8 +114,6 @@ def attach_npb_columns(task: Task, table: pa.Table, rows: pa.Table) -> pa.Table:
 
 
 def _default_runs(table: pa.Table) -> pa.Table:
-    import pyarrow.compute as pc
-
     need = ("row_kind", "assignment", "status", "tpb_assignment")
     if any(c not in table.column_names for c in need):
         return table.slice(0, 0)
