@@ -41,11 +41,14 @@ browser:
 	    echo "could not install chromium: the browser test will skip"; \
 	  else echo "chromium is not installed (as root: apt-get install chromium): the browser test will skip"; fi; }
 
-test: $(STAMP) browser
+# CI calls `make test`: lint first, then the suite.
+test: lint browser
 	$(BIN)/python -m pytest -q
 
+# The one lint check (pyproject.toml [tool.ruff]); tests/test_dead_code.py runs vulture.
+LINT_PATHS := kgpubench tests baselines benchmarks collectors scripts
 lint: $(STAMP)
-	$(BIN)/ruff check kgpubench collectors baselines tests benchmarks
+	$(BIN)/ruff check $(LINT_PATHS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -14,6 +14,7 @@ lent GPU machine runs the collector):
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import subprocess
@@ -34,9 +35,11 @@ def package_version() -> str:
         found = _pyproject_version(pyproject.read_text())
         if found:
             return found
-    try:
-        from importlib.metadata import PackageNotFoundError, distribution
+    # importlib.metadata here, not at the top: it is a quarter of `import kgpubench.cli`, and a source tree
+    # never needs it
+    from importlib.metadata import PackageNotFoundError, distribution
 
+    try:
         dist = distribution("kgpubench")
     except PackageNotFoundError:
         return UNKNOWN_VERSION
@@ -86,8 +89,6 @@ def _git_commit(root: Path) -> str | None:
 def code_sha256() -> str:
     """sha256 over the package's Python sources (relative path and bytes of every ``*.py``, sorted): a result
     made by other library code is never mistaken for a current one (``leaderboard run --reuse``)."""
-    import hashlib
-
     h = hashlib.sha256()
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         if "_bundled" in path.parts:

@@ -16,6 +16,8 @@ Suites (``collectors/``) raise :class:`SuiteError` subclasses of their own.
 
 from __future__ import annotations
 
+import difflib
+
 
 class KgpubenchError(Exception):
     """Root of every error kgpubench raises on purpose."""
@@ -214,10 +216,6 @@ class ContractError(KgpubenchError, AssertionError):
     :func:`kgpubench.testing.check_backend`)."""
 
 
-class BackendError(KgpubenchError, TypeError):
-    """A backend that does not follow the backend contract (:class:`kgpubench.measure.backends.base.Backend`)."""
-
-
 class ClockLockError(KgpubenchError, ValueError):
     """A ``--lock-clocks`` value that cannot be honoured (not root, not a number, out of range)."""
 
@@ -276,8 +274,6 @@ class ClusterError(KgpubenchError, RuntimeError):
 # ----- helpers -----------------------------------------------------------------------------------------------
 def did_you_mean(name: str, choices) -> str:
     """Return a ' Did you mean ...?' hint (or '') for an unknown ``name`` among ``choices``."""
-    import difflib
-
     close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
     return f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 

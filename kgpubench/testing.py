@@ -8,12 +8,19 @@ rows) while staying recognisable; never merge them into a real store.
 from __future__ import annotations
 
 import datetime as _dt
+import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from kgpubench.schema import get_table
+from kgpubench.errors import ContractError
+from kgpubench.hardware import DeviceInfo
+from kgpubench.measure.runner import case_row_base
+from kgpubench.measure.suite import Case, KernelSource, SuiteBase, as_suite
+from kgpubench.schema import TABLES, get_table, row_id_of
 
 _GPU = {
     "gpu_name": "Test GPU", "gpu_vendor": "nvidia", "gpu_architecture": "hopper", "gpu_compute_capability": "9.0",
@@ -74,8 +81,6 @@ CHECK_KERNEL = 'extern "C" __global__ void kgpubench_check(float* x, int n) {\n'
 
 def _require(ok: bool, what: str, message: str) -> None:
     if not ok:
-        from kgpubench.errors import ContractError
-
         raise ContractError(f"{what}: {message}")
 
 
@@ -90,10 +95,6 @@ def check_suite(suite: Any, *, quick_only: bool = False) -> dict[str, int]:
     every ``k`` of ``kernels()``; a suite measured case by case defines ``prepare``, one that measures itself
     ``measure``. Needs no GPU. Returns the case counts (``{"quick": n, "full": m}``).
     """
-    from kgpubench.measure.runner import case_row_base
-    from kgpubench.measure.suite import Case, SuiteBase, as_suite
-    from kgpubench.schema import TABLES, row_id_of
-
     declared = as_suite(suite)
     what = f"suite {getattr(suite, 'name', type(suite).__name__)!r}"
     for attr in ("name", "table", "collector_version"):
@@ -150,13 +151,6 @@ def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
     :class:`~kgpubench.measure.backends.base.Capabilities` whose parts hold (power or clocks need ``nvml()``,
     precompile and ptx their methods, graphs a working graph sampler) and ``clock`` has ``ns()`` and ``sleep()``.
     """
-    import math
-    import tempfile
-
-    import numpy as np
-
-    from kgpubench.hardware import DeviceInfo
-    from kgpubench.measure.suite import KernelSource
 
     what = f"backend {getattr(backend, 'name', type(backend).__name__)!r}"
     for attr in ("name", "row_source"):

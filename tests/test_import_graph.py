@@ -103,11 +103,12 @@ LAYERS = (
     ("foundations", ("errors", "resources", "schema", "store.identity", "store.locking", "store.shards",
                      "store.view", "hardware", "buildinfo", "sources")),
     ("rows", ("store.validation", "store.card", "store.card_figures", "store.croissant")),
-    ("suites", ("measure", "features", "importers.api", "importers.common", "importers.limits",
-                "importers.kernel_tuner", "importers.t4", "importers.gpuperfpredict", "testing")),
+    # the importers' package (its __init__ re-exports api, common and t4) sits below the store: store.bundle reads
+    # through importers.limits, and importing any importer runs the package's __init__
+    ("suites", ("measure", "features", "importers", "testing")),
     ("store", ("store", "store.store", "store.checks", "store.bundle", "store.hub", "store.upgrade")),
-    # the importers' facade and T4 export read through load_dataset
-    ("tasks", ("tasks", "store.loading", "importers")),
+    # the T4 export reads through load_dataset
+    ("tasks", ("tasks", "store.loading", "importers.export")),
     ("result records", ("board", "board.result", "board.ownership")),
     ("models", ("sandbox", "board.evaluation", "board.fewshot", "board.submission")),
     ("board", ("board.leaderboard", "board.render", "board.ranking", "board.site", "board.pull_request",
@@ -132,6 +133,21 @@ def test_every_import_points_to_the_same_or_an_earlier_layer():
     assert down == []
     assert layer_of("kgpubench.importers.export") == 4 and layer_of("kgpubench.importers.api") == 2
     assert layer_of("kgpubench.store.loading") == 4 and layer_of("kgpubench.store.store") == 3
+
+
+def test_importing_a_module_runs_no_package_init_of_a_later_layer():
+    """``import a.b.c`` first runs ``a/__init__`` and ``a/b/__init__``: what those import is imported too, so a
+    package whose ``__init__`` re-exports a later layer's module cannot hide under an early layer's submodule."""
+    graph = package_graph()
+
+    def runs(pkg: str) -> int:  # the latest layer a package's __init__ imports (-1: it imports nothing)
+        return max((layer_of(t) for t in graph[pkg]), default=-1)
+
+    up = sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b}, which runs {pkg}/__init__ ({LAYERS[runs(pkg)][0]})"
+                for a, targets in graph.items() for b in targets
+                for pkg in (b.rsplit(".", n)[0] for n in range(1, b.count(".")))
+                if pkg in graph and not (a == pkg or a.startswith(pkg + ".")) and runs(pkg) > layer_of(a))
+    assert up == []
 
 
 def test_the_checker_finds_a_cycle_through_a_function_level_import(tmp_path):

@@ -7,13 +7,13 @@ Each command group lives in its own module under ``kgpubench.cli`` and exposes `
 from __future__ import annotations
 
 import importlib
-import os
-import re
 import sys
 
 import typer
 
+from kgpubench.cli.failure import DEBUG_ENV, debug_enabled, escape, fail, one_line
 from kgpubench.errors import KgpubenchError
+from kgpubench.ray.cli import optional_values
 
 COMMAND_MODULES = ["data", "tasks", "collect", "importexport", "leaderboard", "submission", "features"]
 
@@ -28,21 +28,7 @@ app = typer.Typer(
 for _name in COMMAND_MODULES:
     importlib.import_module(f"kgpubench.cli.{_name}").register(app)
 
-DEBUG_ENV = "KGPUBENCH_DEBUG"
 _DETAIL_LINES = 50
-
-
-def debug_enabled() -> bool:
-    """Whether ``KGPUBENCH_DEBUG`` asks for tracebacks (1, true, yes or on; 0, false, no, off or unset do not)."""
-    return os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def fail(message: str, code: int = 1) -> None:
-    """Print one red line on stderr and exit with ``code``."""
-    from rich.console import Console
-
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {message}", markup=True)
-    raise SystemExit(code)
 
 
 def main() -> None:
@@ -52,8 +38,6 @@ def main() -> None:
     on stdout. An operating-system error (a path that cannot be read or written) is one line too. Anything
     else is a kgpubench bug: one line asking for a report, exit 2.
     """
-    from kgpubench.ray.cli import optional_values
-
     sys.argv[1:] = optional_values(sys.argv[1:])  # `--ray` with no address
     try:
         app()
@@ -64,15 +48,15 @@ def main() -> None:
         if debug_enabled():
             raise
         _print_details(exc)
-        fail(_escape(_one_line(str(exc))), getattr(exc, "exit_code", 1))
+        fail(escape(one_line(str(exc))), getattr(exc, "exit_code", 1))
     except OSError as exc:
         if debug_enabled():
             raise
-        fail(_escape(_one_line(_os_message(exc))))
+        fail(escape(one_line(_os_message(exc))))
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback unless asked for
         if debug_enabled():
             raise
-        fail(_escape(_one_line(f"internal error ({type(exc).__name__}: {exc}); this is a kgpubench bug: please "
+        fail(escape(one_line(f"internal error ({type(exc).__name__}: {exc}); this is a kgpubench bug: please "
                                f"report it with the command you ran ({DEBUG_ENV}=1 shows the traceback).")), 2)
 
 
@@ -82,7 +66,7 @@ def _print_details(exc: KgpubenchError) -> None:
     if len(lines) <= 1:
         return
     for line in lines[:_DETAIL_LINES]:
-        print(_one_line(line))
+        print(one_line(line))
     if len(lines) > _DETAIL_LINES:
         print(f"... and {len(lines) - _DETAIL_LINES} more")
 
@@ -92,13 +76,3 @@ def _os_message(exc: OSError) -> str:
     why = exc.strerror or str(exc) or type(exc).__name__
     fix = "check the path and its permissions"
     return f"{where}: {why}; {fix}." if where else f"{why}; {fix}."
-
-
-def _one_line(text: str) -> str:
-    return re.sub(r"\s*[\r\n]+\s*", " ", text).strip()
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

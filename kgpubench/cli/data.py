@@ -7,6 +7,9 @@ from pathlib import Path
 
 import typer
 
+from kgpubench import __version__
+from kgpubench.errors import DataFileNotFoundError
+
 DATA_OPTION = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
 LOCK_TIMEOUT_OPTION = typer.Option(600.0, "--lock-timeout", help="Seconds to wait while another process writes "
                                    "the store (0: fail at once; inf: no limit).")
@@ -24,13 +27,10 @@ def info(data: Path | None = DATA_OPTION,
     """Configs, versions, rows and GPUs of a dataset store."""
     import pyarrow.compute as pc
 
-    from kgpubench import __version__
     from kgpubench.schema import TABLES
 
     store = _store(data)
     if data is not None and not Path(data).is_dir():
-        from kgpubench.errors import DataFileNotFoundError
-
         raise DataFileNotFoundError(f"--data {data}: no such store folder.")
     configs = {}
     for name, decl in TABLES.items():
@@ -111,7 +111,6 @@ def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders,
 
 
 def _repair(paths: list[Path], lock_timeout: float) -> None:
-    from kgpubench.errors import DataFileNotFoundError
     from kgpubench.store.checks import is_store
     from kgpubench.store.store import Store
 

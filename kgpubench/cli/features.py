@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from kgpubench.errors import KgpubenchError, OptionError
+from kgpubench.cli.failure import debug_enabled, escape, fail
+from kgpubench.errors import DataFileNotFoundError, KgpubenchError, OptionError
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
@@ -71,24 +72,13 @@ def features(
         result = _run(file, kernel, define, arch, grid, block, size, trip, static_counts, n, s, cpx, sm_count,
                       dynamic_smem, ptx, no_cache)
     except KgpubenchError as exc:
-        from kgpubench.cli import debug_enabled
-
         if debug_enabled():
             raise
-        _fail(str(exc))
+        fail(escape(str(exc)))
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2, sort_keys=True, default=_json_default))
         return
     _print_table(result)
-
-
-def _fail(message: str) -> None:
-    """One red line on stderr and exit 1 (as ``kgpubench.cli.fail``, without importing every command)."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
-    raise SystemExit(1)
 
 
 def _json_default(value):
@@ -97,7 +87,6 @@ def _json_default(value):
 
 def _run(file, kernel, define, arch, grid, block, size, trip, static_counts, n, s, cpx, sm_count, dynamic_smem,
          ptx, no_cache):
-    from kgpubench.errors import DataFileNotFoundError
     from kgpubench.features import extract_features
 
     if file is None and ptx is None:

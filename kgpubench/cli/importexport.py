@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 import warnings
 from pathlib import Path
 
@@ -92,8 +93,6 @@ _GPP_OUT = typer.Option(None, "--out", help="Shard to write (default: gpuperfpre
 
 def gpuperfpredict(folder: Path = _GPP_DIR, out: Path | None = _GPP_OUT, force: bool = _FORCE) -> None:
     """Import gpuperfpredict's Rodinia nvprof profiles into a `profiles` shard (then `kgpubench merge SHARD`)."""
-    import time
-
     import pyarrow.compute as pc
 
     from kgpubench.importers.gpuperfpredict import import_to_shard
@@ -115,7 +114,7 @@ def t4(
     force: bool = _FORCE,
 ) -> None:
     """Write rows with tunable parameters as T4 results files, one per GPU x kernel x problem size."""
-    from kgpubench.importers import export_t4
+    from kgpubench.importers.export import export_t4
 
     paths = export_t4(config, out, where=where, data_dir=data, force=force)
     typer.echo(f"wrote {len(paths)} T4 results file(s) to {out}")

@@ -11,11 +11,11 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kgpubench.errors import DataFileNotFoundError, LaunchConfigError
+from kgpubench.errors import DataFileNotFoundError, LaunchConfigError, UnknownNameError
 from kgpubench.features import power
 from kgpubench.features.analysis import KernelAnalysis, analyse_entry
 from kgpubench.features.expr import evaluate
@@ -130,8 +130,6 @@ class KernelFeatures:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-able."""
-        from dataclasses import asdict
-
         d = asdict(self)
         d["grid"], d["block"] = list(self.grid), list(self.block)
         return d
@@ -214,8 +212,6 @@ def analyse_kernel(source: str | Path, kernel: str, *, arch: str = "sm_90",
 
 
 def _source_or_none(text: str, entry) -> SourceFeatures | None:
-    from kgpubench.errors import UnknownNameError
-
     try:
         return source_features(text, entry.plain_name)
     except UnknownNameError:

@@ -26,7 +26,9 @@ no program and loads no library.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -34,7 +36,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from kgpubench.errors import CompileError, ToolchainError
@@ -135,8 +137,6 @@ def arch_number(arch: str) -> int:
 def _nvidia_roots() -> list[Path]:
     """Folders of the ``nvidia`` namespace package (where NVIDIA's pip wheels unpack)."""
     try:
-        import importlib.util
-
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
         return []
@@ -346,8 +346,6 @@ _NVRTC_LIBS: dict[str, object] = {}
 
 def _load_nvrtc(path: str):
     """``ctypes.CDLL`` of a libnvrtc, with the signatures used here (loaded once per process)."""
-    import ctypes
-
     lib = _NVRTC_LIBS.get(path)
     if lib is not None:
         return lib
@@ -387,8 +385,6 @@ class NvrtcRun:
 def nvrtc_run(path: str, source: str, name: str, options: list[str] | tuple[str, ...], *,
               cubin: bool = False) -> NvrtcRun:
     """Compile ``source`` with the libnvrtc at ``path``: the log, the PTX and (``cubin``) the CUBIN."""
-    import ctypes
-
     lib = _load_nvrtc(path)
     prog = ctypes.c_void_p()
     status = lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None)
@@ -432,8 +428,6 @@ def _nvrtc_compile(path: str, source: str, name: str, options: list[str]) -> tup
 
 def _probe_nvrtc(lib: Path) -> str:
     """The full version of a libnvrtc: ``nvrtcVersion`` gives X.Y, the PTX header of a tiny program X.Y.Z."""
-    import ctypes
-
     handle = _load_nvrtc(str(lib))
     major, minor = ctypes.c_int(), ctypes.c_int()
     if handle.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)) != 0:
@@ -526,8 +520,3 @@ class DiskCache:
             os.replace(tmp, path)
         except OSError:
             pass
-
-
-def resources_to_dict(res: Resources) -> dict:
-    """JSON form of :class:`Resources`."""
-    return asdict(res)

@@ -1,7 +1,10 @@
 """Public auto-tuning measurements in (Kernel Tuner caches, T4 results) and kgpubench rows out (T4).
 
 Entry points: :func:`import_rows`, :func:`import_table`, :func:`import_to_shard` (files -> `autotune`
-rows/shard) and :func:`export_t4` / :func:`export_t4_table` (rows with tunable parameters -> T4 files).
+rows/shard). The T4 export (rows with tunable parameters -> T4 files) reads the packaged dataset, a layer above
+the importers, so it is not re-exported here: :func:`kgpubench.importers.export.export_t4` /
+:func:`~kgpubench.importers.export.export_t4_table`. Importing any importer (or :mod:`kgpubench.importers.limits`,
+which the store's bundles use) runs this file, so it stays below the store.
 """
 
 from __future__ import annotations
@@ -14,23 +17,18 @@ from kgpubench.importers.common import (
     Provenance,
     provenance_for,
 )
-from kgpubench.importers.export import MAPPERS, export_t4, export_t4_table, parse_where
 from kgpubench.importers.t4 import T4_SCHEMA_VERSION
 
 __all__ = [
     "BENCHMARK_HUB",
     "FORMATS",
     "KNOWN_SOURCES",
-    "MAPPERS",
     "T4_SCHEMA_VERSION",
     "ImportFormat",
     "ImportFormatError",
     "Provenance",
-    "export_t4",
-    "export_t4_table",
     "import_rows",
     "import_table",
     "import_to_shard",
-    "parse_where",
     "provenance_for",
 ]

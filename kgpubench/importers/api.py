@@ -13,6 +13,9 @@ from kgpubench.errors import KgpubenchError
 from kgpubench.importers.common import ImportFormatError, LoadedFile, Provenance, load_json, provenance_for
 from kgpubench.importers.kernel_tuner import columns_from_cache, is_kernel_tuner_cache, rows_from_cache
 from kgpubench.importers.t4 import is_t4_results, rows_from_t4
+from kgpubench.schema import get_table
+from kgpubench.store.shards import check_output, write_shard
+from kgpubench.store.validation import refusal, validate_table
 
 
 def import_rows(paths: Iterable[Path | str], *, gpu: str | None = None, source: str = "benchmark_hub",
@@ -140,8 +143,6 @@ def import_table(paths: Sequence[Path | str], *, gpu: str | None = None, source:
 
     A format with a column reader (:attr:`ImportFormat.columns`) skips the row dicts; the table is the same.
     """
-    from kgpubench.schema import get_table
-
     table = get_table("autotune")
     prov = provenance_for(source, license=license, commit=commit, doi=doi, collected_at=collected_at)
     parts: list = []  # per file: its columns, or its rows (runs of row files are built together)
@@ -179,8 +180,6 @@ def import_to_shard(paths: Sequence[Path | str], out: Path | str, *, force: bool
     kgpubench.errors.OutputExistsError
         When ``out`` exists and ``force`` is false.
     """
-    from kgpubench.store.shards import check_output
-
     check_output(Path(out), force=force)
     table = import_table(paths, **options)
     where = str(paths[0]) if len(paths) == 1 else f"import of {len(paths)} files (rows in input order)"
@@ -200,9 +199,6 @@ def write_import_shard(table: pa.Table, config: str, out: Path | str, *, where: 
     kgpubench.errors.OutputExistsError
         When ``out`` exists and ``force`` is false.
     """
-    from kgpubench.store.shards import check_output, write_shard
-    from kgpubench.store.validation import refusal, validate_table
-
     check_output(Path(out), force=force)
     violations = validate_table(table, config, file=where)
     if violations:
@@ -213,8 +209,6 @@ def write_import_shard(table: pa.Table, config: str, out: Path | str, *, where: 
 def table_of_rows(config: str, rows: list[dict], where: Path | str) -> pa.Table:
     """``rows`` as an arrow table of ``config`` (``row_id`` computed); a value the column cannot hold is one
     :class:`ImportFormatError` naming ``where``, the row and the column."""
-    from kgpubench.schema import get_table
-
     try:
         return get_table(config).from_rows(rows)
     except ValueError as exc:
@@ -228,8 +222,6 @@ def folder_to_shard(build: Callable[[Path | str], pa.Table], config: str, folder
     """The importers of a staged folder: refuse an existing ``out`` first (unless ``force``), build the table
     with ``build(folder)``, then validate and write it (:func:`write_import_shard`; ``where``, default the
     folder, names the input in violation messages)."""
-    from kgpubench.store.shards import check_output
-
     check_output(Path(out), force=force)
     table = build(folder)
     return write_import_shard(table, config, out, where=where or str(folder), force=force), table

@@ -17,7 +17,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from kgpubench import __version__
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
+from kgpubench.importers.api import folder_to_shard, table_of_rows
 from kgpubench.importers.common import CLBLAST, is_number, run_id_for
 from kgpubench.importers.limits import open_capped_text
 from kgpubench.schema.tunings import DEVICE_TYPES, KINDS, PRECISIONS
@@ -31,8 +34,6 @@ CATALOGUE_VENDORS = {"NVIDIA": "nvidia", "AMD": "amd", "Intel": "intel"}
 def gpu_of(row: dict[str, str]) -> dict[str, Any]:
     """The GPU columns of an entry: the catalogue's figures where the alias table knows the device (an NVIDIA
     name is tried as given and with the ``NVIDIA `` prefix newer drivers report), else the name alone."""
-    from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
-
     device = row["device"]
     if row["kind"] != "device":
         group = " ".join(p for p in (row["vendor"] or "all", row["device_type"], row["architecture"]) if p)
@@ -63,8 +64,6 @@ def _params(text: str, where: str) -> list[dict]:
 
 def import_rows(folder: Path | str) -> list[dict]:
     """`tunings` rows (without ``row_id``) of ``folder/best_configs.csv.gz`` (or of that file given directly)."""
-    from kgpubench import __version__
-
     path = Path(folder)
     if path.is_dir():
         path = path / FILE
@@ -110,13 +109,9 @@ def unknown_devices(rows: list[dict]) -> list[tuple[str, str]]:
 
 def import_table(folder: Path | str) -> pa.Table:
     """:func:`import_rows` as an arrow table of the `tunings` schema (``row_id`` computed)."""
-    from kgpubench.importers.api import table_of_rows
-
     return table_of_rows(CONFIG, import_rows(folder), folder)
 
 
 def import_to_shard(folder: Path | str, out: Path | str, *, force: bool = False) -> tuple[Path, pa.Table]:
     """Import the staged CLBlast table and write one validated `tunings` shard at ``out``."""
-    from kgpubench.importers.api import folder_to_shard
-
     return folder_to_shard(import_table, CONFIG, folder, out, force=force)

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
+from kgpubench.hardware import gpu_columns
 from kgpubench.importers.limits import loads_json, read_capped
 from kgpubench.schema.common import SOURCE_PATTERN
 from kgpubench.sources import (
@@ -115,8 +117,6 @@ def resolve_gpu(device_name: str | None, gpu: str | None, path: Path) -> dict[st
         When the file names no GPU (empty ``device_name``) and ``--gpu`` is not given, or the name is not one
         line of printable text (a newline or NUL would forge lines in messages and the card).
     """
-    from kgpubench.hardware import gpu_columns
-
     raw = gpu if gpu else device_name
     if raw is not None and (not isinstance(raw, str) or not raw.isprintable() or len(raw) > 200):
         what = "--gpu" if gpu else "the file's device_name"
@@ -314,8 +314,6 @@ def check_times(times: Any, path: Path, key: str) -> list[float]:
 def base_row(prov: Provenance, loaded: LoadedFile, run_id: str, gpu_cols: Mapping[str, Any],
              source_format: str) -> dict[str, Any]:
     """The columns every row of one imported file shares."""
-    from kgpubench import __version__
-
     return {**gpu_cols, "run_id": run_id, "source": prov.source, "source_file": loaded.source_file,
             "source_commit": prov.commit, "source_doi": prov.doi, "source_license": prov.license,
             "kgpubench_version": __version__, "source_format": source_format}

@@ -30,7 +30,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench.errors import NoRowsError, OutputExistsError
+from kgpubench.errors import NoRowsError, OutputExistsError, unknown_name
 from kgpubench.importers.common import ImportFormatError, join_params
 from kgpubench.importers.t4 import (
     RUNS_KEY,
@@ -40,6 +40,10 @@ from kgpubench.importers.t4 import (
     t4_result,
     write_t4,
 )
+from kgpubench.resources import default_data_dir
+from kgpubench.store.loading import load_dataset
+from kgpubench.store.shards import refuse_stdout
+from kgpubench.store.store import Store
 
 Mapper = Callable[[Mapping[str, Any]], tuple[str, str, dict[str, Any]]]
 
@@ -78,8 +82,6 @@ MAPPERS: dict[str, Mapper] = {"autotune": _autotune, "stencil": _stencil, "npb":
 
 def parse_where(table: pa.Table, clauses: Iterable[str]) -> pa.Table:
     """Rows of ``table`` matching every ``column=value`` / ``column!=value`` clause (values typed by column)."""
-    from kgpubench.errors import unknown_name
-
     for clause in clauses:
         m = re.fullmatch(r"\s*([A-Za-z_][\w]*)\s*(!=|=)\s*(.*?)\s*", clause)
         if not m:
@@ -110,8 +112,6 @@ def export_t4_table(table: pa.Table, config: str, out_dir: Path | str,
     try:
         mapper = MAPPERS[config]
     except KeyError:
-        from kgpubench.errors import unknown_name
-
         raise unknown_name("config with tunable parameters", config, MAPPERS) from None
     groups: dict[tuple[str, str, str], list[dict]] = {}
     group_rows: dict[tuple[str, str, str], list[dict]] = {}
@@ -119,8 +119,6 @@ def export_t4_table(table: pa.Table, config: str, out_dir: Path | str,
         kernel, size, configuration = mapper(row)
         groups.setdefault((row["gpu_name"], kernel, size), []).append(t4_result(row, configuration))
         group_rows.setdefault((row["gpu_name"], kernel, size), []).append(row)
-    from kgpubench.store.shards import refuse_stdout
-
     refuse_stdout(out_dir, "a folder of T4 results files")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -187,15 +185,8 @@ def export_t4(config: str, out_dir: Path | str, *, where: Iterable[str] = (),
     list of Path
         The files written, one per (GPU, kernel, problem size).
     """
-    from kgpubench.resources import default_data_dir
-    from kgpubench.store.loading import load_dataset
-    from kgpubench.store.shards import refuse_stdout
-    from kgpubench.store.store import Store
-
     refuse_stdout(out_dir, "a folder of T4 results files")
     if config not in MAPPERS:
-        from kgpubench.errors import unknown_name
-
         raise unknown_name("config with tunable parameters", config, MAPPERS)
     table = parse_where(load_dataset(config, format="arrow", data_dir=data_dir), where)
     if table.num_rows == 0:

@@ -35,9 +35,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from kgpubench import __version__
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.hardware import GiB, MiB, catalogue_entry, find_gpu, gpu_columns
+from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import GPUPERFPREDICT, Provenance
 from kgpubench.importers.limits import open_capped_text
+from kgpubench.schema import arrow_row_ids, get_table
 from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
 
 CONFIG = "profiles"
@@ -287,10 +291,6 @@ def _smem_bytes(f: UpstreamFile, smem: np.ndarray, unit: str) -> np.ndarray:
 
 def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.Table:
     """The `profiles` rows of one file as an arrow table, column by column (GPU and provenance repeated)."""
-    from kgpubench import __version__
-    from kgpubench.hardware import gpu_columns
-    from kgpubench.schema import arrow_row_ids, get_table
-
     decl = get_table(CONFIG)
     n = len(values)
     device = GPU_LABELS[f.gpu][0]
@@ -332,8 +332,6 @@ def import_to_shard(folder: Path | str, out: Path | str, *, force: bool = False)
     Nothing is written when a file breaks a check or a row breaks the schema; an existing ``out`` is refused
     unless ``force``.
     """
-    from kgpubench.importers.api import folder_to_shard
-
     return folder_to_shard(import_table, CONFIG, folder, out, force=force,
                            where=f"{folder} (gpuperfpredict tables, rows in file-name order)")
 
@@ -363,8 +361,6 @@ def compare_device_info(path: Path | str, *, rel_tol: float = 0.02) -> list[Disa
     bandwidth, ``GM`` (GB) -> memory (GiB), ``num_sm`` -> SMs, ``num_cores_sm`` -> cores / SMs,
     ``theoretical_flops`` (GFLOP/s) -> peak fp32. A GPU label kgpubench does not know is refused.
     """
-    from kgpubench.hardware import GiB, MiB, catalogue_entry, find_gpu
-
     frame = pd.read_csv(open_capped_text(path))
     out: list[Disagreement] = []
     for i, row in frame.iterrows():

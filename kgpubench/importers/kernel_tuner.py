@@ -36,6 +36,7 @@ from kgpubench.importers.common import (
     split_params,
     timing_stats,
 )
+from kgpubench.schema import get_table
 
 FORMAT = "kernel-tuner-cache"
 REQUIRED_KEYS = ("kernel_name", "problem_size", "tune_params_keys", "cache")
@@ -80,8 +81,6 @@ def columns_from_cache(loaded: LoadedFile, prov: Provenance, *,
     marker) is read column-wise; any other cache is returned as :func:`rows_from_cache`'s rows (whose reading
     raises the errors). Both give the same table.
     """
-    from kgpubench.schema import get_table
-
     shared = _shared(loaded, prov, gpu)
     try:
         columns = _columns(loaded, prov, get_table("autotune"))

@@ -30,7 +30,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from kgpubench import __version__
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.hardware import catalogue_name, gpu_columns
+from kgpubench.importers.api import folder_to_shard, table_of_rows
 from kgpubench.importers.common import KERNELBENCH, UTC, is_number, run_id_for
 from kgpubench.importers.limits import open_capped_text, read_capped
 from kgpubench.schema.programs import PROBLEM_SETS
@@ -267,8 +270,6 @@ class _Gpus:
         self.cache: dict[str, dict] = {}
 
     def get(self, name: str, where: str) -> dict:
-        from kgpubench.hardware import catalogue_name, gpu_columns
-
         if name not in self.cache:
             if catalogue_name(name) is None:
                 raise ImportFormatError(
@@ -362,8 +363,6 @@ def import_rows(folder: Path | str) -> list[dict]:
     ImportFormatError
         Any file breaks the documented shape (one line naming the file, the record and the field).
     """
-    from kgpubench import __version__
-
     folder = Path(folder)
     base = {"source": KERNELBENCH.source, "source_license": KERNELBENCH.license, "kgpubench_version": __version__}
     rows: list[dict] = []
@@ -390,13 +389,9 @@ def import_rows(folder: Path | str) -> list[dict]:
 
 def import_table(folder: Path | str) -> pa.Table:
     """:func:`import_rows` as an arrow table of the `programs` schema (``row_id`` computed)."""
-    from kgpubench.importers.api import table_of_rows
-
     return table_of_rows(CONFIG, import_rows(folder), folder)
 
 
 def import_to_shard(folder: Path | str, out: Path | str, *, force: bool = False) -> tuple[Path, pa.Table]:
     """Import a staged KernelBench folder and write one validated `programs` shard at ``out``."""
-    from kgpubench.importers.api import folder_to_shard
-
     return folder_to_shard(import_table, CONFIG, folder, out, force=force)

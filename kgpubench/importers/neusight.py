@@ -45,9 +45,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
+from kgpubench.hardware import catalogue_name, gpu_columns
+from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import NEUSIGHT, Provenance
 from kgpubench.importers.limits import read_capped
+from kgpubench.schema import arrow_row_ids, get_table
 
 # Upstream OPName -> (operator, operator_class, shape family, elementwise arity for bytes).
 OPERATOR_OF = {"bmm": "bmm", "linear": "linear", "conv": "conv2d", "ln": "layernorm", "softmax": "softmax",
@@ -225,8 +229,6 @@ def _version(values: pd.Series | None, prefix: str, fallback: str | None, n: int
 
 def _file_columns(pf: PrimaryFile) -> dict[str, np.ndarray]:
     """The standardised, checked rows of one primary file (our column names)."""
-    from kgpubench.hardware import catalogue_name
-
     frame, digest = _read_frame(pf)
     n = len(frame)
     for column in ("OPName", "Latency", "Device"):
@@ -324,10 +326,6 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
     ImportFormatError
         On any bad input (one line naming the file, row and column); nothing is returned.
     """
-    from kgpubench import __version__
-    from kgpubench.hardware import gpu_columns
-    from kgpubench.schema import arrow_row_ids, get_table
-
     decl = get_table(CONFIG)
     files = primary_files(root)
     parts = [_file_columns(pf) for pf in files]
@@ -389,6 +387,4 @@ def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False) -
 
     Nothing is written on bad input or a schema violation; an existing ``out`` is refused unless ``force``.
     """
-    from kgpubench.importers.api import folder_to_shard
-
     return folder_to_shard(import_neusight, CONFIG, root, out, force=force, where=f"{root} (rows in file order)")

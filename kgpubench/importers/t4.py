@@ -34,6 +34,7 @@ from kgpubench.importers.common import (
     split_params,
 )
 from kgpubench.schema.autotune import FAILURES
+from kgpubench.store.shards import atomic_write_bytes
 
 FORMAT = "t4"
 T4_SCHEMA_VERSION = "1.0.0"
@@ -229,8 +230,6 @@ def t4_document(results: list[dict], *, device_name: str, kernel_name: str, prob
 def write_t4(path: Path | str, document: Mapping[str, Any], *, overwrite: bool = True) -> Path:
     """Write a T4 document as JSON (atomically; keys in a stable order; an existing file kept unless
     ``overwrite``)."""
-    from kgpubench.store.shards import atomic_write_bytes
-
     path = Path(path)
     atomic_write_bytes(path, (json.dumps(document, indent=1, allow_nan=False) + "\n").encode(), overwrite=overwrite)
     return path

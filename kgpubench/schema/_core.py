@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from kgpubench.errors import unknown_name
 from kgpubench.schema._rowids import arrow_row_ids, canonical_value, row_id_of  # noqa: F401 (re-exported)
 
 # Scalar type names a column may declare, with their arrow type.
@@ -167,8 +168,6 @@ class Table:
         for c in self.columns:
             if c.name == name:
                 return c
-        from kgpubench.errors import unknown_name
-
         raise unknown_name(f"column of table {self.name!r}", name, self.column_names)
 
     def arrow_schema(self) -> pa.Schema:

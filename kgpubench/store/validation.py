@@ -268,15 +268,3 @@ def refusal(violations: list[Violation], what: str, fix: str) -> SchemaValidatio
     n = len(violations)
     return SchemaValidationError(f"refused: {n} schema violation(s); {what}. First: {violations[0]}. {fix}",
                                  violations)
-
-
-_MOVED_TO_CHECKS = ("is_store", "validate_paths", "warnings_for_paths")
-
-
-def __getattr__(name: str) -> Any:
-    """Names that moved to :mod:`kgpubench.store.checks` (above the store) stay importable from here."""
-    if name in _MOVED_TO_CHECKS:
-        import importlib
-
-        return getattr(importlib.import_module("kgpubench.store.checks"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

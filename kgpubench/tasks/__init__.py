@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from kgpubench.errors import DuplicateTaskError, unknown_name
+from kgpubench.schema import get_table
 from kgpubench.tasks._core import (
     PARAMS_PREFIX,
     Task,
@@ -19,6 +20,7 @@ from kgpubench.tasks._core import (
     task_forbidden_features,
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
+from kgpubench.tasks.extras import EXTRAS
 from kgpubench.tasks.scoring import oracle_of, scorer_of
 from kgpubench.tasks.selection import Selection, select, task_rows
 
@@ -35,8 +37,6 @@ class TaskRegistry:
         if not isinstance(task, Task):
             raise TypeError(f"register() takes a Task, got {type(task).__name__}")
         check_features(task)
-        from kgpubench.tasks.extras import EXTRAS
-
         unknown = [e for e in task.extras if e not in EXTRAS]
         if unknown:
             raise unknown_name(f"extra of task {task.name!r}", unknown[0], EXTRAS)
@@ -88,8 +88,6 @@ def list_tasks() -> list[Task]:
 
 def main_task(config: str) -> Task:
     """The task whose split files ``load_dataset(config, scheme=...)`` uses by default."""
-    from kgpubench.schema import get_table
-
     get_table(config)
     return get_task(CONFIG_MAIN_TASK[config])
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kgpubench.errors import MetricInputError, unknown_name
+from kgpubench.errors import MetricInputError
 
 
 def _pair(y, p) -> tuple[np.ndarray, np.ndarray]:
@@ -246,11 +246,3 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("app_time_ratio", app_time_ratio, False, "choice", "mean application time / best possible", "ratio"),
     Metric("app_time_s", app_time_s, False, "choice", "mean application time of the choice", "s"),
 )}
-
-
-def get_metric(name: str) -> Metric:
-    """The metric called ``name`` (error with suggestions when unknown)."""
-    try:
-        return METRICS[name]
-    except KeyError:
-        raise unknown_name("metric", name, METRICS) from None

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kgpubench.errors import MeasurementError
 from kgpubench.tasks._core import Task, problem_keys
@@ -61,11 +62,6 @@ def npb_app_time_s(calls: np.ndarray, time_ms: np.ndarray, remainder_s: float) -
 def npb_gpu_default_tpb(benchmark: str, kernel: str) -> int | None:
     """NPB-GPU's shipped threads per block of ``kernel`` of ``benchmark`` (None when it is not an NPB-GPU kernel)."""
     return NPB_GPU_DEFAULT_TPB.get(str(benchmark).upper(), {}).get(kernel)
-
-
-def npb_gpu_default_tpb_table(benchmark: str) -> dict[str, int]:
-    """NPB-GPU's kernels of ``benchmark`` with their shipped TPB (empty for an unknown benchmark)."""
-    return dict(NPB_GPU_DEFAULT_TPB.get(str(benchmark).upper(), {}))
 
 
 def default_run_kernels(task: Task, table: pa.Table) -> dict[str, set[str]]:
@@ -118,8 +114,6 @@ def attach_npb_columns(task: Task, table: pa.Table, rows: pa.Table) -> pa.Table:
 
 
 def _default_runs(table: pa.Table) -> pa.Table:
-    import pyarrow.compute as pc
-
     need = ("row_kind", "assignment", "status", "tpb_assignment")
     if any(c not in table.column_names for c in need):
         return table.slice(0, 0)

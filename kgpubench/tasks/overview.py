@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kgpubench.resources import default_data_dir
 from kgpubench.schema import get_table
 from kgpubench.schema.common import gpu_columns, static_feature_columns
-from kgpubench.tasks import Task, list_tasks, problem_keys, select
-from kgpubench.tasks.splits import assign_folds, evaluated_folds
+from kgpubench.store.store import Store
+from kgpubench.tasks import Task, get_task, list_tasks, problem_keys, select
+from kgpubench.tasks.splits import assign_folds, evaluated_folds, get_scheme
 
 GROUPS = ("GPU figures", "static code features", "launch configuration", "problem and configuration")
 _GPU = {c.name for c in gpu_columns()}
@@ -89,10 +91,6 @@ def overview(task: Task, store) -> TaskOverview:
 
 def overviews(data_dir: Path | str | None = None, names: list[str] | None = None) -> list[TaskOverview]:
     """Every task (or those named) counted on a store (default: the packaged data)."""
-    from kgpubench.resources import default_data_dir
-    from kgpubench.store.store import Store
-    from kgpubench.tasks import get_task
-
     store = Store(data_dir or default_data_dir())
     tasks = [get_task(n) for n in names] if names else list_tasks()
     return [overview(t, store) for t in tasks]
@@ -100,8 +98,6 @@ def overviews(data_dir: Path | str | None = None, names: list[str] | None = None
 
 def fold_summary(s: SchemeCount) -> str:
     """``random10: 9 of 10 folds (1 hash bucket holds no problem) [0, 2, ...]``-style text for the table."""
-    from kgpubench.tasks.splits import get_scheme
-
     sch = get_scheme(s.scheme)
     shown = ", ".join(s.fold_names[:4]) + (", ..." if len(s.fold_names) > 4 else "")
     text = f"{s.scheme}{'' if s.on_board else ' (not on the board)'}: {s.folds}"

@@ -35,6 +35,9 @@ import numpy as np
 import pandas as pd
 
 from kgpubench.errors import ImportFormatError
+from kgpubench.hardware import device_name, gpu_columns
+from kgpubench.importers.limits import open_capped_text
+from kgpubench.importers.neusight import CLASS_OF, KEY_DIMS, nominal_work
 from kgpubench.tasks.extras import CLASSES  # the classes and the paper's figures (the board's)
 
 UNSEEN_FOLDERS = ("NVIDIA_H100_80GB_HBM3", "NVIDIA_L4", "NVIDIA_A100_80GB_PCIe")
@@ -111,10 +114,6 @@ def trace_calls(root: Path | str, folders=UNSEEN_FOLDERS) -> pd.DataFrame:
         When a trace lacks a needed column or holds a negative or non-finite latency (one line naming the file,
         row and column), or when no trace is found.
     """
-    from kgpubench.hardware import device_name
-    from kgpubench.importers.limits import open_capped_text
-    from kgpubench.importers.neusight import CLASS_OF, KEY_DIMS, nominal_work
-
     root = Path(root)
     label = root / "label" if (root / "label").is_dir() else root
     rows = []
@@ -167,8 +166,6 @@ def class_errors(calls: pd.DataFrame, predicted) -> dict[str, dict]:
 
 def calls_with_gpu_columns(calls: pd.DataFrame) -> pd.DataFrame:
     """``calls`` with every GPU column of its GPU (the catalogue's figures, as the imported rows have)."""
-    from kgpubench.hardware import gpu_columns
-
     gpu = pd.DataFrame([gpu_columns(g) for g in calls["gpu_name"].unique()])
     gpu = gpu.drop(columns=["gpu_specs_source"])
     return calls.merge(gpu, on="gpu_name", how="left")

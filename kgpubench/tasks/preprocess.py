@@ -11,6 +11,10 @@ import os
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted
 
 # How far outside the training targets a prediction may go: a factor of 10 on the log scale, one training
@@ -51,11 +55,6 @@ def tabular_preprocessor(*, scale: bool = False, one_hot: bool = True):
     one_hot : bool
         One-hot encode strings (else ordinal codes, unknown -> -1; enough for trees).
     """
-    from sklearn.compose import ColumnTransformer, make_column_selector
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, OrdinalEncoder
-
     numeric = [SimpleImputer(strategy="median", keep_empty_features=True)]
     if scale:
         numeric.append(MinMaxScaler(clip=True))
@@ -109,16 +108,8 @@ class ScaledTarget(RegressorMixin, BaseEstimator):
         return stable_exp(t) if self.log else t
 
 
-def log_target(regressor):
-    """Wrap ``regressor`` to learn the standardised ``ln(y)`` and predict ``exp`` of it, clipped
-    (times span orders of magnitude)."""
-    return ScaledTarget(regressor, log=True)
-
-
 def tabular_model(estimator, *, scale: bool = False, one_hot: bool = True, log: bool = True):
     """``preprocessor -> estimator`` as one pipeline, learning the standardised target (its log when ``log``)
     with clipped outputs."""
-    from sklearn.pipeline import make_pipeline
-
     return ScaledTarget(make_pipeline(tabular_preprocessor(scale=scale, one_hot=one_hot), estimator), log=log)
 

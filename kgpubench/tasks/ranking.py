@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
@@ -16,8 +17,6 @@ from kgpubench.tasks.preprocess import stable_log, tabular_preprocessor, thread_
 def row_keys(X, columns) -> np.ndarray:
     """One 64-bit key per row of the DataFrame ``X`` from the values of ``columns`` (pandas' row hash, so
     equal values give equal keys in any frame); 0 for every row when ``columns`` is empty."""
-    import pandas as pd
-
     columns = list(columns)
     if not columns:
         return np.zeros(len(X), dtype=np.uint64)
@@ -28,8 +27,6 @@ def choice_groups(task, X) -> np.ndarray:
     """For a recommendation task, the group of every row of ``X``: the rows among which one is chosen
     (same GPU figures, same problem columns and choice columns present in ``X``), as integer codes 0..k-1 in
     order of first appearance. Regression tasks: every row in group 0."""
-    import pandas as pd
-
     cols = [c for c in X.columns if c.startswith("gpu_")]
     cols += [c for c in (*task.problem_columns, *task.choice_columns) if c in X.columns and c not in cols]
     if task.kind != "recommendation" or not cols:

@@ -19,7 +19,6 @@ SHARED_MIN_POINTS = 128
 SHARED_MAX_BYTES = 96 * 1024
 SEED_TILES = ((8, 1, 4), (64, 2, 1), (2, 16, 4), (16, 2, 1))
 EVAL_TILE_CAP = 16
-BASELINE = (1, 1, 1)
 DTYPE_BYTES = {"float32": 4, "float64": 8}
 
 Tile = tuple[int, int, int]

@@ -31,16 +31,20 @@ writes them as JSON (``python -m kgpubench.tasks.tuning --data STORE --out FILE`
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute
 
+from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.store.store import Store
 from kgpubench.tasks.splits import split_digest, split_sha256_of
 
 TASK = "tuning-transfer"
@@ -232,12 +236,6 @@ def split_rows(table: pa.Table) -> list[tuple[str, str]]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m kgpubench.tasks.tuning --data STORE --out FILE``: write :func:`evaluate`'s scores as JSON."""
-    import argparse
-    from pathlib import Path
-
-    from kgpubench.store.shards import atomic_write_bytes
-    from kgpubench.store.store import Store
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="store folder holding the tunings config")
     parser.add_argument("--out", required=True, help="JSON file to write")

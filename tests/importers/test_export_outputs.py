@@ -8,8 +8,7 @@ import pyarrow as pa
 import pytest
 
 from kgpubench.errors import OutputExistsError
-from kgpubench.importers import export_t4_table
-from kgpubench.importers.export import file_names
+from kgpubench.importers.export import export_t4_table, file_names
 
 
 def autotune_rows(kernels: list[str], per_kernel: int = 4) -> pa.Table:

@@ -10,15 +10,8 @@ import pyarrow as pa
 import pytest
 
 from kgpubench.errors import UnknownNameError
-from kgpubench.importers import (
-    ImportFormatError,
-    export_t4,
-    export_t4_table,
-    import_rows,
-    import_table,
-    import_to_shard,
-    parse_where,
-)
+from kgpubench.importers import ImportFormatError, import_rows, import_table, import_to_shard
+from kgpubench.importers.export import export_t4, export_t4_table, parse_where
 from kgpubench.store.store import Store
 
 DATA = Path(__file__).parent / "data"

@@ -113,7 +113,7 @@ def test_leftover_partition_folders_are_merged_first(tmp_path):
 
 
 def test_fake_rows_never_validate(tmp_path):
-    from kgpubench.store.validation import validate_paths
+    from kgpubench.store.checks import validate_paths
 
     _serial(tmp_path, (fakes.H100,))
     problems = validate_paths([tmp_path / "regular"])

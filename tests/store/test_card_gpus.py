@@ -6,7 +6,8 @@ import json
 import warnings
 from pathlib import Path
 
-from kgpubench.importers import export_t4, import_to_shard
+from kgpubench.importers import import_to_shard
+from kgpubench.importers.export import export_t4
 from kgpubench.store.card import gpu_table
 from kgpubench.store.store import Store
 
