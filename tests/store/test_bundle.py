@@ -151,8 +151,8 @@ def test_collect_hook_with_the_fake_backend_writes_no_bundle_for_fake_rows(tmp_p
     sys.path.insert(0, str(ROOT / "tests" / "measure"))
     from measure_fakes import DoubleSuite, double_impl
 
-    from kgpubench.measure import backends as backend_mod
     from kgpubench.measure import suites as suites_mod
+    from kgpubench.measure.backends import registry as backend_mod
 
     fake = backend_mod.get_backend("fake", implementations={"double": double_impl}, time_ms=20.0)
     monkeypatch.setattr(backend_mod, "get_backend", lambda *a, **k: fake)
