@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 DEMO_STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv clean lint browser
+.PHONY: demo test test-fast venv clean lint browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,9 +41,18 @@ browser:
 	    echo "could not install chromium: the browser test will skip"; \
 	  else echo "chromium is not installed (as root: apt-get install chromium): the browser test will skip"; fi; }
 
-# CI calls `make test`: lint first, then the suite.
+# Test tiers (tests/conftest.py, docs/DEVELOPING.md): `make test` runs every tier (gpu tests skip without a
+# GPU) on TEST_WORKERS processes (pytest-xdist; a test file runs on one worker, its tests in order: tests/conftest.py);
+# `make test-fast` runs the unit tests that are not slow, for the edit loop.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL = -n $(TEST_WORKERS) --dist loadfile
+
+# CI calls `make test`: lint first, then the whole suite.
 test: lint browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL)
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "unit and not slow"
 
 # The one lint check (pyproject.toml [tool.ruff]); tests/test_dead_code.py runs vulture.
 LINT_PATHS := kgpubench tests baselines benchmarks collectors scripts

@@ -214,6 +214,7 @@ def test_repair_is_refused_for_a_shard(tmp_path, monkeypatch, capsys):
     assert code == 1 and "--repair applies to store folders" in err and str(shard) in err
 
 
+@pytest.mark.slow
 def test_validate_reports_orphans_and_repair_clears_them(store, monkeypatch, capsys):
     orphan = store / "npb" / "part-00000000000000aa.parquet"
     orphan.write_bytes(b"left by a kill")
@@ -393,6 +394,7 @@ def _unprivileged() -> list[str]:
     return prefix
 
 
+@pytest.mark.slow
 def test_unreadable_and_read_only_paths_are_one_line(tmp_path):
     """Permissions really enforced (root runs the commands in a user namespace where they apply)."""
     import os

@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from kgpubench.cli import app
@@ -37,6 +38,7 @@ def test_info_json_counts_rows_and_gpus(tmp_path):
     assert info["configs"]["stencil"]["rows"] == 0
 
 
+@pytest.mark.slow
 def test_info_table_shows_every_config():
     result = run_cli("info")
     assert result.returncode == 0, result.stderr
@@ -85,6 +87,7 @@ def test_merge_refuses_bad_shard_and_reports_violation(tmp_path):
     assert not (tmp_path / "store" / "manifest.json").exists()
 
 
+@pytest.mark.slow
 def test_packaged_card_and_readme_are_up_to_date():
     result = runner.invoke(app, ["card", "--check"])
     assert result.exit_code == 0, result.output + " — run `kgpubench card` and commit"

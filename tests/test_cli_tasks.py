@@ -25,6 +25,7 @@ def listed():
     return {o["name"]: o for o in json.loads(result.output)}
 
 
+@pytest.mark.slow
 def test_every_task_is_listed_with_counts_that_match_the_board_rules(listed):
     assert list(listed) == [t.name for t in list_tasks()]
     store = Store(default_data_dir())
@@ -40,6 +41,7 @@ def test_every_task_is_listed_with_counts_that_match_the_board_rules(listed):
             assert s["on_board"] == (s["scheme"] in task.evaluated_schemes)
 
 
+@pytest.mark.slow
 def test_the_autotune_task_says_19_problems_and_why_random10_has_9_folds(listed):
     o = listed["autotune-config"]
     assert o["problems"] == 19

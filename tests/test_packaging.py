@@ -26,11 +26,13 @@ def wheel(tmp_path_factory):
 PYPI_FILE_LIMIT = 100 * 10**6
 
 
+@pytest.mark.slow
 def test_the_wheel_stays_under_pypis_default_file_limit(wheel):
     size = Path(wheel.filename).stat().st_size
     assert 1_000_000 < size < PYPI_FILE_LIMIT, f"wheel is {size:,} bytes"
 
 
+@pytest.mark.slow
 def test_wheel_carries_data_and_bundled_folders(wheel):
     names = set(wheel.namelist())
     assert "kgpubench/data/manifest.json" in names
@@ -77,6 +79,7 @@ def test_an_installed_top_level_package_never_shadows_a_bundled_folder(tmp_path,
     assert resources.source_checkout() == site and resources.bundled_path("baselines") == site / "baselines"
 
 
+@pytest.mark.slow
 def test_the_unpacked_wheel_finds_its_own_folders_next_to_a_foreign_baselines(wheel, tmp_path):
     site = tmp_path / "site"
     wheel.extractall(site)  # a pure-Python wheel unpacked is an install
@@ -91,6 +94,7 @@ def test_the_unpacked_wheel_finds_its_own_folders_next_to_a_foreign_baselines(wh
     assert out[3] == sorted(p.name for p in (ROOT / "baselines").glob("*.py") if not p.name.startswith("_"))[0]
 
 
+@pytest.mark.slow
 def test_wheel_records_the_commit_it_was_built_from(wheel):
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -98,6 +102,7 @@ def test_wheel_records_the_commit_it_was_built_from(wheel):
     assert recorded.split("+")[0] == head
 
 
+@pytest.mark.slow
 def test_the_installed_wheel_alone_runs_info_loads_every_config_and_evaluates(wheel, tmp_path):
     """The wheel unpacked outside the source tree (an install), with nothing of the checkout on the path: a
     package file the wheel lacks (data, splits, baselines, a module) fails here."""

@@ -23,6 +23,7 @@ def _packaged(config: str) -> pa.Table | None:
     return pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", sorted(TABLES))
 def test_fast_row_ids_equal_the_reference_and_the_stored_ids_on_every_packaged_row(config):
     data = _packaged(config)
@@ -58,6 +59,7 @@ TEXT_PARAMS = st.one_of(st.none(), st.lists(st.fixed_dictionaries({"name": NAMES
     st.none(), st.text(max_size=5))}), max_size=3))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(rows=st.lists(st.tuples(PARAMS, TEXT_PARAMS, st.sampled_from(["k", "k2", "ké"]),
                                st.one_of(st.none(), st.sampled_from(["64", "4096x4096"]))), min_size=1, max_size=12))

@@ -100,6 +100,7 @@ def test_load_dataset_applies_the_split(tmp_path):
         load_dataset("autotune", scheme="random11", fold="0", split="test", data_dir=store.path)
 
 
+@pytest.mark.slow
 def test_committed_split_files_match_the_rule():
     """Every committed file equals what the rule gives on the packaged data."""
     from kgpubench.resources import default_data_dir

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[1]
 
 
@@ -22,6 +24,7 @@ def worked_example() -> str:
     return match.group(1)
 
 
+@pytest.mark.slow
 def test_the_worked_example_runs_as_written(tmp_path):
     (tmp_path / ".ci").mkdir()
     shutil.copy2(ROOT / ".ci" / "submission", tmp_path / ".ci" / "submission")

@@ -80,6 +80,7 @@ def _module(name):
     return load_model_module(next(p for p in baseline_files() if p.stem == name))
 
 
+@pytest.mark.slow
 def test_elm_solves_a_linear_target_and_passes_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
 
@@ -95,6 +96,7 @@ def test_elm_solves_a_linear_target_and_passes_check_estimator():
         check_estimator(elm())
 
 
+@pytest.mark.slow
 def test_wavelet_passes_check_estimator_and_median_is_the_median():
     from sklearn.utils.estimator_checks import check_estimator
 

@@ -103,6 +103,7 @@ def board(store, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model,ratio,measurements", [
     ("npb_profiling", 1.0, 7.0), ("npb_exhausting", 0.445 / BEST_A, 9.0), ("npb_max", 0.476 / BEST_A, 0.0),
     ("npb_warp", 0.525 / BEST_A, 0.0)])
@@ -115,6 +116,7 @@ def test_board_records_ratio_and_measurements(board, model, ratio, measurements)
     assert res["aggregate"]["measurements"] == {"mean": measurements, "std": 0.0, "median": measurements, "folds": 2}
 
 
+@pytest.mark.slow
 def test_board_shows_measurements_next_to_the_scores(board, store):
     readme = (board.parent / "README.md").read_text()
     section = readme[readme.index("### npb-tpb — `by-gpu`"):]

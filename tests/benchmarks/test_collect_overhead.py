@@ -116,6 +116,7 @@ def test_measure_suite_walls_exclude_the_precompile(tmp_path):
     assert p.setup_s == 0.0 and p.total_s == pytest.approx(9 * flat[0])
 
 
+@pytest.mark.slow
 def test_npb_sample_runs_through_the_harness_one_problem_per_benchmark_and_class(tmp_path):
     """The NPB sample is taken like every suite's: problems are (benchmark, class), each set up once."""
     import importlib

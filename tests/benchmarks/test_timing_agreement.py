@@ -20,6 +20,7 @@ def bench():
     return module
 
 
+@pytest.mark.slow
 def test_at_least_twelve_picks_over_three_suites_each_one_case(bench):
     from kgpubench.measure.suites import load_suite
 

@@ -292,6 +292,7 @@ def test_a_device_id_that_is_not_the_file_gpus_is_refused(tmp_path):
     _refused(tmp_path, snap, "row 3 (line 4)", "'device'", "is 5", "GPU 'GTX-680'", "is 1")
 
 
+@pytest.mark.integration
 def test_the_cli_prints_one_red_line_and_writes_nothing(tmp_path):
     import os
     import subprocess

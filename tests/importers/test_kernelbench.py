@@ -179,6 +179,7 @@ def test_hostile_file_is_one_line_and_writes_nothing(tmp_path, case):
     assert not out.exists()
 
 
+@pytest.mark.integration
 def test_cli_gives_one_red_line_and_no_output(tmp_path):
     import subprocess
     import sys

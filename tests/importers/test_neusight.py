@@ -249,6 +249,7 @@ def test_amd_test_flat_files_are_derived_when_collect_exists(tmp_path):
     assert table["framework_version"].to_pylist() == ["2.4.1"]
 
 
+@pytest.mark.integration
 def test_cli_refusal_is_one_red_line_and_writes_nothing(tmp_path):
     import os
     import subprocess

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 
 import pyarrow.compute as pc
+import pytest
 from typer.testing import CliRunner
 
 import kgpubench
@@ -26,6 +27,7 @@ def test_packaged_rows_gpus_and_statuses():
     assert pc.count_distinct(table["row_id"]).as_py() == 155952
 
 
+@pytest.mark.slow
 def test_packaged_value_matches_upstream_record():
     # kernel_tuner/pnpoly_RTX_3090.json.gz, cache key "0,32,1,0": time 43.55386238098144, timestamp below
     df = kgpubench.load_dataset("autotune", format="pandas")
@@ -37,6 +39,7 @@ def test_packaged_value_matches_upstream_record():
     assert row.source_file == "kernel_tuner/pnpoly_RTX_3090.json.gz"
 
 
+@pytest.mark.slow
 def test_info_lists_the_gpus():
     result = CliRunner().invoke(app, ["info", "--json"])
     assert result.exit_code == 0, result.output

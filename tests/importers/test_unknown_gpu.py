@@ -17,6 +17,7 @@ MILO = Path(__file__).resolve().parents[3] / "shared" / "external" / "benchmark_
 A4000 = MILO / "convolution_A4000.json.gz"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not A4000.exists(), reason="../shared/external (benchmark_hub) is not beside this checkout")
 def test_a4000_file_under_a_name_missing_from_the_alias_table(tmp_path, monkeypatch):
     monkeypatch.delitem(hardware.ALIASES, "NVIDIA RTX A4000")
@@ -45,6 +46,7 @@ def test_a4000_file_under_a_name_missing_from_the_alias_table(tmp_path, monkeypa
     assert "GPUs not in the alias table (catalogue columns null): NVIDIA RTX A4000" in text
 
 
+@pytest.mark.slow
 def test_packaged_gpus_are_all_in_the_alias_table_but_clblasts_untuned_devices_and_defaults():
     """Every GPU of every config has catalogue figures, except in `tunings`: CLBlast's OpenCL devices of vendors
     and models the catalogue lacks (CPUs, Qualcomm, ARM, ...) and its fallback rows, which name no device."""

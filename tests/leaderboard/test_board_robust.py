@@ -30,6 +30,7 @@ def two_gpu_store(tmp_path_factory):
     return make_store(tmp_path_factory.mktemp("two") / "store", autotune_table(gpus=("GPU A", "GPU B")))
 
 
+@pytest.mark.slow
 def test_run_keeps_going_past_a_failing_model_and_records_the_failure(tmp_path, two_gpu_store):
     bad = _model(tmp_path, "broken.py", """
         TASKS = ("autotune-config",)
@@ -71,6 +72,7 @@ def test_a_scheme_that_cannot_run_is_skipped_with_its_reason(tmp_path):
     assert f"*Skipped*: {status['reason']}" in (out.parent / "README.md").read_text()
 
 
+@pytest.mark.slow
 def test_run_and_render_refuse_to_overwrite_files_kgpubench_did_not_write(tmp_path, two_gpu_store):
     out = tmp_path / "site" / "results"
     out.parent.mkdir(parents=True)
@@ -105,6 +107,7 @@ def test_cli_errors_for_a_missing_results_folder_and_a_foreign_board(tmp_path):
     assert (tmp_path / "index.html").read_text() == "<p>mine</p>"
 
 
+@pytest.mark.slow
 def test_results_are_tied_to_the_task_rows_not_the_store(tmp_path):
     store = make_store(tmp_path / "store", autotune_table(gpus=("GPU A", "GPU B")))
     out = tmp_path / "board" / "results"
@@ -206,6 +209,7 @@ def test_thread_limits_reach_the_model_and_are_restored(tmp_path):
     assert thread_count() == int(os.environ.get("KGPUBENCH_THREADS") or os.environ.get("OMP_NUM_THREADS") or 1)
 
 
+@pytest.mark.slow
 def test_verify_tolerance_is_per_metric_and_printed(tmp_path, two_gpu_store):
     from kgpubench.tasks.metrics import METRICS
 

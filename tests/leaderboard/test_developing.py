@@ -71,6 +71,8 @@ class _Median:
         return np.full(len(X), self.m)
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_add_a_baseline(store, tmp_path):
     # 1. A file with make_model(task, seed) returning a scikit-learn estimator, and the tasks it applies to.
     path = tmp_path / "median_dummy.py"

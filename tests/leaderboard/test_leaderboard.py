@@ -30,6 +30,7 @@ def board(store, tmp_path_factory):
     return out, written
 
 
+@pytest.mark.slow
 def test_run_writes_results_and_renders_the_board(board):
     out, written = board
     assert sorted(p.relative_to(out).as_posix() for p in written) == [
@@ -71,6 +72,7 @@ def test_tree_beats_the_median_floor_on_top1_regret(board):
     assert tree["aggregate"]["top1_regret"]["mean"] < med["aggregate"]["top1_regret"]["mean"]
 
 
+@pytest.mark.slow
 def test_verify_passes_then_lists_every_tampered_score(board, store, tmp_path):
     out, _ = board
     assert lb.verify(root=out, data_dir=store.path, only=["median"]) == 2
@@ -116,6 +118,7 @@ def test_submit_refuses_a_module_without_factory(tmp_path):
         submit(path, "autotune-config")
 
 
+@pytest.mark.slow
 def test_submit_refuses_a_model_over_the_time_limit(tmp_path, store):
     path = _write(tmp_path, "slow.py", """
         import time
@@ -191,6 +194,7 @@ def test_cli_evaluate_and_unknown_task(tmp_path, store):
     assert r.exit_code != 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not any(lb.results_dir().glob("autotune-config/*/median.json")) if lb.results_dir().exists()
                     else True, reason="no committed leaderboard results yet")
 def test_ci_verify_fast_baselines_on_the_packaged_data():

@@ -13,6 +13,8 @@ from kgpubench.board.evaluation import inputs_sha256
 from kgpubench.store.store import Store
 from kgpubench.tasks import get_task
 
+pytestmark = pytest.mark.slow  # each test runs a board in the sandbox first
+
 MEDIAN = [p for p in lb.baseline_files() if p.stem == "median"]
 
 

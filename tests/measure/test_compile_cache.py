@@ -189,6 +189,7 @@ def test_real_nvrtc_compile_error_is_a_compile_failure(nvrtc, tmp_path):
     assert "undefined_name" in err.value.detail
 
 
+@pytest.mark.slow
 def test_worker_features_equal_the_ptx_path_of_the_harness(nvrtc, tmp_path):
     """Features computed in the workers from the artefact equal those the harness computed per case from the
     same NVRTC PTX (``features_link._from_ptx``), for every case of the regular and stencil quick sweeps."""

@@ -23,6 +23,7 @@ from kgpubench.testing import check_backend, check_suite
 BUILT_IN = ("regular", "power", "stencil", "npb")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_every_built_in_suite_passes_check_suite(name):
     suite = suites_mod.load_suite(name)
@@ -119,6 +120,7 @@ def plugged(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_an_entry_point_suite_is_registered_checked_and_planned_by_default(plugged, capsys):
     assert suites_mod.available_suites() == [*BUILT_IN, "toy"]
     toy = suites_mod.load_suite("toy")

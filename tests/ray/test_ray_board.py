@@ -11,7 +11,7 @@ from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
 
-pytestmark = pytest.mark.usefixtures("ray_local")
+pytestmark = [pytest.mark.usefixtures("ray_local"), pytest.mark.slow]
 FAST = [p for p in lb.baseline_files() if p.stem in ("median", "regression_tree")]
 # What differs between two runs of the same board by design: how long they took, and when.
 RUN_KEYS = {"wall_time_s", "cpu_time_s", "date"}

@@ -14,7 +14,7 @@ from kgpubench.measure.runner import CollectOptions, collect_suite
 from kgpubench.ray import partition_of
 from kgpubench.ray.collect import RAY_DIR, SuiteJob, collect_on_ray, merge_leftovers, partition_folder
 
-pytestmark = pytest.mark.usefixtures("ray_local")
+pytestmark = [pytest.mark.usefixtures("ray_local"), pytest.mark.slow]
 # Columns that differ between two collections of the same configurations by design: the run, the board, and
 # the device's state around the case (the fake GPU warms up one degree per reading, so it depends on how many
 # cases ran before on that board).

@@ -12,6 +12,7 @@ import os
 import threading
 
 import numpy as np
+import pytest
 from sandbox_helpers import needs_isolation, render
 
 from kgpubench.sandbox.session import Limits, ModelSession
@@ -67,6 +68,7 @@ def test_unconfined_models_can_talk(tmp_path, small):
         assert heard["nested user namespace"] == 1.0
 
 
+@pytest.mark.slow
 @needs_isolation
 def test_sandboxes_running_at_once_cannot_talk(tmp_path, small):
     heard = _talk(tmp_path, small, isolate=True, wait=6.0)

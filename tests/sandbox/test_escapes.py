@@ -130,6 +130,7 @@ def test_setsid_grandchild_dies_with_the_session(contained, unconfined):
     assert contained["left"] == set()  # ...and is gone with every other process of the session
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isolate", [pytest.param(True, marks=needs_isolation), False])
 def test_a_grandchild_holding_the_pipes_cannot_stretch_the_timeout(tmp_path, small, isolate):
     X, y = small

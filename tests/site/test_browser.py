@@ -17,6 +17,7 @@ WHY = browser.missing()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=f"browser test needs headless Chromium: {WHY}")
 
 
+@pytest.mark.slow
 def test_every_page_loads_in_chromium(rendered_site, tmp_path):
     folder, _ = rendered_site
     shots = Path(os.environ.get("KGPUBENCH_SCREENSHOTS") or tmp_path / "shots")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import pytest
 
 from kgpubench.schema import TABLES
 from kgpubench.sources import BENCHMARK_HUB, KNOWN_SOURCES, citation_line
@@ -22,6 +23,7 @@ def _rows_by_source(store: Store) -> dict[tuple[str, str], int]:
     return out
 
 
+@pytest.mark.slow
 def test_every_source_of_the_shipped_rows_is_cited_with_its_licence_and_row_counts():
     store = Store(default_data_dir())
     block = sources_table(store)
@@ -84,6 +86,7 @@ def test_a_task_naming_an_unknown_source_is_refused():
         dataclasses.replace(get_task("autotune-config"), sources=("nowhere",))
 
 
+@pytest.mark.slow
 def test_one_gpu_has_one_name_across_every_shipped_config():
     """Rows of the same GPU (the same catalogue entry) carry the same gpu_name whatever their source, so that
     cross-GPU work can join the configs on it (CLBlast's Kepler/Maxwell cards were once 'NVIDIA GeForce ...'

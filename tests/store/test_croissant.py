@@ -34,6 +34,7 @@ def dataset(store):
     return mlc.Dataset(jsonld=str(store.path / "croissant.json"))
 
 
+@pytest.mark.slow
 def test_merge_writes_a_valid_document(store, dataset):
     issues = dataset.metadata.ctx.issues
     assert not issues.errors and not issues.warnings
@@ -74,6 +75,7 @@ def test_distribution_lists_every_part_with_its_sha256(store):
     assert sorted(d["includes"] for d in sets) == sorted(f"{c}/part-*.parquet" for c in TABLES)
 
 
+@pytest.mark.slow
 def test_records_read_through_mlcroissant_are_the_rows(store, dataset):
     ours = kgpubench.load_dataset("kernels", data_dir=store.path, format="pandas").set_index("row_id")
     records = list(dataset.records(record_set="kernels"))
@@ -102,6 +104,7 @@ def test_validate_reports_a_stale_document_and_repair_rewrites_it(store, tmp_pat
     assert path.read_text() == render(store).replace(str(store.path), str(copy.path))
 
 
+@pytest.mark.slow
 def test_the_packaged_document_is_current():
     packaged = Store(default_data_dir())
     assert (packaged.path / "croissant.json").read_text() == render(packaged)

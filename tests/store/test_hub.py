@@ -47,6 +47,7 @@ def _same(plain: datasets.Dataset, ours: datasets.Dataset) -> None:
     pd.testing.assert_frame_equal(a, b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", ["kernels", "stencil", "autotune"])
 def test_plain_datasets_gives_the_rows_kgpubench_gives(store, offline, config):
     plain = datasets.load_dataset(str(store.path), config, cache_dir=str(offline))
@@ -78,6 +79,7 @@ def test_an_empty_table_is_declared_and_says_so(store, offline):
     assert ours.num_rows == 0 and ours.column_names == TABLES["npb"].arrow_schema().names
 
 
+@pytest.mark.slow
 def test_packaged_kernels_load_the_same_both_ways(offline):
     packaged = Store(default_data_dir())
     assert readme_yaml(packaged)["configs"] == hub_configs(packaged)[0]

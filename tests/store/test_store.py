@@ -100,6 +100,7 @@ def test_merge_interrupted_before_its_commit_leaves_store_byte_identical(filled,
     assert filled.read("npb").num_rows == 2
 
 
+@pytest.mark.slow
 def test_interrupt_after_the_commit_keeps_the_merge_and_repair_fixes_the_readme(filled, tmp_path, monkeypatch):
     old_readme = (filled.path / "README.md").read_text()
 

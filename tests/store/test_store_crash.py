@@ -84,6 +84,7 @@ def test_every_kill_point_is_covered():
     assert {p for p, _ in CASES} == set(KILL_POINTS)
 
 
+@pytest.mark.slow
 def test_sigkill_at_every_step_leaves_old_or_new_version(base, new_shards, tmp_path):
     reference = tmp_path / "reference"
     shutil.copytree(base, reference)
@@ -149,6 +150,7 @@ def _wait_for(path: Path, text: str | None = None, timeout: float = 60.0) -> Non
     raise AssertionError(f"{path} never showed {text!r}")
 
 
+@pytest.mark.slow
 def test_second_writer_waits_for_the_first_and_both_merges_land(base, tmp_path):
     x = write_shard(get_table("npb").from_rows([valid_row("npb", tpb=128)]), tmp_path / "x.parquet")
     y = write_shard(get_table("npb").from_rows([valid_row("npb", tpb=512), valid_row("npb", tpb=1024)]),
@@ -174,6 +176,7 @@ def test_second_writer_waits_for_the_first_and_both_merges_land(base, tmp_path):
     assert store.validate() == []  # no orphan, README describes 0.3.0
 
 
+@pytest.mark.slow
 def test_two_merges_started_together_lose_and_duplicate_nothing(base, tmp_path):
     shards = [write_shard(get_table("npb").from_rows([valid_row("npb", tpb=t, run_id=f"run-{t}")
                                                       for t in (8, 16, 24)]), tmp_path / "a.parquet"),
@@ -190,6 +193,7 @@ def test_two_merges_started_together_lose_and_duplicate_nothing(base, tmp_path):
     assert store.validate() == []
 
 
+@pytest.mark.slow
 def test_same_shard_merged_twice_at_once_lands_once(base, new_shards):
     procs = [child(base, new_shards) for _ in range(2)]
     outs = sorted(p.communicate(timeout=60)[0].split() for p in procs)

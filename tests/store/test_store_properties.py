@@ -25,6 +25,7 @@ VALUES = st.one_of(SCALARS, st.lists(SCALARS, max_size=3),
                    st.lists(st.fixed_dictionaries({"name": st.text(max_size=3), "value": SCALARS}), max_size=2))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(config=st.sampled_from(["kernels", "npb", "stencil", "autotune"]), data=st.data())
 def test_validation_reports_never_raises(config, data):
@@ -52,6 +53,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(calls=CALLS)
 def test_merges_keep_first_values_refuse_conflicts_and_never_duplicate(calls):

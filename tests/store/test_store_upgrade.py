@@ -42,6 +42,7 @@ def _old_store(tmp_path) -> Store:
     return store
 
 
+@pytest.mark.slow
 def test_upgrade_adds_the_missing_columns_and_changes_no_row(tmp_path):
     store = _old_store(tmp_path)
     before = store.read("kernels")
@@ -60,6 +61,7 @@ def test_upgrade_adds_the_missing_columns_and_changes_no_row(tmp_path):
     assert upgrade(store).parts == {}  # a second upgrade has nothing to do
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", sorted(TABLES))
 def test_every_shipped_part_validates_on_its_own(config):
     store = Store(default_data_dir())
@@ -69,6 +71,7 @@ def test_every_shipped_part_validates_on_its_own(config):
         assert set(TABLES[config].column_names) <= set(pq.read_schema(path).names)
 
 
+@pytest.mark.slow
 def test_every_record_set_of_the_shipped_croissant_reads_in_mlcroissant():
     mlc = pytest.importorskip("mlcroissant")
     store = Store(default_data_dir())

@@ -187,6 +187,8 @@ def test_measured_rows_without_version_or_commit_warn_but_stay_valid():
     assert provenance_warnings(get_table("npb").from_rows(rows), "s.parquet") == []
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_validate_cli_prints_provenance_warnings_for_the_protocol_1_rows(tmp_path):
     import subprocess
     import sys

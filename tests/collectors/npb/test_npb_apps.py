@@ -31,6 +31,7 @@ def _run(mods, bench, assignment=None):
     return meas
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench", ["CG", "MG", "FT"])
 def test_app_flow_reproduces_official_class_s_values(mods, bench):
     meas = _run(mods, bench)
@@ -66,6 +67,7 @@ def test_mg_calls_per_run(mods):
     assert c["norm2u3"] == 2 and c["comm3"] == 3 * (c["resid"] + c["psinv"] + c["rprj3"])
 
 
+@pytest.mark.slow
 def test_ft_calls_per_run(mods):
     c = _run(mods, "FT").calls_per_run
     assert c["fftx_2"] == 7 and c["fftz_3"] == 7 and c["evolve"] == 6 and c["checksum"] == 6

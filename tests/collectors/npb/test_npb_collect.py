@@ -37,6 +37,7 @@ def _backend(npb, **kw):
 
 
 
+@pytest.mark.slow
 def test_cg_rows_resume_and_never_validate(npb, tmp_path):
     from kgpubench.measure.output import ShardWriter
     from kgpubench.store.validation import validate_table
@@ -101,6 +102,7 @@ def _counting_apps(npb, monkeypatch, fail=None):
     return setups
 
 
+@pytest.mark.slow
 def test_one_application_per_benchmark_and_class_and_failed_setup_not_retried(npb, tmp_path, monkeypatch):
     from kgpubench.measure.output import ShardWriter
 
@@ -125,6 +127,7 @@ def test_one_application_per_benchmark_and_class_and_failed_setup_not_retried(np
     assert suite._state.app is None and suite._state.group is None  # dropped after the suite
 
 
+@pytest.mark.slow
 def test_max_minutes_and_a_sticky_error_stop_npb_like_any_suite(npb, tmp_path, monkeypatch):
     import itertools
 
@@ -161,6 +164,7 @@ def test_plan_items_follow_from_their_row_keys(npb):
         {k: v for k, v in spec.default_tpb("CG").items() if k != "kernel_three"}
 
 
+@pytest.mark.slow
 def test_a_run_row_after_a_kernel_row_of_its_assignment_gets_its_own_runs(npb, tmp_path):
     """A repeat may measure a kernel row (one run) before the run row of the same assignment (three runs)."""
     from kgpubench.measure.output import ShardWriter

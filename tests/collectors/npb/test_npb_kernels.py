@@ -34,6 +34,7 @@ def compiled(request, npb, toolchain_for):
     return arch, dict(zip(BENCHES, compile_check_many(units, arch, toolchain=toolchain_for(arch))))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench", BENCHES)
 def test_compiles_for_every_arch_and_ptx_features_parse(npb, bench, compiled):
     from kgpubench.features.cfg import build_cfg

@@ -6,10 +6,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from test_npb_collect import _backend
 
 
+@pytest.mark.slow
 def test_distinct_assignments_precompiled_once_and_not_on_resume(npb, tmp_path):
     from kgpubench.measure.output import ShardWriter
     from kgpubench.measure.runner import CollectOptions, run_suite

@@ -10,6 +10,7 @@ def _mod(npb, name):
     return importlib.import_module(f"{npb.__name__}.{name}")
 
 
+@pytest.mark.slow
 def test_ep_class_s_official_sums(npb):
     ep = _mod(npb, "ref_ep")
     res = ep.ep_reference("S")

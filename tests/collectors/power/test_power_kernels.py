@@ -23,6 +23,8 @@ from kgpubench.features.ptx import parse_ptx
 from kgpubench.measure.features_link import trip_env
 from kgpubench.measure.suites import load_suite
 
+pytestmark = pytest.mark.slow  # every test compiles the suite's kernels for three architectures first
+
 SUITE = load_suite("power")
 power = importlib.import_module("kgpubench_collectors.power")
 spec = importlib.import_module("kgpubench_collectors.power.spec")

@@ -18,6 +18,7 @@ spec = importlib.import_module("kgpubench_collectors.power.spec")
 prepare = importlib.import_module("kgpubench_collectors.power.prepare")
 
 
+@pytest.mark.slow
 def test_histogram_bins_reference_once_for_all_block_counts(monkeypatch):
     calls = []
     real = prepare.ref.histogram256

@@ -45,6 +45,7 @@ def _collect(tmp_path, impls, kernels, features=None):
     return summary, list(ShardWriter(tmp_path / "regular", "kernels").rows())
 
 
+@pytest.mark.slow
 def test_vector_add_and_fan2_verify_and_get_features(tmp_path):
     pytest.importorskip("kgpubench.features")
     import shutil
