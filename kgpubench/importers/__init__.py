@@ -4,22 +4,32 @@ Entry points: :func:`import_rows`, :func:`import_table`, :func:`import_to_shard`
 rows/shard). The T4 export (rows with tunable parameters -> T4 files) reads the packaged dataset, a layer above
 the importers, so it is not re-exported here: :func:`kgpubench.importers.export.export_t4` /
 :func:`~kgpubench.importers.export.export_t4_table`. Importing any importer (or :mod:`kgpubench.importers.limits`,
-which the store's bundles use) runs this file, so it stays below the store.
+which the store's bundles use) runs this file, so it imports nothing until a name is asked for: reading a
+bundle's JSON through ``limits`` loads neither the readers nor pyarrow.
 """
 
 from __future__ import annotations
 
-from kgpubench.importers.api import FORMATS, ImportFormat, import_rows, import_table, import_to_shard
-from kgpubench.importers.common import (
-    BENCHMARK_HUB,
-    KNOWN_SOURCES,
-    ImportFormatError,
-    Provenance,
-    provenance_for,
-)
-from kgpubench.importers.t4 import T4_SCHEMA_VERSION
+import importlib
+from typing import Any
 
-__all__ = [
+# name -> the module that defines it (re-exported lazily by ``__getattr__``)
+_EXPORTS = {
+    **dict.fromkeys(("FORMATS", "ImportFormat", "import_rows", "import_table", "import_to_shard"),
+                    "kgpubench.importers.api"),
+    **dict.fromkeys(("BENCHMARK_HUB", "KNOWN_SOURCES", "ImportFormatError", "Provenance", "provenance_for"),
+                    "kgpubench.importers.common"),
+    "T4_SCHEMA_VERSION": "kgpubench.importers.t4",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+__all__ = [  # the keys of _EXPORTS (tests/importers/test_package.py)
     "BENCHMARK_HUB",
     "FORMATS",
     "KNOWN_SOURCES",
