@@ -183,12 +183,7 @@ def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
     times = backend.time_launches(unit, 3)
     _require(len(times) == 3 and len(calls) == 3, what, f"time_launches(fn, 3) gave {len(times)} times for "
                                                          f"{len(calls)} calls; expected 3 and 3")
-    sampler = backend.sampler(unit, method="batch", launches=2)
-    try:
-        samples = list(sampler.run(4))
-    finally:
-        sampler.close()
-    backend.synchronize()
+    samples = _samples(backend, unit, "batch", 4)
     for label, values in (("time_launches", times), ("sampler.run", samples)):
         _require(all(isinstance(t, float) and math.isfinite(t) and t >= 0 for t in values), what,
                  f"{label} gave {values}; expected finite non-negative milliseconds")
@@ -198,6 +193,17 @@ def check_backend(backend: Any, *, workdir: Path | str | None = None) -> None:
     nvml = backend.nvml()
     _require(nvml is None or int(nvml.power_mw()) >= 0, what, "nvml() must be None or read a power")
     _check_capabilities(backend, what, unit, nvml)
+
+
+def _samples(backend: Any, unit: Any, method: str, n: int) -> list[float]:
+    """``n`` samples of ``unit`` (two launches each) by ``method``, the sampler closed and the device synchronised."""
+    sampler = backend.sampler(unit, method=method, launches=2)
+    try:
+        samples = list(sampler.run(n))
+    finally:
+        sampler.close()
+    backend.synchronize()
+    return samples
 
 
 def _check_capabilities(backend: Any, what: str, unit: Any, nvml: Any) -> None:
@@ -220,11 +226,6 @@ def _check_capabilities(backend: Any, what: str, unit: Any, nvml: Any) -> None:
         _require(not getattr(caps, name) or callable(getattr(backend, name, None)), what,
                  f"capabilities.{name} is declared but the backend has no {name}() method")
     if caps.graphs:
-        sampler = backend.sampler(unit, method="graph", launches=2)
-        try:
-            samples = list(sampler.run(2))
-        finally:
-            sampler.close()
-        backend.synchronize()
+        samples = _samples(backend, unit, "graph", 2)
         _require(len(samples) == 2 and all(math.isfinite(t) and t >= 0 for t in samples), what,
                  f"capabilities.graphs is declared but a graph sampler gave {samples}")
