@@ -395,6 +395,7 @@ def _unprivileged() -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.integration  # the writers probe the sandbox's isolation (unshare)
 def test_unreadable_and_read_only_paths_are_one_line(tmp_path):
     """Permissions really enforced (root runs the commands in a user namespace where they apply)."""
     import os

@@ -70,6 +70,7 @@ def test_kgpubench_collect_by_suite_name_and_backend_name(tmp_path, no_per_case_
     assert done.summary.written == 0 and done.rows.num_rows == 0 and done.folder == tmp_path / "stencil"
 
 
+@pytest.mark.integration  # a fresh interpreter
 def test_import_kgpubench_stays_light():
     code = ("import sys, kgpubench\nprint('LOADED', sorted(m for m in ('numpy', 'pyarrow', 'kgpubench.measure.api') "
             "if m in sys.modules))\nkgpubench.collect\nprint('AFTER', 'kgpubench.measure.api' in sys.modules)")
