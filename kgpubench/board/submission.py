@@ -6,6 +6,7 @@ evaluation with the model in the sandbox of :mod:`kgpubench.sandbox.session`), a
 from __future__ import annotations
 
 import ast
+import sys
 import time
 from pathlib import Path, PurePosixPath
 
@@ -15,13 +16,17 @@ from kgpubench.board.evaluation import (
     FACTORY,
     SubmissionError,
     aggregate,
-    check_predictions,
+    evaluate,
     file_sha256,
+    result_json,
     task_data,
 )
 from kgpubench.board.result import Result, model_label
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
-from kgpubench.sandbox.session import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+from kgpubench.sandbox.checks import checked_predictions
+from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+from kgpubench.sandbox.model_file import parse_model_file
+from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
 from kgpubench.tasks import get_task
 from kgpubench.tasks.scoring import score_fold
 
@@ -30,20 +35,10 @@ __all__ = ["DEFAULT_MEMORY_GB", "DEFAULT_TIMEOUT_S", "check_factory", "declared_
            "read_predictions", "score_predictions", "submit"]
 
 
-def _parse(path: Path) -> ast.Module:
-    if not path.is_file():
-        raise DataFileNotFoundError(f"{path}: no such model file; pass the path of a .py file.")
-    try:
-        return ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError) as exc:
-        where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, SyntaxError) else str(exc)
-        raise SubmissionError(f"{path}: not valid Python ({where}).") from None
-
-
 def check_factory(path: Path | str) -> None:
     """Refuse a model file without a top-level ``make_model`` (read, not imported)."""
     path = Path(path)
-    tree = _parse(path)
+    tree = parse_model_file(path)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == FACTORY:
             return
@@ -62,7 +57,7 @@ def declared_tasks(path: Path | str) -> tuple[str, ...]:
     """The tasks a model file declares in a top-level ``TASKS = (...)`` literal, read without running it
     (empty: any task)."""
     path = Path(path)
-    for node in _parse(path).body:
+    for node in parse_model_file(path).body:
         if isinstance(node, ast.Assign):
             targets = node.targets
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -115,9 +110,6 @@ def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path
     process writes it; a timeout, a crash or refused predictions raise :class:`SubmissionError` (one line).
     ``trust`` allows running the model unisolated where the kernel cannot isolate it.
     """
-    from kgpubench.board.evaluation import evaluate, result_json
-    from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
-
     limits = Limits(timeout_s=timeout_s, memory_gb=memory_gb, threads=threads)
     model = Path(model)
     check_factory(model)
@@ -128,8 +120,6 @@ def submit(model: Path | str, task: str, scheme: str | None = None, *, out: Path
         check_writable(out, force=force)
     result = evaluate(model, task, scheme, data_dir=data_dir, seed=seed, limits=limits, trust=trust)
     if is_stdout(out):
-        import sys
-
         sys.stdout.write(result_json(result))
         sys.stdout.flush()
         return out
@@ -199,7 +189,9 @@ def score_predictions(path: Path | str, task: str, scheme: str, *, data_dir: Pat
                             f"not in the fold (e.g. {extra[:3]})")
             continue
         lookup = dict(zip(sub["row_id"], sub["prediction"]))
-        pred = check_predictions([lookup[r] for r in ids[test]], test.size, str(path))
+        rows = ids[test]
+        pred = checked_predictions(np.asarray([lookup[r] for r in rows]), test.size, str(path),
+                                   said=f"fold {fold} has", row_names=rows)
         folds[fold] = {"n_train": int(len(ids) - test.size), "n_test": int(test.size),
                        "scores": score_fold(the_task, data.rows.take(test), data.y[test], pred)}
     unknown = sorted(given_folds - set(data.fold_names))

@@ -14,7 +14,8 @@ import threading
 import numpy as np
 from sandbox_helpers import needs_isolation, render
 
-from kgpubench.sandbox.session import Limits, ModelSession
+from kgpubench.sandbox.limits import Limits
+from kgpubench.sandbox.session import ModelSession
 
 SLOTS = ("F_GETLK", "F_OFD_GETLK", "flock", "SysV shm", "SysV msg", "abstract socket", "inotify",
          "nested user namespace")
