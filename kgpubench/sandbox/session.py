@@ -6,7 +6,12 @@ A child process imports the model, fits, predicts and sends the predictions back
 targets, the store, the package data or the evaluator's objects. Each fold gets a fresh child (forked in
 ~0.1 s from a zygote with the common libraries imported), so nothing learnt from one fold's training
 targets survives to a fold that tests those rows. The parent alone checks the predictions
-(:func:`checked_predictions`), scores, hashes and writes results.
+(:func:`kgpubench.sandbox.checks.checked_predictions`), scores, hashes and writes results.
+
+:class:`ModelSession` is the sandbox's public entry point: ``kgpubench.board.evaluation.evaluate`` (the
+leaderboard, ``submit``, ``verify``, and each fold task of the Ray path) feeds it, and reads back every fold's
+checked predictions (:attr:`ModelSession.predictions`) and their hash (:attr:`ModelSession.predictions_sha256`,
+:func:`predictions_sha256`, with which the Ray path joins folds run apart).
 
 On Linux the child runs in new user, mount, network, PID, IPC and UTS namespaces
 (:mod:`kgpubench.sandbox.linux`): a read-only view of the interpreter, site-packages, ``/usr`` and the
@@ -177,6 +182,15 @@ class ModelSession:
         child that lived through several folds could keep one fold's training targets (in memory, in its
         ``/tmp``, in a process) and look them up when a later fold tests those rows; a fresh child, forked
         from the zygote in a fresh sandbox, starts with nothing. False keeps one child for all folds.
+
+    Attributes
+    ----------
+    model_sha256 : str
+        sha256 of the model file's bytes, as sent to the child.
+    predictions : list of numpy.ndarray
+        Every fold's checked predictions (float64, one per test row), in the order :meth:`predict` made them.
+    predictions_sha256 : str
+        Their hash (:class:`PredictionsDigest`).
     """
 
     def __init__(self, model: Path | str, task: Any, *, seed: int = 0, limits: Limits | None = None,
