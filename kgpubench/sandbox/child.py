@@ -47,7 +47,8 @@ FRAME = struct.Struct("<IQ")  # JSON header length, payload length
 SETUP_EXIT = 71  # the sandbox could not be built (the message is the stderr line starting with SETUP_PREFIX)
 SETUP_PREFIX = "kgpubench-sandbox: "
 STATUS_FD = 3  # the launcher writes the session's exit code here
-PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.ipc", "threadpoolctl", "kgpubench.tasks", "kgpubench.tasks.npb",
+PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.ipc", "threadpoolctl", "kgpubench.sandbox.checks",
+           "kgpubench.tasks", "kgpubench.tasks.npb",
            "kgpubench.tasks.preprocess", "sklearn.base", "sklearn.utils.validation", "sklearn.pipeline",
            "sklearn.compose", "sklearn.impute", "sklearn.preprocessing", "sklearn.tree", "sklearn.ensemble",
            "sklearn.neighbors", "sklearn.linear_model", "sklearn.svm", "sklearn.neural_network", "scipy.optimize",

@@ -35,7 +35,7 @@ def _positive(name: str, option: str, value: Any, unit: str, integer: bool = Fal
         raise LimitsError(f"{option}: got {value!r}; the {name} must be {kind} greater than 0 ({unit}).")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # by name only: the former RunLimits took threads first
 class Limits:
     """What a model may use.
 
