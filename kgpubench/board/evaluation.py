@@ -46,7 +46,7 @@ from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import THREAD_ENV, Limits
 from kgpubench.sandbox.model_file import module_from_source, read_model_file
 from kgpubench.sandbox.session import ModelSession
-from kgpubench.store.store import Store
+from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import Task, feature_frame, get_task, list_tasks, select
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, split_sha256_of
@@ -83,8 +83,6 @@ def pinned(limits: Limits) -> Iterator[None]:
 
 def file_sha256(path: Path) -> str:
     """sha256 of a model (or predictions) file, as the store hashes its parts."""
-    from kgpubench.store.store import sha256_file
-
     return sha256_file(Path(path))
 
 

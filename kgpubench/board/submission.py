@@ -11,6 +11,8 @@ import time
 from pathlib import Path, PurePosixPath
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 
 from kgpubench.board.evaluation import (
     FACTORY,
@@ -137,9 +139,6 @@ def _numeric_text(value) -> bool:
 
 def read_predictions(path: Path | str):
     """A predictions file (parquet or CSV) with columns row_id, fold, prediction, as a DataFrame."""
-    import pandas as pd
-    import pyarrow as pa
-
     path = Path(path)
     if not path.is_file():
         raise DataFileNotFoundError(f"{path}: no such predictions file.")
