@@ -26,7 +26,6 @@ DEFAULT_MODELS = "median,lgbm"
 
 def main(argv: list[str] | None = None) -> int:
     from kgpubench.board.evaluation import (
-        RunLimits,
         fit_predict,
         hashed_order,
         load_model_module,
@@ -44,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         plan_record,
     )
     from kgpubench.board.leaderboard import baseline_files
+    from kgpubench.sandbox.limits import Limits
     from kgpubench.tasks import get_task
     from kgpubench.tasks.splits import EXCLUDED
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [m for m in args.models.split(",") if m]
     goal_names = [m for m in (args.goal_models or args.models).split(",") if m]
     factories = {m: model_factory(load_model_module(files[m]), files[m]) for m in dict.fromkeys(names + goal_names)}
-    limits = RunLimits(threads=1)
+    limits = Limits(threads=1)
     data = task_data(task, args.scheme, args.data)
     plans, skipped = plan_folds(data, ks, max_train_rows=args.max_train_rows, max_test_rows=args.max_test_rows,
                                 min_test_rows=args.min_test_rows)

@@ -38,7 +38,6 @@ IMPLICIT = {
 
 # Dead or doubtful, in modules that other parts of issue 31 change; remove an entry once its name is gone.
 ELSEWHERE = {
-    ("kgpubench/board/evaluation.py", "DETAIL_TASKS"), ("kgpubench/board/evaluation.py", "MEASURING_TASKS"),
     ("kgpubench/board/site/data.py", "summary_value"), ("kgpubench/cli/collect.py", "NO_GPU_EXIT"),
     ("kgpubench/measure/timing.py", "METHODS"), ("kgpubench/measure/backends/fake.py", "_last_ms"),
     ("kgpubench/measure/backends/fake.py", "closed"), ("kgpubench/measure/backends/fake.py", "energy_reads"),

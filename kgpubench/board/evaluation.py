@@ -5,8 +5,8 @@ A model is a Python file exposing the factory ``make_model(task, seed)`` that re
 declared features, ``y`` the target. See ``leaderboard/SUBMITTING.md``.
 
 Model code runs in one place only, :func:`fit_predict` (one fold: ``X_train``, ``y_train``, ``X_test`` in,
-predictions out), under :class:`RunLimits` (threads pinned for OpenMP, BLAS, LightGBM and XGBoost). Everything
-else here is data handling and scoring, which never runs model code.
+predictions out), under :class:`~kgpubench.sandbox.limits.Limits` (threads pinned for OpenMP, BLAS, LightGBM and
+XGBoost). Everything else here is data handling and scoring, which never runs model code.
 
 Strategies that measure the test problem instead of predicting it (seed 001's Profiling, Exhausting) set
 ``uses_measurements = True``; on a task that declares a measurement oracle (``Task.oracle``; ``npb-tpb``, see
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -38,52 +37,33 @@ from kgpubench.board.result import (  # noqa: F401 - PACKAGES, RESULT_FORMAT, ro
     PACKAGES,
     RESULT_FORMAT,
     Result,
+    Skipped,
     model_label,
     package_versions,
     result_json,
     round_floats,
 )
 from kgpubench.buildinfo import code_sha256
-from kgpubench.errors import DataFileNotFoundError, NoDataError, SubmissionError, unknown_name
+from kgpubench.errors import NoDataError, SubmissionError, unknown_name
 from kgpubench.resources import default_data_dir
+from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
+from kgpubench.sandbox.limits import THREAD_ENV, Limits
+from kgpubench.sandbox.model_file import module_from_source, read_model_file
 from kgpubench.sandbox.session import ModelSession
-from kgpubench.store.store import Store
+from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import Task, as_task, feature_frame, list_tasks, problem_keys, select
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, get_scheme, split_sha256_of
 
 FACTORY = "make_model"
 SAMPLE_POINTS = 400
-# Environment variables that set the thread count of OpenMP, the BLAS libraries, numexpr and the baselines.
-THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "KGPUBENCH_THREADS")
-
-
-@dataclass(frozen=True)
-class RunLimits:
-    """How model code may run: threads (and, for a process sandbox, time and memory).
-
-    ``threads`` pins OpenMP, OpenBLAS/MKL/BLIS and numexpr (:data:`THREAD_ENV`, and threadpoolctl in this
-    process); LightGBM and XGBoost baselines read it through :func:`kgpubench.tasks.preprocess.thread_count`.
-    The board runs with one thread per model so its scores do not depend on the machine's core count.
-    """
-
-    threads: int = 1
-    timeout_s: float | None = None
-    memory_gb: float | None = None
-
-    def __post_init__(self) -> None:
-        if int(self.threads) < 1:
-            raise ValueError(f"RunLimits(threads={self.threads!r}); expected a positive thread count")
-
-    def env(self) -> dict[str, str]:
-        """The environment a child process running model code gets (thread counts)."""
-        return dict.fromkeys(THREAD_ENV, str(int(self.threads)))
 
 
 @contextlib.contextmanager
-def pinned(limits: RunLimits) -> Iterator[None]:
-    """Apply ``limits`` in this process for the duration (environment and threadpoolctl), then restore."""
+def pinned(limits: Limits) -> Iterator[None]:
+    """Apply ``limits``' threads in this process for the duration (:data:`~kgpubench.sandbox.limits.THREAD_ENV`
+    and threadpoolctl), then restore. LightGBM and XGBoost baselines read the count through
+    :func:`kgpubench.tasks.preprocess.thread_count`."""
     from threadpoolctl import threadpool_limits
 
     saved = {k: os.environ.get(k) for k in THREAD_ENV}
@@ -101,26 +81,21 @@ def pinned(limits: RunLimits) -> Iterator[None]:
 
 def file_sha256(path: Path) -> str:
     """sha256 of a model (or predictions) file, as the store hashes its parts."""
-    from kgpubench.store.store import sha256_file
-
     return sha256_file(Path(path))
 
 
 def load_model_module(path: Path | str) -> ModuleType:
-    """Import a model file as a fresh module (errors name the file and the fix)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataFileNotFoundError(f"{path}: no such model file; pass the path of a .py file.")
+    """Import a model file as a fresh module, in this process: trusted code only (the board runs model code in
+    the sandbox). Read as the sandbox reads it (:func:`kgpubench.sandbox.model_file.read_model_file`); errors
+    name the file and the fix."""
+    model = read_model_file(path)
+    path = model.path
     name = f"kgpubench_model_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        return module_from_source(name, model.source, str(path))
     except Exception as exc:  # a user's module may raise anything on import
         sys.modules.pop(name, None)
         raise SubmissionError(f"{path}: importing the model failed ({type(exc).__name__}: {exc}).") from exc
-    return module
 
 
 def model_factory(module: ModuleType, path: Path | str = "<model>") -> Callable[..., Any]:
@@ -284,6 +259,32 @@ def scheme_problem(data: TaskData) -> str | None:
     return None
 
 
+_USABLE: dict[tuple, TaskData | Skipped] = {}
+
+
+def usable_task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None) -> TaskData | Skipped:
+    """The task data of (task, scheme) (:func:`task_data`), or the :class:`~kgpubench.board.result.Skipped` record
+    saying why it cannot be evaluated with what data there is (:func:`scheme_problem`, or the
+    :class:`~kgpubench.errors.NoDataError` message).
+
+    Cached per process, (task, scheme, data folder) and store manifest, the last few only: the leaderboard's
+    jobs (``kgpubench.board.leaderboard.run_job``) and the Ray fold tasks (``kgpubench.ray.board``) of one
+    (task, scheme) share it.
+    """
+    task = as_task(task)
+    key = (task.name, scheme, str(data_dir), Store(data_dir or default_data_dir()).manifest_sha256())
+    if key not in _USABLE:
+        while len(_USABLE) >= 4:
+            _USABLE.pop(next(iter(_USABLE)))
+        try:
+            data = task_data(task, scheme, data_dir)
+            why = scheme_problem(data)
+            _USABLE[key] = Skipped(task=task.name, scheme=scheme, reason=why, dataset=data.dataset) if why else data
+        except NoDataError as exc:
+            _USABLE[key] = Skipped(task=task.name, scheme=scheme, reason=str(exc), dataset={})
+    return _USABLE[key]
+
+
 # ----- running model code ------------------------------------------------------------------------------------
 @dataclass
 class FoldOutput:
@@ -295,16 +296,17 @@ class FoldOutput:
 
 
 def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.ndarray, X_test, *, seed: int = 0,
-                limits: RunLimits | None = None, problems: list | None = None,
+                limits: Limits | None = None, problems: list | None = None,
                 model_name: str = "model") -> FoldOutput:
     """Build the model with ``factory(task=task, seed=seed)``, fit it on the training rows and predict the test
     rows, under ``limits``. The only place model code runs.
 
     ``problems`` (:class:`kgpubench.tasks.npb.NpbProblem`, one per test problem) is the measurement oracle a
     measuring strategy receives; only tasks that declare an ``oracle`` pass one. Any exception the model
-    raises becomes a :class:`SubmissionError` naming the model and the step.
+    raises becomes a :class:`SubmissionError` naming the model and the step; predictions are checked by
+    :func:`kgpubench.sandbox.checks.checked_predictions`, as the sandbox checks them.
     """
-    limits = limits or RunLimits()
+    limits = limits or Limits()
     step = "make_model"
     try:
         with pinned(limits):
@@ -322,11 +324,15 @@ def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.nd
                 raw = model.predict(X_test, problems=problems)
             else:
                 raw = model.predict(X_test)
+            arr = np.asarray(raw)  # as the sandboxed child converts what predict() returned
     except SubmissionError:
         raise
     except Exception as exc:  # model code may raise anything; it becomes one line on the board
         raise SubmissionError(f"{model_name}: {step}() raised {type(exc).__name__}: {exc}") from exc
-    pred = check_predictions(raw, len(X_test), model_name)
+    why = not_numbers(raw, arr)
+    if why:
+        raise refusal(model_name, why, len(X_test))
+    pred = checked_predictions(arr, len(X_test), model_name)
     measured = None
     if task.measures:
         measured = [p.measurements for p in problems] if (measures and problems is not None) else []
@@ -334,7 +340,7 @@ def fit_predict(factory: Callable[..., Any], task: Task, X_train, y_train: np.nd
 
 
 def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, folds: list[str] | None = None,
-              model_name: str = "model", limits: RunLimits | None = None,
+              model_name: str = "model", limits: Limits | None = None,
               oracle: bool = False) -> tuple[dict, list[tuple[float, float]]]:
     """Fit and score the model on each fold; returns per-fold records and (measured, predicted) samples.
 
@@ -383,23 +389,6 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
     return out, samples
 
 
-def check_predictions(pred: Any, n: int, model_name: str = "model") -> np.ndarray:
-    """Predictions as a finite float vector of length ``n`` (else a clear error)."""
-    try:
-        arr = np.asarray(pred, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise SubmissionError(f"{model_name}: predict() returned {type(pred).__name__}, not numbers ({exc}).") from None
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.shape != (n,):
-        raise SubmissionError(f"{model_name}: predict() returned shape {arr.shape}, expected ({n},): one value per "
-                              "test row.")
-    if not np.all(np.isfinite(arr)):
-        raise SubmissionError(f"{model_name}: predict() returned {int(np.sum(~np.isfinite(arr)))} NaN/inf value(s); "
-                              "every row needs a finite prediction.")
-    return arr
-
-
 def aggregate(folds: dict) -> dict:
     """Mean, population std and median over folds of every score (folds where a score is None are skipped)."""
     names = sorted({m for f in folds.values() for m in f["scores"]})
@@ -416,7 +405,8 @@ ORACLE = "oracle"
 
 def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None, *,
              folds: list[str] | None = None, data_dir: Path | str | None = None, seed: int = 0,
-             data: TaskData | None = None, limits: Any = None, trust: bool = False) -> Result:
+             data: TaskData | None = None, limits: Limits | None = None, trust: bool = False,
+             predictions: list | None = None) -> Result:
     """Evaluate a model file on a task under one scheme; returns its :class:`~kgpubench.board.result.Result`
     (written with :meth:`~kgpubench.board.result.Result.to_json`).
 
@@ -435,10 +425,14 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
         Another store (default: the packaged data).
     seed : int
         Seed handed to the factory.
-    limits : RunLimits or kgpubench.sandbox.session.Limits, optional
-        Threads (default: one), and for the sandbox time and memory.
+    limits : kgpubench.sandbox.limits.Limits, optional
+        Threads (default: one), and for the sandbox time, memory, processes, disk and output.
     trust : bool
         Run the model unisolated where the kernel cannot isolate it (else that is refused).
+    predictions : list, optional
+        When given, every evaluated fold's checked predictions (float64 arrays, in fold order: what
+        ``predictions_sha256`` hashes, :func:`kgpubench.sandbox.session.predictions_sha256`) are appended to it;
+        nothing for the oracle.
 
     The model's code runs in a :class:`kgpubench.sandbox.session.ModelSession` (a fresh child process per fold); this
     process keeps the test targets, scores, and hashes the model file as sent and the predictions as received.
@@ -447,7 +441,7 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
     cpu_start = time.process_time()
     the_task = as_task(task)
     scheme = scheme or the_task.schemes[0]
-    run_limits, box_limits = _limits_pair(limits)
+    limits = limits or Limits()
     oracle = str(model_path) == ORACLE
     session = None
     if oracle:
@@ -455,40 +449,31 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
     else:
         path = Path(model_path)
         name, label = path.stem, _model_label(path)
-        session = ModelSession(path, the_task, seed=seed, limits=box_limits, trust=trust, hide=[data_dir])
+        session = ModelSession(path, the_task, seed=seed, limits=limits, trust=trust, hide=[data_dir])
     if data is None:
         data = task_data(the_task, scheme, data_dir)
     if session is None:
-        fold_records, samples = run_folds(data, None, seed=seed, folds=folds, model_name=name, limits=run_limits,
+        fold_records, samples = run_folds(data, None, seed=seed, folds=folds, model_name=name, limits=limits,
                                           oracle=True)
     else:
         with session:
             fold_records, samples = run_folds(data, session.factory, seed=seed, folds=folds, model_name=name,
-                                              limits=run_limits)
+                                              limits=limits)
+        if predictions is not None:
+            predictions.extend(session.predictions)
     return Result.new(
         status="ok", task=the_task.name, scheme=scheme, kind="reference" if oracle else "model", model=name,
         model_file=label, model_sha256=session.model_sha256 if session else None,
         predictions_sha256=session.predictions_sha256 if session else None, dataset=data.dataset,
         split_sha256=data.split_sha256, train_subsample=the_task.max_train_rows, folds=fold_records,
         aggregate=aggregate(fold_records), samples=[] if oracle else samples, seed=seed,
-        limits={"threads": run_limits.threads}, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
+        limits={"threads": limits.threads}, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
         cpu_time_s=time.process_time() - cpu_start,
     )
 
 
-def _limits_pair(limits: Any) -> tuple[RunLimits, Any]:
-    """(:class:`RunLimits`, :class:`kgpubench.sandbox.session.Limits`) from either kind (or ``None``: the defaults)."""
-    from kgpubench.sandbox.session import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
-
-    if isinstance(limits, Limits):
-        return RunLimits(threads=limits.threads), limits
-    run = limits or RunLimits()
-    return run, Limits(threads=run.threads, timeout_s=run.timeout_s or DEFAULT_TIMEOUT_S,
-                       memory_gb=run.memory_gb or DEFAULT_MEMORY_GB)
-
-
 def failure_record(model_path: Path | str, task: Task, scheme: str, message: str, *, data: TaskData | None = None,
-                   seed: int = 0, limits: RunLimits | None = None) -> Result:
+                   seed: int = 0, limits: Limits | None = None) -> Result:
     """The :class:`~kgpubench.board.result.Result` of a model that failed on this task and scheme (the board lists
     it with the first line of ``message``)."""
     path = Path(model_path)
@@ -497,7 +482,7 @@ def failure_record(model_path: Path | str, task: Task, scheme: str, message: str
         model_sha256=file_sha256(path) if path.is_file() else None,
         dataset=data.dataset if data is not None else {}, split_sha256=data.split_sha256 if data else None,
         message=str(message).splitlines()[0][:500], folds={}, aggregate={}, samples=[], seed=seed,
-        limits={"threads": (limits or RunLimits()).threads}, wall_time_s=0.0,
+        limits={"threads": (limits or Limits()).threads}, wall_time_s=0.0,
     )
 
 

@@ -5,7 +5,7 @@ Results live in ``leaderboard/results/<task>/<scheme>/<model>.json``; a result n
 relative to the project root (``baselines/knn.py``, ``leaderboard/submissions/mine.py``). A model that fails
 is a result too (``status: failed`` with its message); a scheme that cannot be evaluated gets
 ``<task>/<scheme>/_status.json`` with the reason (a :class:`~kgpubench.board.result.Skipped`). Every model runs
-with one thread (:class:`RunLimits`), in ``jobs`` worker processes started with that thread count in their
+with one thread (:class:`Limits`), in ``jobs`` worker processes started with that thread count in their
 environment. Records travel as :class:`~kgpubench.board.result.Result` and :class:`~kgpubench.board.result.Skipped`
 from the job to the file; :func:`load_results` turns them into plain dicts for the renderer only.
 """
@@ -22,15 +22,12 @@ from pathlib import Path
 from kgpubench.board.evaluation import (
     ORACLE,
     NoDataError,
-    RunLimits,
     SubmissionError,
-    TaskData,
     evaluate,
     failure_record,
     file_sha256,
     inputs_sha256,
-    scheme_problem,
-    task_data,
+    usable_task_data,
 )
 from kgpubench.board.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.board.ownership import ours as _ours
@@ -48,6 +45,7 @@ from kgpubench.board.site import board_files, render_all
 from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
 from kgpubench.errors import BoardWriteError, DataFileNotFoundError, VerifyError
 from kgpubench.resources import bundled_path, default_data_dir
+from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks import Task, as_task, list_tasks
@@ -126,34 +124,15 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
 
 
 # ----- running jobs (in this process or in worker processes) -----------------------------------------------
-_DATA: dict[tuple, TaskData | Skipped] = {}
-
-
-def _data(task: Task, scheme: str, data_dir) -> TaskData | Skipped:
-    """The task data of (task, scheme), or the :class:`~kgpubench.board.result.Skipped` record saying why it cannot
-    be evaluated with what data there is (cached per process and store manifest, the last few only)."""
-    key = (task.name, scheme, str(data_dir), Store(data_dir or default_data_dir()).manifest_sha256())
-    if key not in _DATA:
-        while len(_DATA) >= 4:
-            _DATA.pop(next(iter(_DATA)))
-        try:
-            data = task_data(task, scheme, data_dir)
-            why = scheme_problem(data)
-            _DATA[key] = Skipped(task=task.name, scheme=scheme, reason=why, dataset=data.dataset) if why else data
-        except NoDataError as exc:
-            _DATA[key] = Skipped(task=task.name, scheme=scheme, reason=str(exc), dataset={})
-    return _DATA[key]
-
-
 def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: bool = False) -> Record:
     """One job's record: a :class:`~kgpubench.board.result.Result` (scores, or a failure with its message) or a
     :class:`~kgpubench.board.result.Skipped` with its reason. The model runs in the sandbox
     (:class:`kgpubench.sandbox.session.ModelSession`); ``trust`` lets it run unisolated where the kernel cannot
     isolate it."""
-    data = _data(job.task, job.scheme, data_dir)
+    data = usable_task_data(job.task, job.scheme, data_dir)
     if isinstance(data, Skipped):
         return data
-    limits = RunLimits(threads=threads)
+    limits = Limits(threads=threads)
     try:
         return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits, trust=trust)
     except (SubmissionError, NoDataError) as exc:
@@ -189,7 +168,7 @@ def run_jobs(jobs: list[Job], *, data_dir=None, seed: int = 0, threads: int = 1,
         own = executor is None
         if own:
             executor = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
-                                           initializer=_worker_init, initargs=(RunLimits(threads=threads).env(),))
+                                           initializer=_worker_init, initargs=(Limits(threads=threads).env(),))
         try:
             futures = {executor.submit(run_job, jobs[i], data_dir, seed, threads, trust): i for i in order}
             for fut in as_completed(futures):
@@ -283,7 +262,7 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
     planned = jobs
     if reuse:
         store = Store(data_dir or default_data_dir())
-        kept = [reusable(out_dir, j, seed=seed, threads=RunLimits().threads, store=store) for j in jobs]
+        kept = [reusable(out_dir, j, seed=seed, threads=Limits().threads, store=store) for j in jobs]
         jobs = [j for j, k in zip(jobs, kept) if not k]
         if progress:
             progress(f"kept {sum(kept)} of {len(kept)} results: same inputs, model and seed (--reuse)")

@@ -11,19 +11,22 @@ import time
 from pathlib import Path, PurePosixPath
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 
 from kgpubench.board.evaluation import (
     FACTORY,
     SubmissionError,
     aggregate,
-    check_predictions,
     evaluate,
     file_sha256,
     task_data,
 )
 from kgpubench.board.result import Result, model_label
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
-from kgpubench.sandbox.session import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+from kgpubench.sandbox.checks import checked_predictions
+from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+from kgpubench.sandbox.model_file import parse_model_file
 from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
 from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.scoring import score_fold
@@ -33,20 +36,10 @@ __all__ = ["DEFAULT_MEMORY_GB", "DEFAULT_TIMEOUT_S", "check_factory", "declared_
            "read_predictions", "score_predictions", "submit"]
 
 
-def _parse(path: Path) -> ast.Module:
-    if not path.is_file():
-        raise DataFileNotFoundError(f"{path}: no such model file; pass the path of a .py file.")
-    try:
-        return ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError) as exc:
-        where = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, SyntaxError) else str(exc)
-        raise SubmissionError(f"{path}: not valid Python ({where}).") from None
-
-
 def check_factory(path: Path | str) -> None:
     """Refuse a model file without a top-level ``make_model`` (read, not imported)."""
     path = Path(path)
-    tree = _parse(path)
+    tree = parse_model_file(path)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == FACTORY:
             return
@@ -65,7 +58,7 @@ def declared_tasks(path: Path | str) -> tuple[str, ...]:
     """The tasks a model file declares in a top-level ``TASKS = (...)`` literal, read without running it
     (empty: any task)."""
     path = Path(path)
-    for node in _parse(path).body:
+    for node in parse_model_file(path).body:
         if isinstance(node, ast.Assign):
             targets = node.targets
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -146,9 +139,6 @@ def _numeric_text(value) -> bool:
 
 def read_predictions(path: Path | str):
     """A predictions file (parquet or CSV) with columns row_id, fold, prediction, as a DataFrame."""
-    import pandas as pd
-    import pyarrow as pa
-
     path = Path(path)
     if not path.is_file():
         raise DataFileNotFoundError(f"{path}: no such predictions file.")
@@ -201,7 +191,9 @@ def score_predictions(path: Path | str, task: Task | str, scheme: str, *,
                             f"not in the fold (e.g. {extra[:3]})")
             continue
         lookup = dict(zip(sub["row_id"], sub["prediction"]))
-        pred = check_predictions([lookup[r] for r in ids[test]], test.size, str(path))
+        rows = ids[test]
+        pred = checked_predictions(np.asarray([lookup[r] for r in rows]), test.size, str(path),
+                                   said=f"fold {fold} has", row_names=rows)
         folds[fold] = {"n_train": int(len(ids) - test.size), "n_test": int(test.size),
                        "scores": score_fold(the_task, data.rows.take(test), data.y[test], pred)}
     unknown = sorted(given_folds - set(data.fold_names))

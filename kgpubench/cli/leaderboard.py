@@ -47,9 +47,9 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
              trust: bool = TRUST, force: bool = OUT_FORCE) -> None:
     """Train and score MODEL on every fold of TASK (its code in the sandbox), write the result JSON to a file and
     print a short summary. The output file is checked (exists, writable) before anything runs."""
-    from kgpubench.board.evaluation import RunLimits
     from kgpubench.board.evaluation import evaluate as run_eval
     from kgpubench.board.summary import write_and_summarise
+    from kgpubench.sandbox.limits import Limits
     from kgpubench.store.shards import check_writable, is_stdout
     from kgpubench.tasks import get_task
 
@@ -59,7 +59,7 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
     if not is_stdout(out):
         check_writable(out, force=force)
     result = run_eval(model, the_task, scheme, folds=fold or None, data_dir=data, seed=seed,
-                      limits=RunLimits(threads=threads), trust=trust)
+                      limits=Limits(threads=threads), trust=trust)
     if is_stdout(out):
         typer.echo(result.to_json(), nl=False)
         return

@@ -27,17 +27,29 @@ data).
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import dataclasses
-import hashlib
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from kgpubench.board.evaluation import TaskData
+import numpy as np
+
+from kgpubench.board.evaluation import (
+    ORACLE,
+    SAMPLE_POINTS,
+    NoDataError,
+    SubmissionError,
+    TaskData,
+    aggregate,
+    evaluate,
+    usable_task_data,
+)
+from kgpubench.board.leaderboard import run_job
 from kgpubench.board.result import Result, Skipped
 from kgpubench.errors import ClusterError
+from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+from kgpubench.sandbox.session import predictions_sha256
 
 GIB = 1 << 30
 # From this many task slots on, a job runs as one task per fold (below, one task per job is faster: on the full
@@ -68,32 +80,10 @@ def _call_fold(env: dict[str, str], job: Any, fold: str, data: Any, *rest: Any) 
     return run_fold(job, fold, data, *rest)
 
 
-@contextlib.contextmanager
-def _captured_predictions() -> Iterator[list]:
-    """Collect the checked predictions of every :class:`kgpubench.sandbox.session.ModelSession` in this process
-    (a Ray worker runs one task at a time)."""
-    from kgpubench.sandbox.session import ModelSession
-
-    got: list = []
-    original = ModelSession.predict
-
-    def predict(self, X, problems=None):  # noqa: N803 - the sandbox's own argument names
-        pred = original(self, X, problems)
-        got.append(pred)
-        return pred
-
-    ModelSession.predict = predict
-    try:
-        yield got
-    finally:
-        ModelSession.predict = original
-
-
 def fold_names(data: Any) -> list[str] | None:
     """The folds of a job's task data that have training rows (one Ray task each), or ``None`` when the job
-    runs as one task (a scheme skipped for want of data: :func:`kgpubench.board.leaderboard._data` gave a reason)."""
-    import numpy as np
-
+    runs as one task (a scheme skipped for want of data: :func:`kgpubench.board.evaluation.usable_task_data` gave a
+    reason)."""
     if isinstance(data, Skipped):
         return None
     return [f for f in data.fold_names if np.any(data.folds != f)]
@@ -102,21 +92,16 @@ def fold_names(data: Any) -> list[str] | None:
 def fold_plan(job: Any, data_dir: Any = None) -> list[str] | None:
     """The folds of ``job`` that run as Ray tasks of their own, or ``None`` when it runs as one task (the
     oracle reference, a scheme skipped for want of data)."""
-    from kgpubench.board.evaluation import ORACLE
-    from kgpubench.board.leaderboard import _data
-
     if str(job.model) == ORACLE:
         return None
-    return fold_names(_data(job.task, job.scheme, data_dir))
+    return fold_names(usable_task_data(job.task, job.scheme, data_dir))
 
 
 def load_data(task: str, scheme: str, data_dir: Any = None) -> Any:
     """The task data of (task, scheme) (or why it is skipped), loaded once per board into Ray's object store
     and shared by the fold tasks of every model; its split hash and sample order are computed here, once,
     rather than in every fold task."""
-    from kgpubench.board.leaderboard import _data
-
-    data = _data(task, scheme, data_dir)
+    data = usable_task_data(task, scheme, data_dir)
     if isinstance(data, Skipped):
         return data
     shared = _SharedTaskData(**{f.name: getattr(data, f.name) for f in dataclasses.fields(data)})
@@ -131,32 +116,26 @@ def run_fold(job: Any, fold: str, data: Any, seed: int = 0, threads: int = 1, tr
     Returns ``{"record": ..., "predictions": [...], "folds": n}`` (the one-fold result, the predictions the
     sandbox checked, the scheme's number of folds), or ``{"error": message}`` when the model failed.
     """
-    from kgpubench.board.evaluation import NoDataError, RunLimits, SubmissionError, evaluate
-
-    with _captured_predictions() as preds:
-        try:
-            record = evaluate(job.model, job.task, job.scheme, folds=[fold], data=data, seed=seed,
-                              limits=RunLimits(threads=threads), trust=trust)
-        except (SubmissionError, NoDataError) as exc:
-            return {"error": str(exc)}
-    return {"record": record, "predictions": list(preds), "folds": len(data.fold_names)}
+    preds: list[np.ndarray] = []
+    try:
+        record = evaluate(job.model, job.task, job.scheme, folds=[fold], data=data, seed=seed,
+                          limits=Limits(threads=threads), trust=trust, predictions=preds)
+    except (SubmissionError, NoDataError) as exc:
+        return {"error": str(exc)}
+    return {"record": record, "predictions": preds, "folds": len(data.fold_names)}
 
 
 def join_folds(parts: list[dict[str, Any]]) -> Result:
     """The result of a whole job from its folds' :func:`run_fold` outputs (in the scheme's fold order), as
     :func:`kgpubench.board.evaluation.evaluate` makes it for all folds at once."""
-    from kgpubench.board.evaluation import SAMPLE_POINTS, aggregate
-
     records = [p["record"] for p in parts]
     folds = {name: rec for r in records for name, rec in r.folds.items()}
     keep = SAMPLE_POINTS // max(1, parts[0]["folds"])
-    digest = hashlib.sha256()  # as ModelSession.predictions_sha256: fold index, row count, float64 values
-    for i, pred in enumerate(pred for p in parts for pred in p["predictions"]):
-        digest.update(f"{i}:{len(pred)}:".encode())
-        digest.update(pred.astype("<f8").tobytes())
     return dataclasses.replace(
         records[0], folds=folds, aggregate=aggregate(folds), samples=[s for r in records for s in r.samples[:keep]],
-        predictions_sha256=digest.hexdigest(), wall_time_s=sum(r.wall_time_s or 0.0 for r in records),
+        # as one ModelSession over every fold would hash them (fold index, row count, float64 values)
+        predictions_sha256=predictions_sha256(pred for p in parts for pred in p["predictions"]),
+        wall_time_s=sum(r.wall_time_s or 0.0 for r in records),
         cpu_time_s=sum(r.cpu_time_s or 0.0 for r in records))
 
 
@@ -168,10 +147,10 @@ class RayExecutor(concurrent.futures.Executor):
     ----------
     threads : int
         Threads a model may use: the CPUs each task declares, and the ``OMP_NUM_THREADS``-style environment
-        (:meth:`kgpubench.board.evaluation.RunLimits.env`) it runs with.
+        (:meth:`kgpubench.sandbox.limits.Limits.env`) it runs with.
     memory_gb : float, optional
         Memory each task declares. Default: the sandbox's memory limit
-        (:data:`kgpubench.sandbox.session.DEFAULT_MEMORY_GB`), or less where the largest node has less memory per
+        (:data:`kgpubench.sandbox.limits.DEFAULT_MEMORY_GB`), or less where the largest node has less memory per
         CPU (its memory over its CPUs, times ``threads``), so that memory does not idle its CPUs.
     retries : int
         Times Ray runs a task again when its worker process or node is lost (a fold is a pure function of its
@@ -190,17 +169,14 @@ class RayExecutor(concurrent.futures.Executor):
 
     def __init__(self, *, threads: int = 1, memory_gb: float | None = None, retries: int = 2,
                  split_folds: bool | None = None) -> None:
-        import ray
-
-        from kgpubench.board.evaluation import RunLimits
-        from kgpubench.sandbox.session import DEFAULT_MEMORY_GB
+        import ray  # optional: the ray extra
 
         self.threads = int(threads)
         self.memory_gb = float(memory_gb if memory_gb is not None
                                else min(DEFAULT_MEMORY_GB, _memory_per_cpu_gb(ray) * self.threads))
         slots = int(ray.cluster_resources().get("CPU", 0) // max(1, self.threads))
         self.split_folds = slots >= FOLD_TASKS_FROM if split_folds is None else bool(split_folds)
-        self._env = RunLimits(threads=self.threads).env()
+        self._env = Limits(threads=self.threads).env()
         _check_fits(ray, self.threads, self.memory_gb)
         self._task = ray.remote(_call).options(num_cpus=self.threads, memory=int(self.memory_gb * GIB),
                                                max_retries=retries)
@@ -219,9 +195,6 @@ class RayExecutor(concurrent.futures.Executor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
         """Start ``fn(*args, **kwargs)`` as Ray task(s); the future resolves to its return value."""
-        from kgpubench.board.evaluation import ORACLE
-        from kgpubench.board.leaderboard import run_job
-
         if (fn is run_job and self.split_folds and not kwargs and len(args) >= 2
                 and str(args[0].model) != ORACLE):
             return self._joiners.submit(self._by_folds, args)
@@ -237,10 +210,7 @@ class RayExecutor(concurrent.futures.Executor):
     def _by_folds(self, args: tuple) -> dict[str, Any]:
         """Run a job (``run_job``'s arguments) as one task per fold and join them; run it as one task when
         that is what the serial run would report (a failed fold, or folds over the shared time budget)."""
-        import ray
-
-        from kgpubench.board.leaderboard import run_job
-        from kgpubench.sandbox.session import DEFAULT_TIMEOUT_S
+        import ray  # optional: the ray extra
 
         job, data_dir, *rest = args
         data = self._data_ref(job.task, job.scheme, data_dir)
@@ -257,7 +227,7 @@ class RayExecutor(concurrent.futures.Executor):
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Cancel tasks not yet finished when ``cancel_futures``; the Ray session stays as it is."""
         if cancel_futures:
-            import ray
+            import ray  # optional: the ray extra
 
             for ref in self._refs:
                 ray.cancel(ref)

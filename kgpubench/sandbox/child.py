@@ -19,25 +19,41 @@ whose ``measure()`` is answered (and counted) by the parent.
 
 from __future__ import annotations
 
+import fcntl
+import importlib
+import io
 import json
 import os
+import resource
+import select
 import signal
+import socket
 import struct
 import sys
 import traceback
+from dataclasses import dataclass, field
+
+from kgpubench.errors import MeasurementError
+from kgpubench.sandbox import linux as lx
+from kgpubench.sandbox.model_file import module_from_source
+
+# Standard library and kgpubench modules of the same kind only, at module level: the parent, the launcher and
+# the isolation probe import this module too, and the launcher must stay small and single-threaded until it
+# has built the sandbox. numpy, pandas, pyarrow, threadpoolctl and kgpubench.tasks (which imports them) are
+# imported inside the functions of the server that use them; the zygote has them imported already
+# (:data:`PRELOAD`), so a forked session finds them in ``sys.modules``.
 
 FRAME = struct.Struct("<IQ")  # JSON header length, payload length
 SETUP_EXIT = 71  # the sandbox could not be built (the message is the stderr line starting with SETUP_PREFIX)
 SETUP_PREFIX = "kgpubench-sandbox: "
 STATUS_FD = 3  # the launcher writes the session's exit code here
-PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.ipc", "threadpoolctl", "kgpubench.tasks", "kgpubench.tasks.npb",
+PRELOAD = ("numpy", "pandas", "pyarrow", "pyarrow.ipc", "threadpoolctl", "kgpubench.sandbox.checks",
+           "kgpubench.tasks", "kgpubench.tasks.npb",
            "kgpubench.tasks.preprocess", "sklearn.base", "sklearn.utils.validation", "sklearn.pipeline",
            "sklearn.compose", "sklearn.impute", "sklearn.preprocessing", "sklearn.tree", "sklearn.ensemble",
            "sklearn.neighbors", "sklearn.linear_model", "sklearn.svm", "sklearn.neural_network", "scipy.optimize",
            "lightgbm", "xgboost", "pyseccomp")
 MODEL_DIR = "kgpubench_model"
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
-                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 def frame_parts(header: dict, blobs=()) -> list:
@@ -57,7 +73,7 @@ def split_blobs(header: dict, payload: memoryview) -> list[memoryview]:
 
 def frame_to_ipc(frame) -> memoryview:
     """A pandas DataFrame as an Arrow IPC stream (column names, dtypes and nulls survive the trip)."""
-    import pyarrow as pa
+    import pyarrow as pa  # heavy: see the note on imports at the top
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     sink = pa.BufferOutputStream()
@@ -68,7 +84,7 @@ def frame_to_ipc(frame) -> memoryview:
 
 def ipc_to_frame(data):
     """The DataFrame of :func:`frame_to_ipc`: numeric columns as sent, every other column ``object``."""
-    import pandas as pd
+    import pandas as pd  # heavy: see the note on imports at the top
     import pyarrow as pa
 
     frame = pa.ipc.open_stream(pa.py_buffer(data)).read_all().to_pandas()
@@ -77,9 +93,7 @@ def ipc_to_frame(data):
 
 
 def array_to_npy(array) -> bytes:
-    import io
-
-    import numpy as np
+    import numpy as np  # heavy: see the note on imports at the top
 
     buf = io.BytesIO()
     np.save(buf, array, allow_pickle=False)
@@ -87,9 +101,7 @@ def array_to_npy(array) -> bytes:
 
 
 def npy_to_array(data):
-    import io
-
-    import numpy as np
+    import numpy as np  # heavy: see the note on imports at the top
 
     return np.load(io.BytesIO(bytes(data)), allow_pickle=False)
 
@@ -153,7 +165,7 @@ def _describe(exc: BaseException, model_file: str) -> str:
 
 
 def _task_from(fields: dict):
-    from kgpubench.tasks import Task
+    from kgpubench.tasks import Task  # imports numpy and pyarrow: see the note on imports at the top
 
     def tup(v):
         return tuple(tup(x) for x in v) if isinstance(v, list) else v
@@ -199,7 +211,7 @@ class Server:
     @staticmethod
     def _threads(n: int) -> None:
         try:
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import threadpool_limits  # optional here, and heavy: see the note at the top
         except ImportError:
             return
         threadpool_limits(limits=n)
@@ -207,19 +219,8 @@ class Server:
     def _import(self, name: str, source) -> tuple:
         """Run the model's source as module ``kgpubench_model_<stem>`` (from memory: nothing is written, so
         unisolated sessions cannot overwrite each other's files; tracebacks still show its lines)."""
-        import importlib.util
-        import linecache
-        import types
-
-        source = bytes(source)
         self.model_file = f"/{MODEL_DIR}/{name}"
-        module_name = f"kgpubench_model_{name[:-3]}"
-        module = types.ModuleType(module_name)
-        module.__file__ = self.model_file
-        text = importlib.util.decode_source(source)
-        linecache.cache[self.model_file] = (len(text), None, text.splitlines(True), self.model_file)
-        sys.modules[module_name] = module
-        exec(compile(source, self.model_file, "exec"), module.__dict__)
+        module = module_from_source(f"kgpubench_model_{name[:-3]}", bytes(source), self.model_file)
         factory = getattr(module, "make_model", None)
         if not callable(factory):
             raise LookupError("the module defines no callable make_model(task, seed)")
@@ -237,7 +238,9 @@ class Server:
                 "predicts_target": bool(getattr(model, "predicts_target", True))}, []
 
     def _predict(self, header: dict, blobs: list) -> tuple[dict, list]:
-        import numpy as np
+        import numpy as np  # heavy: see the note on imports at the top
+
+        from kgpubench.sandbox.checks import not_numbers  # imports numpy
 
         if self.model is None:
             raise RuntimeError("predict before a successful fit")
@@ -248,10 +251,9 @@ class Server:
             problems = [_remote_problem(self.pipe, i, d) for i, d in enumerate(header["problems"])]
             pred = self.model.predict(X, problems=problems)
         arr = np.asarray(pred)
-        if arr.dtype.kind not in "biuf":
-            got = f"{type(pred).__name__} of {arr.dtype}" if arr.dtype.kind != "O" else \
-                f"{type(pred).__name__} holding {sorted({type(v).__name__ for v in arr.ravel()[:1000]})}"
-            return {"type": "invalid", "message": f"predict() returned {got}, not numbers"}, []
+        why = not_numbers(pred, arr)  # the parent checks again what it receives (checked_predictions)
+        if why:
+            return {"type": "invalid", "message": why}, []
         return {"type": "predictions"}, [array_to_npy(arr)]
 
 
@@ -261,10 +263,8 @@ _REMOTE_PROBLEM = None
 def _remote_problem(pipe: _Pipe, index: int, d: dict):
     """A :class:`kgpubench.tasks.npb.NpbProblem` whose ``measure`` asks the parent (which counts it)."""
     global _REMOTE_PROBLEM
-    if _REMOTE_PROBLEM is None:
-        from dataclasses import dataclass, field
-
-        from kgpubench.tasks.npb import Measurement, MeasurementError, NpbProblem
+    if _REMOTE_PROBLEM is None:  # built on first use: kgpubench.tasks.npb is heavy (see the note at the top)
+        from kgpubench.tasks.npb import Measurement, NpbProblem
 
         @dataclass
         class RemoteProblem(NpbProblem):
@@ -293,8 +293,6 @@ def _remote_problem(pipe: _Pipe, index: int, d: dict):
 
 
 def _apply_limits(limits: dict, isolated: bool) -> None:
-    import resource
-
     def cap(which: int, soft: int, hard: int | None = None) -> None:
         hard = soft if hard is None else hard
         _, old_hard = resource.getrlimit(which)
@@ -351,8 +349,6 @@ def _close_stdio() -> None:
 
 def _stage2(cfg: dict) -> int:
     """PID 1 of the sandbox: build the root, drop privileges, run the server as a child and reap."""
-    from kgpubench.sandbox import linux as lx
-
     lx.prctl(lx.PR_SET_PDEATHSIG, signal.SIGKILL)
     has_proc = lx.build_root(cfg["plan"])
     lx.set_hostname("kgpubench-sandbox")
@@ -374,8 +370,6 @@ def _stage2(cfg: dict) -> int:
 
 
 def _stage1(cfg: dict, launcher: int, ready_w: int, go_r: int) -> int:
-    from kgpubench.sandbox import linux as lx
-
     if os.geteuid() == 0:
         os.setgroups([])
     lx.unshare_all()
@@ -400,8 +394,6 @@ def _stage1(cfg: dict, launcher: int, ready_w: int, go_r: int) -> int:
 
 def launch(cfg: dict) -> int:
     """Start stage 1 in new namespaces, write its id maps from outside, and wait for it."""
-    from kgpubench.sandbox import linux as lx
-
     cfg["model_uid"] = lx.id_maps()[2]
     try:
         lx.load_seccomp()  # here, while the host's library paths are visible
@@ -457,10 +449,8 @@ def run_session(cfg: dict, token: str, status_fd: int = STATUS_FD) -> int:
         os.dup2(status_fd, STATUS_FD)
         os.close(status_fd)
     try:
-        from kgpubench.sandbox import linux as lx
-
         lx.set_name(f"kgpb-{token[:10]}")  # inherited by every process of the session, for audits
-    except (ImportError, OSError):
+    except OSError:
         pass
     code = launch(cfg) if cfg["isolate"] else _unconfined(cfg)
     try:
@@ -472,8 +462,6 @@ def run_session(cfg: dict, token: str, status_fd: int = STATUS_FD) -> int:
 
 def _preload() -> None:
     """What most models import, imported once in the zygote so that each session starts warm."""
-    import importlib
-
     for name in PRELOAD:
         try:
             importlib.import_module(name)
@@ -488,9 +476,6 @@ def zygote(ctl: int) -> int:
     stderr and status pipe); the reply is ``{"pid"}`` with a pidfd of the launcher, which the parent uses
     to kill it. The zygote never receives data; it exits when the parent closes the socket.
     """
-    import select
-    import socket
-
     _preload()
     if len(os.listdir("/proc/self/task")) > 1:  # forking a threaded process is unsafe: let the parent go without
         return 3
@@ -515,8 +500,6 @@ def zygote(ctl: int) -> int:
             code = 70
             try:
                 sock.close()
-                import fcntl
-
                 high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds]  # out of the way of 0..3 first
                 for target, fd in enumerate(high):
                     os.dup2(fd, target)

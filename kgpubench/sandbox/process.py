@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import atexit
 import collections
+import fcntl
 import json
 import math
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 import uuid
 
-from kgpubench.sandbox.child import FRAME, SETUP_PREFIX, THREAD_VARIABLES, frame_parts, split_blobs
+from kgpubench.sandbox.child import FRAME, SETUP_PREFIX, frame_parts, split_blobs
+from kgpubench.sandbox.limits import thread_env
 
 MAX_HEADER_BYTES = 1 << 20
 SMALL_PAYLOAD = 1 << 16
@@ -36,7 +39,7 @@ def child_env(threads: int) -> dict[str, str]:
            "LC_ALL": "C.UTF-8", "USER": "sandbox", "LOGNAME": "sandbox", "PYTHONHASHSEED": "0",
            "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "2", "MPLBACKEND": "Agg",
            "JE_ARROW_MALLOC_CONF": "background_thread:false"}  # no pyarrow allocator thread: the zygote forks
-    env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
+    env.update(thread_env(threads))
     if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return env
@@ -94,8 +97,6 @@ class Channel:
             os.set_blocking(fd, False)
         for fd in (self.w, self.r):
             try:
-                import fcntl
-
                 fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
             except (OSError, AttributeError, ImportError):
                 pass
@@ -216,8 +217,6 @@ class Zygote:
     """
 
     def __init__(self) -> None:
-        import socket
-
         self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen([sys.executable, "-m", "kgpubench.sandbox.child", "zygote",
@@ -230,8 +229,6 @@ class Zygote:
 
     def spawn(self, request: dict, fds: list[int], wait_s: float) -> tuple[int, int]:
         """Fork a launcher for ``request`` with ``fds`` as its 0..3; returns (pid, pidfd). OSError if gone."""
-        import socket
-
         with self.lock:
             socket.send_fds(self.ctl, [json.dumps(request).encode()], fds)
             if not select.select([self.ctl], [], [], wait_s)[0]:

@@ -6,7 +6,12 @@ A child process imports the model, fits, predicts and sends the predictions back
 targets, the store, the package data or the evaluator's objects. Each fold gets a fresh child (forked in
 ~0.1 s from a zygote with the common libraries imported), so nothing learnt from one fold's training
 targets survives to a fold that tests those rows. The parent alone checks the predictions
-(:func:`checked_predictions`), scores, hashes and writes results.
+(:func:`kgpubench.sandbox.checks.checked_predictions`), scores, hashes and writes results.
+
+:class:`ModelSession` is the sandbox's public entry point: ``kgpubench.board.evaluation.evaluate`` (the
+leaderboard, ``submit``, ``verify``, and each fold task of the Ray path) feeds it, and reads back every fold's
+checked predictions (:attr:`ModelSession.predictions`) and their hash (:attr:`ModelSession.predictions_sha256`,
+:func:`predictions_sha256`, with which the Ray path joins folds run apart).
 
 On Linux the child runs in new user, mount, network, PID, IPC and UTS namespaces
 (:mod:`kgpubench.sandbox.linux`): a read-only view of the interpreter, site-packages, ``/usr`` and the
@@ -24,77 +29,33 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import os
 import re
 import signal
+import site
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kgpubench.errors import LimitsError, SandboxError, SandboxUnavailableError, SubmissionError
-from kgpubench.sandbox.child import SETUP_EXIT
+import kgpubench
+from kgpubench.errors import MeasurementError, SandboxError, SandboxUnavailableError, SubmissionError
+from kgpubench.sandbox.checks import checked_predictions
+from kgpubench.sandbox.child import SETUP_EXIT, array_to_npy, frame_to_ipc, npy_to_array
+from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+from kgpubench.sandbox.model_file import MAX_MODEL_BYTES, read_model_file
 from kgpubench.sandbox.process import SMALL_PAYLOAD, Child, OutputLog, Stop
+from kgpubench.tasks import Task, get_task
 
-DEFAULT_TIMEOUT_S = 1800.0
-DEFAULT_MEMORY_GB = 8.0
-MAX_MODEL_BYTES = 16 * 2**20
 TRUST_ENV = "KGPUBENCH_TRUST"  # "1": as if --trust were given everywhere (the test suite on hosts without namespaces)
 TRUST_HINT = "pass --trust (trust=True) only for code you trust, to run it unisolated"
-
-
-def _positive(name: str, option: str, value: Any, unit: str, integer: bool = False) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    if ok and integer:
-        ok = float(value).is_integer()
-    if not ok:
-        kind = "a whole number" if integer else "a finite number"
-        raise LimitsError(f"{option}: got {value!r}; the {name} must be {kind} greater than 0 ({unit}).")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a sandboxed model may use.
-
-    Parameters
-    ----------
-    timeout_s : float
-        Seconds the session may keep the parent waiting, every fold together (the parent's own work between
-        folds does not count); CPU time is capped at ``timeout_s * threads`` (+10 s).
-    memory_gb : float
-        Address space of the model's process (``RLIMIT_AS``), GiB.
-    threads : int
-        OpenMP/BLAS/LightGBM/XGBoost threads (environment and threadpoolctl), for reproducible results.
-    processes : int
-        Processes and threads the model may start beyond its own (``RLIMIT_NPROC``, isolated runs).
-    disk_mb : float
-        Size of the private ``/tmp`` and of the largest file the model may write (``RLIMIT_FSIZE``), MiB.
-    output_mb : float
-        What the model may print (stdout and stderr together) before it is stopped, MiB.
-    """
-
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    memory_gb: float = DEFAULT_MEMORY_GB
-    threads: int = 1
-    processes: int = 16
-    disk_mb: float = 1024.0
-    output_mb: float = 64.0
-
-    def __post_init__(self) -> None:
-        _positive("time limit", "--timeout", self.timeout_s, "seconds")
-        _positive("memory limit", "--memory-gb", self.memory_gb, "GiB of address space")
-        _positive("thread count", "--threads", self.threads, "threads", integer=True)
-        _positive("process limit", "processes", self.processes, "processes", integer=True)
-        _positive("disk limit", "disk_mb", self.disk_mb, "MiB")
-        _positive("output limit", "output_mb", self.output_mb, "MiB")
-
-    def child_limits(self) -> dict[str, int]:
-        return {"memory_bytes": int(self.memory_gb * 2**30), "cpu_s": math.ceil(self.timeout_s * self.threads) + 10,
-                "file_bytes": int(self.disk_mb * 2**20), "processes": int(self.processes + self.threads + 4)}
+__all__ = ["DEFAULT_MEMORY_GB", "DEFAULT_TIMEOUT_S", "MAX_MODEL_BYTES", "FitInfo", "Limits", "ModelSession",
+           "PredictionsDigest", "RemoteModel", "SandboxError", "checked_predictions", "isolation_support",
+           "predictions_sha256", "sandbox_plan"]
 
 
 # --------------------------------------------------------------------------------------------- the view
@@ -106,10 +67,6 @@ def _inside(path: str, roots) -> bool:
 
 def sandbox_plan(hide=(), limits: Limits | None = None) -> dict:
     """What the isolated child sees: read-only binds, masks over package data and ``hide``, symlinks, sizes."""
-    import site
-
-    import kgpubench
-
     limits = limits or Limits()
     package = os.path.realpath(os.path.dirname(kgpubench.__file__))
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", package,
@@ -137,25 +94,34 @@ def sandbox_plan(hide=(), limits: Limits | None = None) -> dict:
             "shm_mb": max(1, min(256, int(limits.disk_mb)))}
 
 
-# ------------------------------------------------------------------------------------------- the checks
+# ------------------------------------------------------------------------------------------- the digest
 
 
-def checked_predictions(arr: Any, n: int, where: str = "model") -> np.ndarray:
-    """``arr`` as a float64 vector of ``n`` finite values, or a one-line :class:`SandboxError`."""
-    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iuf":
-        what = f"{type(arr).__name__} of {arr.dtype}" if isinstance(arr, np.ndarray) else type(arr).__name__
-        raise SandboxError(f"{where}: refused, predict() returned {what}; expected a 1-D array of {n} numbers.",
-                           "invalid-output")
-    if arr.shape != (n,):
-        raise SandboxError(f"{where}: refused, predict() returned shape {arr.shape}, expected ({n},): one value per "
-                           "test row (use .ravel() on a column vector).", "invalid-output")
-    out = arr.astype(np.float64)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        raise SandboxError(f"{where}: refused, predict() returned {int(bad.sum())} NaN/inf value(s) (first at row "
-                           f"{int(np.flatnonzero(bad)[0])}); every test row needs a finite prediction.",
-                           "invalid-output")
-    return out
+class PredictionsDigest:
+    """sha256 over folds' checked predictions, in the order they were made: for each, ``"<fold index>:<rows>:"``
+    and the values as little-endian float64 (results record it as ``predictions_sha256``)."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.folds = 0
+
+    def update(self, pred: np.ndarray) -> None:
+        """Add the next fold's predictions (a float64 vector, as :func:`checked_predictions` gives)."""
+        self._hash.update(f"{self.folds}:{len(pred)}:".encode())
+        self._hash.update(np.asarray(pred, dtype="<f8").tobytes())
+        self.folds += 1
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def predictions_sha256(predictions: Iterable[np.ndarray]) -> str:
+    """:class:`PredictionsDigest` of ``predictions`` (one array per fold, in fold order): what one session over
+    all these folds reports as :attr:`ModelSession.predictions_sha256`."""
+    digest = PredictionsDigest()
+    for pred in predictions:
+        digest.update(pred)
+    return digest.hexdigest()
 
 
 @functools.cache
@@ -216,21 +182,24 @@ class ModelSession:
         child that lived through several folds could keep one fold's training targets (in memory, in its
         ``/tmp``, in a process) and look them up when a later fold tests those rows; a fresh child, forked
         from the zygote in a fresh sandbox, starts with nothing. False keeps one child for all folds.
+
+    Attributes
+    ----------
+    model_sha256 : str
+        sha256 of the model file's bytes, as sent to the child.
+    predictions : list of numpy.ndarray
+        Every fold's checked predictions (float64, one per test row), in the order :meth:`predict` made them.
+    predictions_sha256 : str
+        Their hash (:class:`PredictionsDigest`).
     """
 
     def __init__(self, model: Path | str, task: Any, *, seed: int = 0, limits: Limits | None = None,
                  trust: bool = False, hide=(), name: str | None = None, isolate: bool | None = None,
                  fresh_folds: bool = True) -> None:
-        from kgpubench.errors import DataFileNotFoundError
-        from kgpubench.tasks import Task, get_task
-
-        self.path = Path(model)
-        if not self.path.is_file():
-            raise DataFileNotFoundError(f"{self.path}: no such model file; pass the path of a .py file.")
-        if self.path.stat().st_size > MAX_MODEL_BYTES:
-            raise SubmissionError(f"{self.path}: refused, a model file must be under {MAX_MODEL_BYTES // 2**20} MiB.")
-        self.source = self.path.read_bytes()
-        self.model_sha256 = hashlib.sha256(self.source).hexdigest()
+        model_file = read_model_file(model)
+        self.path = model_file.path
+        self.source = model_file.source
+        self.model_sha256 = model_file.sha256
         self.task = task if isinstance(task, Task) else get_task(task)
         self.seed = seed
         self.limits = limits or Limits()
@@ -248,8 +217,8 @@ class ModelSession:
         self._remaining = self.limits.timeout_s  # the time budget: seconds left to wait on children
         self._ended = False
         self._plan: dict | None = None
-        self._predictions = hashlib.sha256()
-        self._folds = 0
+        self.predictions: list[np.ndarray] = []
+        self._digest = PredictionsDigest()
 
     # -- lifecycle
     def __enter__(self) -> ModelSession:
@@ -334,14 +303,13 @@ class ModelSession:
 
     @property
     def predictions_sha256(self) -> str:
-        """sha256 over every fold's checked predictions (float64, in the order they were made)."""
-        return self._predictions.hexdigest()
+        """sha256 over every fold's checked predictions (float64, in the order they were made:
+        :class:`PredictionsDigest`)."""
+        return self._digest.hexdigest()
 
     # -- folds
     def fit(self, X, y) -> FitInfo:
         """A new estimator from ``make_model(task, seed)``, fitted on ``X`` (DataFrame) and ``y``."""
-        from kgpubench.sandbox.child import array_to_npy
-
         if self.fresh_folds and self._child is not None and self._child_fits and not self._ended:
             self._retire()  # a new fold gets a new child: the one started during the last fit, if any
             self._child, self._next, self._child_fits, self._ready = self._next, None, 0, False
@@ -362,8 +330,10 @@ class ModelSession:
         return FitInfo(*flags)
 
     def predict(self, X, problems=None) -> np.ndarray:
-        """Checked predictions for the rows of ``X``; ``problems`` (real :class:`NpbProblem` objects) are
-        described to the child and their ``measure`` served and counted here."""
+        """Checked predictions (:func:`kgpubench.sandbox.checks.checked_predictions`: float64, one finite value
+        per row) for the rows of ``X``; ``problems`` (real :class:`NpbProblem` objects) are described to the
+        child and their ``measure`` served and counted here. Each fold's predictions are also appended to
+        :attr:`predictions` and hashed into :attr:`predictions_sha256`."""
         self._require()
         described = None if problems is None else [_describe_problem(p) for p in problems]
         self._child.channel.send({"type": "predict", "n": len(X), "problems": described}, [self._features(X)])
@@ -379,8 +349,6 @@ class ModelSession:
         if reply["type"] == "invalid":
             self._fail("invalid-output", f"refused, {str(reply.get('message'))[:300]}; expected a 1-D array of {n} "
                                          "numbers", fatal=False)
-        from kgpubench.sandbox.child import npy_to_array
-
         if len(reply["_blobs"]) != 1:
             self._fail("protocol", "it sent predictions without an array")
         try:
@@ -388,9 +356,8 @@ class ModelSession:
         except (ValueError, OSError, EOFError) as exc:
             self._fail("invalid-output", f"refused, its predictions are not a numeric .npy array ({exc})")
         pred = checked_predictions(arr, n, self.name)
-        self._predictions.update(f"{self._folds}:{n}:".encode())
-        self._predictions.update(pred.astype("<f8").tobytes())
-        self._folds += 1
+        self.predictions.append(pred)
+        self._digest.update(pred)
         return pred
 
     def factory(self, task=None, seed=None) -> RemoteModel:
@@ -399,8 +366,6 @@ class ModelSession:
 
     # -- internals
     def _features(self, X) -> memoryview:
-        from kgpubench.sandbox.child import frame_to_ipc
-
         try:
             return frame_to_ipc(X)
         except (TypeError, ValueError) as exc:  # pyarrow's ArrowInvalid/ArrowTypeError are ValueError/TypeError
@@ -484,8 +449,6 @@ def _describe_problem(problem) -> dict:
 
 def _serve_measure(request: dict, problems) -> dict:
     """Answer one ``measure`` request from the real problem (which counts it), or say why not."""
-    from kgpubench.tasks.npb import MeasurementError
-
     index, assignment = request.get("problem"), request.get("assignment")
     if problems is None or type(index) is not int or not 0 <= index < len(problems) or not isinstance(
             assignment, dict) or not all(isinstance(k, str) and type(v) is int for k, v in assignment.items()):

@@ -23,7 +23,7 @@ LOG_CLIP_FACTOR = 10.0
 
 
 def thread_count() -> int:
-    """Threads a model may use: ``KGPUBENCH_THREADS`` (set by the evaluation's RunLimits), else
+    """Threads a model may use: ``KGPUBENCH_THREADS`` (set by the evaluation's Limits), else
     ``OMP_NUM_THREADS``, else 1."""
     for name in ("KGPUBENCH_THREADS", "OMP_NUM_THREADS"):
         value = os.environ.get(name, "").strip()

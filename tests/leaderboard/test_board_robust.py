@@ -10,10 +10,11 @@ import pytest
 from task_fixtures import autotune_table, kernels_table, make_store
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import RunLimits, evaluate, fit_predict, load_model_module, model_factory, task_data
+from kgpubench.board.evaluation import evaluate, fit_predict, load_model_module, model_factory, task_data
 from kgpubench.board.result import Result
 from kgpubench.board.site import render_all
 from kgpubench.errors import DataFileNotFoundError
+from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import write_shard
 
 MEDIAN = next(p for p in lb.baseline_files() if p.stem == "median")
@@ -138,7 +139,7 @@ def _fit(path, task, seed, threads):
     test = data.folds == data.fold_names[0]
     out = fit_predict(model_factory(load_model_module(path), path), data.task,
                       data.X[~test].reset_index(drop=True), data.y[~test], data.X[test].reset_index(drop=True),
-                      seed=seed, limits=RunLimits(threads=threads))
+                      seed=seed, limits=Limits(threads=threads))
     return out.predictions
 
 
@@ -202,10 +203,10 @@ def test_thread_limits_reach_the_model_and_are_restored(tmp_path):
     module = load_model_module(path)
     before = os.environ.get("OMP_NUM_THREADS")
     data = task_data("autotune-config", "by-gpu", table=autotune_table())
-    fit_predict(model_factory(module, path), data.task, data.X, data.y, data.X, limits=RunLimits(threads=3))
+    fit_predict(model_factory(module, path), data.task, data.X, data.y, data.X, limits=Limits(threads=3))
     seen.update(module.SEEN)
     assert seen == {"threads": 3} and os.environ.get("OMP_NUM_THREADS") == before
-    assert RunLimits(threads=2).env()["OPENBLAS_NUM_THREADS"] == "2"
+    assert Limits(threads=2).env()["OPENBLAS_NUM_THREADS"] == "2"
     assert thread_count() == int(os.environ.get("KGPUBENCH_THREADS") or os.environ.get("OMP_NUM_THREADS") or 1)
 
 

@@ -142,3 +142,25 @@ def test_join_folds_keeps_the_serial_sample_and_hash():
     assert len(out.samples) == 400 and out.wall_time_s == 3.0 and out.model == "x"
     expected = hashlib.sha256(b"0:2:" + np.array([1.0, 2.0]).tobytes() + b"1:1:" + np.array([3.5]).tobytes())
     assert out.predictions_sha256 == expected.hexdigest()
+
+
+def test_the_ray_path_patches_nothing_and_imports_no_private_name():
+    """ray/board.py reaches the sandbox and the board through their public names only: importing it leaves
+    ``ModelSession.predict`` the class's own, and it takes no ``_name`` from another module."""
+    import ast
+    import importlib
+
+    from kgpubench.sandbox.session import ModelSession
+
+    own = ModelSession.__dict__["predict"]
+    board = importlib.import_module("kgpubench.ray.board")
+    assert ModelSession.__dict__["predict"] is own and own.__qualname__ == "ModelSession.predict"
+    assert own.__module__ == "kgpubench.sandbox.session"
+    tree = ast.parse(Path(board.__file__).read_text())
+    private = [f"{node.module}.{a.name}" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               for a in node.names if a.name.startswith("_") and a.name != "__future__"]
+    assert private == []
+    assigned = [ast.unparse(t) for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
+                if isinstance(t, ast.Attribute) and not ast.unparse(t).startswith("self.")]
+    assert assigned == []  # no attribute of an imported module or class is set
+    assert board.run_fold.__globals__["evaluate"] is importlib.import_module("kgpubench.board.evaluation").evaluate

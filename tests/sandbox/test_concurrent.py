@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from sandbox_helpers import needs_isolation, render
 
-from kgpubench.sandbox.session import Limits, ModelSession
+from kgpubench.sandbox.limits import Limits
+from kgpubench.sandbox.session import ModelSession
 
 SLOTS = ("F_GETLK", "F_OFD_GETLK", "flock", "SysV shm", "SysV msg", "abstract socket", "inotify",
          "nested user namespace")

@@ -18,8 +18,10 @@ import pytest
 from sandbox_helpers import needs_isolation, processes_with, render, settled
 
 from kgpubench.board.evaluation import load_model_module, model_factory, run_folds, task_data
+from kgpubench.errors import SandboxError
 from kgpubench.resources import default_data_dir
-from kgpubench.sandbox.session import Limits, ModelSession, SandboxError
+from kgpubench.sandbox.limits import Limits
+from kgpubench.sandbox.session import ModelSession
 
 SECRET = 42.5
 

@@ -11,19 +11,14 @@ import pandas as pd
 import pytest
 from sandbox_helpers import MODELS, needs_isolation, render
 
+from kgpubench.errors import LimitsError, SandboxError, SandboxUnavailableError
 from kgpubench.resources import default_data_dir
 from kgpubench.sandbox import process as sandbox_process
 from kgpubench.sandbox import session as sandbox
+from kgpubench.sandbox.checks import checked_predictions
 from kgpubench.sandbox.child import frame_to_ipc, ipc_to_frame
-from kgpubench.sandbox.session import (
-    Limits,
-    LimitsError,
-    ModelSession,
-    SandboxError,
-    SandboxUnavailableError,
-    checked_predictions,
-    sandbox_plan,
-)
+from kgpubench.sandbox.limits import Limits
+from kgpubench.sandbox.session import ModelSession, sandbox_plan
 
 
 def _model(tmp_path, body, name="m.py"):
@@ -68,7 +63,7 @@ def test_features_survive_the_pipe(small):
     (np.array([np.inf, 1.0, 2.0]), r"1 NaN/inf value\(s\) \(first at row 0\)"),
     (np.ones(2), r"shape \(2,\), expected \(3,\)"),
     (np.ones((3, 1)), r"shape \(3, 1\), expected \(3,\)"),
-    (np.array(["1", "2", "3"]), r"returned ndarray of <U1; expected a 1-D array of 3 numbers"),
+    (np.array(["1", "2", "3"]), r"returned ndarray of <U1, not numbers; expected a 1-D array of 3 numbers"),
     (np.array([True, False, True]), "ndarray of bool"),
     (np.ones(3, dtype=complex), "ndarray of complex128"),
     ([1.0, 2.0, 3.0], "returned list"),
