@@ -365,7 +365,8 @@ def read_input_file(path: Path | str) -> dict[str, Any]:
 
 def check_names(task: Task, values: Mapping[str, Any], known: set[str] | None = None) -> None:
     """Refuse a GPU figure, a column the task does not read (``known``: the model's input columns; without it any
-    ``param.<name>`` of a params column passes) and a missing required column, in one line naming it."""
+    ``param.<name>`` of a params column passes), a missing required column and a non-number for a numeric one, in
+    one line naming the column."""
     needed = input_columns(task)
     decl = get_table(task.config)
     params = [c for c in needed if decl.column(c).type in ("params", "params_text")]
@@ -384,6 +385,9 @@ def check_names(task: Task, values: Mapping[str, Any], known: set[str] | None = 
     if missing:
         raise OptionError(f"missing column {missing[0]!r}: {listing}; give it with --set {missing[0]}=VALUE "
                           "(null where it does not apply) or in --input.")
+    for name in needed:  # a number where the schema declares one (param.<name> columns: once the model is known)
+        if name in values and name not in params and (decl.column(name).is_numeric or decl.column(name).type == "bool"):
+            _value(task, name, values[name], False, None)
 
 
 def input_frame(task: Task, entry: Mapping[str, Any], spec: GpuSpec, values: Mapping[str, Any]) -> pd.DataFrame:
@@ -545,8 +549,8 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     rows to measure (see the module docstring). ``root``: the results folder (default ``leaderboard/results``)."""
     task = as_task(task)
     spec = gpu_spec(gpu)
-    check_names(task, values)  # before any training: a wrong name costs no time
     choice = choose_model(task, model, root=root)
+    check_names(task, values)  # before any training: a wrong name costs no time
     entry, cached = cached_model(task, choice.path, choice.scheme, data_dir, seed=seed)
     X = input_frame(task, entry, spec, values)
     name = entry["model_name"]
