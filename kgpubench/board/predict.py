@@ -342,9 +342,10 @@ def input_columns(task: Task) -> list[str]:
     return [c for c in task.features if not c.startswith(GPU_PREFIX)]
 
 
-def read_input_file(path: Path | str) -> dict[str, Any]:
+def read_input_file(path: Path | str, task: Task | str | None = None) -> dict[str, Any]:
     """The inputs of a JSON file: an object of column -> value, or the output of ``kgpubench features --json``
-    (its scalar features, ``mix_<class>`` from ``mix``, ``grid_x``..``block_z`` from ``grid`` and ``block``)."""
+    (its scalar features, ``mix_<class>`` from ``mix``, ``grid_x``..``block_z`` from ``grid`` and ``block``; with
+    ``task``, only the columns the task reads: the file carries every feature)."""
     path = Path(path)
     if not path.is_file():
         raise DataFileNotFoundError(f"--input {path}: no such file; give a JSON object of column -> value.")
@@ -359,6 +360,9 @@ def read_input_file(path: Path | str) -> dict[str, Any]:
         out.update({f"mix_{k}": v for k, v in (data.get("mix") or {}).items()})
         for dim, values in (("grid", data["grid"]), ("block", data["block"])):
             out.update({f"{dim}_{a}": v for a, v in zip("xyz", values)})
+        if task is not None:
+            wanted = set(input_columns(as_task(task)))
+            out = {k: v for k, v in out.items() if k in wanted}
         return out
     return data
 

@@ -24,7 +24,7 @@ def predict(task: str = _TASK, gpu: str = _GPU, input_file: Path | None = _INPUT
     from kgpubench.board.predict import parse_sets, read_input_file
     from kgpubench.board.predict import predict as run
 
-    values = read_input_file(input_file) if input_file is not None else {}
+    values = read_input_file(input_file, task) if input_file is not None else {}
     values.update(parse_sets(sets))
     answer = run(task, gpu, values, model=model, data_dir=data)
     if as_json:
