@@ -415,13 +415,9 @@ def input_frame(task: Task, entry: Mapping[str, Any], spec: GpuSpec, values: Map
             row[c] = _value(task, c, values[c], c in strings, entry["categories"].get(c))
         else:  # a param.<name> the caller left out: absent, as in a row without it
             row[c] = None if c in strings else np.nan
-    frame = pd.DataFrame([row], columns=columns)
-    for c in columns:
-        if c in strings:
-            frame[c] = frame[c].astype(object)
-        else:
-            frame[c] = pd.to_numeric(frame[c], errors="coerce").astype(np.float64)
-    return frame
+    arrays = {c: np.array([row[c]], dtype=object) if c in strings else np.array([row[c]], dtype=np.float64)
+              for c in columns}  # the dtypes of feature_frame: object strings, float64 numbers (NaN for null)
+    return pd.DataFrame(arrays, columns=columns)
 
 
 NULLS = ("null", "none", "nan", "")
