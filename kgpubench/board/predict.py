@@ -431,7 +431,8 @@ def _value(task: Task, column: str, value: Any, is_string: bool, categories: lis
         if categories and text not in categories:
             hint = difflib.get_close_matches(text, categories, n=3, cutoff=0.5)
             near = f"close: {', '.join(repr(h) for h in hint)}" if hint else f"e.g. {', '.join(categories[:5])}"
-            raise OptionError(f"column {column!r}: {text!r} is not a value of task {task.name!r}'s data ({near}).")
+            raise OptionError(f"column {column!r}: {text!r} is not a value the data of task {task.name!r} holds "
+                              f"({near}).")
         return text
     if isinstance(value, bool):
         return float(value)

@@ -234,3 +234,11 @@ def test_a_kernel_file_of_a_one_gpu_task_falls_back_and_says_so(cache, tmp_path)
     assert any("the model cannot tell GPUs apart" in n for n in got.notes)
     assert abs(np.log(got.prediction / r["time_ms_median"])) < np.log(2)
     assert got.interval is not None and got.interval.low <= got.prediction <= got.interval.high
+
+
+def test_a_category_the_data_never_holds_is_refused_with_the_close_ones(first, row, monkeypatch):
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    with pytest.raises(OptionError, match=r"'compile_mode': 'eagre' is not a value the data .* \(close: 'eager'\)"):
+        P.predict(TASK, "NVIDIA H200", {**row[0], "compile_mode": "eagre"})
+    with pytest.raises(OptionError, match=r"unknown column 'param.no_such_param'"):
+        P.predict(TASK, "NVIDIA H200", {**row[0], "param.no_such_param": 1})
