@@ -1,5 +1,6 @@
 """``kgpubench predict`` on the shipped data: the board's best by-gpu model of program-time (7,738 rows, ten GPUs)
-trained once into a temporary cache, then asked for a GPU the data lacks (H200) and for one it holds."""
+trained once into a temporary cache, then asked for a GPU the data lacks (H200) and for one it holds. The tests that
+train are marked slow; the errors, the cache's own rules and the input readers are not."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ def test_the_model_is_the_boards_best_under_by_gpu():
     assert choice.result is not None and choice.result.model == "program_transfer"
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_a_prediction_for_an_unseen_gpu_is_positive_inside_its_interval(first, row):
     assert not first.cached and first.model == "program_transfer" and first.scheme == "by-gpu"
     assert math.isfinite(first.prediction) and first.prediction > 0
@@ -79,6 +81,7 @@ def test_a_prediction_for_an_unseen_gpu_is_positive_inside_its_interval(first, r
     assert row[1] / 10 < first.prediction < row[1] * 10
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_the_nearest_gpus_of_an_h200_are_the_hopper_parts(first):
     names = [g.gpu for g in first.nearest_gpus]
     assert len(names) == 3 and set(names[:2]) == {H100, "NVIDIA H100 PCIe"}
@@ -86,6 +89,7 @@ def test_the_nearest_gpus_of_an_h200_are_the_hopper_parts(first):
     assert all(g.rows > 0 for g in first.nearest_gpus)
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_rows_to_measure_come_from_the_few_shot_curve(first):
     need = first.rows_to_measure
     curve = json.loads((results_dir() / TASK / "fewshot.json").read_text())["models"]["program_transfer"]
@@ -95,6 +99,7 @@ def test_rows_to_measure_come_from_the_few_shot_curve(first):
     assert need.k == 0 and "flattens" in need.reason and "goal (15 %)" in need.reason
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_the_second_call_reads_the_cache_and_trains_nothing(first, row, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("train_model called on a cached prediction")
@@ -104,6 +109,7 @@ def test_the_second_call_reads_the_cache_and_trains_nothing(first, row, monkeypa
     assert again.cached and again.prediction == first.prediction and again.interval == first.interval
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_a_gpu_of_the_data_says_so_and_predicts_near_its_measured_time(first, row, monkeypatch):
     monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
     seen = P.predict(TASK, "H100 SXM5 80 GB", row[0])  # the catalogue's name of the device
@@ -113,6 +119,7 @@ def test_a_gpu_of_the_data_says_so_and_predicts_near_its_measured_time(first, ro
     assert abs(np.log(seen.prediction / row[1])) < np.log(2)
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_the_cache_file_is_readable_by_others_and_keyed_by_the_model_file(first, cache):
     files = list(cache.glob(f"{TASK}-program_transfer-*.pkl"))
     assert len(files) == 1 and files[0].stat().st_mode & 0o777 == 0o644
@@ -146,6 +153,7 @@ def test_a_corrupt_cache_entry_is_discarded_and_rebuilt(tmp_path, monkeypatch):
     assert len(calls) == 4
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_json_output_parses_with_the_documented_keys(first, row, tmp_path, monkeypatch, capsys):
     (tmp_path / "in.json").write_text(json.dumps(row[0]))
     code, out, err = cli(monkeypatch, capsys, "predict", TASK, "--gpu", "NVIDIA H200", "--input", tmp_path / "in.json",
@@ -159,6 +167,7 @@ def test_json_output_parses_with_the_documented_keys(first, row, tmp_path, monke
     assert set(got["rows_to_measure"]) == {"k", "reason", "curve_model"}
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_the_text_output_names_the_model_interval_and_neighbours(first, row, tmp_path, monkeypatch, capsys):
     (tmp_path / "in.json").write_text(json.dumps(row[0]))
     code, out, _ = cli(monkeypatch, capsys, "predict", TASK, "--gpu", "NVIDIA H200", "--input", tmp_path / "in.json")
@@ -214,6 +223,7 @@ def test_a_gpu_is_named_by_device_or_catalogue_name():
     assert P.gpu_spec("L4").name == "NVIDIA L4" and P.gpu_spec("nvidia  l4").name == "NVIDIA L4"
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_a_kernel_file_of_a_one_gpu_task_falls_back_and_says_so(cache, tmp_path):
     """kernel-time's data holds the H100 only: no by-gpu result, so the board's best under random10 answers, and
     the notes say the model cannot tell GPUs apart. The input is a `kgpubench features --json` file."""
@@ -236,6 +246,7 @@ def test_a_kernel_file_of_a_one_gpu_task_falls_back_and_says_so(cache, tmp_path)
     assert got.interval is not None and got.interval.low <= got.prediction <= got.interval.high
 
 
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_a_category_the_data_never_holds_is_refused_with_the_close_ones(first, row, monkeypatch):
     monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
     with pytest.raises(OptionError, match=r"'compile_mode': 'eagre' is not a value the data .* \(close: 'eager'\)"):
