@@ -26,8 +26,9 @@ Cache: the trained model and what a prediction needs besides it (feature columns
 GPUs' figures) are pickled in ``$KGPUBENCH_CACHE`` (default ``$XDG_CACHE_HOME/kgpubench/models``, else
 ``~/.cache/kgpubench/models``), one file per :func:`cache_key`: the task's declaration, the store files of its
 config (path and sha256 from the store manifest: the rows' identity, read without reading a row), the model
-file's sha256, the scheme, the seed and the library version. Files are written atomically, mode 0644 under the
-usual umask; an entry that cannot be read back is deleted and rebuilt. A cached prediction reads no row.
+file's sha256, the scheme, the seed, the library's version and code, and the installed packages' versions.
+Files are written atomically, mode 0644 under the usual umask; an entry that cannot be read back is deleted and
+rebuilt. A cached prediction reads no row.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ from kgpubench.board.evaluation import hashed_order, load_model_module, model_fa
 from kgpubench.board.fewshot import goals_of
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
-from kgpubench.board.result import Record, Result, read_record, read_result_json
+from kgpubench.board.result import Record, Result, package_versions, read_record, read_result_json
+from kgpubench.buildinfo import code_sha256
 from kgpubench.errors import DataFileNotFoundError, NoDataError, OptionError, SubmissionError, UnknownNameError
 from kgpubench.hardware import ALIASES, OTHER_NAMES, GpuSpec, device_name, find_gpu, lookup_gpu
 from kgpubench.resources import default_data_dir
@@ -249,11 +251,13 @@ def cache_dir() -> Path:
 
 def cache_key(task: Task, model_path: Path, scheme: str, data_dir: Path | str | None = None, seed: int = 0) -> str:
     """sha256 of what a trained model depends on: the task's declaration, the store files of its config (paths and
-    sha256 from the manifest), the model file's sha256, the scheme, the seed and the library version."""
+    sha256 from the manifest), the model file's sha256, the scheme, the seed, the library version and code
+    (:func:`kgpubench.buildinfo.code_sha256`) and the installed packages' versions (a pickle of another
+    scikit-learn or LightGBM is never read)."""
     store = Store(data_dir or default_data_dir())
     files = [[f["path"], f["sha256"]] for f in store.files(task.config)]
-    blob = json.dumps([CACHE_FORMAT, repr(task), files, sha256_file(Path(model_path)), scheme, seed, __version__],
-                      sort_keys=True)
+    blob = json.dumps([CACHE_FORMAT, repr(task), files, sha256_file(Path(model_path)), scheme, seed, __version__,
+                       code_sha256(), package_versions()], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -41,7 +41,9 @@ def lines(a) -> list[str]:
     """The answer for a person (a :class:`kgpubench.board.predict.Prediction`)."""
     unit = f" {a.unit}" if a.unit and a.predicts_target else ""
     where = f"in the data, {a.gpu_rows_in_data:,} rows" if a.gpu_in_data else "not in the data"
-    out = [f"{a.task} on {a.gpu} ({where}): {a.target} = {_n(a.prediction)}{unit}"]
+    what = f"{a.target} = {_n(a.prediction)}{unit}" if a.predicts_target else (
+        f"ranking score {_n(a.prediction)} (lower: faster; not {a.target})")
+    out = [f"{a.task} on {a.gpu} ({where}): {what}"]
     if a.interval is not None:
         i = a.interval
         out.append(f"  {i.coverage:.0%} interval: [{_n(i.low)}, {_n(i.high)}]{unit} ({i.source}, {i.samples} rows)")
