@@ -16,18 +16,19 @@ call is above ``--target`` seconds.
 
     python benchmarks/predict_cache.py [--task operator-latency] [--gpu "NVIDIA H100 PCIe"] [--repeats 5]
 
-Measured on the shared 2-core development machine (load average about 11), in one run each:
+Measured on the shared 2-core development machine (load average about 8), in one run each:
 
 ================  ============================  ===================  ========  ==============  ======
 task              GPU asked (not in the data)   model, rows trained  cold      cached median   ratio
 ================  ============================  ===================  ========  ==============  ======
-operator-latency  NVIDIA H100 PCIe              neusight_wave, 60k   33.4 s    0.141 s         237x
-program-time      NVIDIA H200                   program_transfer,    8.2 s     0.158 s         52x
+operator-latency  NVIDIA H100 PCIe              neusight_wave, 60k   32.8 s    0.123 s         266x
+program-time      NVIDIA H200                   program_transfer,    7.4 s     0.139 s         54x
                                                 7,738
 ================  ============================  ===================  ========  ==============  ======
 
-A cached call reads the cache entry (re-executing the model file's module first), the committed by-gpu results of
-the task and the few-shot curve, and predicts one row. Before building the input row as one ``DataFrame`` of
+A cached call hashes its key (the library's code and the packages' versions included), reads the cache entry
+(re-executing the model file's module first), the committed by-gpu results of the task and the few-shot curve,
+and predicts one row. Before building the input row as one ``DataFrame`` of
 arrays (instead of column by column), program-time's 325 input columns made a cached call take 0.66 s.
 """
 
