@@ -56,6 +56,7 @@ from kgpubench.board.ranking import best
 from kgpubench.board.result import Record, Result, package_versions, read_record, read_result_json
 from kgpubench.buildinfo import code_sha256
 from kgpubench.errors import DataFileNotFoundError, NoDataError, OptionError, SubmissionError, UnknownNameError
+from kgpubench.features.occupancy import sm_saturation
 from kgpubench.hardware import ALIASES, OTHER_NAMES, GpuSpec, device_name, find_gpu, lookup_gpu
 from kgpubench.resources import default_data_dir
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
@@ -452,6 +453,32 @@ def _value(task: Task, column: str, value: Any, is_string: bool, categories: lis
     return number
 
 
+def _sm_saturation(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float | None:
+    blocks, per_sm, sms = values.get("nb"), values.get("blocks_per_sm"), gpu.get("gpu_sm_count")
+    if any(v is None or isinstance(v, str) for v in (blocks, per_sm, sms)):
+        return None
+    return sm_saturation(int(blocks), int(sms), int(per_sm))
+
+
+# Input features that depend on the GPU as well as on the kernel: left null by `kgpubench features` without the
+# GPU's figures, computed here from the other inputs and the catalogue entry of --gpu.
+GPU_DEPENDENT: dict[str, Any] = {"sm_saturation": _sm_saturation}
+
+
+def with_gpu_features(task: Task, values: Mapping[str, Any], spec: GpuSpec) -> tuple[dict[str, Any], list[str]]:
+    """``values`` with every :data:`GPU_DEPENDENT` input the task reads and the caller left out (or null) computed
+    for ``spec``'s GPU, and a note for each."""
+    out, notes = dict(values), []
+    gpu = spec.columns()
+    for column, rule in GPU_DEPENDENT.items():
+        if column in task.features and out.get(column) is None:
+            value = rule(out, gpu)
+            if value is not None:
+                out[column] = value
+                notes.append(f"{column} = {value:.4g}, computed for {spec.name} ({gpu.get('gpu_sm_count')} SMs)")
+    return out, notes
+
+
 def parse_sets(items: list[str] | None) -> dict[str, str]:
     """``--set COL=VALUE`` pairs as a dict (one line naming the item when it has no ``=``)."""
     out = {}
@@ -555,6 +582,7 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     task = as_task(task)
     spec = gpu_spec(gpu)
     choice = choose_model(task, model, root=root)
+    values, filled = with_gpu_features(task, values, spec)
     check_names(task, values)  # before any training: a wrong name costs no time
     entry, cached = cached_model(task, choice.path, choice.scheme, data_dir, seed=seed)
     X = input_frame(task, entry, spec, values)
@@ -568,7 +596,7 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     if why:
         raise refusal(name, why, 1)
     value = float(checked_predictions(arr, 1, name)[0])
-    notes = list(choice.notes)
+    notes = list(choice.notes) + filled
     gpus = entry["gpus"]
     dev = spec.name
     in_data = dev in gpus

@@ -253,3 +253,17 @@ def test_a_category_the_data_never_holds_is_refused_with_the_close_ones(first, r
         P.predict(TASK, "NVIDIA H200", {**row[0], "compile_mode": "eagre"})
     with pytest.raises(OptionError, match=r"unknown column 'param.no_such_param'"):
         P.predict(TASK, "NVIDIA H200", {**row[0], "param.no_such_param": 1})
+
+
+def test_sm_saturation_left_null_by_a_kernel_file_is_computed_for_the_gpu():
+    task, l4 = get_task("kernel-power"), P.gpu_spec("NVIDIA L4")
+    sms = l4.columns()["gpu_sm_count"]
+    got, notes = P.with_gpu_features(task, {"nb": 20, "blocks_per_sm": 4, "sm_saturation": None}, l4)
+    assert got["sm_saturation"] == pytest.approx(20 / sms) and notes == [
+        f"sm_saturation = {20 / sms:.4g}, computed for NVIDIA L4 ({sms} SMs)"]
+    # two waves: the first fills every SM, the second a quarter of them; the mean over the two
+    got, _ = P.with_gpu_features(task, {"nb": sms * 4 + sms // 4, "blocks_per_sm": 4}, l4)
+    assert got["sm_saturation"] == pytest.approx((1 + (sms // 4) / sms) / 2)
+    given = {"nb": 20, "blocks_per_sm": 4, "sm_saturation": 0.5}
+    assert P.with_gpu_features(task, given, l4) == (given, [])
+    assert P.with_gpu_features(get_task("kernel-time"), {"nb": 20, "blocks_per_sm": 4}, l4)[1] == []
