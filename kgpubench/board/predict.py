@@ -22,6 +22,9 @@ What one call gives (:func:`predict`, a :class:`Prediction`):
   per-GPU goal (:data:`kgpubench.board.fewshot.GOALS`), else the smallest ``k`` within :data:`FLAT` (10 %) of
   the curve's best (where it flattens); the curve of the predicting model, else of the curve's best model.
 
+Inputs that depend on the GPU as well as on the kernel (:data:`GPU_DEPENDENT`: ``sm_saturation``), left null or
+out, are computed for the GPU asked for, with a note.
+
 Cache: the trained model and what a prediction needs besides it (feature columns, categories seen, the data
 GPUs' figures) are pickled in ``$KGPUBENCH_CACHE`` (default ``$XDG_CACHE_HOME/kgpubench/models``, else
 ``~/.cache/kgpubench/models``), one file per :func:`cache_key`: the task's declaration, the store files of its
