@@ -112,7 +112,7 @@ LAYERS = (
     ("result records", ("board", "board.result", "board.ownership")),
     ("models", ("sandbox", "board.evaluation", "board.fewshot", "board.submission")),
     ("board", ("board.leaderboard", "board.render", "board.ranking", "board.site", "board.pull_request",
-               "board.summary", "ray", "cli", "__main__", "")),
+               "board.summary", "board.predict", "ray", "cli", "__main__", "")),
 )
 
 

@@ -15,7 +15,7 @@ from kgpubench.cli.failure import DEBUG_ENV, debug_enabled, escape, fail, one_li
 from kgpubench.errors import KgpubenchError
 from kgpubench.ray.cli import optional_values
 
-COMMAND_MODULES = ["data", "tasks", "collect", "importexport", "leaderboard", "submission", "features"]
+COMMAND_MODULES = ["data", "tasks", "collect", "importexport", "leaderboard", "submission", "features", "predict"]
 
 app = typer.Typer(
     name="kgpubench",

@@ -19,7 +19,7 @@ CUDA 12 nvcc (``$KGPUBENCH_NVCC``) or to NVRTC 12 + ptxas 12. ``$KGPUBENCH_COMPI
 or ``nvrtc``) forces one kind. :attr:`Toolchain.version` names what was used (``"13.0.88"`` for nvcc,
 ``"nvrtc 12.9.86 / ptxas 12.9.86"`` for NVRTC); it is part of every cache key.
 
-Cache: ``$KGPUBENCH_CACHE_DIR`` or ``~/.cache/kgpubench/features``; one JSON file per key, written
+Cache: ``$KGPUBENCH_CACHE_DIR/features`` or ``~/.cache/kgpubench/features``; one JSON file per key, written
 atomically. Toolchain versions are remembered per binary (path, size, mtime) so that a cache hit runs
 no program and loads no library.
 """
@@ -487,9 +487,10 @@ def parse_ptxas_report(text: str) -> dict[str, Resources]:
 
 
 def cache_dir() -> Path:
-    """The feature cache folder: ``$KGPUBENCH_CACHE_DIR`` or ``~/.cache/kgpubench/features``."""
+    """The feature cache folder: ``features/`` under ``$KGPUBENCH_CACHE_DIR`` (kgpubench's one cache root; the
+    trained models of ``kgpubench predict`` sit beside it in ``models/``), else ``~/.cache/kgpubench/features``."""
     env = os.environ.get(ENV_CACHE)
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "kgpubench" / "features"
+    return (Path(env).expanduser() if env else Path.home() / ".cache" / "kgpubench") / "features"
 
 
 class DiskCache:

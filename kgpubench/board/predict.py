@@ -1,0 +1,631 @@
+"""``kgpubench predict``: the board's answer for one input of a task on one GPU of the catalogue.
+
+What one call gives (:func:`predict`, a :class:`Prediction`):
+
+* **The prediction** of a model trained on every usable row of the task (the task's training subsample rule,
+  ``max_train_rows``, applies as on the board). The model is the board's best learned model of the task under
+  its leave-one-GPU-out scheme (a ``column`` scheme on ``gpu_name``, ``by-gpu``) by the board's one ranking
+  rule (:func:`kgpubench.board.ranking.best`; ties: the first by name), or ``--model NAME`` (a baseline in
+  ``baselines/``: model code runs here, unsandboxed, so only our own files). A task with no scored
+  leave-one-GPU-out result (its data holds one GPU) falls back to the first scheme of the board that has one,
+  and says so.
+* **An interval**: the 5th and 95th percentiles of measured / predicted over the committed result's plotted
+  out-of-fold samples (up to 400 rows of the held-out folds, :data:`kgpubench.board.evaluation.SAMPLE_POINTS`),
+  multiplied into the prediction: 90 % of those held-out rows had their measured value in that band around
+  their prediction (:data:`COVERAGE`). It describes the committed board run, not this retrained model; under a
+  scheme other than leave-one-GPU-out it says nothing of an unseen GPU (the note says so).
+* **The nearest GPUs in the data**: Euclidean distance over the task's numeric GPU figures, each taken as
+  ``log``, standardised by the data GPUs' mean and standard deviation, divided by the square root of the
+  number of figures both GPUs have (a root mean square, in standard deviations): :data:`NEAREST` of them.
+* **Rows to measure**: from the task's committed few-shot curve (``leaderboard/results/<task>/fewshot.json``,
+  :mod:`kgpubench.board.fewshot`): the smallest ``k`` whose median APE over the held-out GPUs meets the task's
+  per-GPU goal (:data:`kgpubench.board.fewshot.GOALS`), else the smallest ``k`` within :data:`FLAT` (10 %) of
+  the curve's best (where it flattens); the curve of the predicting model, else of the curve's best model.
+
+Inputs that depend on the GPU as well as on the kernel (:data:`GPU_DEPENDENT`: ``sm_saturation``), left null or
+out, are computed for the GPU asked for, with a note.
+
+Cache: the trained model and what a prediction needs besides it (feature columns, categories seen, the data
+GPUs' figures) are pickled in ``$KGPUBENCH_CACHE_DIR/models`` (default ``$XDG_CACHE_HOME/kgpubench/models``, else
+``~/.cache/kgpubench/models``), one file per :func:`cache_key`: the task's declaration, the store files of its
+config (path and sha256 from the store manifest: the rows' identity, read without reading a row), the model
+file's sha256, the scheme, the seed, the library's version and code, and the installed packages' versions.
+Files are written atomically, mode 0644 under the usual umask; an entry that cannot be read back is deleted and
+rebuilt. A cached prediction reads no row.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import math
+import os
+import pickle
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from kgpubench import __version__
+from kgpubench.board.evaluation import hashed_order, load_model_module, model_factory, pinned, task_data
+from kgpubench.board.fewshot import goals_of
+from kgpubench.board.leaderboard import baseline_files, results_dir
+from kgpubench.board.ranking import best
+from kgpubench.board.result import Record, Result, package_versions, read_record, read_result_json
+from kgpubench.buildinfo import code_sha256
+from kgpubench.errors import DataFileNotFoundError, NoDataError, OptionError, SubmissionError, UnknownNameError
+from kgpubench.features.occupancy import sm_saturation
+from kgpubench.hardware import ALIASES, OTHER_NAMES, GpuSpec, device_name, find_gpu, lookup_gpu
+from kgpubench.resources import default_data_dir
+from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
+from kgpubench.sandbox.limits import Limits
+from kgpubench.schema import get_table
+from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.store.store import Store, sha256_file
+from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
+from kgpubench.tasks.splits import EXCLUDED, get_scheme
+
+CACHE_ENV = "KGPUBENCH_CACHE_DIR"
+CACHE_FORMAT = 1
+COVERAGE = 0.90
+NEAREST = 3
+FLAT = 0.10
+GPU_PREFIX = "gpu_"
+# The keys of :meth:`Prediction.to_dict` (``kgpubench predict --json``), documented in docs/PREDICT.md.
+JSON_KEYS = ("task", "target", "unit", "gpu", "gpu_in_data", "gpu_rows_in_data", "model", "model_file", "scheme",
+             "prediction", "predicts_target", "interval", "nearest_gpus", "rows_to_measure", "trained_rows",
+             "cached", "notes")
+
+
+# ----- what comes back ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Interval:
+    """``[low, high]`` in the target's unit: the prediction times the ``(1 - coverage) / 2`` and
+    ``(1 + coverage) / 2`` quantiles of measured / predicted over ``samples`` out-of-fold rows of ``source``."""
+
+    low: float
+    high: float
+    coverage: float
+    samples: int
+    source: str
+
+
+@dataclass(frozen=True)
+class NearGpu:
+    """A GPU of the task's data, its distance (root mean square of standardised log figures) and its rows."""
+
+    gpu: str
+    distance: float
+    rows: int
+
+
+@dataclass(frozen=True)
+class RowsToMeasure:
+    """How many rows of the GPU a contributor would measure (``k`` of the few-shot curve) and why."""
+
+    k: int
+    reason: str
+    curve_model: str
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One answer of :func:`predict` (``prediction`` in ``unit``; see the module docstring for each part)."""
+
+    task: str
+    target: str
+    unit: str | None
+    gpu: str
+    gpu_in_data: bool
+    gpu_rows_in_data: int
+    model: str
+    model_file: str
+    scheme: str
+    prediction: float
+    predicts_target: bool
+    interval: Interval | None
+    nearest_gpus: list[NearGpu]
+    rows_to_measure: RowsToMeasure | None
+    trained_rows: int
+    cached: bool
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``kgpubench predict --json`` (keys :data:`JSON_KEYS`)."""
+        return asdict(self)
+
+
+# ----- the GPU -------------------------------------------------------------------------------------------------
+def gpu_spec(name: str) -> GpuSpec:
+    """The catalogue figures of the GPU called ``name``: a device name of :data:`kgpubench.hardware.ALIASES`,
+    one of :data:`~kgpubench.hardware.OTHER_NAMES`, or the catalogue entry an alias maps to (``"L4"``).
+
+    Raises
+    ------
+    UnknownNameError
+        One line with the closest names.
+    """
+    by_catalogue = {v.casefold(): k for k, v in ALIASES.items()}
+    dev = by_catalogue.get(" ".join(name.split()).casefold(), name)
+    if find_gpu(dev) is None and device_name(dev) not in ALIASES:
+        names = sorted({*ALIASES, *OTHER_NAMES, *ALIASES.values()})
+        close = difflib.get_close_matches(name, names, n=5, cutoff=0.4) or difflib.get_close_matches(
+            name.casefold(), [n.casefold() for n in names], n=5, cutoff=0.4)
+        near = f"close names: {', '.join(repr(c) for c in close)}" if close else "no close name"
+        raise UnknownNameError(f"unknown GPU {name!r} ({near}); --gpu takes a device name of the GPU catalogue "
+                               "(kgpubench/hardware.py ALIASES) or its catalogue entry name.")
+    return lookup_gpu(dev)
+
+
+# ----- the model -------------------------------------------------------------------------------------------------
+def gpu_scheme(task: Task) -> str | None:
+    """The task's leave-one-GPU-out scheme (a ``column`` scheme on ``gpu_name``), or None."""
+    for s in task.evaluated_schemes:
+        sch = get_scheme(s)
+        if sch.kind == "column" and sch.column == "gpu_name":
+            return s
+    return None
+
+
+def scheme_records(task: Task, scheme: str, root: Path | None = None) -> list[Record]:
+    """The committed records (results and status) of one task and scheme."""
+    folder = Path(root or results_dir()) / task.name / scheme
+    return [read_record(read_result_json(p), where=str(p)) for p in sorted(folder.glob("*.json"))]
+
+
+def _skip_reason(records: list[Record]) -> str | None:
+    return next((r.reason for r in records if getattr(r, "status", "") == "skipped"), None)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The model file and the committed result (None: the model has none under ``scheme``) a prediction uses."""
+
+    model: str
+    path: Path
+    scheme: str
+    result: Result | None
+    notes: tuple[str, ...] = ()
+
+
+def choose_model(task: Task, model: str | None = None, *, root: Path | None = None) -> Choice:
+    """The board's best model of ``task`` under its leave-one-GPU-out scheme (else the first board scheme with a
+    ranked model), or the baseline ``model``; with the committed result that gives its interval.
+
+    Raises
+    ------
+    UnknownNameError
+        ``model`` is no baseline.
+    NoDataError
+        ``model`` is None and the board has no ranked model of the task.
+    """
+    baselines = {p.stem: p for p in baseline_files()}
+    if model is not None and model not in baselines:
+        raise UnknownNameError(f"unknown model {model!r} for --model; baselines: {', '.join(sorted(baselines))}.")
+    first = gpu_scheme(task)
+    order = [s for s in (first, *task.evaluated_schemes) if s]
+    order = list(dict.fromkeys(order))
+    notes = []
+    for scheme in order:
+        records = scheme_records(task, scheme, root)
+        results = [r for r in records if isinstance(r, Result) and r.status == "ok"]
+        if model is not None:
+            mine = [r for r in results if r.model == model]
+            if not mine:
+                continue
+            chosen = mine[0]
+        else:
+            top = sorted(best(task, results), key=lambda r: r.model)
+            if not top:
+                if scheme == first:
+                    why = _skip_reason(records) or "no ranked model"
+                    notes.append(f"no leave-one-GPU-out result ({scheme}: {why})")
+                continue
+            chosen = top[0]
+        if scheme != first:
+            notes.append(f"the model and its interval come from scheme {scheme!r}: its test rows are of GPUs in the "
+                         "data, so the interval understates the error on a GPU the data lacks")
+        name = chosen.model
+        if name not in baselines:
+            raise NoDataError(f"task {task.name!r}: the board's best model {name!r} ({scheme}) is not a baseline "
+                              "here; pass --model with one of the baselines.")
+        return Choice(name, baselines[name], scheme, chosen, tuple(notes))
+    if model is not None:
+        scheme = first or task.evaluated_schemes[0]
+        return Choice(model, baselines[model], scheme, None,
+                      (f"model {model!r} has no committed result of task {task.name!r}: no interval",))
+    raise NoDataError(f"task {task.name!r}: the board has no ranked model under any scheme "
+                      f"({', '.join(order)}); pass --model NAME (a baseline).")
+
+
+# ----- training and the cache ----------------------------------------------------------------------------------
+def cache_dir() -> Path:
+    """``models/`` under ``$KGPUBENCH_CACHE_DIR`` (kgpubench's one cache root, shared with the feature cache's
+    ``features/``), else ``$XDG_CACHE_HOME/kgpubench/models``, else ``~/.cache/kgpubench/models``."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser() / "models"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "kgpubench" / "models"
+
+
+def cache_key(task: Task, model_path: Path, scheme: str, data_dir: Path | str | None = None, seed: int = 0) -> str:
+    """sha256 of what a trained model depends on: the task's declaration, the store files of its config (paths and
+    sha256 from the manifest), the model file's sha256, the scheme, the seed, the library version and code
+    (:func:`kgpubench.buildinfo.code_sha256`) and the installed packages' versions (a pickle of another
+    scikit-learn or LightGBM is never read)."""
+    store = Store(data_dir or default_data_dir())
+    files = [[f["path"], f["sha256"]] for f in store.files(task.config)]
+    blob = json.dumps([CACHE_FORMAT, repr(task), files, sha256_file(Path(model_path)), scheme, seed, __version__,
+                       code_sha256(), package_versions()], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def train_model(task: Task, model_path: Path, scheme: str, data_dir: Path | str | None = None, *, seed: int = 0,
+                limits: Limits | None = None) -> dict[str, Any]:
+    """Fit the model on every usable row of ``task`` (``max_train_rows`` applied as on the board) and return the
+    cache entry: the fitted model, the feature columns and their kinds, the categories each string column holds,
+    and per GPU of the data its figures and row count. Model code runs here, unsandboxed: trusted files only."""
+    data = task_data(task, scheme, data_dir)
+    train = np.flatnonzero(data.folds != EXCLUDED)
+    if task.max_train_rows and train.size > task.max_train_rows:
+        rank = hashed_order(data.rows["row_id"].to_pylist(), task.name)
+        train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+    X, y = data.X.iloc[train].reset_index(drop=True), data.y[train]
+    factory = model_factory(load_model_module(model_path), model_path)
+    name = Path(model_path).stem
+    step = "make_model"
+    try:
+        with pinned(limits or Limits()):
+            model = factory(task=task, seed=seed)
+            step = "fit"
+            model.fit(X, y)
+    except Exception as exc:  # model code may raise anything
+        raise SubmissionError(f"{name}: {step}() raised {type(exc).__name__}: {exc}") from exc
+    strings = [c for c in data.X.columns if not pd.api.types.is_numeric_dtype(data.X[c])]
+    categories = {c: sorted({str(v) for v in data.X[c].dropna()}) for c in strings}
+    return {"format": CACHE_FORMAT, "model": model, "model_name": name, "columns": list(data.X.columns),
+            "strings": strings, "categories": categories, "gpus": _data_gpus(task, data.rows),
+            "rows": int(data.rows.num_rows), "trained_rows": int(train.size),
+            "predicts_target": bool(getattr(model, "predicts_target", True))}
+
+
+def _data_gpus(task: Task, rows: pa.Table) -> dict[str, dict[str, Any]]:
+    """Per GPU of the rows: its numeric GPU figures (the first row's) and its row count."""
+    figures = numeric_gpu_figures(task)
+    names = rows["gpu_name"].to_pylist()
+    cols = {c: rows[c].to_pylist() for c in figures}
+    out: dict[str, dict[str, Any]] = {}
+    for i, g in enumerate(names):
+        if g is None:
+            continue
+        if g not in out:
+            out[g] = {"figures": {c: cols[c][i] for c in figures}, "rows": 0}
+        out[g]["rows"] += 1
+    return out
+
+
+def numeric_gpu_figures(task: Task) -> list[str]:
+    """The task's numeric GPU figure features (what the nearest-GPU distance reads)."""
+    decl = get_table(task.config)
+    return [c for c in task.features if c.startswith(GPU_PREFIX) and decl.column(c).is_numeric]
+
+
+def cached_model(task: Task, model_path: Path, scheme: str, data_dir: Path | str | None = None, *,
+                 seed: int = 0) -> tuple[dict[str, Any], bool]:
+    """The cache entry of (task, model, scheme, data) and whether it came from the cache: read it when it is
+    there and sound, else train (:func:`train_model`) and write it. An unreadable entry is deleted first."""
+    key = cache_key(task, model_path, scheme, data_dir, seed)
+    path = cache_dir() / f"{task.name}-{Path(model_path).stem}-{key}.pkl"
+    if path.is_file():
+        entry = _read_entry(path, model_path)
+        if entry is not None:
+            return entry, True
+        path.unlink(missing_ok=True)
+    entry = train_model(task, model_path, scheme, data_dir, seed=seed)
+    atomic_write_bytes(path, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+    return entry, False
+
+
+def _read_entry(path: Path, model_path: Path) -> dict[str, Any] | None:
+    """The entry at ``path``, or None when it is not one (truncated, corrupt, another format)."""
+    load_model_module(model_path)  # the model's classes live in its module, registered under a fixed name
+    try:
+        with path.open("rb") as fh:
+            entry = pickle.load(fh)  # noqa: S301 - our own cache folder, written by train_model
+    except Exception:  # noqa: BLE001 - any unreadable entry is rebuilt
+        return None
+    ok = isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT and "model" in entry
+    return entry if ok else None
+
+
+# ----- the input row -------------------------------------------------------------------------------------------
+def input_columns(task: Task) -> list[str]:
+    """The columns a caller gives: the task's features other than the GPU figures (a ``params`` column stands for
+    its ``param.<name>`` columns, each optional)."""
+    return [c for c in task.features if not c.startswith(GPU_PREFIX)]
+
+
+def read_input_file(path: Path | str, task: Task | str | None = None) -> dict[str, Any]:
+    """The inputs of a JSON file: an object of column -> value, or the output of ``kgpubench features --json``
+    (its scalar features, ``mix_<class>`` from ``mix``, ``grid_x``..``block_z`` from ``grid`` and ``block``; with
+    ``task``, only the columns the task reads: the file carries every feature)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileNotFoundError(f"--input {path}: no such file; give a JSON object of column -> value.")
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise OptionError(f"--input {path}: not JSON ({exc}); give a JSON object of column -> value.") from None
+    if not isinstance(data, dict):
+        raise OptionError(f"--input {path}: a JSON {type(data).__name__}; give a JSON object of column -> value.")
+    if {"kernel", "entry", "grid", "block"} <= set(data):  # kgpubench features --json
+        out = {k: v for k, v in data.items() if not isinstance(v, (dict, list)) and k not in ("kernel", "entry")}
+        out.update({f"mix_{k}": v for k, v in (data.get("mix") or {}).items()})
+        for dim, values in (("grid", data["grid"]), ("block", data["block"])):
+            out.update({f"{dim}_{a}": v for a, v in zip("xyz", values)})
+        if task is not None:
+            wanted = set(input_columns(as_task(task)))
+            out = {k: v for k, v in out.items() if k in wanted}
+        return out
+    return data
+
+
+def check_names(task: Task, values: Mapping[str, Any], known: set[str] | None = None) -> None:
+    """Refuse a GPU figure, a column the task does not read (``known``: the model's input columns; without it any
+    ``param.<name>`` of a params column passes), a missing required column and a non-number for a numeric one, in
+    one line naming the column."""
+    needed = input_columns(task)
+    decl = get_table(task.config)
+    params = [c for c in needed if decl.column(c).type in ("params", "params_text")]
+    listing = f"task {task.name!r} reads {', '.join(needed)} (`kgpubench tasks {task.name}`)"
+    for name in values:
+        if name.startswith(GPU_PREFIX):
+            raise OptionError(f"column {name!r}: GPU figures come from the catalogue entry of --gpu; leave it out.")
+        ok = name in known if known is not None else (name in needed or (params and name.startswith(PARAMS_PREFIX)))
+        if not ok or name in params:
+            choices = sorted(known if known is not None else needed)
+            hint = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
+            near = f" (did you mean {', '.join(hint)}?)" if hint else ""
+            what = f"; a params column is given as {PARAMS_PREFIX}<name>" if params else ""
+            raise OptionError(f"unknown column {name!r}{near}: {listing}{what}.")
+    missing = [c for c in needed if c not in params and c not in values]
+    if missing:
+        raise OptionError(f"missing column {missing[0]!r}: {listing}; give it with --set {missing[0]}=VALUE "
+                          "(null where it does not apply) or in --input.")
+    for name in needed:  # a number where the schema declares one (param.<name> columns: once the model is known)
+        if name in values and name not in params and (decl.column(name).is_numeric or decl.column(name).type == "bool"):
+            _value(task, name, values[name], False, None)
+
+
+def input_frame(task: Task, entry: Mapping[str, Any], spec: GpuSpec, values: Mapping[str, Any]) -> pd.DataFrame:
+    """One row of model inputs: ``values`` for the task's input columns, the GPU figures from ``spec``.
+
+    Raises
+    ------
+    OptionError
+        A column the task does not read, a GPU figure given, a required column missing, a non-number for a
+        numeric column or a category the data never holds; one line naming the column.
+    """
+    columns = entry["columns"]
+    strings = set(entry["strings"])
+    check_names(task, values, {c for c in columns if not c.startswith(GPU_PREFIX)})
+    gpu = spec.columns()
+    row: dict[str, Any] = {}
+    for c in columns:
+        if c.startswith(GPU_PREFIX):
+            row[c] = gpu.get(c)
+        elif c in values:
+            row[c] = _value(task, c, values[c], c in strings, entry["categories"].get(c))
+        else:  # a param.<name> the caller left out: absent, as in a row without it
+            row[c] = None if c in strings else np.nan
+    arrays = {c: np.array([row[c]], dtype=object) if c in strings else np.array([row[c]], dtype=np.float64)
+              for c in columns}  # the dtypes of feature_frame: object strings, float64 numbers (NaN for null)
+    return pd.DataFrame(arrays, columns=columns)
+
+
+NULLS = ("null", "none", "nan", "")
+
+
+def _value(task: Task, column: str, value: Any, is_string: bool, categories: list[str] | None) -> Any:
+    if value is None or (isinstance(value, str) and value.strip().lower() in NULLS):
+        return None if is_string else np.nan  # does not apply to this input (a null of the data)
+    if is_string:
+        text = str(value)
+        if categories and text not in categories:
+            hint = difflib.get_close_matches(text, categories, n=3, cutoff=0.5)
+            near = f"close: {', '.join(repr(h) for h in hint)}" if hint else f"e.g. {', '.join(categories[:5])}"
+            raise OptionError(f"column {column!r}: {text!r} is not a value the data of task {task.name!r} holds "
+                              f"({near}).")
+        return text
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return float(value.strip().lower() == "true")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise OptionError(f"column {column!r}: {value!r} is not a number; task {task.name!r} reads it as a "
+                          "number.") from None
+    if math.isinf(number):
+        raise OptionError(f"column {column!r}: {value!r} is not a finite number.")
+    return number
+
+
+def _sm_saturation(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float | None:
+    blocks, per_sm, sms = values.get("nb"), values.get("blocks_per_sm"), gpu.get("gpu_sm_count")
+    if any(v is None or isinstance(v, str) for v in (blocks, per_sm, sms)):
+        return None
+    return sm_saturation(int(blocks), int(sms), int(per_sm))
+
+
+# Input features that depend on the GPU as well as on the kernel: left null by `kgpubench features` without the
+# GPU's figures, computed here from the other inputs and the catalogue entry of --gpu.
+GPU_DEPENDENT: dict[str, Any] = {"sm_saturation": _sm_saturation}
+
+
+def with_gpu_features(task: Task, values: Mapping[str, Any], spec: GpuSpec) -> tuple[dict[str, Any], list[str]]:
+    """``values`` with every :data:`GPU_DEPENDENT` input the task reads and the caller left out (or null) computed
+    for ``spec``'s GPU, and a note for each."""
+    out, notes = dict(values), []
+    gpu = spec.columns()
+    for column, rule in GPU_DEPENDENT.items():
+        if column in task.features and out.get(column) is None:
+            value = rule(out, gpu)
+            if value is not None:
+                out[column] = value
+                notes.append(f"{column} = {value:.4g}, computed for {spec.name} ({gpu.get('gpu_sm_count')} SMs)")
+    return out, notes
+
+
+def parse_sets(items: list[str] | None) -> dict[str, str]:
+    """``--set COL=VALUE`` pairs as a dict (one line naming the item when it has no ``=``)."""
+    out = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise OptionError(f"--set {item!r}: expected COLUMN=VALUE, e.g. --set dim_m=1024.")
+        out[name.strip()] = value.strip()
+    return out
+
+
+# ----- interval, nearest GPUs, rows to measure -----------------------------------------------------------------
+def interval_of(prediction: float, result: Result | None, coverage: float = COVERAGE) -> Interval | None:
+    """The band of :data:`COVERAGE` of the result's out-of-fold measured / predicted ratios around
+    ``prediction`` (None without positive samples)."""
+    if result is None:
+        return None
+    pairs = np.asarray(result.samples or [], dtype=float).reshape(-1, 2)
+    ok = (pairs[:, 0] > 0) & (pairs[:, 1] > 0) & np.isfinite(pairs).all(axis=1)
+    ratio = pairs[ok, 0] / pairs[ok, 1]
+    if ratio.size < 2:
+        return None
+    tail = (1.0 - coverage) / 2
+    lo, hi = np.quantile(ratio, [tail, 1.0 - tail])
+    return Interval(float(prediction * lo), float(prediction * hi), coverage, int(ratio.size),
+                    f"{result.model} under {result.scheme}: measured/predicted of its held-out rows")
+
+
+def nearest_gpus(spec: GpuSpec, gpus: Mapping[str, Mapping[str, Any]], n: int = NEAREST) -> list[NearGpu]:
+    """The ``n`` GPUs of ``gpus`` (name -> ``{"figures", "rows"}``) nearest to ``spec`` in standardised log
+    figures (the root mean square over the figures both have; a figure the data GPUs share has spread 1)."""
+    names = sorted(gpus)
+    figures = sorted({c for g in names for c in gpus[g]["figures"]})
+    logs = {c: np.array([_log(gpus[g]["figures"].get(c)) for g in names]) for c in figures}
+    mine = spec.columns()
+    out = []
+    for i, g in enumerate(names):
+        diffs = []
+        for c in figures:
+            a, b = logs[c][i], _log(mine.get(c))
+            col = logs[c][np.isfinite(logs[c])]
+            if not (np.isfinite(a) and np.isfinite(b)) or col.size == 0:
+                continue
+            sd = float(col.std()) or 1.0
+            diffs.append((a - b) / sd)
+        dist = float(np.sqrt(np.mean(np.square(diffs)))) if diffs else float("inf")
+        out.append(NearGpu(g, dist, int(gpus[g]["rows"])))
+    return sorted(out, key=lambda x: (x.distance, x.gpu))[:n]
+
+
+def _log(value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+    return math.log(v) if v > 0 else float("nan")
+
+
+def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToMeasure | None:
+    """How many rows of a new GPU the few-shot curve says to measure (None: the task has no curve)."""
+    path = Path(root or results_dir()) / task.name / "fewshot.json"
+    if not path.is_file():
+        return None
+    curves = (json.loads(path.read_text()).get("models") or {})
+    curve = {}
+    for name, by_k in curves.items():
+        points = {int(k): (v.get("median") or {}).get("mdape") for k, v in by_k.items()}
+        points = {k: float(v) for k, v in points.items() if v is not None}
+        if points:
+            curve[name] = points
+    if not curve:
+        return None
+    chosen = model if model in curve else min(curve, key=lambda m: (curve[m][max(curve[m])], m))
+    points = dict(sorted(curve[chosen].items()))
+    kmax = max(points)
+    goal = next((g for g in goals_of(task) if g.group_by == "gpu_name"), None)
+    shown = ", ".join(f"k={k}: {v:.1f} %" for k, v in points.items())
+    whose = "" if chosen == model else f"the few-shot curve of {chosen} ({model} has none): "
+    if goal is not None:
+        met = [k for k, v in points.items() if v <= goal.target_pct]
+        if met:
+            return RowsToMeasure(met[0], f"{whose}the median APE over held-out GPUs meets the goal "
+                                         f"({goal.target_pct:g} %) from k={met[0]} ({shown})", chosen)
+    best_value = min(points.values())
+    flat = next(k for k, v in points.items() if v <= best_value * (1 + FLAT))
+    goal_text = f"; the goal ({goal.target_pct:g} %) is met at no k up to {kmax}" if goal is not None else ""
+    before = [v for k, v in points.items() if k < kmax]
+    if flat == kmax and before and points[kmax] < min(before) * (1 - FLAT):
+        return RowsToMeasure(kmax, f"{whose}at least {kmax}: the curve still improves at its last point ({shown})"
+                                   f"{goal_text}", chosen)
+    return RowsToMeasure(flat, f"{whose}the curve flattens there (within {FLAT:.0%} of its best; {shown})"
+                               f"{goal_text}", chosen)
+
+
+# ----- the whole answer ------------------------------------------------------------------------------------------
+def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str | None = None,
+            data_dir: Path | str | None = None, seed: int = 0, root: Path | None = None) -> Prediction:
+    """The prediction of ``task``'s target for the inputs ``values`` (column -> value, the task's features other
+    than the GPU figures) on the catalogue GPU ``gpu``, with its interval, the nearest GPUs of the data and the
+    rows to measure (see the module docstring). ``root``: the results folder (default ``leaderboard/results``)."""
+    task = as_task(task)
+    spec = gpu_spec(gpu)
+    choice = choose_model(task, model, root=root)
+    values, filled = with_gpu_features(task, values, spec)
+    check_names(task, values)  # before any training: a wrong name costs no time
+    entry, cached = cached_model(task, choice.path, choice.scheme, data_dir, seed=seed)
+    X = input_frame(task, entry, spec, values)
+    name = entry["model_name"]
+    try:
+        raw = entry["model"].predict(X)
+        arr = np.asarray(raw)
+    except Exception as exc:  # model code may raise anything
+        raise SubmissionError(f"{name}: predict() raised {type(exc).__name__}: {exc}") from exc
+    why = not_numbers(raw, arr)
+    if why:
+        raise refusal(name, why, 1)
+    value = float(checked_predictions(arr, 1, name)[0])
+    notes = list(choice.notes) + filled
+    gpus = entry["gpus"]
+    dev = spec.name
+    in_data = dev in gpus
+    if in_data:
+        notes.append(f"{dev} is in the data ({gpus[dev]['rows']} rows): the model was trained on its rows")
+    if len(gpus) == 1:
+        notes.append(f"the data holds one GPU ({next(iter(gpus))}): the model cannot tell GPUs apart, so the "
+                     "prediction is that GPU's")
+    predicts_target = bool(entry["predicts_target"])
+    interval = interval_of(value, choice.result) if predicts_target else None
+    if not predicts_target:
+        notes.append(f"{name} predicts a ranking score, not {task.target}: no interval")
+    elif interval is not None and not interval.low <= value <= interval.high:
+        notes.append("the interval does not contain the prediction: the model's held-out errors lean one way")
+    unit = get_table(task.config).column(task.target).unit
+    return Prediction(
+        task=task.name, target=task.target, unit=unit, gpu=dev, gpu_in_data=in_data,
+        gpu_rows_in_data=int(gpus[dev]["rows"]) if in_data else 0, model=name,
+        model_file=f"baselines/{choice.path.name}", scheme=choice.scheme, prediction=value,
+        predicts_target=predicts_target, interval=interval, nearest_gpus=nearest_gpus(spec, gpus),
+        rows_to_measure=None if in_data else rows_to_measure(task, name, root), trained_rows=entry["trained_rows"],
+        cached=cached, notes=notes)
+
+
+__all__ = ["CACHE_ENV", "COVERAGE", "JSON_KEYS", "Choice", "Interval", "NearGpu", "Prediction", "RowsToMeasure",
+           "cache_dir", "cache_key", "cached_model", "choose_model", "gpu_scheme", "gpu_spec", "input_columns",
+           "input_frame", "interval_of", "nearest_gpus", "parse_sets", "predict", "read_input_file",
+           "rows_to_measure", "train_model"]

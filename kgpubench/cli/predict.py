@@ -1,0 +1,66 @@
+"""``kgpubench predict``: the board's best model's prediction for one input of a task on one catalogue GPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+_TASK = typer.Argument(..., help="Task name (`kgpubench tasks` lists them and the columns each reads).")
+_GPU = typer.Option(..., "--gpu", help="A catalogue GPU: device name (\"NVIDIA L4\") or catalogue name (\"L4\").")
+_INPUT = typer.Option(None, "--input", help="JSON object of column -> value, or the output of "
+                      "`kgpubench features --json` (a kernel file with its launch and sizes).")
+_SET = typer.Option(None, "--set", help="COLUMN=VALUE (repeatable; over --input; null where it does not apply).")
+_MODEL = typer.Option(None, "--model", help="A baseline's name (default: the board's best under by-gpu).")
+_DATA = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
+_JSON = typer.Option(False, "--json", help="One JSON object on standard output (keys: docs/PREDICT.md).")
+
+
+def predict(task: str = _TASK, gpu: str = _GPU, input_file: Path | None = _INPUT, sets: list[str] | None = _SET,
+            model: str | None = _MODEL, data: Path | None = _DATA, as_json: bool = _JSON) -> None:
+    """Predict a task's target for one input on a GPU of the catalogue, with an interval, the data's nearest GPUs
+    and how many rows of that GPU to measure (a trained model is cached: later calls take well under a second)."""
+    from kgpubench.board.predict import parse_sets, read_input_file
+    from kgpubench.board.predict import predict as run
+
+    values = read_input_file(input_file, task) if input_file is not None else {}
+    values.update(parse_sets(sets))
+    answer = run(task, gpu, values, model=model, data_dir=data)
+    if as_json:
+        typer.echo(json.dumps(answer.to_dict(), indent=2, sort_keys=True))
+        return
+    typer.echo("\n".join(lines(answer)))
+
+
+def _n(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def lines(a) -> list[str]:
+    """The answer for a person (a :class:`kgpubench.board.predict.Prediction`)."""
+    unit = f" {a.unit}" if a.unit and a.predicts_target else ""
+    where = f"in the data, {a.gpu_rows_in_data:,} rows" if a.gpu_in_data else "not in the data"
+    what = f"{a.target} = {_n(a.prediction)}{unit}" if a.predicts_target else (
+        f"ranking score {_n(a.prediction)} (lower: faster; not {a.target})")
+    out = [f"{a.task} on {a.gpu} ({where}): {what}"]
+    if a.interval is not None:
+        i = a.interval
+        out.append(f"  {i.coverage:.0%} interval: [{_n(i.low)}, {_n(i.high)}]{unit} ({i.source}, {i.samples} rows)")
+    else:
+        out.append("  interval: none")
+    out.append(f"  model: {a.model} ({a.model_file}), scheme {a.scheme}; trained on {a.trained_rows:,} rows"
+               f"{' (cached)' if a.cached else ''}")
+    near = ", ".join(f"{g.gpu} ({g.distance:.2f}, {g.rows:,} rows)" for g in a.nearest_gpus)
+    out.append(f"  nearest GPUs in the data (distance in standardised log figures): {near}")
+    if a.rows_to_measure is not None:
+        out.append(f"  rows to measure on this GPU: {a.rows_to_measure.k} ({a.rows_to_measure.reason})")
+    elif not a.gpu_in_data:
+        out.append("  rows to measure: no few-shot curve for this task")
+    out += [f"  note: {n}" for n in a.notes]
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``predict`` command to ``app``."""
+    app.command("predict")(predict)

@@ -1,0 +1,270 @@
+"""``kgpubench predict`` on the shipped data: the board's best by-gpu model of program-time (7,738 rows, ten GPUs)
+trained once into a temporary cache, then asked for a GPU the data lacks (H200) and for one it holds. The tests that
+train are marked slow; the errors, the cache's own rules and the input readers are not."""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+from kgpubench.board import predict as P
+from kgpubench.board.evaluation import task_data
+from kgpubench.board.leaderboard import results_dir
+from kgpubench.cli import main
+from kgpubench.errors import OptionError, UnknownNameError
+from kgpubench.store.shards import file_mode
+from kgpubench.tasks import get_task
+
+TASK = "program-time"
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        folder = tmp_path_factory.mktemp("predict-cache")
+        mp.setenv(P.CACHE_ENV, str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="module")
+def row():
+    """The inputs (every non-GPU feature) and the measured time of one H100 row of program-time."""
+    data = task_data(TASK, "by-gpu")
+    gpus = data.rows["gpu_name"].to_pylist()
+    i = gpus.index(H100)
+    values = {}
+    for col, v in data.X.iloc[i].items():
+        if col.startswith("gpu_"):
+            continue
+        missing = v is None or (isinstance(v, float) and math.isnan(v))
+        if col.startswith("param.") and missing:
+            continue
+        values[col] = None if missing else v
+    return values, float(data.y[i])
+
+
+@pytest.fixture(scope="module")
+def first(cache, row):
+    """The first (training) call, for a GPU the data lacks."""
+    return P.predict(TASK, "NVIDIA H200", row[0])
+
+
+def cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["kgpubench", *map(str, args)])
+    monkeypatch.delenv("KGPUBENCH_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as done:
+        main()
+    out, err = capsys.readouterr()
+    return done.value.code, out, err
+
+
+def test_the_model_is_the_boards_best_under_by_gpu():
+    choice = P.choose_model(get_task(TASK))
+    assert (choice.model, choice.scheme, choice.path.name) == ("program_transfer", "by-gpu", "program_transfer.py")
+    assert choice.result is not None and choice.result.model == "program_transfer"
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_prediction_for_an_unseen_gpu_is_positive_inside_its_interval(first, row):
+    assert not first.cached and first.model == "program_transfer" and first.scheme == "by-gpu"
+    assert math.isfinite(first.prediction) and first.prediction > 0
+    assert first.interval is not None and first.interval.coverage == 0.9 and first.interval.samples > 100
+    assert first.interval.low <= first.prediction <= first.interval.high
+    assert first.gpu == "NVIDIA H200" and not first.gpu_in_data and first.gpu_rows_in_data == 0
+    assert first.unit == "ms" and first.target == "time_ms_mean" and first.trained_rows == 7738
+    # the H100's time scaled to a faster part: the same order of magnitude as the H100's measured time
+    assert row[1] / 10 < first.prediction < row[1] * 10
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_the_nearest_gpus_of_an_h200_are_the_hopper_parts(first):
+    names = [g.gpu for g in first.nearest_gpus]
+    assert len(names) == 3 and set(names[:2]) == {H100, "NVIDIA H100 PCIe"}
+    assert first.nearest_gpus[0].distance <= first.nearest_gpus[1].distance <= first.nearest_gpus[2].distance
+    assert all(g.rows > 0 for g in first.nearest_gpus)
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_rows_to_measure_come_from_the_few_shot_curve(first):
+    need = first.rows_to_measure
+    curve = json.loads((results_dir() / TASK / "fewshot.json").read_text())["models"]["program_transfer"]
+    assert need is not None and need.curve_model == "program_transfer"
+    # program_transfer's curve is flat (a new GPU's rows do not change its source GPU): k = 0 is where it flattens
+    assert len({round(v["median"]["mdape"], 6) for v in curve.values()}) == 1
+    assert need.k == 0 and "flattens" in need.reason and "goal (15 %)" in need.reason
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_the_second_call_reads_the_cache_and_trains_nothing(first, row, monkeypatch):
+    def no_training(*args, **kwargs):
+        raise AssertionError("train_model called on a cached prediction")
+
+    monkeypatch.setattr(P, "train_model", no_training)
+    again = P.predict(TASK, "NVIDIA H200", row[0])
+    assert again.cached and again.prediction == first.prediction and again.interval == first.interval
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_gpu_of_the_data_says_so_and_predicts_near_its_measured_time(first, row, monkeypatch):
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    seen = P.predict(TASK, "H100 SXM5 80 GB", row[0])  # the catalogue's name of the device
+    assert seen.gpu == H100 and seen.gpu_in_data and seen.gpu_rows_in_data > 0
+    assert seen.rows_to_measure is None and any("is in the data" in n for n in seen.notes)
+    assert seen.nearest_gpus[0].gpu == H100 and seen.nearest_gpus[0].distance < 0.05
+    assert abs(np.log(seen.prediction / row[1])) < np.log(2)
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_the_cache_file_is_readable_by_others_and_keyed_by_the_model_file(first, cache):
+    files = list((cache / "models").glob(f"{TASK}-program_transfer-*.pkl"))
+    assert len(files) == 1 and files[0].stat().st_mode & 0o777 == file_mode()  # 0o644 under the usual umask 022
+    task = get_task(TASK)
+    choice = P.choose_model(task)
+    key = P.cache_key(task, choice.path, "by-gpu")
+    assert files[0].name.endswith(f"-{key}.pkl")
+    assert key != P.cache_key(task, choice.path, "random10") != P.cache_key(task, choice.path, "by-gpu", seed=1)
+
+
+def test_a_corrupt_cache_entry_is_discarded_and_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv(P.CACHE_ENV, str(tmp_path))
+    task = get_task("kernel-time")
+    model = P.choose_model(task, "median").path
+    calls = []
+
+    def fake_train(*args, **kwargs):
+        calls.append(args)
+        return {"format": P.CACHE_FORMAT, "model": {"fitted": len(calls)}}
+
+    monkeypatch.setattr(P, "train_model", fake_train)
+    entry, cached = P.cached_model(task, model, "random10")
+    assert not cached and entry["model"] == {"fitted": 1}
+    path = next((tmp_path / "models").glob("kernel-time-median-*.pkl"))
+    assert P.cached_model(task, model, "random10") == (entry, True) and len(calls) == 1
+    for damage in (path.read_bytes()[:10], b"not a pickle", pickle.dumps({"format": -1})):
+        path.write_bytes(damage)
+        again, cached = P.cached_model(task, model, "random10")
+        assert not cached and again["model"] == {"fitted": len(calls)}
+        assert pickle.loads(path.read_bytes()) == again  # the rebuilt entry replaced the damaged one
+    assert len(calls) == 4
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_json_output_parses_with_the_documented_keys(first, row, tmp_path, monkeypatch, capsys):
+    (tmp_path / "in.json").write_text(json.dumps(row[0]))
+    code, out, err = cli(monkeypatch, capsys, "predict", TASK, "--gpu", "NVIDIA H200", "--input", tmp_path / "in.json",
+                         "--json")
+    assert code in (0, None), err
+    got = json.loads(out)
+    assert tuple(sorted(got)) == tuple(sorted(P.JSON_KEYS))
+    assert got["prediction"] == pytest.approx(first.prediction) and got["cached"] is True
+    assert set(got["interval"]) == {"low", "high", "coverage", "samples", "source"}
+    assert [g["gpu"] for g in got["nearest_gpus"]] == [g.gpu for g in first.nearest_gpus]
+    assert set(got["rows_to_measure"]) == {"k", "reason", "curve_model"}
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_the_text_output_names_the_model_interval_and_neighbours(first, row, tmp_path, monkeypatch, capsys):
+    (tmp_path / "in.json").write_text(json.dumps(row[0]))
+    code, out, _ = cli(monkeypatch, capsys, "predict", TASK, "--gpu", "NVIDIA H200", "--input", tmp_path / "in.json")
+    assert code in (0, None)
+    assert out.startswith(f"{TASK} on NVIDIA H200 (not in the data): time_ms_mean = ")
+    assert "90% interval: [" in out and "model: program_transfer (baselines/program_transfer.py)" in out
+    assert f"nearest GPUs in the data (distance in standardised log figures): {first.nearest_gpus[0].gpu}" in out
+    assert "rows to measure on this GPU: 0 (" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["predict", "no-such-task", "--gpu", "NVIDIA L4"], ["unknown task 'no-such-task'"]),
+    (["predict", TASK, "--gpu", "NVIDIA H1000"], ["unknown GPU 'NVIDIA H1000'", "close names:", "'NVIDIA H100"]),
+    (["predict", "operator-latency", "--gpu", "NVIDIA L4", "--set", "operator=add"],
+     ["missing column 'operator_class'", "task 'operator-latency' reads operator, operator_class, dim_b",
+      "kgpubench tasks operator-latency"]),
+    (["predict", "operator-latency", "--gpu", "NVIDIA L4", "--set", "dim_q=3"], ["unknown column 'dim_q'"]),
+    (["predict", "operator-latency", "--gpu", "NVIDIA L4", "--set", "gpu_sm_count=3"],
+     ["column 'gpu_sm_count'", "catalogue entry of --gpu"]),
+    (["predict", "operator-latency", "--gpu", "NVIDIA L4", "--set", "operator=add", "--set", "operator_class=x",
+      *[f"--set={c}=1" for c in ("dim_b", "dim_m", "dim_n", "dim_k", "in_channels", "out_channels", "kernel_size",
+                                  "input_size", "stride", "padding", "flops", "bytes_min")], "--set", "dim_h=lots"],
+     ["column 'dim_h'", "'lots' is not a number"]),
+    (["predict", "operator-latency", "--gpu", "NVIDIA L4", "--set", "dim_b"], ["--set 'dim_b'", "COLUMN=VALUE"]),
+    (["predict", TASK, "--gpu", "NVIDIA L4", "--model", "nope"], ["unknown model 'nope'", "baselines:"]),
+])
+def test_bad_inputs_are_one_line_errors(args, words, monkeypatch, capsys):
+    code, out, err = cli(monkeypatch, capsys, *args)
+    assert code == 1
+    line = " ".join(err.split())
+    assert err.strip().count("\n") == 0 or len(line) > 80  # rich wraps one long line; never a traceback
+    assert "Traceback" not in err and line.startswith("error:")
+    for w in words:
+        assert w in line, (w, line)
+
+
+def test_a_features_json_of_a_kernel_file_gives_the_launch_and_mix_columns(tmp_path):
+    path = tmp_path / "features.json"
+    path.write_text(json.dumps({"kernel": "vector_add", "entry": "_Z10vector_add", "arch": "sm_90", "grid": [4, 2, 1],
+                                "block": [256, 1, 1], "n": 1024.0, "nb": 8, "nt": 256, "mix": {"fp32": 0.5},
+                                "loops": [], "nreg": 12}))
+    got = P.read_input_file(path)
+    assert got["grid_x"] == 4 and got["grid_y"] == 2 and got["block_x"] == 256 and got["mix_fp32"] == 0.5
+    assert got["n"] == 1024.0 and got["nreg"] == 12 and "kernel" not in got and "loops" not in got
+    with pytest.raises(OptionError, match="not JSON"):
+        (tmp_path / "bad.json").write_text("{")
+        P.read_input_file(tmp_path / "bad.json")
+
+
+def test_a_gpu_is_named_by_device_or_catalogue_name():
+    with pytest.raises(UnknownNameError, match="close names"):
+        P.gpu_spec("RTX 9999 Ultra")
+    assert P.gpu_spec("L4").name == "NVIDIA L4" and P.gpu_spec("nvidia  l4").name == "NVIDIA L4"
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_kernel_file_of_a_one_gpu_task_falls_back_and_says_so(cache, tmp_path):
+    """kernel-time's data holds the H100 only: no by-gpu result, so the board's best under random10 answers, and
+    the notes say the model cannot tell GPUs apart. The input is a `kgpubench features --json` file."""
+    data = task_data("kernel-time", "random10")
+    i = data.rows["kernel"].to_pylist().index("vector_add")
+    r = data.rows.slice(i, 1).to_pylist()[0]
+    features = {c: r[c] for c in ("n", "s", "cpx", "nb", "nt", "w", "alpha", "l", "lc", "lmr", "lmw", "lshr", "lshw",
+                                  "ls", "ldpu", "lsfu", "dpc", "shmem_words", "nreg")}
+    (tmp_path / "f.json").write_text(json.dumps({
+        "kernel": "vector_add", "entry": "vector_add", "arch": "sm_90", "grid": [r["grid_x"], r["grid_y"], r["grid_z"]],
+        "block": [r["block_x"], r["block_y"], r["block_z"]], "mix": {"fp32": 0.1}, "occupancy": 1.0, **features}))
+    values = P.read_input_file(tmp_path / "f.json", "kernel-time")
+    assert "occupancy" not in values and "mix_fp32" not in values and values["grid_x"] == r["grid_x"]
+    got = P.predict("kernel-time", "NVIDIA L4", values)
+    assert (got.model, got.scheme, got.gpu_in_data) == ("xgb", "random10", False)
+    assert [g.gpu for g in got.nearest_gpus] == [H100] and got.rows_to_measure is None
+    assert any("no leave-one-GPU-out result (by-gpu: every row has one GPU" in n for n in got.notes)
+    assert any("the model cannot tell GPUs apart" in n for n in got.notes)
+    assert abs(np.log(got.prediction / r["time_ms_median"])) < np.log(2)
+    assert got.interval is not None and got.interval.low <= got.prediction <= got.interval.high
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_category_the_data_never_holds_is_refused_with_the_close_ones(first, row, monkeypatch):
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    with pytest.raises(OptionError, match=r"'compile_mode': 'eagre' is not a value the data .* \(close: 'eager'\)"):
+        P.predict(TASK, "NVIDIA H200", {**row[0], "compile_mode": "eagre"})
+    with pytest.raises(OptionError, match=r"unknown column 'param.no_such_param'"):
+        P.predict(TASK, "NVIDIA H200", {**row[0], "param.no_such_param": 1})
+
+
+def test_sm_saturation_left_null_by_a_kernel_file_is_computed_for_the_gpu():
+    task, l4 = get_task("kernel-power"), P.gpu_spec("NVIDIA L4")
+    sms = l4.columns()["gpu_sm_count"]
+    got, notes = P.with_gpu_features(task, {"nb": 20, "blocks_per_sm": 4, "sm_saturation": None}, l4)
+    assert got["sm_saturation"] == pytest.approx(20 / sms) and notes == [
+        f"sm_saturation = {20 / sms:.4g}, computed for NVIDIA L4 ({sms} SMs)"]
+    # two waves: the first fills every SM, the second a quarter of them; the mean over the two
+    got, _ = P.with_gpu_features(task, {"nb": sms * 4 + sms // 4, "blocks_per_sm": 4}, l4)
+    assert got["sm_saturation"] == pytest.approx((1 + (sms // 4) / sms) / 2)
+    given = {"nb": 20, "blocks_per_sm": 4, "sm_saturation": 0.5}
+    assert P.with_gpu_features(task, given, l4) == (given, [])
+    assert P.with_gpu_features(get_task("kernel-time"), {"nb": 20, "blocks_per_sm": 4}, l4)[1] == []
