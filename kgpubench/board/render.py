@@ -128,8 +128,14 @@ def served_studies(tasks: list[Task]) -> list[SeedStudy]:
 
 
 def reference_line(study: SeedStudy) -> str:
-    """``**Riahi et al. 2024**: Ali Riahi, ..., "title" ("English title"), venue, 2024, <link>`` (Markdown)."""
-    return f"**{study.short}**: {cite(study.id)}"
+    """``**Riahi et al. 2024**: Ali Riahi, ..., "title" ("English title"), venue, 2024, <link>`` (Markdown: the
+    citation of :func:`kgpubench.sources.cite` with its URL as a link, or its DOI followed by the doi.org link)."""
+    line = cite(study.id)
+    if study.doi:
+        line += f" (<{study.link}>)"
+    elif study.url:
+        line = line.replace(study.url, f"<{study.url}>")
+    return f"**{study.short}**: {line}"
 
 
 def reference_blocks(tasks: list[Task]) -> list[Block]:
