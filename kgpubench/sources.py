@@ -194,7 +194,8 @@ SEED_STUDIES: dict[str, SeedStudy] = {s.id: s for s in (
         title="Encontrando a Configuração de Threads por Bloco para os Kernels NPB-CUDA com Q-Learning",
         authors=("Claudio Scheer", "Gabriell Araujo", "Dalvan Griebler", "Felipe Meneguzzi", "Luiz G. Fernandes"),
         surnames=("Scheer", "Araujo", "Griebler", "Meneguzzi", "Fernandes"),
-        # The copy (a short paper from GMAP/PUCRS) names no venue or year, and no source found states them.
+        # The copy (a short paper from GMAP/PUCRS) names no venue or year, and no source found states them. Checked
+        # again in SEEDS.md and the whole copy: its latest date is a 2021 reference; no venue, year, DOI or URL.
         venue=None,
         year=None,
         language="Portuguese",
@@ -216,7 +217,9 @@ SEED_STUDIES: dict[str, SeedStudy] = {s.id: s for s in (
               "Máquina",
         authors=("Tiago da Silva", "Edson Gomi", "Hermes Senger"),
         surnames=("da Silva", "Gomi", "Senger"),
-        # The proceedings page gives the venue; its year was not found in any source at hand.
+        # The proceedings page gives the venue; its year was not found in any source at hand. Checked again in
+        # SEEDS.md and the whole copy: it states no year (its latest dates, a FAPESP grant of 2023 and a web page
+        # "accessed 13 February 2024", only bound it from below), so none is given.
         venue="SSCAD (Simpósio em Sistemas Computacionais de Alto Desempenho), SBC",
         year=None,
         language="Portuguese",

@@ -291,7 +291,8 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
              executor=executor, wall_times=[previous_wall_time(out_dir, job) for job in jobs])
     pruned = prune(out_dir, planned) if only is None and tasks is None and models is None else []
     if render and not (reuse and not jobs and not pruned and _board_is_current(out_dir)):
-        render_all(load_results(out_dir), out_dir.parent, force=True, results_dir=out_dir)  # checked above
+        render_all(load_results(out_dir), out_dir.parent, force=True, results_dir=out_dir,  # checked above
+                   data_dir=data_dir)
     elif render and progress:
         progress("board kept: no result changed and every board file is newer than the results (--reuse)")
     return written

@@ -16,7 +16,7 @@ The rule, said once (:data:`RULE`):
   share the rank, shown ``=2``.
 * **Apart, never ranked or named best**: the reference (``kind == "reference"``, the oracle: an upper bound
   that measures the test rows) and strategies that measure the target instead of predicting it (their
-  folds record ``measurements`` > 0, e.g. seed 001's Profiling and Exhausting).
+  folds record ``measurements`` > 0, e.g. the Profiling and Exhausting strategies of seed study 001).
 
 Records are :class:`~kgpubench.board.result.Result` (and :class:`~kgpubench.board.result.Skipped`, never scored);
 the renderer's plain dicts (:func:`kgpubench.board.leaderboard.load_results`) are read key by key, the same fields.
@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.result import ABSENT, Record
+from kgpubench.sources import seed_study
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.splits import SCHEMES
@@ -49,7 +51,8 @@ RULE = ("Each score is the mean over the test folds, with its 95 % bootstrap int
         f"resampled with replacement, {RESAMPLES:,} times, fixed seed); one fold: no interval. Models are ranked by "
         "the mean of the task's primary metric; equal means at the 4 significant digits shown are ties and share "
         "a rank (`=2`). The oracle is an upper bound that measures the test rows, and strategies that measure "
-        "the target (seed 001's Profiling, Exhausting) are shown apart: neither is ranked nor named best.")
+        f"the target ({seed_study('001').short}'s Profiling, Exhausting) are shown apart: neither is ranked nor named "
+        "best.")
 
 
 def number(value: float | None, digits: int = DIGITS) -> str:
@@ -208,23 +211,43 @@ def best(task: Task, results: list[AnyRecord]) -> list[AnyRecord]:
     return [s.result for s in standings(task, results) if s.rank == 1]
 
 
-def folds_note(scheme: str, results: list[AnyRecord]) -> str:
-    """``Test folds: 9 of 10 (1 of the 10 hash buckets drew no row or problem of this task: ...); 123 test
-    problems.``: the folds the
-    scheme's scored results cover (the widest of them) and, where the folds record per-problem choices, the
-    test problems."""
+def _listed(names: list[str]) -> str:
+    """``1``, ``1 and 3``, ``0, 1 and 3``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def folds_note(scheme: str, results: list[AnyRecord], counts: SchemeProblems | None = None) -> str:
+    """The caption of one task's table under ``scheme``: the test folds its scored results cover (the widest of
+    them), against the scheme's nominal count where a hash scheme evaluates fewer, and why (the hash buckets that
+    drew no row or problem); then the task's problems.
+
+    ``counts`` (:func:`kgpubench.board.counts.scheme_problems`, counted on the store) gives the problems and how the
+    folds hold them; it is used only when its rows are the rows the results record. Without it, the problems the
+    folds record (tasks that record per-problem choices) are counted: ``Test folds: 2; 2 test problems.``
+    """
     ok = [r for r in results if status(r) == "ok" and _folds(r)]
     if not ok:
         return ""
     widest = max(ok, key=lambda r: (len(_folds(r)), field(r, "model")))
-    k = len(_folds(widest))
+    folds = [str(f) for f in _folds(widest)]
+    k = len(folds)
+    if counts is not None and (field(widest, "dataset") or {}).get("rows") != counts.rows:
+        counts = None  # counted on other rows than the results were scored on: say nothing about them
     sch = SCHEMES.get(scheme)
     if sch is not None and sch.kind == "hash" and k < sch.n_folds:
-        empty = sch.n_folds - k
-        text = (f"Test folds: {k} of {sch.n_folds} ({empty} of the {sch.n_folds} hash buckets drew no row or problem "
-                "of this task: a fold is a bucket of the hash, and a task with few problems leaves some empty)")
+        empty = sorted(set(map(str, range(sch.n_folds))) - set(folds), key=int)
+        buckets = f"bucket{'s' if len(empty) > 1 else ''} {_listed(empty)}"
+        unit, what = (("problem", "none of them") if counts is not None else
+                      ("row (each problem, in a task with problems)", "no row or problem of this task"))
+        text = (f"Test folds: {k} of {sch.n_folds}: `{scheme}` hashes each {unit} into one of {sch.n_folds} buckets, "
+                f"one bucket a test fold, and {buckets} drew {what}")
     else:
         text = f"Test folds: {k}" + (" (one split: no interval)" if k == 1 else "")
+    if counts is not None:
+        tested = sum(counts.per_fold.get(f, 0) for f in folds)
+        where = ("each in one test fold" if tested == counts.problems else
+                 f"{tested:,} of them in the test fold" + ("s" if k > 1 else ""))
+        return f"{counts.problems:,} problems ({', '.join(counts.columns)}), {where}. {text}."
     problems = max((sum(len(f.get("problems") or {}) for f in _folds(r).values()) for r in ok), default=0)
     if problems:
         text += f"; {problems:,} test problems"

@@ -14,9 +14,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.ranking import MEASUREMENTS, ORACLE, RULE, cell, folds_note, label, role, standings
 from kgpubench.board.ranking import ranked as rank_order
 from kgpubench.errors import unknown_name
+from kgpubench.sources import SEED_STUDIES, SeedStudy, cite
 from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.extras import (
     ModelsBesideBest,
@@ -105,8 +107,52 @@ def selection_note(task: Task, results: list[dict]) -> str | None:
     return "Data: " + "; ".join(parts) + "."
 
 
+# ----- the seed studies, named ------------------------------------------------------------------------------
+REFERENCES_HEADING = "References"
+REFERENCES_ANCHOR = "references"  # the heading's anchor (on GitHub and on the site: kgpubench.board.site.html.slug)
+
+
+def seed_name(task: Task) -> str | None:
+    """How the board names the task's seed study: its short form from :data:`kgpubench.sources.SEED_STUDIES`
+    ("Riahi et al. 2024"); None for a task without one (``seed == "-"``), the id for one the registry lacks."""
+    if task.seed == "-":
+        return None
+    study = SEED_STUDIES.get(task.seed)
+    return study.short if study else f"seed study {task.seed}"
+
+
+def served_studies(tasks: list[Task]) -> list[SeedStudy]:
+    """The seed studies the tasks are built from, in id order (what the references list)."""
+    ids = {t.seed for t in tasks}
+    return [s for sid, s in sorted(SEED_STUDIES.items()) if sid in ids]
+
+
+def reference_line(study: SeedStudy) -> str:
+    """``**Riahi et al. 2024**: Ali Riahi, ..., "title" ("English title"), venue, 2024, <link>`` (Markdown: the
+    citation of :func:`kgpubench.sources.cite` with its URL as a link, or its DOI followed by the doi.org link)."""
+    line = cite(study.id)
+    if study.doi:
+        line += f" (<{study.link}>)"
+    elif study.url:
+        line = line.replace(study.url, f"<{study.url}>")
+    return f"**{study.short}**: {line}"
+
+
+def reference_blocks(tasks: list[Task]) -> list[Block]:
+    """The references section: every seed study the tasks serve, in full (no blocks when none)."""
+    studies = served_studies(tasks)
+    if not studies:
+        return []
+    return [Block("h2", REFERENCES_HEADING),
+            Block("p", "The published studies kgpubench's own tasks follow, each named on this board by its first "
+                       "author and year. Fields that no source at hand states (a venue, a year) are left out, never "
+                       "guessed.")] + [Block("p", reference_line(s)) for s in studies]
+
+
 def _task_notes(task: Task, results: list[dict]) -> list[str]:
-    seed = f"Seed study: {task.seed}." if task.seed != "-" else "No seed study (imported data)."
+    name = seed_name(task)
+    seed = (f"Seed study: {name} ([{REFERENCES_HEADING}](#{REFERENCES_ANCHOR}))." if name else
+            "No seed study (imported data).")
     notes = [task.description, f"{seed} Ranked by `{task.primary_metric}`. Config: `{task.config}`, target "
              f"`{task.target}`. Columns marked (seed) are the seed study's headline metrics."]
     if task.seed_reference:
@@ -138,9 +184,11 @@ def extra_blocks(extras) -> list[Block]:
     return out
 
 
-def task_blocks(task: Task, records: dict[str, list[dict]], extras=None) -> list[Block]:
-    """The section of one task: notes, one table per evaluated scheme, failures and skip reasons, then its
-    extra tables."""
+def task_blocks(task: Task, records: dict[str, list[dict]], extras=None,
+                counts: dict[str, SchemeProblems] | None = None) -> list[Block]:
+    """The section of one task: notes, one table per evaluated scheme (its caption: folds and problems,
+    :func:`kgpubench.board.ranking.folds_note`; ``counts``: scheme -> the task's problems on the store), failures
+    and skip reasons, then its extra tables."""
     everything = [r for rs in records.values() for r in rs]
     out = [Block("h2", task.name)] + [Block("p", n) for n in _task_notes(task, everything)]
     if not records:
@@ -154,7 +202,7 @@ def task_blocks(task: Task, records: dict[str, list[dict]], extras=None) -> list
         if skipped:
             out.append(Block("p", f"*Skipped*: {skipped[0]['reason']}"))
         if _ok(recs):
-            out.append(Block("p", folds_note(scheme, recs)))
+            out.append(Block("p", folds_note(scheme, recs, (counts or {}).get(scheme))))
             out.append(Block("table", rows=tuple(tuple(r) for r in table_rows(task, recs))))
         for r in sorted((r for r in recs if r.get("status") == "failed"), key=lambda r: r["model"]):
             out.append(Block("p", f"*Failed*: `{r['model']}`: {r.get('message', '')}"))
@@ -354,29 +402,32 @@ def goal_blocks(results: list[dict], tasks: list[Task] | None = None) -> list[Bl
     return out + (verdicts or [Block("p", first.nothing)])
 
 
-def page_blocks(results: list[dict], tasks: list[Task] | None = None, extras: dict | None = None) -> list[Block]:
-    """The whole board as blocks (pure); ``extras``: task name -> its extra tables."""
+def page_blocks(results: list[dict], tasks: list[Task] | None = None, extras: dict | None = None,
+                counts: dict | None = None) -> list[Block]:
+    """The whole board as blocks (pure); ``extras``: task name -> its extra tables; ``counts``: task name -> scheme
+    -> its problems on the store (:func:`kgpubench.board.counts.problem_counts`)."""
     tasks = tasks or list_tasks()
     grouped = board(results, tasks)
     out: list[Block] = []
     for task in tasks:
-        out += task_blocks(task, grouped[task.name], (extras or {}).get(task.name))
+        out += task_blocks(task, grouped[task.name], (extras or {}).get(task.name), (counts or {}).get(task.name))
     for table in (extras or {}).get(BOARD_KEY, ()):
         out += [Block("h2", table.title)] + extra_blocks([table])[1:]
     out += goal_blocks(results, tasks)
     out += [Block("h2", SEEDS_HEADING)] + seed_blocks(results, tasks)
-    return out
+    return out + reference_blocks(tasks)
 
 
-def render_markdown(results: list[dict], tasks: list[Task] | None = None, extras: dict | None = None) -> str:
-    """The board as Markdown (pure)."""
+def render_markdown(results: list[dict], tasks: list[Task] | None = None, extras: dict | None = None,
+                    counts: dict | None = None) -> str:
+    """The board as Markdown (pure); ``counts`` as :func:`page_blocks` takes them."""
     out = [MARKER, "# kgpubench leaderboard", "",
            "Generated by `kgpubench leaderboard run` from the files in `results/`; do not edit by hand. "
            + RULE + " " + TOLERANCE_NOTE,
            "See [SUBMITTING.md](SUBMITTING.md) to add a model and [docs/METRICS.md](../docs/METRICS.md) for what "
            "each metric means. The same board as a web page, with plots and the provenance of every result: "
            "[index.html](index.html) (`kgpubench leaderboard render` writes it; any static host serves it).", ""]
-    for b in page_blocks(results, tasks, extras):
+    for b in page_blocks(results, tasks, extras, counts):
         if b.kind == "h2":
             out += [f"## {b.text}", ""]
         elif b.kind == "h3":

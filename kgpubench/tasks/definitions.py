@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
+from kgpubench.sources import seed_study
 from kgpubench.tasks._core import Task
 from kgpubench.tasks.extras import ModelsBesideBest, ProblemStrategies, SchemeMetrics, SubsetErrors, UnseenGpuGoal
+
+# How the board names each seed study ("Riahi et al. 2024"): from kgpubench.sources.SEED_STUDIES, never typed here.
+RIAHI, SCHEER, WANG, DA_SILVA = (seed_study(i).short for i in ("000", "001", "002", "003"))
 
 # Hardware columns every table carries (kgpubench.schema.common.gpu_columns), usable as features.
 GPU_FEATURES = (
@@ -75,17 +79,17 @@ UNSEEN_GPU_GOAL = UnseenGpuGoal(
     nothing="*No leave-one-GPU-out results yet*: every task with results has data from one GPU.")
 # The seed studies' own protocols on our rows (the board's seed sections), with the papers' figures.
 SEED000_SECTION = SubsetErrors(
-    title="Seed 000 — run time from static features",
+    title=f"{RIAHI} — run time from static features",
     note="Its protocol on our rows: 10-fold cross-validation (`random10`) and one 80/20 split (`holdout80`), on "
     "the compute-bound, memory-bound and merged kernels. Each cell: mean % error (MAPE, mean over folds) / max % "
     "error (over every test row of every fold). The paper's best max errors (ELM on a GeForce 940MX) are in the "
     "last row.",
     subsets=(("compute", "kernel-time-compute", "3.42"), ("memory", "kernel-time-memory", "9.84"),
              ("merged", "kernel-time", "13.92")),
-    schemes=(("random10", "10-fold"), ("holdout80", "80/20")), paper_label="seed 000 (paper)",
+    schemes=(("random10", "10-fold"), ("holdout80", "80/20")), paper_label=f"{RIAHI} (paper)",
     empty="*No results yet* for the kernel-time tasks.")
 SEED001_SECTION = ProblemStrategies(
-    title="Seed 001 — threads per block of NPB kernels",
+    title=f"{SCHEER} — threads per block of NPB kernels",
     note="Application time (s) each strategy's choice gives on every problem of `npb-tpb` (`random10`: every "
     "problem is a test problem once), from the measured per-kernel times (remainder of the default run + calls x "
     "time per call). `oracle` is the best possible. The paper's table 1 (classes B and C, its GPU): CG B Max "
@@ -93,15 +97,15 @@ SEED001_SECTION = ProblemStrategies(
     scheme="random10", order=("npb_max", "npb_warp", "npb_profiling", "npb_exhausting", "npb_qlearning"),
     label_columns=("benchmark", "npb_class"))
 SEED002_SECTION = ModelsBesideBest(
-    title="Seed 002 — average power from static features",
+    title=f"{WANG} — average power from static features",
     note="The slice model P = b0 Sa + b1 A^b2 fitted per GPU (`power_nonlinear`, with an fp64 weight in the "
     "density) and the wavelet network (`wavelet_nn`), beside the best other model. Each cell: mean % error / max % "
     "error over the test rows. The paper: max error 3.98 % for the per-GPU fit, 5.87 % for the wavelet network "
     "across GPUs, every program under 6 %.",
     models=("power_nonlinear", "wavelet_nn"), schemes=ALL_SCHEMES,
-    paper=("seed 002 (paper)", "— / 3.98", "—", "—", "— / 5.87"))
+    paper=(f"{WANG} (paper)", "— / 3.98", "—", "—", "— / 5.87"))
 SEED003_SECTION = SchemeMetrics(
-    title="Seed 003 — stencil tile sizes",
+    title=f"{DA_SILVA} — stencil tile sizes",
     note="Share of problems where the chosen tile beats the untiled (1, 1, 1) stencil and the improvement "
     "coefficient (mean untiled time / chosen time). The paper (regression tree): 1.17 and 86.67 % on an RTX 2080 "
     "Super, 1.11 and 89.77 % on a V100.",
@@ -111,22 +115,22 @@ SEED003_SECTION = SchemeMetrics(
 
 ALL_TASKS: tuple[Task, ...] = (
     Task(name="kernel-time", filters=OK_REGULAR, **_KERNEL_TIME, sections=(SEED000_SECTION,),
-         seed_reference="seed 000 (GeForce 940MX, 10-fold): best max error 13.92 % on the merged data",
+         seed_reference=f"{RIAHI} (GeForce 940MX, 10-fold): best max error 13.92 % on the merged data",
          description="Predict the median run time of a regular CUDA kernel from its static features "
-         "(source, PTX, ptxas), its launch configuration and the GPU's hardware figures (seed 000)."),
+         f"(source, PTX, ptxas), its launch configuration and the GPU's hardware figures ({RIAHI})."),
     Task(name="kernel-time-compute", filters=OK_REGULAR + (("bound", ("compute",)),), **_KERNEL_TIME,
-         seed_reference="seed 000 (GeForce 940MX, 10-fold, ELM): max error 3.42 %",
-         description="kernel-time on the compute-bound kernels only (seed 000's first data set)."),
+         seed_reference=f"{RIAHI} (GeForce 940MX, 10-fold, ELM): max error 3.42 %",
+         description=f"kernel-time on the compute-bound kernels only ({RIAHI}'s first data set)."),
     Task(name="kernel-time-memory", filters=OK_REGULAR + (("bound", ("memory",)),), **_KERNEL_TIME,
-         seed_reference="seed 000 (GeForce 940MX, 10-fold, ELM): max error 9.84 %",
-         description="kernel-time on the memory-bound kernels only (seed 000's second data set)."),
+         seed_reference=f"{RIAHI} (GeForce 940MX, 10-fold, ELM): max error 9.84 %",
+         description=f"kernel-time on the memory-bound kernels only ({RIAHI}'s second data set)."),
     Task(
         name="kernel-power", config="kernels", target="power_w_avg", seed="002", kind="regression",
         features=(*POWER_FEATURES, *GPU_FEATURES),
         metrics=("male", "mdape", "p90_ape", "mape", "max_ape", "rmse"), seed_metrics=("mape", "max_ape"),
-        seed_reference="seed 002 (per-GPU slice fit on 4 GPUs): max error 3.98 %; all programs under 6 %",
+        seed_reference=f"{WANG} (per-GPU slice fit on 4 GPUs): max error 3.98 %; all programs under 6 %",
         schemes=ALL_SCHEMES, filters=(("suite", ("power",)),), sections=(SEED002_SECTION,),
-        description="Predict a kernel's average board power (W) from seed 002's power-weighted compute density, "
+        description=f"Predict a kernel's average board power (W) from {WANG}'s power-weighted compute density, "
         "SM saturation and lines of code, the launch size and instruction mix (fp64 vs fp32) and the GPU."),
     Task(
         name="npb-tpb", config="npb", target="time_ms_mean", seed="001", kind="recommendation",
@@ -134,13 +138,13 @@ ALL_TASKS: tuple[Task, ...] = (
         features=("benchmark", "npb_class", "kernel", "tpb", "calls_per_run", *GPU_FEATURES),
         problem_columns=("gpu_name", "benchmark", "npb_class", "variant"), choice_columns=("kernel",),
         metrics=("app_time_ratio", "male", "app_time_s"), seed_metrics=("app_time_s",),
-        seed_reference="seed 001 (table 1, application seconds, classes B and C): e.g. CG B Max 11.35, Warp 1.49, "
+        seed_reference=f"{SCHEER} (table 1, application seconds, classes B and C): e.g. CG B Max 11.35, Warp 1.49, "
         "Exhausting 1.40, Profiling 1.39, best Q-learning 1.32",
         completeness="npb", schemes=("random10", "by-gpu"), scorer="npb-app", record_problems=True, oracle="npb",
         sections=(SEED001_SECTION,), gpu_baseline=TRANSFER,
         description="Choose the threads per block of every kernel of an NPB application; scored by the "
         "application time the choice gives (sum over kernels of calls x mean time per call, plus the "
-        "non-kernel remainder_s of the problem's default run) relative to the best possible (seed 001). "
+        f"non-kernel remainder_s of the problem's default run) relative to the best possible ({SCHEER}). "
         "Profiling and Exhausting measure the test problem instead of learning: `measurements` is the mean "
         "number of distinct assignments they measured per problem (0 for every other model)."),
     Task(
@@ -151,13 +155,13 @@ ALL_TASKS: tuple[Task, ...] = (
         problem_columns=("gpu_name", "grid_nx", "grid_ny", "grid_nz", "dtype", "space_order"),
         metrics=("regret", "male", "improvement_coefficient", "pct_improved"),
         seed_metrics=("improvement_coefficient", "pct_improved"),
-        seed_reference="seed 003 (regression tree): improvement coefficient 1.17 with 86.67 % improved "
+        seed_reference=f"{DA_SILVA} (regression tree): improvement coefficient 1.17 with 86.67 % improved "
         "(RTX 2080 Super), 1.11 with 89.77 % (V100)",
         completeness="stencil", schemes=("random10", "by-gpu"), scorer="tiles", record_problems=True,
         sections=(SEED003_SECTION, UNSEEN_GPU_GOAL), gpu_baseline=TRANSFER,
         description="Choose the tile (and variant, block size) of the 3-D acoustic wave stencil per GPU, "
         "grid, dtype and space order; scored against the untiled (1,1,1) baseline and the best "
-        "measured tile (seed 003)."),
+        f"measured tile ({DA_SILVA})."),
     Task(
         name="autotune-config", config="autotune", target="time_ms_median", seed="-", kind="recommendation",
         features=("kernel", "problem_size", "params", "params_text", "gpu_vendor", "gpu_architecture", *GPU_FEATURES),

@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, SplitError, unknown_name
 from kgpubench.resources import bundled_path, default_data_dir
+from kgpubench.sources import seed_study
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import Task, as_task, main_task, problem_keys, task_rows
@@ -60,7 +61,7 @@ class Scheme:
 
 SCHEMES: dict[str, Scheme] = {s.name: s for s in (
     Scheme("random10", "hash", "10 folds by hash of the row (of the problem, for recommendation tasks)", 10),
-    Scheme("holdout80", "holdout", "one 20 % test fold by hash (seed 000's 80/20)", 5),
+    Scheme("holdout80", "holdout", f"one 20 % test fold by hash ({seed_study('000').short}'s 80/20)", 5),
     Scheme("by-kernel", "column", "leave one kernel out (generalisation to unseen code)", column="kernel"),
     Scheme("by-gpu", "column", "leave one GPU out; folds are named by GPU", column="gpu_name"),
     Scheme("neusight", "mapping", "NeuSight's split (ASPLOS '25): train on Tesla P4, P100, V100, T4 and "

@@ -123,7 +123,8 @@ def test_board_shows_measurements_next_to_the_scores(board, store):
     assert "| rank | model | app_time_ratio ↓ | male ↓ | app_time_s ↓ (seed) | measurements | folds |" in section
     # application seconds: GPU A 0.444 (best), GPU B twice that; mean over the two folds [95 % bootstrap interval:
     # with two folds the resampled means are the two folds' values and their mean, so the interval spans both]
-    assert "Test folds: 2; 2 test problems." in section
+    # the caption: the problems counted on the run's store (kgpubench.board.counts), then the folds
+    assert "2 problems (gpu_name, benchmark, npb_class, variant), each in one test fold. Test folds: 2." in section
     assert ("| — | oracle — upper bound (measures the test rows) | 1 [1, 1] | 0 [0, 0] | 0.666 [0.444, 0.888] "
             "| 0 [0, 0] | 2 |") in section
     # the strategies that measure the test problem are shown apart, unranked, however good their score

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from kgpubench.board import leaderboard as lb
+from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.ranking import (
     RULE,
     best,
@@ -70,12 +71,34 @@ def test_a_cell_is_the_mean_with_its_interval():
 
 
 def test_the_fold_note_says_how_many_folds_and_why_fewer():
-    nine = [_res("a", [0.1] * 9, problems=2)]
+    nine = [_res("a", [0.1] * 9, problems=2)]  # folds 0..8: bucket 9 drew nothing
     assert folds_note("random10", nine) == (
-        "Test folds: 9 of 10 (1 of the 10 hash buckets drew no row or problem of this task: a fold is a bucket of "
-        "the hash, and a task with few problems leaves some empty); 18 test problems.")
+        "Test folds: 9 of 10: `random10` hashes each row (each problem, in a task with problems) into one of 10 "
+        "buckets, one bucket a test fold, and bucket 9 drew no row or problem of this task; 18 test problems.")
     assert folds_note("random10", [_res("a", [0.1] * 10)]) == "Test folds: 10."
     assert folds_note("by-gpu", [_res("a", [0.1] * 3, scheme="by-gpu")]) == "Test folds: 3."
+    seven = [_res("a", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])]  # folds 0..6
+    assert "buckets 7, 8 and 9 drew" in folds_note("random10", seven)
+
+
+def test_the_fold_note_states_the_problems_counted_on_the_store():
+    nine = [_res("a", [0.1] * 9)]
+    nine[0]["dataset"]["rows"] = 500
+    cols = ("gpu_name", "kernel", "problem_size")
+    counts = SchemeProblems(rows=500, columns=cols, problems=19, per_fold={str(i): 2 + (i == 0) for i in range(9)})
+    assert folds_note("random10", nine, counts) == (
+        "19 problems (gpu_name, kernel, problem_size), each in one test fold. Test folds: 9 of 10: `random10` hashes "
+        "each problem into one of 10 buckets, one bucket a test fold, and bucket 9 drew none of them.")
+    holdout = [_res("a", [0.1], scheme="holdout80")]
+    holdout[0]["folds"] = {"holdout": holdout[0]["folds"]["0"]}
+    holdout[0]["dataset"]["rows"] = 500
+    counts = SchemeProblems(rows=500, columns=cols, problems=19, per_fold={"holdout": 8})
+    assert folds_note("holdout80", holdout, counts) == (
+        "19 problems (gpu_name, kernel, problem_size), 8 of them in the test fold. Test folds: 1 (one split: no "
+        "interval).")
+    # counted on other rows than the results were scored on: the count is not shown
+    other = SchemeProblems(rows=499, columns=cols, problems=19, per_fold={"holdout": 8})
+    assert folds_note("holdout80", holdout, other) == "Test folds: 1 (one split: no interval)."
 
 
 # ----- one synthetic board, every view agreeing --------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kgpubench.board.counts import problem_counts
 from kgpubench.board.ownership import check_writable
 from kgpubench.board.ownership import ours as _ours
 from kgpubench.board.render import BOARD_KEY, board, render_markdown
@@ -53,11 +54,12 @@ def submitting_doc() -> str | None:
 
 def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Path | None = None,
                metrics_text: str | None = None, submitting_text: str | None = None, extras: dict | None = None,
-               ) -> tuple[dict[str, str], list[PlotSpec]]:
+               counts: dict | None = None) -> tuple[dict[str, str], list[PlotSpec]]:
     """Every page of the site (file name -> text) and every plot to draw (pure).
 
     ``base`` is the board folder, to link each result's file; ``metrics_text`` and ``submitting_text`` the
-    Markdown of docs/METRICS.md and leaderboard/SUBMITTING.md shown on the metrics and submitting pages.
+    Markdown of docs/METRICS.md and leaderboard/SUBMITTING.md shown on the metrics and submitting pages;
+    ``counts``: task name -> scheme -> its problems on the store (:func:`kgpubench.board.counts.problem_counts`).
     """
     tasks = tasks or list_tasks()
     grouped = board(results, tasks)
@@ -70,7 +72,7 @@ def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Pa
         mine = plots_for(task, grouped[task.name])
         specs += mine
         pages[task_page_name(task.name)] = task_page(task, grouped[task.name], mine, nav, base,
-                                                     (extras or {}).get(task.name))
+                                                     (extras or {}).get(task.name), (counts or {}).get(task.name))
     return pages, specs
 
 
@@ -96,12 +98,12 @@ def site_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
 
 
 def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = None,
-               extras: dict | None = None) -> list[Path]:
+               extras: dict | None = None, counts: dict | None = None) -> list[Path]:
     """Write the site into ``board_dir``; plots of an earlier render that this one does not draw are removed
     (only files kgpubench wrote). Returns the files written."""
     board_dir = Path(board_dir)
     pages, specs = site_pages(results, tasks, base=board_dir, metrics_text=metrics_doc(),
-                               submitting_text=submitting_doc(), extras=extras)
+                               submitting_text=submitting_doc(), extras=extras, counts=counts)
     written = []
     for name, text in pages.items():
         atomic_write_bytes(board_dir / name, text.encode())
@@ -126,13 +128,15 @@ def board_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
 
 
 def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = None, *,
-               force: bool = False, results_dir: Path | None = None) -> list[Path]:
+               force: bool = False, results_dir: Path | None = None, data_dir: Path | None = None) -> list[Path]:
     """Write README.md (Markdown, for reading on the forge) and the static site (:mod:`kgpubench.board.site`:
     index.html, a page per task, seeds.html, metrics.html, style.css, SVG plots) into ``board_dir``; returns
     the files written.
 
     An existing file there that kgpubench did not write is refused (``BoardWriteError``) unless ``force``.
-    Each task's extra tables are read from ``results_dir`` (default ``board_dir/results``).
+    Each task's extra tables are read from ``results_dir`` (default ``board_dir/results``); the problems of the
+    tasks with results are counted on the store at ``data_dir`` (default: the packaged data) for the table
+    captions (:mod:`kgpubench.board.counts`).
     """
     board_dir = Path(board_dir)
     tasks = tasks or list_tasks()
@@ -140,5 +144,7 @@ def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
     root = Path(results_dir) if results_dir is not None else board_dir / "results"
     extras = {t.name: load_extras(t, root) for t in tasks if t.extras}
     extras[BOARD_KEY] = load_board_tables(root)
-    atomic_write_bytes(board_dir / "README.md", render_markdown(results, tasks, extras).encode())
-    return [board_dir / "README.md", *write_site(results, board_dir, tasks, extras)]
+    with_results = {r["task"] for r in results if r.get("status", "ok") == "ok"}
+    counts = problem_counts([t for t in tasks if t.name in with_results], data_dir)
+    atomic_write_bytes(board_dir / "README.md", render_markdown(results, tasks, extras, counts).encode())
+    return [board_dir / "README.md", *write_site(results, board_dir, tasks, extras, counts)]

@@ -9,14 +9,18 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.ranking import RULE, best, cell, folds_note, headline, number, role, standings
 from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
     MEASUREMENTS,
+    REFERENCES_ANCHOR,
     TOLERANCE_NOTE,
     board,
     goal_blocks,
+    reference_blocks,
     seed_blocks,
+    seed_name,
     selection_note,
 )
 from kgpubench.board.site.data import (
@@ -46,7 +50,7 @@ def task_page_name(task: str) -> str:
 
 def navigation(tasks: list[Task]) -> list[NavItem]:
     return ([NavItem("Overview", INDEX)] + [NavItem(t.name, task_page_name(t.name)) for t in tasks]
-            + [NavItem("Seed protocols", SEEDS), NavItem("Metrics", METRICS_PAGE),
+            + [NavItem("Seed studies", SEEDS), NavItem("Metrics", METRICS_PAGE),
                NavItem("Submit a model", SUBMITTING)])
 
 
@@ -121,14 +125,16 @@ def provenance_entries(records: list[dict], base: Path | None) -> list[dict]:
     return entries
 
 
-def scheme_view(task: Task, scheme: str, records: list[dict], plots: list[PlotSpec], base: Path | None) -> dict:
-    """What the section of one scheme shows (``task_sections.html.j2``)."""
+def scheme_view(task: Task, scheme: str, records: list[dict], plots: list[PlotSpec], base: Path | None,
+                counts: SchemeProblems | None = None) -> dict:
+    """What the section of one scheme shows (``task_sections.html.j2``); ``counts``: the task's problems under the
+    scheme on the store, for the caption (:func:`kgpubench.board.ranking.folds_note`)."""
     skipped = next((r for r in records if r.get("status") == "skipped"), None)
     return {
         "name": scheme,
         "description": SCHEMES[scheme].description if scheme in SCHEMES else None,
         "skipped": skipped.get("reason", "") if skipped else None,
-        "folds_note": folds_note(scheme, records) if ok(records) else None,
+        "folds_note": folds_note(scheme, records, counts) if ok(records) else None,
         "score_table": score_table(task, records) if ok(records) else None,
         "failed": [(r["model"], r.get("message", "")) for r in
                    sorted((r for r in records if r.get("status") == "failed"), key=lambda r: r["model"])],
@@ -178,11 +184,12 @@ MALE_NOTE = ("Percentage errors are dominated by the worst rows when times span 
 
 
 def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec], nav: list[NavItem],
-              base: Path | None, extras=None) -> str:
-    """One task's page (``task.html.j2``): what it asks, its data, schemes and metrics, a section per scheme,
-    its extra tables, the per-GPU view."""
+              base: Path | None, extras=None, counts: dict[str, SchemeProblems] | None = None) -> str:
+    """One task's page (``task.html.j2``): what it asks, its data, schemes and metrics, a section per scheme
+    (``counts``: scheme -> the task's problems on the store), its extra tables, the per-GPU view."""
     everything = [r for rs in grouped.values() for r in rs]
-    seed = (f"seed {task.seed}" if task.seed != "-" else "none (imported data)")
+    name = seed_name(task)
+    seed = f"[{name}]({SEEDS}#{REFERENCES_ANCHOR})" if name else "none (imported data)"
     facts = [("Data", f"config `{task.config}`, target `{task.target}`"),
              ("Kind", f"{task.kind}: " + ("predict the target of every row" if task.kind == "regression" else
                                         "pick, per problem, the row with the smallest prediction")),
@@ -214,7 +221,7 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
                                  cls="text")])
     male = {"mape", "max_ape", "mdape"} & set(task.metrics) and task.primary_metric == "male"
     order = {s: i for i, s in enumerate(task.schemes)}
-    schemes = [scheme_view(task, s, grouped[s], plots, base)
+    schemes = [scheme_view(task, s, grouped[s], plots, base, (counts or {}).get(s))
                for s in sorted(grouped, key=lambda s: (order.get(s, len(order)), s))]
     return _page(
         "task.html.j2", task.name, nav, task_page_name(task.name), task=task, facts=facts,
@@ -268,8 +275,11 @@ def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], bo
 
 
 def seeds_page(results: list[dict], nav: list[NavItem], tasks: list[Task] | None = None) -> str:
-    """The seed studies' protocols (``seeds.html.j2``): the sections the tasks declare."""
-    return _page("seeds.html.j2", "Seed protocols", nav, SEEDS, seed_blocks=seed_blocks(results, tasks))
+    """The seed studies (``seeds.html.j2``): their protocols (the sections the tasks declare), then the full
+    reference of each (:func:`kgpubench.board.render.reference_blocks`)."""
+    tasks = tasks or list_tasks()
+    return _page("seeds.html.j2", "Seed studies", nav, SEEDS, seed_blocks=seed_blocks(results, tasks),
+                 reference_blocks=reference_blocks(tasks))
 
 
 _HEADING = re.compile(r"<h([23])>(.*?)</h\1>")

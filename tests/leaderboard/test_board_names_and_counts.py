@@ -1,0 +1,115 @@
+"""The board rendered from the shipped results (README and every site page, no plot drawn): it names each seed
+study by author and year with its full reference, never as "seed 000", and each table's caption gives the task's
+problems and its test folds, with the reason where a hash scheme has fewer folds than nominal."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.counts import problem_counts
+from kgpubench.board.render import render_markdown, served_studies
+from kgpubench.board.site import site_pages
+from kgpubench.board.site.pages import SEEDS, task_page_name
+from kgpubench.resources import default_data_dir
+from kgpubench.sources import SEED_STUDIES
+from kgpubench.store.store import Store
+from kgpubench.tasks import get_task, list_tasks, problem_keys, select
+from kgpubench.tasks.splits import SCHEMES, hash_bucket
+
+AUTOTUNE = "autotune-config"
+
+
+@pytest.fixture(scope="module")
+def shipped_board():
+    """``(README text, {page name: html}, results)`` of the committed results, with the problems counted on the
+    packaged data (what ``kgpubench leaderboard render`` writes)."""
+    if not lb.results_dir().is_dir():
+        pytest.skip("no committed leaderboard/results in this checkout")
+    results = lb.load_results(lb.results_dir())
+    tasks = list_tasks()
+    with_results = {r["task"] for r in results if r.get("status", "ok") == "ok"}
+    counts = problem_counts([t for t in tasks if t.name in with_results])
+    pages, _ = site_pages(results, tasks, counts=counts)
+    return render_markdown(results, tasks, counts=counts), pages, results
+
+
+def _section(readme: str, task: str, scheme: str) -> str:
+    start = readme.index(f"### {task} — `{scheme}`")
+    return readme[start:readme.index("| rank |", start)]
+
+
+def test_no_bare_seed_id_on_the_board(shipped_board):
+    readme, pages, _ = shipped_board
+    for name, text in [("README.md", readme), *pages.items()]:
+        found = re.search(r".{40}seed (study )?00\d.{40}", html.unescape(text), re.I)
+        assert found is None, f"{name}: {found.group(0)!r}"
+
+
+def test_every_served_study_is_named_and_referenced_in_full(shipped_board):
+    readme, pages, _ = shipped_board
+    studies = served_studies(list_tasks())
+    assert [s.id for s in studies] == ["000", "001", "002", "003"]
+    references = readme[readme.index("\n## References\n"):]
+    seeds = html.unescape(pages[SEEDS])
+    for s in studies:
+        for text in (references, seeds):
+            assert s.title in text and (s.title_en or s.title) in text and ", ".join(s.authors) in text
+            assert s.link is None or s.link in text
+            assert s.year is None or str(s.year) in text
+    assert "https://scj.kashanu.ac.ir/article_114553.html" in references  # 000: the journal's page, no DOI known
+    assert SEED_STUDIES["001"].link is None  # no venue, year or link is stated anywhere: none is printed
+    # each task names its study by its short form, on the README and on its page (linked to the references)
+    for task in list_tasks():
+        if task.seed == "-":
+            continue
+        short = SEED_STUDIES[task.seed].short
+        assert f"Seed study: {short} ([References](#references))." in readme
+        assert f'<a href="{SEEDS}#references">{html.escape(short)}</a>' in pages[task_page_name(task.name)]
+    assert "Riahi et al. 2024 (paper)" in readme and "Wang and Chen 2013 (paper)" in readme
+    assert "### Scheer et al. — threads per block of NPB kernels" in readme
+    assert "Scheer et al.'s Profiling, Exhausting" in readme  # the ranking rule
+
+
+def _problems_and_empty_buckets(task_name: str, scheme: str) -> tuple[int, list[str]]:
+    """Counted here by hand on the packaged data: distinct problems and the hash buckets none of them falls in."""
+    task = get_task(task_name)
+    rows = select(task, Store(default_data_dir()).read(task.config)).rows
+    keys = set(problem_keys(task, rows))
+    n = SCHEMES[scheme].n_folds
+    drawn = {hash_bucket(str(k), scheme, n) for k in keys}
+    return len(keys), [str(b) for b in range(n) if b not in drawn]
+
+
+def test_autotune_captions_give_its_19_problems_and_why_random10_has_9_folds(shipped_board):
+    readme, pages, results = shipped_board
+    problems, empty = _problems_and_empty_buckets(AUTOTUNE, "random10")
+    assert problems == 19 and empty == ["1"]
+    note = ("19 problems (gpu_name, kernel, problem_size), each in one test fold. Test folds: 9 of 10: `random10` "
+            "hashes each problem into one of 10 buckets, one bucket a test fold, and bucket 1 drew none of them.")
+    assert note in _section(readme, AUTOTUNE, "random10")
+    page = html.unescape(re.sub(r"<[^>]+>", "", pages[task_page_name(AUTOTUNE)]))
+    assert note.replace("`", "") in page  # the backticks are <code> there
+    recorded = {len(r["folds"]) for r in results if r["task"] == AUTOTUNE and r["scheme"] == "random10"
+                and r.get("status", "ok") == "ok"}
+    assert recorded == {9}
+    by_gpu = _section(readme, AUTOTUNE, "by-gpu")
+    assert "19 problems (gpu_name, kernel, problem_size), each in one test fold. Test folds: 8." in by_gpu
+
+
+def test_every_table_caption_states_its_folds_and_the_problems_where_the_task_has_them(shipped_board):
+    readme, _, results = shipped_board
+    tables = {(r["task"], r["scheme"]) for r in results if r.get("status", "ok") == "ok" and r.get("folds")}
+    assert tables
+    for task_name, scheme in tables:
+        caption = _section(readme, task_name, scheme)
+        assert "Test folds: " in caption
+        if get_task(task_name).problem_columns:
+            assert re.search(r"\d+ (test )?problems", caption), (task_name, scheme)
+    npb = _section(readme, "npb-tpb", "random10")
+    problems, empty = _problems_and_empty_buckets("npb-tpb", "random10")
+    assert f"{problems} problems (gpu_name, benchmark, npb_class, variant), each in one test fold" in npb
+    assert f"Test folds: {10 - len(empty)} of 10" in npb and f"{', '.join(empty[:-1])} and {empty[-1]} drew" in npb
