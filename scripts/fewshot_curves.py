@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     from kgpubench.board.fewshot import (
         KS,
-        board_fold_mdape,
+        board_goal,
         fewshot_curve,
         goals_of,
         grouped_mdape,
@@ -93,13 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.goals_out:
         records = []
         for goal in goals_of(task.name):
-            per_model = {}
             if goal.source == "board":
-                for path in sorted((args.results / task.name / goal.scheme).glob("*.json")):
-                    result = json.loads(path.read_text())
-                    if result.get("status") == "ok" and result.get("kind") == "model":
-                        per_model[path.stem] = board_fold_mdape(result, goal)
+                rec = board_goal(goal, args.results)
             else:
+                per_model: dict[str, dict[str, float]] = {}
                 gdata = data if goal.scheme == args.scheme else task_data(task, goal.scheme, args.data)
                 for fold in gdata.fold_names:
                     test = np.flatnonzero(gdata.folds == fold)
@@ -113,11 +110,15 @@ def main(argv: list[str] | None = None) -> int:
                                            limits=limits, model_name=m).predictions
                         rows = gdata.rows.take(test)
                         per_model.setdefault(m, {}).update(grouped_mdape(rows, gdata.y[test], pred, goal))
-            rec = judge(goal, per_model)
+                rec = judge(goal, per_model)
             records.append(rec)
             print(f"goal {goal.label}: best {rec['best_model']} {rec['figures']} -> "
                   f"{'met' if rec['met'] else 'not met'}", flush=True)
+        metrics = sorted({g.metric for g in goals_of(task.name) if g.source == "board"})
         note = "Figures of goals on a board scheme are the committed board results' per-fold median APE."
+        if metrics and metrics != ["mdape"]:
+            note = (f"Figures of goals on a board scheme are the committed board results' per-fold "
+                    f"{', '.join(metrics)}, in percent.")
         if any(g.source == "predict" for g in goals_of(task.name)):
             note = (f"Figures computed by `scripts/fewshot_curves.py` from the models {', '.join(goal_names)}, "
                     "each trained on the goal's scheme with the task's training subsample rule (as on the board) "

@@ -96,23 +96,80 @@ def fewshot(doc: dict) -> ExtraTable:
     return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows))
 
 
+FIGURE_UNITS = {"mdape": "median APE %"}
+
+
+def _goal_target(g: dict) -> str:
+    if g.get("over") == "median":
+        beats = f", below {g['beats']} on each" if g.get("beats") else ""
+        return f"median ≤ {g.get('target_pct')} % over {g.get('groups', '?')}{beats}"
+    need = g.get("need")
+    return f"≤ {g.get('target_pct')} % on {need if need is not None else 'every'} of {g.get('groups', '?')}"
+
+
+def _goal_figures(g: dict) -> str:
+    figs = g.get("figures") or {}
+    if g.get("over") != "median":
+        return ", ".join(f"{k} {v:.1f}" for k, v in figs.items())
+    base = g.get("baseline_figures") or {}
+    per = ", ".join(f"{k} {v:.1f}" + (f" ({g['beats']} {base[k]:.1f})" if k in base else "") for k, v in figs.items())
+    med = g.get("median")
+    return (f"median {med:.1f}; " if isinstance(med, (int, float)) else "") + per
+
+
 def goals(doc: dict) -> ExtraTable:
     """The goals the task reports against (``scripts/fewshot_curves.py --goals-out``): target, best, met."""
-    header = ("goal", "target", "best model", "its figures (median APE %)", "met")
+    units = sorted({FIGURE_UNITS.get(g.get("metric", "mdape"), f"{g.get('metric')}, %")
+                    for g in doc.get("goals") or []})
+    header = ("goal", "target", "best model", f"its figures ({'; '.join(units) or FIGURE_UNITS['mdape']})", "met")
     rows = []
     for g in doc.get("goals") or []:
-        figs = ", ".join(f"{k} {v:.1f}" for k, v in (g.get("figures") or {}).items())
-        need = g.get("need")
-        target = f"≤ {g.get('target_pct')} % on {need if need is not None else 'every'} of {g.get('groups', '?')}"
-        rows.append((str(g.get("goal")), target, str(g.get("best_model") or "—"), figs or "—",
+        rows.append((str(g.get("goal")), _goal_target(g), str(g.get("best_model") or "—"), _goal_figures(g) or "—",
                      "met" if g.get("met") else "not met"))
+    on_median = any(g.get("over") == "median" for g in doc.get("goals") or [])
+    rule = ("; for a goal on the median over the groups, a model that meets it, then the smallest median"
+            if on_median else "")
     note = ("The unseen-GPU goals this benchmark sets itself, each judged on the best model (most groups within "
-            "the target, then the smallest worst figure). " + str(doc.get("note", "")))
+            f"the target, then the smallest worst figure{rule}). " + str(doc.get("note", "")))
     return ExtraTable("Goals", note, header, tuple(rows))
 
 
+def _interval(med, ci) -> str:
+    if not isinstance(med, (int, float)):
+        return "—"
+    return f"{med:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def budget(doc: dict) -> ExtraTable:
+    """``scripts/budget_curves.py``'s tuning-budget curves: per strategy and budget N, the median over held-out
+    GPUs of the score between random search (0) and the optimum (1), with its 95 % bootstrap interval."""
+    plan = doc.get("plan") or {}
+    budgets = [str(n) for n in plan.get("budgets") or ()]
+    strategies = doc.get("strategies") or {}
+    header = ("strategy", *(f"N = {n}" for n in budgets))
+    curves = {s: c for s, c in strategies.items() if isinstance(c, dict) and "summary" in c}
+
+    def first(s: str) -> float:
+        med = ((curves[s]["summary"].get(budgets[0]) or {}).get("median") if budgets else None)
+        return -med if isinstance(med, (int, float)) else float("inf")
+    order = sorted(curves, key=lambda s: (s != "oracle", first(s), s))
+    rows = [(s, *(_interval((curves[s]["summary"].get(n) or {}).get("median"),
+                            (curves[s]["summary"].get(n) or {}).get("interval")) for n in budgets)) for s in order]
+    rows += [(s, *("0 (by construction)" for _ in budgets)) for s, c in sorted(strategies.items()) if s not in curves]
+    gpus = plan.get("gpus") or {}
+    note = (f"How fast a tuner reaches the optimum on a GPU never seen (scheme `{plan.get('scheme', '?')}`, "
+            f"{len(gpus)} GPUs held out in turn; models trained on the other GPUs' rows as on the board): each "
+            f"strategy orders every problem's configurations ({', '.join(plan.get('problem_columns') or ())}) and "
+            "the tuner measures the first N, keeping the best time t_N. Score: (E_N − t_N) / (E_N − t_opt), with E_N "
+            "the exact expected best of N configurations drawn at random without replacement and t_opt the "
+            "optimum: random search scores 0, the oracle 1, below 0 is worse than random. Per GPU the mean over its "
+            "problems; each cell is the median over the GPUs [95 % bootstrap interval of the median]. Computed by "
+            "`scripts/budget_curves.py` (trusted baselines, in process; kgpubench/board/budget.py, docs/METRICS.md).")
+    return ExtraTable("Tuning-budget curves on an unseen GPU", note, header, tuple(rows))
+
+
 EXTRAS: dict[str, Callable[[dict], ExtraTable]] = {"neusight-paper-metric": neusight_paper_metric,
-                                                   "fewshot": fewshot, "goals": goals}
+                                                   "fewshot": fewshot, "goals": goals, "budget": budget}
 
 STRATEGY_LINES = {
     "clblast-fallback": "CLBlast's own fallback for an untuned device (architecture, else vendor and type, else "
