@@ -72,7 +72,7 @@ def expected_random_best(times, n_evals: int) -> float:
                           f"N = {n_evals}).")
     if n_evals >= n:
         return float(t[0])
-    i = np.arange(1, n - n_evals + 1)  # only the first n - N + 1 sorted times can be a sample's best
+    i = np.arange(1, n - n_evals + 2)  # only the first n - N + 1 sorted times can be a sample's best
     ratios = (n - i[:-1] - n_evals + 1) / (n - i[:-1])
     weights = (n_evals / n) * np.concatenate([[1.0], np.cumprod(ratios)])
     return float(np.dot(weights, t[: i.size]) / weights.sum())  # the weights sum to 1 up to rounding
