@@ -16,7 +16,7 @@ Two kinds of declaration:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,13 +35,28 @@ PAPER = {"NeuSight": {"bmm": 13.8, "linear": 13.9, "elementwise": 19.3, "softmax
 
 
 @dataclass(frozen=True)
+class ExtraPlot:
+    """Lines to draw beside an extra table on the site: ``series`` holds (label, ((x, y), ...)) per line; ``file``
+    (``plots/<task>--<extra>.svg``, relative to the board folder) is set by :func:`load_extras`."""
+
+    title: str
+    caption: str
+    xlabel: str
+    ylabel: str
+    series: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    file: str = ""
+
+
+@dataclass(frozen=True)
 class ExtraTable:
-    """A titled table with a note: ``header`` names the columns, ``rows`` hold text cells."""
+    """A titled table with a note: ``header`` names the columns, ``rows`` hold text cells; ``plot``: an optional
+    line plot the site draws under the table (the Markdown board shows the table only)."""
 
     title: str
     note: str
     header: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
+    plot: ExtraPlot | None = None
 
 
 def neusight_paper_metric(doc: dict) -> ExtraTable:
@@ -165,7 +180,13 @@ def budget(doc: dict) -> ExtraTable:
             "optimum: random search scores 0, the oracle 1, below 0 is worse than random. Per GPU the mean over its "
             "problems; each cell is the median over the GPUs [95 % bootstrap interval of the median]. Computed by "
             "`scripts/budget_curves.py` (trusted baselines, in process; kgpubench/board/budget.py, docs/METRICS.md).")
-    return ExtraTable("Tuning-budget curves on an unseen GPU", note, header, tuple(rows))
+    series = tuple((s, tuple((float(n), float(curves[s]["summary"][n]["median"])) for n in budgets
+                             if isinstance((curves[s]["summary"].get(n) or {}).get("median"), (int, float))))
+                   for s in order)
+    plot = ExtraPlot("Tuning-budget curves: median over the held-out GPUs",
+                     "Score after N evaluations (median over the held-out GPUs): 1 is the optimum, 0 random search.",
+                     "evaluations N", "score (random 0, optimum 1)", series)
+    return ExtraTable("Tuning-budget curves on an unseen GPU", note, header, tuple(rows), plot)
 
 
 EXTRAS: dict[str, Callable[[dict], ExtraTable]] = {"neusight-paper-metric": neusight_paper_metric,
@@ -235,7 +256,10 @@ def load_extras(task, results_root: Path | None) -> list[ExtraTable]:
             out.append(ExtraTable(extra, f"*Not computed here*: no readable `{task.name}/{extra}.json` in the "
                                          "results folder (the committed board has it)."))
             continue
-        out.append(EXTRAS[extra](doc))
+        table = EXTRAS[extra](doc)
+        if table.plot is not None:
+            table = replace(table, plot=replace(table.plot, file=f"plots/{task.name}--{extra}.svg"))
+        out.append(table)
     return out
 
 
