@@ -277,3 +277,27 @@ def test_an_each_goal_table_keeps_its_old_header():
     g = goals({"goals": [{"goal": "x", "target_pct": 15.0, "need": 1, "groups": 1, "best_model": "m",
                           "figures": {"H": 1.0}, "met": True}]})
     assert g.header[3] == "its figures (median APE %)" and "median over the groups" not in g.note
+
+
+def test_the_site_draws_the_budget_curves_under_the_table(tmp_path):
+    from kgpubench.board.site import write_site
+    from kgpubench.board.site.check import check_site, parse_page
+
+    task = get_task("autotune-config")
+    doc = {"plan": {"scheme": "by-gpu", "budgets": [1, 5, 20], "problem_columns": ["kernel"], "gpus": {"A": {}}},
+           "strategies": {"random": {"by_construction": 0.0},
+                          "oracle": {"summary": {n: {"median": 1.0, "interval": None} for n in ("1", "5", "20")}},
+                          "lgbm": {"summary": {"1": {"median": 0.5}, "5": {"median": None}, "20": {"median": 0.9}}}}}
+    path = tmp_path / "results" / task.name / "budget.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    tables = load_extras(task, tmp_path / "results")
+    plot = tables[0].plot
+    assert plot.file == "plots/autotune-config--budget.svg"
+    assert plot.series == (("oracle", ((1.0, 1.0), (5.0, 1.0), (20.0, 1.0))), ("lgbm", ((1.0, 0.5), (20.0, 0.9))))
+    board = tmp_path / "board"
+    write_site([], board, [task], {task.name: tables})
+    assert (board / plot.file).read_text().lstrip().startswith(("<?xml", "<svg"))
+    page = parse_page((board / "task-autotune-config.html").read_text())
+    assert (plot.file, plot.title) in page.images
+    assert check_site(board, min_tables={}) == []
