@@ -129,7 +129,9 @@ def _goal_figures(g: dict) -> str:
     base = g.get("baseline_figures") or {}
     per = ", ".join(f"{k} {v:.1f}" + (f" ({g['beats']} {base[k]:.1f})" if k in base else "") for k, v in figs.items())
     med = g.get("median")
-    return (f"median {med:.1f}; " if isinstance(med, (int, float)) else "") + per
+    lost = (f", loses to {g['beats']} on {len(g.get('losses') or ())} of {len(figs)}"
+            if g.get("beats") and g.get("losses") else "")
+    return (f"median {med:.1f}{lost}; " if isinstance(med, (int, float)) else "") + per
 
 
 def goals(doc: dict) -> ExtraTable:
