@@ -45,6 +45,7 @@ class ExtraPlot:
     ylabel: str
     series: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
     file: str = ""
+    ylim: tuple[float, ...] = ()  # (bottom, top) of the y axis, or () for matplotlib's choice
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,9 @@ def budget(doc: dict) -> ExtraTable:
                              if isinstance((curves[s]["summary"].get(n) or {}).get("median"), (int, float))))
                    for s in order)
     plot = ExtraPlot("Tuning-budget curves: median over the held-out GPUs",
-                     "Score after N evaluations (median over the held-out GPUs): 1 is the optimum, 0 random search.",
-                     "evaluations N", "score (random 0, optimum 1)", series)
+                     "Score after N evaluations (median over the held-out GPUs): 1 is the optimum, 0 random search; "
+                     "the axis stops at −1, lower points (far worse than random) are in the table.",
+                     "evaluations N", "score (random 0, optimum 1)", series, ylim=(-1.0, 1.05))
     return ExtraTable("Tuning-budget curves on an unseen GPU", note, header, tuple(rows), plot)
 
 

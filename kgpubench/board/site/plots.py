@@ -113,8 +113,9 @@ def per_gpu_bars(values: Mapping[str, Mapping[str, float]], path: Path, *, title
 
 
 def curves(series: Sequence[tuple[str, Sequence[Sequence[float]]]], path: Path, *, title: str, xlabel: str,
-           ylabel: str) -> None:
-    """One line with markers per (label, ((x, y), ...)) over a log x axis, dotted reference lines at y = 0 and 1."""
+           ylabel: str, ylim: Sequence[float] = ()) -> None:
+    """One line with markers per (label, ((x, y), ...)) over a log x axis, dotted reference lines at y = 0 and 1;
+    ``ylim``: (bottom, top) of the y axis (points outside are cut off)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.4, 3.8))
     xs = sorted({float(x) for _, points in series for x, _ in points}) or [1.0]
@@ -126,6 +127,8 @@ def curves(series: Sequence[tuple[str, Sequence[Sequence[float]]]], path: Path, 
         x, y = zip(*points)
         ax.plot(x, y, marker="o", markersize=3, linewidth=1.2, color=COLORS[i % len(COLORS)],
                 linestyle="-" if i < len(COLORS) else "--", label=label)
+    if ylim:
+        ax.set_ylim(*ylim)
     ax.set_xscale("log")
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{x:g}" for x in xs])
