@@ -5,7 +5,8 @@ every model) and each baseline is trained on the other GPUs' rows plus those k, 
 rows (:mod:`kgpubench.board.fewshot`). Baselines are our own files, run in this process (trusted code, no sandbox),
 with one thread. ``--goals-out`` also writes the task's goals (:data:`kgpubench.board.fewshot.GOALS`): read from the
 committed board results (``--results``), or, for a goal computed from predictions, by training each model on the
-goal's scheme (the task's training subsample rule) and predicting its test fold.
+goal's scheme (the task's training subsample rule) and predicting its test fold. ``--models ""`` runs no model:
+with ``--goals-out`` it writes only goals read from the board (autotune-config's).
 
     PYTHONPATH=. python scripts/fewshot_curves.py --data STORE --task T [--models median,lgbm,...] \
         --out leaderboard/results/T/fewshot.json --goals-out leaderboard/results/T/goals.json
@@ -21,32 +22,32 @@ from pathlib import Path
 
 import numpy as np
 
+from kgpubench.board.evaluation import (
+    fit_predict,
+    hashed_order,
+    load_model_module,
+    model_factory,
+    task_data,
+)
+from kgpubench.board.fewshot import (
+    KS,
+    board_goal,
+    fewshot_curve,
+    goals_of,
+    grouped_mdape,
+    judge,
+    plan_folds,
+    plan_record,
+)
+from kgpubench.board.leaderboard import baseline_files
+from kgpubench.sandbox.limits import Limits
+from kgpubench.tasks import get_task
+from kgpubench.tasks.splits import EXCLUDED
+
 DEFAULT_MODELS = "median,lgbm"
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kgpubench.board.evaluation import (
-        fit_predict,
-        hashed_order,
-        load_model_module,
-        model_factory,
-        task_data,
-    )
-    from kgpubench.board.fewshot import (
-        KS,
-        board_goal,
-        fewshot_curve,
-        goals_of,
-        grouped_mdape,
-        judge,
-        plan_folds,
-        plan_record,
-    )
-    from kgpubench.board.leaderboard import baseline_files
-    from kgpubench.sandbox.limits import Limits
-    from kgpubench.tasks import get_task
-    from kgpubench.tasks.splits import EXCLUDED
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="store holding the task's config")
     parser.add_argument("--task", required=True)
