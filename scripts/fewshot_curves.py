@@ -5,7 +5,8 @@ every model) and each baseline is trained on the other GPUs' rows plus those k, 
 rows (:mod:`kgpubench.board.fewshot`). Baselines are our own files, run in this process (trusted code, no sandbox),
 with one thread. ``--goals-out`` also writes the task's goals (:data:`kgpubench.board.fewshot.GOALS`): read from the
 committed board results (``--results``), or, for a goal computed from predictions, by training each model on the
-goal's scheme (the task's training subsample rule) and predicting its test fold.
+goal's scheme (the task's training subsample rule) and predicting its test fold. ``--models ""`` runs no model:
+with ``--goals-out`` it writes only goals read from the board (autotune-config's).
 
     PYTHONPATH=. python scripts/fewshot_curves.py --data STORE --task T [--models median,lgbm,...] \
         --out leaderboard/results/T/fewshot.json --goals-out leaderboard/results/T/goals.json
@@ -21,32 +22,32 @@ from pathlib import Path
 
 import numpy as np
 
+from kgpubench.board.evaluation import (
+    fit_predict,
+    hashed_order,
+    load_model_module,
+    model_factory,
+    task_data,
+)
+from kgpubench.board.fewshot import (
+    KS,
+    board_goal,
+    fewshot_curve,
+    goals_of,
+    grouped_mdape,
+    judge,
+    plan_folds,
+    plan_record,
+)
+from kgpubench.board.leaderboard import baseline_files
+from kgpubench.sandbox.limits import Limits
+from kgpubench.tasks import get_task
+from kgpubench.tasks.splits import EXCLUDED
+
 DEFAULT_MODELS = "median,lgbm"
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kgpubench.board.evaluation import (
-        fit_predict,
-        hashed_order,
-        load_model_module,
-        model_factory,
-        task_data,
-    )
-    from kgpubench.board.fewshot import (
-        KS,
-        board_fold_mdape,
-        fewshot_curve,
-        goals_of,
-        grouped_mdape,
-        judge,
-        plan_folds,
-        plan_record,
-    )
-    from kgpubench.board.leaderboard import baseline_files
-    from kgpubench.sandbox.limits import Limits
-    from kgpubench.tasks import get_task
-    from kgpubench.tasks.splits import EXCLUDED
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="store holding the task's config")
     parser.add_argument("--task", required=True)
@@ -93,13 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.goals_out:
         records = []
         for goal in goals_of(task.name):
-            per_model = {}
             if goal.source == "board":
-                for path in sorted((args.results / task.name / goal.scheme).glob("*.json")):
-                    result = json.loads(path.read_text())
-                    if result.get("status") == "ok" and result.get("kind") == "model":
-                        per_model[path.stem] = board_fold_mdape(result, goal)
+                rec = board_goal(goal, args.results)
             else:
+                per_model: dict[str, dict[str, float]] = {}
                 gdata = data if goal.scheme == args.scheme else task_data(task, goal.scheme, args.data)
                 for fold in gdata.fold_names:
                     test = np.flatnonzero(gdata.folds == fold)
@@ -113,11 +111,15 @@ def main(argv: list[str] | None = None) -> int:
                                            limits=limits, model_name=m).predictions
                         rows = gdata.rows.take(test)
                         per_model.setdefault(m, {}).update(grouped_mdape(rows, gdata.y[test], pred, goal))
-            rec = judge(goal, per_model)
+                rec = judge(goal, per_model)
             records.append(rec)
             print(f"goal {goal.label}: best {rec['best_model']} {rec['figures']} -> "
                   f"{'met' if rec['met'] else 'not met'}", flush=True)
+        metrics = sorted({g.metric for g in goals_of(task.name) if g.source == "board"})
         note = "Figures of goals on a board scheme are the committed board results' per-fold median APE."
+        if metrics and metrics != ["mdape"]:
+            note = (f"Figures of goals on a board scheme are the committed board results' per-fold "
+                    f"{', '.join(metrics)}, in percent.")
         if any(g.source == "predict" for g in goals_of(task.name)):
             note = (f"Figures computed by `scripts/fewshot_curves.py` from the models {', '.join(goal_names)}, "
                     "each trained on the goal's scheme with the task's training subsample rule (as on the board) "

@@ -111,8 +111,8 @@ LAYERS = (
     ("tasks", ("tasks", "store.loading", "importers.export")),
     ("result records", ("board", "board.result", "board.ownership")),
     ("models", ("sandbox", "board.evaluation", "board.fewshot", "board.submission")),
-    ("board", ("board.leaderboard", "board.counts", "board.render", "board.ranking", "board.site", "board.pull_request",
-               "board.summary", "board.predict", "ray", "cli", "__main__", "")),
+    ("board", ("board.leaderboard", "board.counts", "board.render", "board.ranking", "board.budget", "board.site",
+               "board.pull_request", "board.summary", "board.predict", "ray", "cli", "__main__", "")),
 )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ import pyarrow as pa
 from kgpubench.board.evaluation import TaskData, fit_predict, hashed_order
 from kgpubench.board.result import Result
 from kgpubench.errors import OptionError
+from kgpubench.importers.limits import loads_json
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import mdape
 from kgpubench.tasks.scoring import score_fold
@@ -156,12 +158,15 @@ def plan_record(data: TaskData, plans: list[FewshotPlan], skipped: dict[str, str
 # ----- goals -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Goal:
-    """A target the board reports against: median APE (percent) at most ``target_pct`` on each group.
+    """A target the board reports against: a per-group figure in percent at most ``target_pct``.
 
-    ``source``: ``"board"`` reads the per-fold ``mdape`` of the committed board results of ``scheme`` (a fold is
-    a group; ``groups`` empty: every fold); ``"predict"``: a model trained on the scheme's training folds predicts
-    its test fold, whose rows are grouped by ``group_by`` after keeping those whose ``where`` columns hold the
-    listed values. Met when at least ``at_least`` groups (default: all) meet the target for one model.
+    ``source``: ``"board"`` reads the per-fold ``metric`` (default ``mdape``, median APE in percent; ``percent``
+    turns the metric into percent, e.g. 100 for a regret fraction) of the committed board results of ``scheme`` (a
+    fold is a group; ``groups`` empty: every fold); ``"predict"``: a model trained on the scheme's training folds
+    predicts its test fold, whose rows are grouped by ``group_by`` after keeping those whose ``where`` columns hold
+    the listed values (median APE). ``over``: ``"each"``: met when at least ``at_least`` groups (default: all) meet
+    the target for one model; ``"median"``: met when the median over the groups does. ``beats``: a model the best
+    must beat (a strictly lower figure) on every group; it is not a candidate itself.
     """
 
     task: str
@@ -173,6 +178,10 @@ class Goal:
     group_by: str = "gpu_name"
     where: tuple[tuple[str, tuple[str, ...]], ...] = ()
     at_least: int | None = None
+    metric: str = "mdape"
+    percent: float = 1.0
+    over: str = "each"
+    beats: str = ""
 
 
 UNSEEN = ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100 80GB PCIe")
@@ -186,6 +195,8 @@ GOALS: tuple[Goal, ...] = (
          "by-gpu", 10.0, at_least=7),
     Goal("program-time", "leave-one-GPU-out: median APE on H100 (both) and on L4", "by-gpu", 15.0,
          groups=("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4")),
+    Goal("autotune-config", "leave-one-GPU-out: median top-1 regret over the GPUs, and better than transfer on "
+         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer"),
 )
 
 
@@ -207,8 +218,14 @@ def grouped_mdape(rows: pa.Table, y: np.ndarray, pred: np.ndarray, goal: Goal) -
 
 
 def judge(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
-    """The goal's record: per model its group figures and how many meet the target; the best model (most groups
-    met, then the smallest worst figure); met or not."""
+    """The goal's record: per model its group figures and how many meet the target; the best model; met or not.
+
+    ``over == "each"``: the best has the most groups met, then the smallest worst figure. ``over == "median"``: the
+    best meets the goal if any model does, then has the smallest median; the record adds ``metric``, ``over``,
+    ``median``, and with ``beats`` the baseline's figures and the groups where the best does not beat it."""
+    if goal.over == "median":
+        return _judge_median(goal, per_model)
+
     def rank(m):
         figs = per_model[m]
         return (-sum(v <= goal.target_pct for v in figs.values()), max(figs.values(), default=float("inf")), m)
@@ -224,13 +241,49 @@ def judge(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
             "met": bool(best is not None and not missing and met_n >= need), "per_model": per_model}
 
 
-def board_fold_mdape(result: Result | dict, goal: Goal) -> dict[str, float]:
-    """Per-fold ``mdape`` (percent) of a board :class:`~kgpubench.board.result.Result` (or a committed file's dict),
-    restricted to the goal's groups."""
+def _judge_median(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
+    base = per_model.get(goal.beats, {}) if goal.beats else {}
+
+    def losses(figs: dict[str, float]) -> list[str]:
+        return sorted(g for g, v in figs.items() if goal.beats and not (g in base and v < base[g]))
+
+    def meets(m: str) -> bool:
+        figs = models[m]
+        return (float(np.median(list(figs.values()))) <= goal.target_pct and not losses(figs)
+                and not [g for g in goal.groups if g not in figs])
+
+    models = {m: f for m, f in per_model.items() if f and m != goal.beats}
+    best = min(models, key=lambda m: (not meets(m), float(np.median(list(models[m].values()))), m)) if models else None
+    figs = models.get(best, {})
+    missing = [g for g in goal.groups if g not in figs]
+    rec = {"goal": goal.label, "scheme": goal.scheme, "target_pct": goal.target_pct, "need": len(goal.groups or figs),
+           "best_model": best, "figures": figs, "groups_met": sum(v <= goal.target_pct for v in figs.values()),
+           "groups": len(figs), "missing": missing, "met": bool(best is not None and meets(best)),
+           "per_model": per_model, "metric": goal.metric, "over": goal.over,
+           "median": float(np.median(list(figs.values()))) if figs else None}
+    if goal.beats:
+        rec.update(beats=goal.beats, baseline_figures=base, losses=losses(figs))
+    return rec
+
+
+def board_fold_figures(result: Result | dict, goal: Goal) -> dict[str, float]:
+    """Per-fold ``goal.metric`` in percent (times ``goal.percent``) of a board
+    :class:`~kgpubench.board.result.Result` (or a committed file's dict), restricted to the goal's groups."""
     folds = result.get("folds") if isinstance(result, dict) else result.folds
     out = {}
     for fold, rec in (folds or {}).items():
-        v = (rec.get("scores") or {}).get("mdape")
+        v = (rec.get("scores") or {}).get(goal.metric)
         if v is not None and (not goal.groups or fold in goal.groups):
-            out[str(fold)] = float(v)
+            out[str(fold)] = float(v) * goal.percent
     return out
+
+
+def board_goal(goal: Goal, results: Path) -> dict:
+    """:func:`judge` on the committed board results of the goal's task and scheme under ``results`` (every
+    ``kind: model`` result with status ok; the reference oracle is not a candidate)."""
+    per_model = {}
+    for path in sorted((Path(results) / goal.task / goal.scheme).glob("*.json")):
+        result = loads_json(path.read_bytes(), str(path))
+        if result.get("status") == "ok" and result.get("kind") == "model":
+            per_model[path.stem] = board_fold_figures(result, goal)
+    return judge(goal, per_model)

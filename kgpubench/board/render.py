@@ -348,7 +348,7 @@ def unseen_gpu_goal_blocks(task: Task, section: UnseenGpuGoal, results: list[dic
                f"not met: {med:.3g} ({med:.1%}), {med - goal:.1%} above the goal")
     beat = (f"beats {base} on every GPU" if baseline and not losses else
             f"loses to {base} on {len(losses)} of {len(gpus)} GPUs ({', '.join(losses)})" if baseline else
-            f"no {base} result")
+            f"has no {base} result to compare with")
     return [Block("h3", f"{task.name}: best model `{best['model']}`"),
             Block("p", f"Median regret over the held-out GPUs {verdict}; it {beat}. Its mean, which ranks it: "
                   f"{cell(best, metric)}."), Block("table", rows=tuple(rows))]

@@ -69,7 +69,7 @@ AMARIS_REFERENCE = (
 
 # The baseline that reuses the most similar measured GPU's best configuration (baselines/transfer.py).
 TRANSFER = "transfer"
-GOAL_REGRET = 0.05
+GOAL_REGRET = 0.10
 UNSEEN_GPU_GOAL = UnseenGpuGoal(
     title="Goal: unseen GPUs", baseline=TRANSFER, regret=GOAL_REGRET,
     note="Leave one GPU out (`by-gpu`): the best learned model (ranked as everywhere on the board: lowest mean over "
@@ -169,7 +169,7 @@ ALL_TASKS: tuple[Task, ...] = (
         metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), completeness="search-space",
         schemes=("random10", "holdout80", "by-kernel", "by-gpu"), board_schemes=("random10", "by-gpu"),
         relative_cost=100.0,  # the imported search spaces: by far the most rows
-        sections=(UNSEEN_GPU_GOAL,), gpu_baseline=TRANSFER,
+        sections=(UNSEEN_GPU_GOAL,), gpu_baseline=TRANSFER, extras=("budget", "goals"),
         sources=("benchmark_hub",),
         description="Rank the configurations of an auto-tuning search space (imported Kernel Tuner data) "
         "and pick the best per kernel, problem size and GPU; also scored as regression of time."),

@@ -16,7 +16,7 @@ Two kinds of declaration:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,13 +35,29 @@ PAPER = {"NeuSight": {"bmm": 13.8, "linear": 13.9, "elementwise": 19.3, "softmax
 
 
 @dataclass(frozen=True)
+class ExtraPlot:
+    """Lines to draw beside an extra table on the site: ``series`` holds (label, ((x, y), ...)) per line; ``file``
+    (``plots/<task>--<extra>.svg``, relative to the board folder) is set by :func:`load_extras`."""
+
+    title: str
+    caption: str
+    xlabel: str
+    ylabel: str
+    series: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    file: str = ""
+    ylim: tuple[float, ...] = ()  # (bottom, top) of the y axis, or () for matplotlib's choice
+
+
+@dataclass(frozen=True)
 class ExtraTable:
-    """A titled table with a note: ``header`` names the columns, ``rows`` hold text cells."""
+    """A titled table with a note: ``header`` names the columns, ``rows`` hold text cells; ``plot``: an optional
+    line plot the site draws under the table (the Markdown board shows the table only)."""
 
     title: str
     note: str
     header: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
+    plot: ExtraPlot | None = None
 
 
 def neusight_paper_metric(doc: dict) -> ExtraTable:
@@ -96,23 +112,89 @@ def fewshot(doc: dict) -> ExtraTable:
     return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows))
 
 
+FIGURE_UNITS = {"mdape": "median APE %"}
+
+
+def _goal_target(g: dict) -> str:
+    if g.get("over") == "median":
+        beats = f", below {g['beats']} on each" if g.get("beats") else ""
+        return f"median ≤ {g.get('target_pct')} % over {g.get('groups', '?')}{beats}"
+    need = g.get("need")
+    return f"≤ {g.get('target_pct')} % on {need if need is not None else 'every'} of {g.get('groups', '?')}"
+
+
+def _goal_figures(g: dict) -> str:
+    figs = g.get("figures") or {}
+    if g.get("over") != "median":
+        return ", ".join(f"{k} {v:.1f}" for k, v in figs.items())
+    base = g.get("baseline_figures") or {}
+    per = ", ".join(f"{k} {v:.1f}" + (f" ({g['beats']} {base[k]:.1f})" if k in base else "") for k, v in figs.items())
+    med = g.get("median")
+    lost = (f", loses to {g['beats']} on {len(g.get('losses') or ())} of {len(figs)}"
+            if g.get("beats") and g.get("losses") else "")
+    return (f"median {med:.1f}{lost}; " if isinstance(med, (int, float)) else "") + per
+
+
 def goals(doc: dict) -> ExtraTable:
     """The goals the task reports against (``scripts/fewshot_curves.py --goals-out``): target, best, met."""
-    header = ("goal", "target", "best model", "its figures (median APE %)", "met")
+    units = sorted({FIGURE_UNITS.get(g.get("metric", "mdape"), f"{g.get('metric')}, %")
+                    for g in doc.get("goals") or []})
+    header = ("goal", "target", "best model", f"its figures ({'; '.join(units) or FIGURE_UNITS['mdape']})", "met")
     rows = []
     for g in doc.get("goals") or []:
-        figs = ", ".join(f"{k} {v:.1f}" for k, v in (g.get("figures") or {}).items())
-        need = g.get("need")
-        target = f"≤ {g.get('target_pct')} % on {need if need is not None else 'every'} of {g.get('groups', '?')}"
-        rows.append((str(g.get("goal")), target, str(g.get("best_model") or "—"), figs or "—",
+        rows.append((str(g.get("goal")), _goal_target(g), str(g.get("best_model") or "—"), _goal_figures(g) or "—",
                      "met" if g.get("met") else "not met"))
+    on_median = any(g.get("over") == "median" for g in doc.get("goals") or [])
+    rule = ("; for a goal on the median over the groups, a model that meets it, then the smallest median"
+            if on_median else "")
     note = ("The unseen-GPU goals this benchmark sets itself, each judged on the best model (most groups within "
-            "the target, then the smallest worst figure). " + str(doc.get("note", "")))
+            f"the target, then the smallest worst figure{rule}). " + str(doc.get("note", "")))
     return ExtraTable("Goals", note, header, tuple(rows))
 
 
+def _interval(med, ci) -> str:
+    if not isinstance(med, (int, float)):
+        return "—"
+    return f"{med:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def budget(doc: dict) -> ExtraTable:
+    """``scripts/budget_curves.py``'s tuning-budget curves: per strategy and budget N, the median over held-out
+    GPUs of the score between random search (0) and the optimum (1), with its 95 % bootstrap interval."""
+    plan = doc.get("plan") or {}
+    budgets = [str(n) for n in plan.get("budgets") or ()]
+    strategies = doc.get("strategies") or {}
+    header = ("strategy", *(f"N = {n}" for n in budgets))
+    curves = {s: c for s, c in strategies.items() if isinstance(c, dict) and "summary" in c}
+
+    def first(s: str) -> float:
+        med = ((curves[s]["summary"].get(budgets[0]) or {}).get("median") if budgets else None)
+        return -med if isinstance(med, (int, float)) else float("inf")
+    order = sorted(curves, key=lambda s: (s != "oracle", first(s), s))
+    rows = [(s, *(_interval((curves[s]["summary"].get(n) or {}).get("median"),
+                            (curves[s]["summary"].get(n) or {}).get("interval")) for n in budgets)) for s in order]
+    rows += [(s, *("0 (by construction)" for _ in budgets)) for s, c in sorted(strategies.items()) if s not in curves]
+    gpus = plan.get("gpus") or {}
+    note = (f"How fast a tuner reaches the optimum on a GPU never seen (scheme `{plan.get('scheme', '?')}`, "
+            f"{len(gpus)} GPUs held out in turn; models trained on the other GPUs' rows as on the board): each "
+            f"strategy orders every problem's configurations ({', '.join(plan.get('problem_columns') or ())}) and "
+            "the tuner measures the first N, keeping the best time t_N. Score: (E_N − t_N) / (E_N − t_opt), with E_N "
+            "the exact expected best of N configurations drawn at random without replacement and t_opt the "
+            "optimum: random search scores 0, the oracle 1, below 0 is worse than random. Per GPU the mean over its "
+            "problems; each cell is the median over the GPUs [95 % bootstrap interval of the median]. Computed by "
+            "`scripts/budget_curves.py` (trusted baselines, in process; kgpubench/board/budget.py, docs/METRICS.md).")
+    series = tuple((s, tuple((float(n), float(curves[s]["summary"][n]["median"])) for n in budgets
+                             if isinstance((curves[s]["summary"].get(n) or {}).get("median"), (int, float))))
+                   for s in order)
+    plot = ExtraPlot("Tuning-budget curves: median over the held-out GPUs",
+                     "Score after N evaluations (median over the held-out GPUs): 1 is the optimum, 0 random search; "
+                     "the axis stops at −1, lower points (far worse than random) are in the table.",
+                     "evaluations N", "score (random 0, optimum 1)", series, ylim=(-1.0, 1.05))
+    return ExtraTable("Tuning-budget curves on an unseen GPU", note, header, tuple(rows), plot)
+
+
 EXTRAS: dict[str, Callable[[dict], ExtraTable]] = {"neusight-paper-metric": neusight_paper_metric,
-                                                   "fewshot": fewshot, "goals": goals}
+                                                   "fewshot": fewshot, "goals": goals, "budget": budget}
 
 STRATEGY_LINES = {
     "clblast-fallback": "CLBlast's own fallback for an untuned device (architecture, else vendor and type, else "
@@ -178,7 +260,10 @@ def load_extras(task, results_root: Path | None) -> list[ExtraTable]:
             out.append(ExtraTable(extra, f"*Not computed here*: no readable `{task.name}/{extra}.json` in the "
                                          "results folder (the committed board has it)."))
             continue
-        out.append(EXTRAS[extra](doc))
+        table = EXTRAS[extra](doc)
+        if table.plot is not None:
+            table = replace(table, plot=replace(table.plot, file=f"plots/{task.name}--{extra}.svg"))
+        out.append(table)
     return out
 
 

@@ -17,7 +17,7 @@ from kgpubench.board.ownership import ours as _ours
 from kgpubench.board.render import BOARD_KEY, board, render_markdown
 from kgpubench.board.result import project_root
 from kgpubench.board.site import plots
-from kgpubench.board.site.data import PlotSpec, plots_for
+from kgpubench.board.site.data import PlotSpec, extra_plot_specs, plots_for
 from kgpubench.board.site.html import STYLE, css
 from kgpubench.board.site.pages import (
     INDEX,
@@ -70,7 +70,7 @@ def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Pa
     specs: list[PlotSpec] = []
     for task in tasks:
         mine = plots_for(task, grouped[task.name])
-        specs += mine
+        specs += mine + extra_plot_specs((extras or {}).get(task.name))
         pages[task_page_name(task.name)] = task_page(task, grouped[task.name], mine, nav, base,
                                                      (extras or {}).get(task.name), (counts or {}).get(task.name))
     return pages, specs
@@ -83,6 +83,8 @@ def draw(spec: PlotSpec, board_dir: Path) -> Path:
         plots.predicted_vs_measured(spec.data, path, title=spec.title, **spec.options)
     elif spec.kind == "regret":
         plots.regret_cdf(spec.data, path, title=spec.title, **spec.options)
+    elif spec.kind == "curves":
+        plots.curves(spec.data, path, title=spec.title, **spec.options)
     else:
         plots.per_gpu_bars(spec.data, path, title=spec.title, **spec.options)
     return path

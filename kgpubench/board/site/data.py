@@ -25,12 +25,19 @@ class PlotSpec:
     """One plot: its file (relative to the board folder), the drawing function's name, data and text."""
 
     name: str
-    kind: str  # "predicted", "regret", "per-gpu"
+    kind: str  # "predicted", "regret", "per-gpu", "curves"
     data: object
     title: str
     alt: str
     caption: str
     options: dict = field(default_factory=dict)
+
+
+def extra_plot_specs(extras) -> list[PlotSpec]:
+    """The plots of a task's extra tables (:class:`kgpubench.tasks.extras.ExtraPlot`, drawn as lines)."""
+    return [PlotSpec(e.plot.file, "curves", e.plot.series, e.plot.title, e.plot.title, e.plot.caption,
+                     {"xlabel": e.plot.xlabel, "ylabel": e.plot.ylabel, "ylim": e.plot.ylim})
+            for e in extras or () if e.plot is not None and e.plot.file]
 
 
 def ok(records: list[dict]) -> list[dict]:

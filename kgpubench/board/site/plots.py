@@ -1,6 +1,7 @@
 """The board's plots as SVG (matplotlib): predicted vs measured on log-log axes, the cumulative distribution of
-regrets, and per-GPU bars. Each function takes plain data (see :mod:`kgpubench.board.site.data`) and writes one file;
-the output is byte-identical for the same data (fixed hash salt, no date).
+regrets, per-GPU bars, and lines over a log axis (an extra table's curves). Each function takes plain data (see
+:mod:`kgpubench.board.site.data`) and writes one file; the output is byte-identical for the same data (fixed hash
+salt, no date).
 """
 
 from __future__ import annotations
@@ -107,5 +108,34 @@ def per_gpu_bars(values: Mapping[str, Mapping[str, float]], path: Path, *, title
     ax.set_title(title, fontsize=9)
     ax.grid(True, axis="x", linewidth=0.3, alpha=0.6)
     ax.legend(fontsize=8, loc="lower right", frameon=False)
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def curves(series: Sequence[tuple[str, Sequence[Sequence[float]]]], path: Path, *, title: str, xlabel: str,
+           ylabel: str, ylim: Sequence[float] = ()) -> None:
+    """One line with markers per (label, ((x, y), ...)) over a log x axis, dotted reference lines at y = 0 and 1;
+    ``ylim``: (bottom, top) of the y axis (points outside are cut off)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.4, 3.8))
+    xs = sorted({float(x) for _, points in series for x, _ in points}) or [1.0]
+    for ref in (0.0, 1.0):
+        ax.axhline(ref, color="#57606a", linewidth=0.6, linestyle=":")
+    for i, (label, points) in enumerate(series):
+        if not points:
+            continue
+        x, y = zip(*points)
+        ax.plot(x, y, marker="o", markersize=3, linewidth=1.2, color=COLORS[i % len(COLORS)],
+                linestyle="-" if i < len(COLORS) else "--", label=label)
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.set_xscale("log")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{x:g}" for x in xs])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, linewidth=0.3, alpha=0.6)
+    ax.legend(fontsize=7, loc="lower right", frameon=False, ncol=2)
     fig.tight_layout()
     _save(fig, path)
