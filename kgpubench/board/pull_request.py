@@ -310,8 +310,7 @@ def _training_problem(data: TaskData) -> str | None:
     for fold in data.fold_names:
         if ((data.folds != fold) & (data.folds != EXCLUDED)).any():
             return None
-    why = scheme_problem(data) or "no fold has training rows"
-    return f"task {data.task.name!r} scheme {data.scheme!r}: {why} (folds {data.fold_names})."
+    return f"{scheme_problem(data) or 'no fold has training rows'} (folds {data.fold_names})"
 
 
 def check_submission(folder: Path | str, out_dir: Path | str = DEFAULT_OUT, *, data_dir: Path | str | None = None,
@@ -336,12 +335,16 @@ def check_submission(folder: Path | str, out_dir: Path | str = DEFAULT_OUT, *, d
         check_writable(out, force=force)
     runs = []
     for (task, scheme), out in zip(sub.runs, outs):
-        data = task_data(task, scheme, data_dir)
+        try:
+            data = task_data(task, scheme, data_dir)
+        except NoDataError as exc:
+            raise NoDataError(f"{sub.folder / META}: the run {task}/{scheme} has no data: {exc}") from None
         path = sub.file_for(task, scheme)
         if sub.kind == "model":
             why = _training_problem(data)
             if why:
-                raise NoDataError(why)
+                raise NoDataError(f"{sub.folder / META}: the run {task}/{scheme} cannot train a model: {why}; list "
+                                  "another scheme under runs, or score on a store with more data (--data).")
         else:
             prediction_folds(read_predictions(path), path, data)
         runs.append(CheckedRun(task, scheme, path, out, data))
