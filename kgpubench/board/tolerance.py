@@ -21,8 +21,8 @@ class ModelTolerance:
     (or by its metric's tolerance, if larger).
 
     ``model_file``: the file as results name it (``baselines/wavelet_nn.py``); ``spread``: the largest relative
-    difference measured between re-runs on different BLAS kernels, NumPy SIMD paths and thread counts
-    (``rel_tol`` is twice it, rounded up); ``reason``: why the model's scores move.
+    difference of one fold's score measured between two re-runs (machines, BLAS kernels, NumPy SIMD paths, thread
+    counts); ``rel_tol`` is at least twice it; ``reason``: why the model's scores move.
     """
 
     model_file: str
@@ -33,7 +33,7 @@ class ModelTolerance:
 
 MODEL_TOLERANCES: dict[str, ModelTolerance] = {t.model_file: t for t in (
     ModelTolerance(
-        "baselines/wavelet_nn.py", rel_tol=1.5e-3, spread=6.4e-4,
+        "baselines/wavelet_nn.py", rel_tol=2.5e-3, spread=1.2e-3,
         reason="scipy's least_squares stops after 100 evaluations, so the last-bit differences of OpenBLAS's "
                "CPU-specific kernels and of NumPy's SIMD cos/exp/tanh end in other weights; measured on "
                "kernel-power/random10 (docs/METRICS.md)"),
