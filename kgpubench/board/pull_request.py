@@ -8,8 +8,10 @@ scheme pairs to score) and either
 - ``predictions/<task>--<scheme>.parquet`` (or ``.csv``): predictions made elsewhere, one per test row of every
   fold (``kgpubench score``); ``url`` must then say where the code that made them lives.
 
-:func:`read_submission` checks a folder without running anything, :func:`run_submission` is the CI job (it
-writes one result file per pair into an output folder), :func:`accept` is the maintainer's step: it checks
+:func:`read_submission` reads and checks a folder; :func:`check_submission` (``submission check``) makes every
+check the CI job makes before it runs model code (the folder, each run's data, each predictions file against the
+test rows, the result files); :func:`run_submission` is the CI job: it calls :func:`check_submission` first, then
+writes one result file per pair into an output folder; :func:`accept` is the maintainer's step: it checks
 that each result was made from the folder's files as they are now, copies it into the board's results and
 re-renders the board.
 """
