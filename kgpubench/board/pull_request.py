@@ -41,7 +41,7 @@ from kgpubench.board.submission import (
     read_predictions,
     score_predictions,
 )
-from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidationError
+from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidationError, UnknownNameError
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.store.shards import atomic_write_bytes, check_writable, refuse_stdout
 from kgpubench.tasks import get_task
@@ -117,7 +117,10 @@ def _runs(folder: Path, value) -> tuple[tuple[str, str], ...]:
             raise _bad(folder, f"runs entry {i} must have exactly the keys task and scheme, got {shown}")
         name = _text(folder, f"runs entry {i}: task", entry["task"], 100)
         scheme = _text(folder, f"runs entry {i}: scheme", entry["scheme"], 100)
-        task = get_task(name)  # unknown names: one line with "did you mean"
+        try:
+            task = get_task(name)
+        except UnknownNameError as exc:  # one line with "did you mean", naming the file
+            raise UnknownNameError(f"{folder / META}: runs entry {i}: {exc}") from None
         if scheme not in task.evaluated_schemes:
             raise _bad(folder, f"runs entry {i}: scheme {scheme!r} is not on the board for {task.name} "
                                f"(one of {', '.join(task.evaluated_schemes)})")
@@ -205,6 +208,9 @@ def read_submission(folder: Path | str) -> Submission:
     files must be plain files, not symbolic links.
     """
     folder = Path(folder)
+    if folder.is_symlink():
+        raise SchemaValidationError(f"{folder}: is a symbolic link; a submission is a plain folder under "
+                                    "leaderboard/submissions/ (move the files in) (see leaderboard/SUBMITTING.md).")
     meta_path = folder / META
     for path in (meta_path, folder / MODEL, folder / PREDICTIONS):
         _no_link(folder, path)

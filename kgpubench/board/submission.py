@@ -201,8 +201,8 @@ def prediction_folds(df, path: Path | str, data: TaskData) -> dict[str, np.ndarr
     Raises
     ------
     kgpubench.errors.SchemaValidationError
-        One line naming the file, the first fold and rows that do not match and the fix; every problem in
-        ``violations``.
+        One line naming the file, the folds and rows that do not match (the first two when more than three) and
+        the fix; every problem in ``violations``.
     kgpubench.errors.SubmissionError
         A NaN or infinite prediction (:func:`kgpubench.sandbox.checks.checked_predictions`, naming fold and row_id).
     """
@@ -227,9 +227,9 @@ def prediction_folds(df, path: Path | str, data: TaskData) -> dict[str, np.ndarr
     if unknown:
         problems.append(f"folds {unknown[:5]} are not folds of {scheme!r} (folds: {', '.join(data.fold_names)})")
     if problems:
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        shown = problems if len(problems) <= 3 else [*problems[:2], f"{len(problems) - 2} more problem(s)"]
         raise SchemaValidationError(
-            f"{path}: {problems[0]}{more}; predictions must cover exactly the test rows of every fold of "
+            f"{path}: {'; '.join(shown)}; predictions must cover exactly the test rows of every fold of "
             f"{task.name!r}/{scheme!r}: list them with kgpubench.load_dataset({task.config!r}, scheme={scheme!r}, "
             f"fold=F, split='test', task={task.name!r}).", problems)
     return folds

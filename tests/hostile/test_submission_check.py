@@ -133,6 +133,8 @@ CASES = [
     # the folder and submission.yaml
     ("no-yaml", "model", lambda f, df: (f / "submission.yaml").unlink(), DataFileNotFoundError, "no submission.yaml",
      None),
+    ("folder-is-a-link", "model", lambda f, df: (f.rename(f.parent / "real"), f.symlink_to(f.parent / "real")),
+     SchemaValidationError, "is a symbolic link; a submission is a plain folder", "."),
     ("yaml-link-out", "model", lambda f, df: _link(f, "submission.yaml"), SchemaValidationError,
      "is a symbolic link.*copy the file in", "submission.yaml"),
     ("model-link-out", "model", lambda f, df: _link(f, "model.py"), SchemaValidationError, "is a symbolic link",
@@ -151,7 +153,8 @@ CASES = [
                                                     "runs: everything"), SchemaValidationError,
      "`runs` must be a list", "submission.yaml"),
     ("unknown-task", "model", lambda f, df: _meta(f, "task: autotune-config", "task: autotune-confg"),
-     UnknownNameError, "autotune-config", None),
+     UnknownNameError, r"runs entry 1: unknown task 'autotune-confg'. Did you mean.*autotune-config",
+     "submission.yaml"),
     ("unknown-scheme", "model", lambda f, df: _meta(f, "scheme: by-gpu", "scheme: by-moon"), SchemaValidationError,
      "scheme 'by-moon' is not on the board for autotune-config", "submission.yaml"),
     ("model-and-predictions", "model", lambda f, df: (f / "predictions").mkdir(), SchemaValidationError,
