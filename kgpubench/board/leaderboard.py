@@ -43,18 +43,15 @@ from kgpubench.board.result import (
 )
 from kgpubench.board.site import board_files, render_all
 from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
+from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
 from kgpubench.errors import BoardWriteError, DataFileNotFoundError, VerifyError
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks import Task, as_task, list_tasks
-from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.splits import split_path, write_split_files
 
-# Default tolerance of a score that has no metric declaration (``measurements``) and the absolute floor.
-REL_TOL = 1e-4
-ABS_TOL = 1e-6
 # What CI re-runs (`make test`): the floor and the reference rows on every task, quick on the packaged data.
 FAST_BASELINES = ("median", ORACLE)
 STATUS_FILE = "_status.json"
@@ -76,11 +73,6 @@ def baseline_files() -> list[Path]:
 def result_path(root: Path, task: str, scheme: str, model: str) -> Path:
     """``<root>/<task name>/<scheme>/<model>.json``."""
     return Path(root) / task / scheme / f"{model}.json"
-
-
-def tolerance(metric: str) -> float:
-    """Relative tolerance of ``metric`` for ``verify`` (docs/METRICS.md)."""
-    return METRICS[metric].rel_tol if metric in METRICS else REL_TOL
 
 
 @dataclass(frozen=True)
@@ -370,7 +362,8 @@ def _close(a, b, rel: float, abs_: float) -> bool:
 def compare(committed: Result, fresh: Result, *, rel_tol: float | None = None,
             abs_tol: float = ABS_TOL) -> list[str]:
     """Every difference between a committed result and a fresh re-run: status, hashes, and scores beyond their
-    metric's tolerance (``rel_tol`` overrides every metric's)."""
+    tolerance (:func:`kgpubench.board.tolerance.tolerance`: the metric's, or the committed model file's when it
+    declares a larger one; ``rel_tol`` overrides both)."""
     where = f"{committed.task}/{committed.scheme}/{committed.model}"
     out = []
     if committed.status != fresh.status:
@@ -385,13 +378,14 @@ def compare(committed: Result, fresh: Result, *, rel_tol: float | None = None,
             out.append(f"{where}: fails with {_known(fresh.message)!r}, the result says {_known(committed.message)!r}")
         return out
     fresh_folds = fresh.folds
+    model_file = _known(committed.model_file)
     for fold, rec in committed.folds.items():
         if fold not in fresh_folds:
             out.append(f"{where}: fold {fold!r} no longer exists")
             continue
         for metric, value in rec["scores"].items():
             new = fresh_folds[fold]["scores"].get(metric)
-            if not _close(value, new, tolerance(metric) if rel_tol is None else rel_tol, abs_tol):
+            if not _close(value, new, tolerance(metric, model_file) if rel_tol is None else rel_tol, abs_tol):
                 out.append(f"{where}: fold {fold} {metric} = {new}, committed {value}")
     extra = sorted(set(fresh_folds) - set(committed.folds))
     if extra:
@@ -408,8 +402,9 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
     :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:
-    ``|a - b| <= max(abs_tol, rel * max(|a|, |b|))`` with ``rel`` the metric's (:func:`tolerance`) unless
-    ``rel_tol`` is given; hashes exact.
+    ``|a - b| <= max(abs_tol, rel * max(|a|, |b|))`` with ``rel`` the metric's, or the model's where it
+    declares a larger one (:func:`kgpubench.board.tolerance.tolerance`), unless ``rel_tol`` is given; hashes
+    exact.
     """
     where = Path(root or results_dir())
     if not where.is_dir():
@@ -470,6 +465,7 @@ __all__ = [
     "FAST_BASELINES",
     "REL_TOL",
     "BoardWriteError",
+    "MODEL_TOLERANCES",
     "Job",
     "VerifyError",
     "baseline_files",

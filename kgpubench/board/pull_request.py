@@ -8,8 +8,10 @@ scheme pairs to score) and either
 - ``predictions/<task>--<scheme>.parquet`` (or ``.csv``): predictions made elsewhere, one per test row of every
   fold (``kgpubench score``); ``url`` must then say where the code that made them lives.
 
-:func:`read_submission` checks a folder without running anything, :func:`run_submission` is the CI job (it
-writes one result file per pair into an output folder), :func:`accept` is the maintainer's step: it checks
+:func:`read_submission` reads and checks a folder; :func:`check_submission` (``submission check``) makes every
+check the CI job makes before it runs model code (the folder, each run's data, each predictions file against the
+test rows, the result files); :func:`run_submission` is the CI job: it calls :func:`check_submission` first, then
+writes one result file per pair into an output folder; :func:`accept` is the maintainer's step: it checks
 that each result was made from the folder's files as they are now, copies it into the board's results and
 re-renders the board.
 """
@@ -20,10 +22,33 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kgpubench.board.evaluation import SubmissionError, file_sha256, result_json
-from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
+from kgpubench.board.evaluation import (
+    SubmissionError,
+    TaskData,
+    evaluate,
+    file_sha256,
+    result_json,
+    scheme_problem,
+    task_data,
+)
+from kgpubench.board.leaderboard import baseline_files, load_results, project_root, result_path, results_dir
+from kgpubench.board.result import read_result_json
+from kgpubench.board.site import render_all
+from kgpubench.board.submission import (
+    check_factory,
+    declared_tasks,
+    prediction_folds,
+    read_predictions,
+    score_predictions,
+)
+from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidationError, UnknownNameError
+from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
+from kgpubench.store.shards import atomic_write_bytes, check_writable, refuse_stdout
+from kgpubench.tasks import get_task
+from kgpubench.tasks.splits import EXCLUDED
 
 META = "submission.yaml"
+DEFAULT_OUT = Path("build/submission-results")  # where the CI job writes its result files
 MODEL = "model.py"
 PREDICTIONS = "predictions"
 PREDICTION_SUFFIXES = (".parquet", ".csv")
@@ -83,8 +108,6 @@ def _text(folder: Path, what: str, value, max_len: int) -> str:
 
 
 def _runs(folder: Path, value) -> tuple[tuple[str, str], ...]:
-    from kgpubench.tasks import get_task
-
     if not isinstance(value, list) or not value or len(value) > MAX_RUNS:
         raise _bad(folder, f"`runs` must be a list of 1 to {MAX_RUNS} {{task: ..., scheme: ...}} entries")
     out = []
@@ -94,7 +117,10 @@ def _runs(folder: Path, value) -> tuple[tuple[str, str], ...]:
             raise _bad(folder, f"runs entry {i} must have exactly the keys task and scheme, got {shown}")
         name = _text(folder, f"runs entry {i}: task", entry["task"], 100)
         scheme = _text(folder, f"runs entry {i}: scheme", entry["scheme"], 100)
-        task = get_task(name)  # unknown names: one line with "did you mean"
+        try:
+            task = get_task(name)
+        except UnknownNameError as exc:  # one line with "did you mean", naming the file
+            raise UnknownNameError(f"{folder / META}: runs entry {i}: {exc}") from None
         if scheme not in task.evaluated_schemes:
             raise _bad(folder, f"runs entry {i}: scheme {scheme!r} is not on the board for {task.name} "
                                f"(one of {', '.join(task.evaluated_schemes)})")
@@ -181,9 +207,10 @@ def read_submission(folder: Path | str) -> Submission:
     bounds on the file itself), so nothing unchecked reaches a result's ``submission`` record. The folder's
     files must be plain files, not symbolic links.
     """
-    from kgpubench.board.submission import check_factory, declared_tasks, read_predictions
-
     folder = Path(folder)
+    if folder.is_symlink():
+        raise SchemaValidationError(f"{folder}: is a symbolic link; a submission is a plain folder under "
+                                    "leaderboard/submissions/ (move the files in) (see leaderboard/SUBMITTING.md).")
     meta_path = folder / META
     for path in (meta_path, folder / MODEL, folder / PREDICTIONS):
         _no_link(folder, path)
@@ -204,8 +231,6 @@ def read_submission(folder: Path | str) -> Submission:
         shown = repr(name)[:60] if isinstance(name, str) else f"a {type(name).__name__}"
         raise _bad(folder, f"name {shown} must equal the folder's name and use a-z, 0-9, '-' and '_' "
                            f"(folder: {folder.name!r})")
-    from kgpubench.board.leaderboard import baseline_files
-
     if name in {p.stem for p in baseline_files()} or name == "oracle":
         raise _bad(folder, f"name {name!r} is taken by a baseline; choose another")
     authors = meta["authors"]
@@ -253,16 +278,12 @@ def read_submission(folder: Path | str) -> Submission:
 
 
 def result_file(root: Path, sub: Submission, task: str, scheme: str) -> Path:
-    from kgpubench.board.leaderboard import result_path
-
     return result_path(root, task, scheme, sub.name)
 
 
 def _label(path: Path) -> str:
     """The file's path as a result names it: relative to the project, else to the working folder (CI runs in
     the repository root, where both agree)."""
-    from kgpubench.board.leaderboard import project_root
-
     for root in (project_root(), Path.cwd()):
         try:
             return path.resolve().relative_to(root.resolve()).as_posix()
@@ -271,41 +292,101 @@ def _label(path: Path) -> str:
     return path.name
 
 
+@dataclass(frozen=True)
+class CheckedRun:
+    """One (task, scheme) pair of a checked submission: the file scored, the result file to write and the task's
+    rows under the scheme."""
+
+    task: str
+    scheme: str
+    file: Path
+    out: Path
+    data: TaskData
+
+
+@dataclass(frozen=True)
+class CheckedSubmission:
+    """What :func:`check_submission` returns: the folder read and every run ready to run."""
+
+    submission: Submission
+    runs: tuple[CheckedRun, ...]
+
+
+def _training_problem(data: TaskData) -> str | None:
+    """Why no fold of ``data`` has training rows (so a model cannot be trained on any), as
+    :func:`kgpubench.board.evaluation.run_folds` finds it; None when one has."""
+    for fold in data.fold_names:
+        if ((data.folds != fold) & (data.folds != EXCLUDED)).any():
+            return None
+    return f"{scheme_problem(data) or 'no fold has training rows'} (folds {data.fold_names})"
+
+
+def check_submission(folder: Path | str, out_dir: Path | str = DEFAULT_OUT, *, data_dir: Path | str | None = None,
+                     force: bool = False) -> CheckedSubmission:
+    """Every check ``submission run`` makes before it runs model code: the one check of ``submission check`` and of
+    :func:`run_submission` (which calls it first), so the two cannot disagree.
+
+    In order: ``out_dir`` is a folder, not ``-``; the folder (:func:`read_submission`: layout, ``submission.yaml``,
+    no symbolic links, the model file read as Python with a top-level ``make_model`` and ``TASKS`` covering the
+    runs, or a predictions file per run with its columns, numbers and no (row_id, fold) twice); each run's result
+    file can be written (an existing one only with ``force``); each run's task has rows in the store
+    (``data_dir``, default the packaged data) and, for a model, a fold with training rows; each predictions file
+    covers exactly the test rows of every fold with finite numbers
+    (:func:`kgpubench.board.submission.prediction_folds`).
+    Each failure is one line naming the file (and the fold, row or column) and the fix. What only running the
+    model can find is listed in ``kgpubench submission check --help`` (``RUN_ONLY`` of :mod:`kgpubench.cli.submission`).
+    """
+    refuse_stdout(out_dir, "a folder of result files")
+    sub = read_submission(folder)
+    outs = [result_file(Path(out_dir), sub, task, scheme) for task, scheme in sub.runs]
+    for out in outs:
+        check_writable(out, force=force)
+    runs = []
+    for (task, scheme), out in zip(sub.runs, outs):
+        try:
+            data = task_data(task, scheme, data_dir)
+        except NoDataError as exc:
+            raise NoDataError(f"{sub.folder / META}: the run {task}/{scheme} has no data: {exc}") from None
+        path = sub.file_for(task, scheme)
+        if sub.kind == "model":
+            why = _training_problem(data)
+            if why:
+                raise NoDataError(f"{sub.folder / META}: the run {task}/{scheme} cannot train a model: {why}; list "
+                                  "another scheme under runs, or score on a store with more data (--data).")
+        else:
+            prediction_folds(read_predictions(path), path, data)
+        runs.append(CheckedRun(task, scheme, path, out, data))
+    return CheckedSubmission(sub, tuple(runs))
+
+
 def run_submission(folder: Path | str, out_dir: Path | str, *, data_dir: Path | str | None = None,
                    timeout_s: float | None = None, memory_gb: float | None = None, threads: int = 1,
                    trust: bool = False, progress=None, force: bool = False) -> list[Path]:
     """The CI job: score every run of the submission and write ``<out_dir>/<task>/<scheme>/<name>.json``.
 
-    Every result file is checked before anything runs: one that exists is refused unless ``force``.
+    Before anything runs, :func:`check_submission` (what ``submission check`` runs) checks the folder, every
+    run's data and predictions, and every result file: one that exists is refused unless ``force``.
 
     A model runs with its code in the sandbox (a fresh child per fold, no network, limits); predictions are
     scored as given. Returns the files written, one per run, in the order of ``runs``.
     """
-    from kgpubench.board.evaluation import evaluate
-    from kgpubench.board.submission import score_predictions
-    from kgpubench.sandbox.session import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
-    from kgpubench.store.shards import atomic_write_bytes, check_writable, refuse_stdout
-
-    refuse_stdout(out_dir, "a folder of result files")
-    sub = read_submission(folder)
-    for task, scheme in sub.runs:
-        check_writable(result_file(Path(out_dir), sub, task, scheme), force=force)
     limits = Limits(timeout_s=timeout_s or DEFAULT_TIMEOUT_S, memory_gb=memory_gb or DEFAULT_MEMORY_GB,
                     threads=threads)
+    checked = check_submission(folder, out_dir, data_dir=data_dir, force=force)
+    sub = checked.submission
     written = []
-    for task, scheme in sub.runs:
+    for run in checked.runs:
         if progress:
-            progress(f"{sub.name}: {task}/{scheme}")
-        path = sub.file_for(task, scheme)
+            progress(f"{sub.name}: {run.task}/{run.scheme}")
         if sub.kind == "model":
-            result = evaluate(path, task, scheme, data_dir=data_dir, limits=limits, trust=trust)
+            result = evaluate(run.file, run.task, run.scheme, data=run.data, data_dir=data_dir, limits=limits,
+                              trust=trust)
         else:
-            result = score_predictions(path, task, scheme, data_dir=data_dir)
-        result = replace(result, model=sub.name, model_file=_label(path),
+            result = score_predictions(run.file, run.task, run.scheme, data=run.data)
+        result = replace(result, model=sub.name, model_file=_label(run.file),
                          extra={**result.extra, "submission": sub.record()})
-        out = result_file(Path(out_dir), sub, task, scheme)
-        atomic_write_bytes(out, result_json(result).encode(), overwrite=force)
-        written.append(out)
+        atomic_write_bytes(run.out, result_json(result).encode(), overwrite=force)
+        written.append(run.out)
     return written
 
 
@@ -318,10 +399,6 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     are now (sha256); an existing result of the same name is replaced only with ``force``. Returns the result
     files written.
     """
-    from kgpubench.board.leaderboard import load_results, results_dir
-    from kgpubench.board.result import read_result_json
-    from kgpubench.store.shards import atomic_write_bytes
-
     sub = read_submission(folder)
     board = Path(board or results_dir())
     results = Path(results)
@@ -351,8 +428,6 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     for src, dest in plan:
         atomic_write_bytes(dest, src.read_bytes())
     if render:
-        from kgpubench.board.site import render_all
-
         render_all(load_results(board), board.parent, results_dir=board)
     return [dest for _, dest in plan]
 

@@ -13,10 +13,12 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from kgpubench.board.evaluation import (
     FACTORY,
     SubmissionError,
+    TaskData,
     aggregate,
     evaluate,
     file_sha256,
@@ -32,8 +34,11 @@ from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.scoring import score_fold
 
 PREDICTION_COLUMNS = ("row_id", "fold", "prediction")
-__all__ = ["DEFAULT_MEMORY_GB", "DEFAULT_TIMEOUT_S", "check_factory", "declared_tasks", "model_file_in",
-           "read_predictions", "score_predictions", "submit"]
+# Caps on a predictions file, checked before it is parsed: a real one is a few bytes per test row.
+MAX_PREDICTIONS_BYTES = 256 * 2**20
+MAX_PREDICTION_ROWS = 10_000_000
+__all__ = ["DEFAULT_MEMORY_GB", "DEFAULT_TIMEOUT_S", "MAX_PREDICTIONS_BYTES", "MAX_PREDICTION_ROWS", "check_factory",
+           "declared_tasks", "model_file_in", "prediction_folds", "read_predictions", "score_predictions", "submit"]
 
 
 def check_factory(path: Path | str) -> None:
@@ -137,12 +142,34 @@ def _numeric_text(value) -> bool:
     return True
 
 
+def _check_size(path: Path, kind: str) -> None:
+    """Refuse a predictions file over :data:`MAX_PREDICTIONS_BYTES` bytes, or a parquet file whose footer claims
+    over :data:`MAX_PREDICTION_ROWS` rows (a small file that would expand to gigabytes), before reading it."""
+    size = path.stat().st_size
+    if size > MAX_PREDICTIONS_BYTES:
+        raise SchemaValidationError(f"{path}: refused, {size:,} bytes; a predictions file must be under "
+                                    f"{MAX_PREDICTIONS_BYTES // 2**20} MiB (one row per test row: row_id, fold, "
+                                    "prediction).")
+    if kind == "parquet":
+        try:
+            rows = pq.ParquetFile(path).metadata.num_rows
+        except (OSError, pa.ArrowException):
+            return  # not parquet: the reader below says so
+        if rows > MAX_PREDICTION_ROWS:
+            raise SchemaValidationError(f"{path}: refused, the file claims {rows:,} rows; a predictions file holds "
+                                        f"one row per test row (at most {MAX_PREDICTION_ROWS:,}).")
+
+
 def read_predictions(path: Path | str):
-    """A predictions file (parquet or CSV) with columns row_id, fold, prediction, as a DataFrame."""
+    """A predictions file (parquet or CSV) with columns row_id, fold, prediction, as a DataFrame (row_id and fold
+    as text). Refused in one line naming the file (and the column or row): missing, over the size caps
+    (:data:`MAX_PREDICTIONS_BYTES`, :data:`MAX_PREDICTION_ROWS`), unreadable, a column missing, predictions that
+    are not numbers, a (row_id, fold) pair twice."""
     path = Path(path)
     if not path.is_file():
         raise DataFileNotFoundError(f"{path}: no such predictions file.")
     kind = "CSV" if path.suffix.lower() == ".csv" else "parquet"
+    _check_size(path, kind)
     try:
         df = pd.read_csv(path, dtype={"row_id": str, "fold": str}) if kind == "CSV" else pd.read_parquet(path)
     except (ValueError, OSError, TypeError, pa.ArrowException) as exc:
@@ -167,24 +194,26 @@ def read_predictions(path: Path | str):
     return df
 
 
-def score_predictions(path: Path | str, task: Task | str, scheme: str, *,
-                      data_dir: Path | str | None = None) -> Result:
-    """Score predictions made elsewhere (``task``: a :class:`~kgpubench.tasks.Task` or its name); they must cover
-    exactly the test rows of every fold. Returns the :class:`~kgpubench.board.result.Result` (kind
-    ``predictions``)."""
-    start = time.perf_counter_ns()
-    the_task = as_task(task)
-    df = read_predictions(path)  # a bad file fails before the data is loaded
-    data = task_data(the_task, scheme, data_dir)
+def prediction_folds(df, path: Path | str, data: TaskData) -> dict[str, np.ndarray]:
+    """Each fold's checked predictions (float64, in the fold's test-row order) from ``df`` (:func:`read_predictions`),
+    which must cover exactly the test rows of every fold of ``data`` and nothing else, with finite numbers.
+
+    Raises
+    ------
+    kgpubench.errors.SchemaValidationError
+        One line naming the file, the folds and rows that do not match (the first two when more than three) and
+        the fix; every problem in ``violations``.
+    kgpubench.errors.SubmissionError
+        A NaN or infinite prediction (:func:`kgpubench.sandbox.checks.checked_predictions`, naming fold and row_id).
+    """
+    task, scheme = data.task, data.scheme
     ids = np.asarray(data.rows["row_id"].to_pylist(), dtype=object)
     problems = []
     folds = {}
-    given_folds = set(df["fold"])
     for fold in data.fold_names:
         test = np.flatnonzero(data.folds == fold)
-        want = set(ids[test])
         sub = df[df["fold"] == fold]
-        have = set(sub["row_id"])
+        want, have = set(ids[test]), set(sub["row_id"])
         if want != have:
             miss, extra = sorted(want - have), sorted(have - want)
             problems.append(f"fold {fold}: {len(miss)} test row(s) missing (e.g. {miss[:3]}), {len(extra)} row(s) "
@@ -192,18 +221,37 @@ def score_predictions(path: Path | str, task: Task | str, scheme: str, *,
             continue
         lookup = dict(zip(sub["row_id"], sub["prediction"]))
         rows = ids[test]
-        pred = checked_predictions(np.asarray([lookup[r] for r in rows]), test.size, str(path),
-                                   said=f"fold {fold} has", row_names=rows)
+        folds[fold] = checked_predictions(np.asarray([lookup[r] for r in rows]), test.size, str(path),
+                                          said=f"fold {fold} has", row_names=rows)
+    unknown = sorted(set(df["fold"]) - set(data.fold_names))
+    if unknown:
+        problems.append(f"folds {unknown[:5]} are not folds of {scheme!r} (folds: {', '.join(data.fold_names)})")
+    if problems:
+        shown = problems if len(problems) <= 3 else [*problems[:2], f"{len(problems) - 2} more problem(s)"]
+        raise SchemaValidationError(
+            f"{path}: {'; '.join(shown)}; predictions must cover exactly the test rows of every fold of "
+            f"{task.name!r}/{scheme!r}: list them with kgpubench.load_dataset({task.config!r}, scheme={scheme!r}, "
+            f"fold=F, split='test', task={task.name!r}).", problems)
+    return folds
+
+
+def score_predictions(path: Path | str, task: Task | str, scheme: str, *,
+                      data_dir: Path | str | None = None, data: TaskData | None = None) -> Result:
+    """Score predictions made elsewhere (``task``: a :class:`~kgpubench.tasks.Task` or its name); they must cover
+    exactly the test rows of every fold (:func:`prediction_folds`). ``data``: the task's rows under ``scheme``
+    when already loaded (else read from ``data_dir``). Returns the :class:`~kgpubench.board.result.Result` (kind
+    ``predictions``)."""
+    start = time.perf_counter_ns()
+    the_task = as_task(task)
+    df = read_predictions(path)  # a bad file fails before the data is loaded
+    if data is None:
+        data = task_data(the_task, scheme, data_dir)
+    ids = np.asarray(data.rows["row_id"].to_pylist(), dtype=object)
+    folds = {}
+    for fold, pred in prediction_folds(df, path, data).items():
+        test = np.flatnonzero(data.folds == fold)
         folds[fold] = {"n_train": int(len(ids) - test.size), "n_test": int(test.size),
                        "scores": score_fold(the_task, data.rows.take(test), data.y[test], pred)}
-    unknown = sorted(given_folds - set(data.fold_names))
-    if unknown:
-        problems.append(f"folds {unknown} are not folds of {scheme!r} (folds: {', '.join(data.fold_names)})")
-    if problems:
-        raise SchemaValidationError(
-            f"{path}: predictions must cover exactly the test rows of every fold of {the_task.name!r}/{scheme!r}:\n"
-            + "\n".join(f"  {p}" for p in problems) + "\nList the test rows with kgpubench.load_dataset("
-            f"{the_task.config!r}, scheme={scheme!r}, fold=F, split='test', task={the_task.name!r}).", problems)
     return Result.new(
         status="ok", task=the_task.name, scheme=scheme, kind="predictions", model=Path(path).stem,
         model_file=model_label(path), model_sha256=file_sha256(Path(path)), predictions_sha256=file_sha256(Path(path)),

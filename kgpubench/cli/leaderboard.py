@@ -145,7 +145,8 @@ def run(only: list[str] | None = ONLY,
 @board_app.command("verify")
 def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
            rel_tol: float | None = typer.Option(None, "--rel-tol", help="One relative tolerance for every score "
-                                                "(default: each metric's, printed first)."),
+                                                "(default: each metric's, or a model's own where larger; printed "
+                                                "first, see docs/METRICS.md)."),
            abs_tol: float = typer.Option(1e-6, "--abs-tol", help="Absolute tolerance per score."),
            results: Path | None = typer.Option(None, "--results", help="Results folder to verify."),
            jobs: int = JOBS, trust: bool = TRUST, ray: str | None = RAY) -> None:
@@ -160,7 +161,8 @@ def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
         raise DataFileNotFoundError(f"{root}: no such results folder; pass the folder `leaderboard run --out` wrote.")
     if rel_tol is None:
         _err("tolerances (relative): " + ", ".join(f"{m} {leaderboard.tolerance(m):g}" for m in METRICS)
-             + f", other scores {leaderboard.REL_TOL:g}; absolute floor {abs_tol:g}")
+             + f", other scores {leaderboard.REL_TOL:g}; absolute floor {abs_tol:g}; models of their own: "
+             + ", ".join(f"{t.model_file} {t.rel_tol:g}" for t in leaderboard.MODEL_TOLERANCES.values()))
     else:
         _err(f"tolerance: relative {rel_tol:g} for every score, absolute floor {abs_tol:g}")
     with _executor(ray) as executor:

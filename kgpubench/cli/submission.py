@@ -11,31 +11,41 @@ from kgpubench.cli.leaderboard import DATA, TRUST, _progress
 sub_app = typer.Typer(help="Submissions by pull request: check a folder, run it as CI does, add it to the board.",
                       no_args_is_help=True)
 FOLDER = typer.Argument(..., help="Submission folder (leaderboard/submissions/NAME).")
+OUT = typer.Option(Path("build/submission-results"), "--out", "-o", help="Folder for the result files "
+                   "(TASK/SCHEME/NAME.json).")
+# What only `submission run` finds: it needs the model's code to run. Both commands' help lists it.
+RUN_ONLY = ("Only running the model finds: an import that fails (a missing package, an error at the top of model.py) "
+            "or a make_model that is not callable; make_model, fit or predict raising, timing out or running out of "
+            "memory; predict returning anything but one finite number per test row; a machine that cannot isolate "
+            "model code (--trust).")
 
 
-@sub_app.command("check")
-def check(folder: Path = FOLDER) -> None:
-    """Check a submission folder (metadata, model file or predictions) without running it."""
-    from kgpubench.board.pull_request import read_submission
+@sub_app.command("check", help="Check a submission folder without running its model: everything `submission run` "
+                 "checks before it runs model code (one shared check): the folder and submission.yaml, model.py "
+                 "read as Python (make_model, TASKS), each run's data, each predictions file against the test rows "
+                 "of every fold (columns, row ids, folds, finite numbers, sizes), and that the result files can be "
+                 "written to --out. " + RUN_ONLY)
+def check(folder: Path = FOLDER, out: Path = OUT, data: Path | None = DATA,
+          force: bool = typer.Option(False, "--force", help="Accept result files already in --out (run will "
+                                     "overwrite them with --force).")) -> None:
+    from kgpubench.board.pull_request import check_submission
 
-    sub = read_submission(folder)
-    runs = ", ".join(f"{t}/{s}" for t, s in sub.runs)
+    checked = check_submission(folder, out, data_dir=data, force=force)
+    sub = checked.submission
+    runs = ", ".join(f"{r.task}/{r.scheme}" for r in checked.runs)
     typer.echo(f"{sub.name}: {sub.kind} by {', '.join(sub.authors)}; runs {runs}")
 
 
-@sub_app.command("run")
-def run(folder: Path = FOLDER,
-        out: Path = typer.Option(Path("build/submission-results"), "--out", "-o", help="Folder for the result "
-                                 "files (TASK/SCHEME/NAME.json)."),
-        data: Path | None = DATA,
+@sub_app.command("run", help="The CI job: check the folder as `submission check` does, then score every run of "
+                 "the submission (a model in the sandbox, predictions as given) and write the result files. "
+                 + RUN_ONLY)
+def run(folder: Path = FOLDER, out: Path = OUT, data: Path | None = DATA,
         timeout: float | None = typer.Option(None, "--timeout", help="Time limit for all folds of a run, seconds."),
         memory_gb: float | None = typer.Option(None, "--memory-gb", help="Memory limit (address space), GiB."),
         threads: int = typer.Option(1, "--threads", help="OpenMP/BLAS threads of the model."),
         trust: bool = TRUST,
         force: bool = typer.Option(False, "--force", help="Overwrite result files already in --out (default: "
                                    "refuse, before running).")) -> None:
-    """The CI job: score every run of the submission (a model in the sandbox, predictions as given) and write
-    the result files."""
     from kgpubench.board.pull_request import run_submission
     from kgpubench.board.result import Result, read_result_json
     from kgpubench.board.summary import committed_board, result_summary
