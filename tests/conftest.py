@@ -31,8 +31,8 @@ INTEGRATION_DIRS = frozenset({"sandbox", "ray"})
 # Test files whose tests start processes (file names: they stay right when a file moves between folders).
 INTEGRATION_MODULES = frozenset({
     # the model sandbox (leaderboard run/verify/evaluate/submit)
-    "test_board_robust.py", "test_leaderboard.py", "test_reuse.py", "test_job_order.py", "test_pull_request.py",
-    "test_npb_strategies.py", "test_submitting_example.py", "test_browser.py",
+    "test_board_robust.py", "test_leaderboard.py", "test_ci_verify.py", "test_reuse.py", "test_job_order.py",
+    "test_pull_request.py", "test_npb_strategies.py", "test_submitting_example.py", "test_browser.py",
     # the CLI in a child process, git, ruff, a wheel build, store writers killed mid-merge
     "test_cli_data.py", "test_cli_tasks.py", "test_packaging.py", "test_buildinfo.py", "test_lint.py",
     "test_store_crash.py", "test_bundle.py", "test_cli_collect.py", "test_gpu_session_script.py",

@@ -1,12 +1,15 @@
+import io
 import json
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
+from unittest import mock
 
 import pytest
 from typer.testing import CliRunner
 
-from kgpubench.cli import app
+from kgpubench.cli import app, main
 from kgpubench.schema import get_table
 from kgpubench.store.shards import write_shard
 from kgpubench.testing import valid_row
@@ -14,11 +17,26 @@ from kgpubench.testing import valid_row
 runner = CliRunner()
 
 
-def run_cli(*args):
+def run_process(*args):
     """Run the real entry point in a subprocess (one red line, exit code, no traceback)."""
     env = dict(os.environ, COLUMNS="200")
     env.pop("KGPUBENCH_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "kgpubench", *args], capture_output=True, text=True, env=env)
+
+
+def run_cli(*args):
+    """Run the entry point (:func:`kgpubench.cli.main`, what ``python -m kgpubench`` runs) in this process, as
+    :func:`run_process` runs it: its exit code, stdout and stderr (one red line, no traceback)."""
+    out, err = io.StringIO(), io.StringIO()
+    env = {k: v for k, v in os.environ.items() if k != "KGPUBENCH_DEBUG"}
+    with mock.patch.dict(os.environ, dict(env, COLUMNS="200"), clear=True), \
+            mock.patch.object(sys, "argv", ["kgpubench", *args]), redirect_stdout(out), redirect_stderr(err):
+        try:
+            main()
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return subprocess.CompletedProcess(["kgpubench", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_info_json_counts_rows_and_gpus(tmp_path):
@@ -64,9 +82,10 @@ def test_validate_good_shard_exits_0(tmp_path):
 
 
 def test_user_errors_are_one_red_line_without_traceback(tmp_path):
-    for args in (["validate", str(tmp_path / "missing.parquet")], ["merge", str(tmp_path / "nope")],
-                 ["info", "--data", str(tmp_path / "nowhere")]):
-        result = run_cli(*args)
+    cases = ((run_process, ["validate", str(tmp_path / "missing.parquet")]),  # once through a real process
+             (run_cli, ["merge", str(tmp_path / "nope")]), (run_cli, ["info", "--data", str(tmp_path / "nowhere")]))
+    for run, args in cases:
+        result = run(*args)
         assert result.returncode == 1, args
         assert "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr

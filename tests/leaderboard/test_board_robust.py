@@ -2,6 +2,7 @@
 to the rows used, thread and seed behaviour, any GPU as a fold."""
 
 import json
+import shutil
 import textwrap
 from dataclasses import replace
 
@@ -16,6 +17,7 @@ from kgpubench.board.site import render_all
 from kgpubench.errors import DataFileNotFoundError
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import write_shard
+from kgpubench.store.store import Store
 
 MEDIAN = next(p for p in lb.baseline_files() if p.stem == "median")
 
@@ -29,6 +31,15 @@ def _model(tmp_path, name, body):
 @pytest.fixture(scope="module")
 def two_gpu_store(tmp_path_factory):
     return make_store(tmp_path_factory.mktemp("two") / "store", autotune_table(gpus=("GPU A", "GPU B")))
+
+
+@pytest.fixture(scope="module")
+def median_results(two_gpu_store, tmp_path_factory):
+    """The results folder of the median (and the oracle) on :func:`two_gpu_store`, run once, not rendered: tests
+    copy it before they change anything."""
+    out = tmp_path_factory.mktemp("median") / "results"
+    lb.run(data_dir=two_gpu_store.path, out_dir=out, models=[MEDIAN], tasks=["autotune-config"], render=False)
+    return out
 
 
 @pytest.mark.slow
@@ -109,10 +120,11 @@ def test_cli_errors_for_a_missing_results_folder_and_a_foreign_board(tmp_path):
 
 
 @pytest.mark.slow
-def test_results_are_tied_to_the_task_rows_not_the_store(tmp_path):
-    store = make_store(tmp_path / "store", autotune_table(gpus=("GPU A", "GPU B")))
+def test_results_are_tied_to_the_task_rows_not_the_store(tmp_path, two_gpu_store, median_results):
+    shutil.copytree(two_gpu_store.path, tmp_path / "store")  # the results were run on this store's rows
+    store = Store(tmp_path / "store")
     out = tmp_path / "board" / "results"
-    lb.run(data_dir=store.path, out_dir=out, models=[MEDIAN], tasks=["autotune-config"], render=False)
+    shutil.copytree(median_results, out)
     before = store.manifest_sha256()
     store.merge([write_shard(kernels_table(), tmp_path / "k.parquet")], today="2026-01-02")
     assert store.manifest_sha256() != before
@@ -211,7 +223,7 @@ def test_thread_limits_reach_the_model_and_are_restored(tmp_path):
 
 
 @pytest.mark.slow
-def test_verify_tolerance_is_per_metric_and_printed(tmp_path, two_gpu_store):
+def test_verify_tolerance_is_per_metric_and_printed(two_gpu_store, median_results):
     from kgpubench.tasks.metrics import METRICS
 
     res = evaluate(MEDIAN, "autotune-config", "by-gpu", data_dir=two_gpu_store.path).rounded()
@@ -229,10 +241,8 @@ def test_verify_tolerance_is_per_metric_and_printed(tmp_path, two_gpu_store):
 
     from kgpubench.cli import app
 
-    out = tmp_path / "results"
-    lb.run(data_dir=two_gpu_store.path, out_dir=out, models=[MEDIAN], tasks=["autotune-config"], render=False)
-    r = CliRunner().invoke(app, ["leaderboard", "verify", "--results", str(out), "--data", str(two_gpu_store.path),
-                                 "--only", "median"])
+    r = CliRunner().invoke(app, ["leaderboard", "verify", "--results", str(median_results),
+                                 "--data", str(two_gpu_store.path), "--only", "median"])
     assert r.exit_code == 0, r.output
     assert "tolerances (relative): male 0.0001" in r.output and "verified 2 result(s)" in r.output
 

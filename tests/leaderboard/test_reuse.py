@@ -18,12 +18,24 @@ pytestmark = pytest.mark.slow  # each test runs a board in the sandbox first
 MEDIAN = [p for p in lb.baseline_files() if p.stem == "median"]
 
 
-@pytest.fixture()
-def board(tmp_path):
-    store = make_store(tmp_path / "store", autotune_table())
-    out = tmp_path / "board" / "results"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A store and the first board run on it, made once: each test gets its own copy (:func:`board`)."""
+    root = tmp_path_factory.mktemp("reuse")
+    store = make_store(root / "store", autotune_table())
+    out = root / "board" / "results"
     first = lb.run(data_dir=store.path, out_dir=out, models=MEDIAN, tasks=["autotune-config"], render=False)
-    return store, out, first
+    return root, [p.relative_to(root) for p in first]
+
+
+@pytest.fixture()
+def board(built, tmp_path):
+    """A copy of :func:`built` (file times kept, ``shutil.copy2``): the store, the results folder, what the first
+    run wrote."""
+    root, first = built
+    for part in ("store", "board"):
+        shutil.copytree(root / part, tmp_path / part)
+    return Store(tmp_path / "store"), tmp_path / "board" / "results", [tmp_path / p for p in first]
 
 
 def _stamp(out):
