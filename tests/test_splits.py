@@ -184,3 +184,28 @@ def test_the_neusight_scheme_maps_gpus_to_train_and_test_and_uses_no_other_gpu()
     ((train, test),) = list(FoldSplitter(folds).split())
     assert list(train) == [0, 1, 6] and list(test) == [2, 3, 5]  # the AMD row is in neither
     assert not np.isin(4, np.concatenate([train, test]))
+
+
+@pytest.mark.parametrize("row_ids, folds", [
+    (["b", "a", "ab", "a", "B", "é", "z"], ["1", "0", "0", "0", "x", "2", "10"]),  # duplicates, prefixes, case, é
+    (["r1", "r2", "r2"], ["GPU, with comma", 'say "hi"', "line\nbreak"]),  # values csv must quote
+    ([3, 1, 2], [0, 0, 1]),  # not strings: written as str() gives them
+    ([], []),
+])
+def test_the_fast_split_digest_writes_the_definition_s_bytes(row_ids, folds):
+    from kgpubench.tasks.splits import split_digest, split_digest_reference
+
+    fast = split_digest(row_ids, folds)
+    assert fast == split_digest_reference(row_ids, folds)
+    assert fast.startswith(b"row_id,fold\n") and fast.count(b"\n") >= len(set(zip(row_ids, folds))) + 1
+
+
+def test_the_fast_split_digest_on_many_random_rows():
+    from kgpubench.tasks.splits import split_digest, split_digest_reference
+
+    rng = np.random.default_rng(7)
+    ids = [f"{v:x}" for v in rng.integers(0, 5_000, 20_000)]  # hex strings of different lengths, many repeats
+    folds = [str(v) for v in rng.integers(0, 12, 20_000)]
+    assert split_digest(ids, folds) == split_digest_reference(ids, folds)
+    lines = split_digest(ids, folds).decode().splitlines()[1:]
+    assert lines == sorted(set(lines)) and len(lines) == len(set(zip(ids, folds)))
