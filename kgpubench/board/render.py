@@ -166,7 +166,7 @@ def task_blocks(task: Task, records: dict[str, list[dict]], extras=None) -> list
         out.append(Block("h3", f"{task.name} — `{scheme}`"))
         skipped = [r for r in recs if r.get("status") == "skipped"]
         if skipped:
-            out.append(Block("p", f"*Skipped*: {skipped[0]['reason']}"))
+            out.append(Block("p", f"{stale_label(skipped[0], '*Skipped*')}: {skipped[0]['reason']}"))
         if _ok(recs):
             out.append(Block("p", folds_note(scheme, recs)))
             out.append(Block("table", rows=tuple(tuple(r) for r in table_rows(task, recs))))

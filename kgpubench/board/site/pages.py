@@ -14,6 +14,7 @@ from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
     MEASUREMENTS,
     STALE_LEGEND,
+    STALE_MARK,
     TOLERANCE_NOTE,
     any_stale,
     board,
@@ -131,7 +132,8 @@ def scheme_view(task: Task, scheme: str, records: list[dict], plots: list[PlotSp
     return {
         "name": scheme,
         "description": SCHEMES[scheme].description if scheme in SCHEMES else None,
-        "skipped": skipped.get("reason", "") if skipped else None,
+        "skipped": ((f"{STALE_MARK} " if skipped.get("_stale") else "") + skipped.get("reason", "")
+                    if skipped else None),
         "folds_note": folds_note(scheme, records) if ok(records) else None,
         "score_table": score_table(task, records) if ok(records) else None,
         "stale": STALE_LEGEND if any_stale(records) else None,
