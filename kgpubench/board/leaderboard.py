@@ -396,8 +396,8 @@ def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int
     done: set[Path] = set()
     for job in jobs:
         found = reusable_file(out_dir, job, seed=seed, threads=threads, store=store)
-        if found is not None:
-            here += 1
+        if found is not None:  # a skip status copied for another model of this scheme counts as copied
+            copied, here = (copied + 1, here) if found[0] in done else (copied, here + 1)
         elif reuse_from is not None:
             found = reusable_file(Path(reuse_from), job, seed=seed, threads=threads, store=store, warn=warn)
             if found is not None:
