@@ -353,7 +353,7 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     if render:
         from kgpubench.board.site import render_all
 
-        render_all(load_results(board), board.parent, results_dir=board)
+        render_all(load_results(board, mark_stale=True), board.parent, results_dir=board)
     return [dest for _, dest in plan]
 
 

@@ -190,3 +190,13 @@ def test_a_corrupted_foreign_or_linked_file_in_the_from_folder_is_named_and_reru
     assert any(str(hostile / "autotune-config/by-gpu/median.json") in w for w in warned)
     assert any(str(foreign) in w and "autotune-config/by-gpu, not autotune-config/random10" in w for w in warned)
     assert any(str(linked) in w and "is a link" in w for w in warned)
+
+
+def test_verify_re_runs_only_the_tasks_asked(made):
+    store, out, _ = made
+    said = []
+    assert lb.verify(root=out, tasks=[TASK], data_dir=store.path, progress=said.append) == 4
+    assert sorted(m for m in said if m.startswith(TASK)) == sorted(
+        f"{TASK} / {s} / {m}" for s in ("random10", "by-gpu") for m in ("median", "oracle"))
+    with pytest.raises(lb.VerifyError, match=r"no committed result for task\(s\) \['kernel-time'\] under "):
+        lb.verify(root=out, tasks=["kernel-time"], data_dir=store.path)
