@@ -321,8 +321,11 @@ def usable_task_data(task: Task | str, scheme: str, data_dir: Path | str | None 
             data = task_data(task, scheme, data_dir)
             why = scheme_problem(data)
             _USABLE[key] = Skipped(task=task.name, scheme=scheme, reason=why, dataset=data.dataset) if why else data
-        except NoDataError as exc:
-            _USABLE[key] = Skipped(task=task.name, scheme=scheme, reason=str(exc), dataset={})
+        except NoDataError as exc:  # what the (missing) rows would be read from: reusable while nothing changes
+            store = Store(data_dir or default_data_dir())
+            dataset = {"config": task.config, "task_sha256": task_sha256(task),
+                       "files_sha256": files_sha256(task, store)}
+            _USABLE[key] = Skipped(task=task.name, scheme=scheme, reason=str(exc), dataset=dataset)
     return _USABLE[key]
 
 

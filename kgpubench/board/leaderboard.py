@@ -49,7 +49,7 @@ from kgpubench.board.result import (
 )
 from kgpubench.board.site import board_files, render_all
 from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
-from kgpubench.errors import BoardWriteError, DataFileNotFoundError, VerifyError
+from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
 from kgpubench.importers.limits import loads_json
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.sandbox.limits import Limits
@@ -294,7 +294,7 @@ def _read_capped(path: Path) -> bytes:
     with path.open("rb") as fh:
         raw = fh.read(RESULT_MAX_BYTES + 1)
     if len(raw) > RESULT_MAX_BYTES:
-        raise ValueError(f"{path}: larger than {RESULT_MAX_BYTES:,} bytes; not a result file.")
+        raise ResultFormatError(f"{path}: larger than {RESULT_MAX_BYTES:,} bytes; a result file is a few kilobytes.")
     return raw
 
 
@@ -418,6 +418,11 @@ def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int
         source = f", {copied} copied from {reuse_from}" if reuse_from is not None else ""
         progress(f"reused {len(reused)} of {len(jobs)} results (same task declaration and rows, split, model file, "
                  f"seed and threads; --reuse): {here} already in {out_dir}{source}")
+        per_task: dict[str, int] = {}
+        for job in reused:
+            per_task[job.task.name] = per_task.get(job.task.name, 0) + 1
+        if per_task:
+            progress("reused per task: " + ", ".join(f"{t} {n}" for t, n in per_task.items()))
         names = [f"{j.task.name}/{j.scheme}/{j.name}" for j in rerun]
         progress(f"running {len(rerun)} again" + (": " + ", ".join(names[:20]) if names else "")
                  + (f" and {len(names) - 20} more" if len(names) > 20 else ""))

@@ -11,7 +11,7 @@ import shutil
 from dataclasses import replace
 
 import pytest
-from task_fixtures import GPUS, autotune_table, make_store
+from task_fixtures import GPUS, autotune_table, make_store, programs_table
 
 from kgpubench.board import evaluation
 from kgpubench.board import leaderboard as lb
@@ -84,7 +84,7 @@ def test_a_second_run_with_nothing_changed_keeps_every_result_and_the_board(boar
     assert (out.parent / "README.md").stat().st_mtime_ns == readme
     assert said[0].startswith("reused 4 of 4 results (same task declaration and rows, split, model file, seed and "
                               "threads; --reuse): 4 already in ")
-    assert said[1] == "running 0 again"
+    assert said[1:3] == ["reused per task: autotune-config 4", "running 0 again"]
 
 
 def test_a_code_change_does_not_make_a_result_stale(board, monkeypatch):
@@ -135,6 +135,16 @@ def test_other_task_rows_make_every_result_of_the_task_stale(board, tmp_path):
     assert lb.reusable(out, lb.Job(MEDIAN[0], TASK, "by-gpu"), seed=0, threads=1, store=Store(store.path))
     written = lb.run(data_dir=other.path, out_dir=out, models=MEDIAN, tasks=[TASK], reuse=True, render=False)
     assert _rel(out, written) == FOUR
+
+
+def test_a_task_without_data_is_skipped_once_then_kept(tmp_path):
+    store = make_store(tmp_path / "store", programs_table())  # no autotune rows at all
+    out = tmp_path / "board" / "results"
+    first = _run(store, out, render=False)
+    assert _rel(out, first) == ["autotune-config/by-gpu/_status.json", "autotune-config/random10/_status.json"]
+    status = json.loads((out / "autotune-config/by-gpu/_status.json").read_text())
+    assert status["dataset"]["files_sha256"] == files_sha256(get_task(TASK), store)
+    assert _run(store, out, render=False) == []
 
 
 def test_a_result_without_the_task_hash_or_unreadable_is_never_kept(board):
