@@ -210,3 +210,26 @@ def test_verify_re_runs_only_the_tasks_asked(made):
         f"{TASK} / {s} / {m}" for s in ("random10", "by-gpu") for m in ("median", "oracle"))
     with pytest.raises(lb.VerifyError, match=r"no committed result for task\(s\) \['kernel-time'\] under "):
         lb.verify(root=out, tasks=["kernel-time"], data_dir=store.path)
+
+
+def test_the_cli_copies_from_a_folder_names_a_bad_file_and_refuses_from_without_reuse(made, tmp_path):
+    from typer.testing import CliRunner
+
+    from kgpubench.cli import app
+
+    store, source, _ = made
+    hostile = tmp_path / "hostile" / "results"
+    shutil.copytree(source.parent, hostile.parent)
+    (hostile / "autotune-config/by-gpu/oracle.json").write_text("[1, 2]")
+    out = tmp_path / "demo" / "results"
+    args = ["leaderboard", "run", "--task", TASK, "--only", "median", "--only", "oracle", "--data", str(store.path),
+            "--out", str(out), "--from", str(hostile)]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2 and "--from needs --reuse" in r.output and not out.exists()
+    r = CliRunner().invoke(app, [*args, "--reuse"])
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert f"warning: not reused: {hostile / 'autotune-config/by-gpu/oracle.json'}" in said
+    assert "3 copied from" in said and "running 1 again: autotune-config/by-gpu/oracle" in said
+    rerun = json.loads((out / "autotune-config/by-gpu/oracle.json").read_text())
+    assert rerun["aggregate"] == json.loads((source / "autotune-config/by-gpu/oracle.json").read_text())["aggregate"]
