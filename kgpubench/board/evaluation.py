@@ -24,7 +24,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -192,14 +192,53 @@ def _hash_array(h, arr: pa.Array) -> None:
         h.update("\x1f".join(text).encode())
 
 
+# Task fields that change only what the board shows or when a job runs, never which rows are read nor how a
+# prediction is scored: left out of :func:`task_sha256`. Every other field (a new one too) is in it.
+PRESENTATION_FIELDS = frozenset({"description", "seed", "schemes", "board_schemes", "seed_metrics", "seed_reference",
+                                 "relative_cost", "sources", "extras", "sections", "gpu_baseline"})
+
+
+def task_sha256(task: Task) -> str:
+    """sha256 of the task's declaration as far as it decides a score: every field of the
+    :class:`~kgpubench.tasks.Task` except :data:`PRESENTATION_FIELDS` (name, config, target, features, metrics,
+    filters, scorer, ...). Recorded in a result's dataset block; part of what ``leaderboard run --reuse`` compares."""
+    decl = {f.name: getattr(task, f.name) for f in fields(task) if f.name not in PRESENTATION_FIELDS}
+    return hashlib.sha256(json.dumps(decl, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def files_sha256(task: Task, store) -> str:
+    """sha256 of the files of the task's config in ``store`` (their paths and sha256, from the manifest): equal
+    hashes mean the task reads the very same rows, without reading one. Data merged into another config leaves it
+    unchanged; data merged into this one changes it (the task's own rows may still be the same:
+    :func:`rows_sha256` tells)."""
+    files = sorted([f["path"], f["sha256"]] for f in store.files(task.config))
+    return hashlib.sha256(json.dumps([task.config, files]).encode()).hexdigest()
+
+
 def inputs_sha256(task: Task, scheme: str, store) -> str:
-    """What a result was computed from, as one hash: the task's declaration, the scheme, the files of its config in
-    the store (paths and sha256 from the manifest), the library's code (:func:`kgpubench.buildinfo.code_sha256`)
-    and the installed packages. Equal hashes, the same model file and seed make a rerun give the same result, so
-    ``leaderboard run --reuse`` keeps it. Needs no row to be read."""
+    """Provenance only: the task's declaration, the scheme, the files of its config in the store (paths and sha256
+    from the manifest), the library's code (:func:`kgpubench.buildinfo.code_sha256`) and the installed packages,
+    as one hash. Any commit changes it, so it is not what ``leaderboard run --reuse`` compares (that is the data
+    identity: :func:`task_sha256`, :func:`files_sha256` or :func:`rows_sha256`, the split, the model file, seed
+    and threads); ``leaderboard verify`` (CI) is what catches a code change that moves a score."""
     files = [[f["path"], f["sha256"]] for f in store.files(task.config)]
     blob = json.dumps([repr(task), scheme, files, code_sha256(), package_versions()], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+_ROWS: dict[tuple, str | None] = {}
+
+
+def current_rows_sha256(task: Task, data_dir: Path | str | None = None) -> str | None:
+    """:func:`rows_sha256` of the task's usable rows in the store now (None: it has none), without building
+    features or folds (a few seconds for the largest configs). Cached per process, (task, data folder, manifest)."""
+    store = Store(data_dir or default_data_dir())
+    key = (task.name, str(store.path), store.manifest_sha256())
+    if key not in _ROWS:
+        table = store.read(task.config)
+        rows = with_scoring_columns(task, table, select(task, table).rows)
+        _ROWS[key] = rows_sha256(task, rows) if rows.num_rows else None
+    return _ROWS[key]
 
 
 def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
@@ -216,8 +255,10 @@ def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
     if rows.num_rows == 0:
         raise NoDataError(no_data_reason(task, store.path, table.num_rows, selection.report()))
     dataset = {"config": task.config, "version": store.version, "manifest_sha256": store.manifest_sha256(),
-               "rows": rows.num_rows, "rows_sha256": rows_sha256(task, rows), "selection": selection.report()}
+               "rows": rows.num_rows, "rows_sha256": rows_sha256(task, rows), "selection": selection.report(),
+               "task_sha256": task_sha256(task)}
     if table_given is None:  # rows read from the store: what they were read from is known
+        dataset["files_sha256"] = files_sha256(task, store)
         dataset["inputs_sha256"] = inputs_sha256(task, scheme, store)
     return TaskData(task, scheme, rows, feature_frame(task, rows),
                     rows[task.target].to_numpy(zero_copy_only=False).astype(np.float64),
@@ -280,8 +321,11 @@ def usable_task_data(task: Task | str, scheme: str, data_dir: Path | str | None 
             data = task_data(task, scheme, data_dir)
             why = scheme_problem(data)
             _USABLE[key] = Skipped(task=task.name, scheme=scheme, reason=why, dataset=data.dataset) if why else data
-        except NoDataError as exc:
-            _USABLE[key] = Skipped(task=task.name, scheme=scheme, reason=str(exc), dataset={})
+        except NoDataError as exc:  # what the (missing) rows would be read from: reusable while nothing changes
+            store = Store(data_dir or default_data_dir())
+            dataset = {"config": task.config, "task_sha256": task_sha256(task),
+                       "files_sha256": files_sha256(task, store)}
+            _USABLE[key] = Skipped(task=task.name, scheme=scheme, reason=str(exc), dataset=dataset)
     return _USABLE[key]
 
 

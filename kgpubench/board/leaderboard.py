@@ -12,8 +12,10 @@ from the job to the file; :func:`load_results` turns them into plain dicts for t
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing as mp
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -23,16 +25,20 @@ from kgpubench.board.evaluation import (
     ORACLE,
     NoDataError,
     SubmissionError,
+    TaskData,
+    current_rows_sha256,
     evaluate,
     failure_record,
     file_sha256,
-    inputs_sha256,
+    files_sha256,
+    task_sha256,
     usable_task_data,
 )
 from kgpubench.board.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.board.ownership import ours as _ours
 from kgpubench.board.result import (
     ABSENT,
+    RESULT_MAX_BYTES,
     Record,
     Result,
     Skipped,
@@ -44,7 +50,8 @@ from kgpubench.board.result import (
 from kgpubench.board.site import board_files, render_all
 from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
 from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
-from kgpubench.errors import BoardWriteError, DataFileNotFoundError, VerifyError
+from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
+from kgpubench.importers.limits import loads_json
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import atomic_write_bytes
@@ -204,27 +211,94 @@ def job_order(jobs: list[Job], wall_times: list[float | None] | None = None) -> 
 
 
 # ----- reusing results that nothing has changed ------------------------------------------------------------
-def reusable(out_dir: Path, job: Job, *, seed: int, threads: int, store) -> bool:
-    """Whether the result (or skip status) already under ``out_dir`` for ``job`` is what a rerun would write:
-    it was computed from the same inputs (:func:`kgpubench.board.evaluation.inputs_sha256`: task, scheme, config
-    files, library code, packages), by the same model file, with the same seed and threads. A failed result is
-    kept like a scored one (the same inputs fail the same way); an unreadable or foreign file never is."""
-    current = inputs_sha256(job.task, job.scheme, store)
-    folder = Path(out_dir) / job.task.name / job.scheme
-    for path in (folder / f"{job.name}.json", folder / STATUS_FILE):
-        try:
-            old = read_record(read_result_json(path), where=str(path))
-        except (OSError, ValueError):
+def same_data(dataset: object, task: Task, scheme: str, store: Store) -> bool:
+    """Whether a result's dataset block (and its split) describes the rows ``task`` reads in ``store`` now: the
+    same task declaration (:func:`~kgpubench.board.evaluation.task_sha256`) and either the same config files
+    (:func:`~kgpubench.board.evaluation.files_sha256`, no row read) or, when those changed, the same task rows and
+    split (:func:`~kgpubench.board.evaluation.usable_task_data`: the rows are read). Library code and package
+    versions are not compared (``leaderboard verify`` is what catches a code change that moves a score). A block
+    without ``task_sha256`` (a result made before it existed) never matches."""
+    if not isinstance(dataset, dict) or dataset.get("task_sha256") != task_sha256(task):
+        return False
+    if dataset.get("files_sha256") == files_sha256(task, store):
+        return True
+    now = usable_task_data(task, scheme, store.path)
+    return bool(now.dataset) and now.dataset.get("rows_sha256") == dataset.get("rows_sha256")
+
+
+def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Store,
+                  warn: Callable[[str], None] | None = None) -> tuple[Path, bytes] | None:
+    """The result (or skip status) file under ``folder`` for ``job`` that a rerun would write, with its bytes
+    (read once, at most :data:`~kgpubench.board.result.RESULT_MAX_BYTES`), else None.
+
+    Kept when it names the job's task, scheme and model, has the same model file sha256, seed and threads, and
+    :func:`same_data` (for a scored result also the same ``split_sha256``, when the rows were compared). A failed
+    result is kept like a scored one (the same inputs fail the same way). An unreadable, foreign (not a result,
+    or another job's) or linked file is never kept and, with ``warn``, named there."""
+    where = Path(folder) / job.task.name / job.scheme
+    for path in (where / f"{job.name}.json", where / STATUS_FILE):
+        if not path.exists() and not path.is_symlink():
             continue
-        if not isinstance(old.dataset, dict) or old.dataset.get("inputs_sha256") != current:
+        if path.is_symlink() or not path.is_file():
+            if warn:
+                warn(f"not reused: {path} is a link or not a file")
+            continue
+        try:
+            raw = _read_capped(path)
+            old = read_record(loads_json(raw, path, expected="a result file as `kgpubench leaderboard run` "
+                                                             "writes it"), where=str(path))
+        except (OSError, ValueError) as exc:
+            if warn:
+                warn(f"not reused: {str(exc).splitlines()[0]}")
+            continue
+        if _known(old.task) != job.task.name or _known(old.scheme) != job.scheme:
+            if warn:
+                warn(f"not reused: {path} holds a result of {old.task}/{old.scheme}, not {job.task.name}/{job.scheme}")
             continue
         if isinstance(old, Skipped):  # the scheme cannot be evaluated on these rows, whatever the model
-            return path.name == STATUS_FILE
+            if path.name == STATUS_FILE and same_data(old.dataset, job.task, job.scheme, store):
+                return path, raw
+            continue
         model_sha = None if job.name == ORACLE else file_sha256(Path(job.model))
-        if (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
-                and (old.limits or {}).get("threads") == threads):
-            return True
-    return False
+        if not (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
+                and isinstance(old.limits, dict) and old.limits.get("threads") == threads):
+            continue
+        if same_data(old.dataset, job.task, job.scheme, store) and _same_split(old, job, store):
+            return path, raw
+    return None
+
+
+def reusable(out_dir: Path, job: Job, *, seed: int, threads: int, store: Store) -> bool:
+    """Whether the result (or skip status) already under ``out_dir`` for ``job`` is what a rerun would write
+    (:func:`reusable_file`)."""
+    return reusable_file(out_dir, job, seed=seed, threads=threads, store=store) is not None
+
+
+def _same_split(old: Result, job: Job, store: Store) -> bool:
+    """Whether ``old``'s split is the split of the rows now: known equal when the config files are the same,
+    else computed."""
+    if (old.dataset or {}).get("files_sha256") == files_sha256(job.task, store):
+        return True
+    now = usable_task_data(job.task, job.scheme, store.path)
+    return isinstance(now, TaskData) and _known(old.split_sha256) == now.split_sha256
+
+
+def _read_capped(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        raw = fh.read(RESULT_MAX_BYTES + 1)
+    if len(raw) > RESULT_MAX_BYTES:
+        raise ResultFormatError(f"{path}: larger than {RESULT_MAX_BYTES:,} bytes; a result file is a few kilobytes.")
+    return raw
+
+
+def results_splits_root(results: Path) -> Path | None:
+    """The splits folder that belongs with a results folder: the committed ``splits/`` (None) for the committed
+    ``leaderboard/results``, else ``<results>/../splits`` (where :func:`run` writes them)."""
+    try:
+        committed = Path(results).resolve() == results_dir().resolve()
+    except OSError:
+        committed = False
+    return None if committed else Path(results).parent / "splits"
 
 
 # ----- writing ------------------------------------------------------------------------------------------------
@@ -232,16 +306,23 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         tasks: Iterable[str] | None = None, models: Iterable[Path] | None = None, render: bool = True,
         seed: int = 0, workers: int = 1, force: bool = False, splits_dir: Path | None = None,
         progress: Callable[[str], None] | None = None, trust: bool = False,
-        executor: Executor | None = None, reuse: bool = False) -> list[Path]:
+        executor: Executor | None = None, reuse: bool = False, reuse_from: Path | None = None,
+        warn: Callable[[str], None] | None = None) -> list[Path]:
     """Evaluate the jobs of :func:`plan`, write results (scores, failures, skipped schemes with their reason),
     write the split files of the tasks with data, and render the board next to ``out_dir``. The jobs run on
-    ``executor`` when given (:func:`run_jobs`), else in ``workers`` processes. With ``reuse``, a job whose
-    result under ``out_dir`` is :func:`reusable` is not run again (nor are its task's split files rewritten
-    when every job of the task is reused and they exist); ``progress`` says how many were kept.
+    ``executor`` when given (:func:`run_jobs`), else in ``workers`` processes.
 
-    Returns the result files written (kept ones are not). ``splits_dir`` defaults to the committed ``splits/``
-    when writing the committed results, else ``<out_dir>/../splits``. Existing files not written by kgpubench
-    are refused unless ``force``.
+    With ``reuse``, a job whose result under ``out_dir`` is :func:`reusable` is not run again; with
+    ``reuse_from`` too (another results folder, e.g. the committed ``leaderboard/results``), a job whose result
+    there is reusable is copied byte for byte into ``out_dir`` (never modified) instead of run, and so are its
+    task's split files from the folder's splits (:func:`results_splits_root`) when their sha256 are the results'
+    ``split_sha256``. A task's split files are not rewritten when every job of the task is reused and they exist.
+    ``progress`` says what was reused and what runs again; ``warn`` (default :func:`warnings.warn`) names every
+    file of ``reuse_from`` that could not be read or is not a result of its job.
+
+    Returns the result files written (kept and copied ones are not). ``splits_dir`` defaults to the committed
+    ``splits/`` when writing the committed results, else ``<out_dir>/../splits``. Existing files not written by
+    kgpubench are refused unless ``force``.
     """
     default = out_dir is None
     out_dir = Path(out_dir or results_dir())
@@ -255,13 +336,14 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
     planned = jobs
     if reuse:
         store = Store(data_dir or default_data_dir())
-        kept = [reusable(out_dir, j, seed=seed, threads=Limits().threads, store=store) for j in jobs]
-        jobs = [j for j, k in zip(jobs, kept) if not k]
-        if progress:
-            progress(f"kept {sum(kept)} of {len(kept)} results: same inputs, model and seed (--reuse)")
+        jobs, seeded = _reuse(planned, out_dir, reuse_from, seed=seed, store=store, progress=progress,
+                              warn=warn or _warn)
         fresh_tasks = {j.task for j in jobs}
         fresh_tasks |= {j.task for j in planned if not all(
             split_path(j.task.name, s, splits_root).exists() for s in j.task.schemes)}
+        if reuse_from is not None:
+            fresh_tasks -= _copy_splits(fresh_tasks - {j.task for j in jobs}, seeded,
+                                        results_splits_root(Path(reuse_from)), splits_root)
     else:
         fresh_tasks = {j.task for j in jobs}
     write_splits(data_dir, fresh_tasks, splits_root, force=force)  # before any model runs
@@ -284,11 +366,90 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
              executor=executor, wall_times=[previous_wall_time(out_dir, job) for job in jobs])
     pruned = prune(out_dir, planned) if only is None and tasks is None and models is None else []
     if render and not (reuse and not jobs and not pruned and _board_is_current(out_dir)):
-        render_all(load_results(out_dir), out_dir.parent, force=True, results_dir=out_dir,  # checked above
-                   data_dir=data_dir)
+        render_all(load_results(out_dir, data_dir=data_dir, mark_stale=True), out_dir.parent, force=True,
+                   results_dir=out_dir, data_dir=data_dir)  # checked above
     elif render and progress:
         progress("board kept: no result changed and every board file is newer than the results (--reuse)")
     return written
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, stacklevel=3)
+
+
+def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int, store: Store,
+           progress: Callable[[str], None] | None, warn: Callable[[str], None]
+           ) -> tuple[list[Job], dict[Job, Record]]:
+    """The jobs of ``jobs`` to run again: those without a :func:`reusable_file` under ``out_dir`` nor (copied
+    into ``out_dir``) under ``reuse_from``. Also returns the records of the reused jobs."""
+    threads = Limits().threads
+    rerun: list[Job] = []
+    reused: dict[Job, Record] = {}
+    here = copied = 0
+    done: set[Path] = set()
+    for job in jobs:
+        found = reusable_file(out_dir, job, seed=seed, threads=threads, store=store)
+        if found is not None:  # a skip status copied for another model of this scheme counts as copied
+            copied, here = (copied + 1, here) if found[0] in done else (copied, here + 1)
+        elif reuse_from is not None:
+            found = reusable_file(Path(reuse_from), job, seed=seed, threads=threads, store=store, warn=warn)
+            if found is not None:
+                source, raw = found
+                target = out_dir / job.task.name / job.scheme / source.name
+                other = (out_dir / job.task.name / job.scheme /
+                         (f"{job.name}.json" if source.name == STATUS_FILE else STATUS_FILE))
+                other.unlink(missing_ok=True)  # a result where the scheme is now skipped, or the reverse
+                if target not in done:
+                    atomic_write_bytes(target, raw)
+                    done.add(target)
+                copied += 1
+        if found is None:
+            rerun.append(job)
+        else:
+            reused[job] = read_record(loads_json(found[1], found[0]), where=str(found[0]))
+    if progress:
+        source = f", {copied} copied from {reuse_from}" if reuse_from is not None else ""
+        progress(f"reused {len(reused)} of {len(jobs)} results (same task declaration and rows, split, model file, "
+                 f"seed and threads; --reuse): {here} already in {out_dir}{source}")
+        per_task: dict[str, int] = {}
+        for job in reused:
+            per_task[job.task.name] = per_task.get(job.task.name, 0) + 1
+        if per_task:
+            progress("reused per task: " + ", ".join(f"{t} {n}" for t, n in per_task.items()))
+        names = [f"{j.task.name}/{j.scheme}/{j.name}" for j in rerun]
+        progress(f"running {len(rerun)} again" + (": " + ", ".join(names[:20]) if names else "")
+                 + (f" and {len(names) - 20} more" if len(names) > 20 else ""))
+    return rerun, reused
+
+
+def _copy_splits(tasks: set[Task], reused: dict[Job, Record], source: Path | None, target: Path | None) -> set[Task]:
+    """Copy the split files of ``tasks`` (every job of each reused) from ``source`` to ``target`` where every
+    scheme's file is there, is a split file and has the sha256 its reused results record as ``split_sha256``;
+    returns the tasks copied."""
+    if (source and source.resolve()) == (target and target.resolve()):
+        return set()
+    done = set()
+    for task in tasks:
+        want = {j.scheme: _known(r.split_sha256) for j, r in reused.items()
+                if j.task == task and isinstance(r, Result) and _known(r.split_sha256)}
+        files = {}
+        for scheme in task.schemes:
+            path = split_path(task.name, scheme, source)
+            try:
+                raw = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+            except OSError:
+                raw = b""
+            if not raw.startswith(b"row_id,fold\n") or (
+                    scheme in want and hashlib.sha256(raw).hexdigest() != want[scheme]):
+                break
+            files[scheme] = raw
+        else:
+            if not want:  # nothing recorded to check the files against
+                continue
+            for scheme, raw in files.items():
+                atomic_write_bytes(split_path(task.name, scheme, target), raw)
+            done.add(task)
+    return done
 
 
 def _board_is_current(out_dir: Path) -> bool:
@@ -330,16 +491,38 @@ def write_splits(data_dir, tasks: Iterable[Task], root: Path | None, *, force: b
     return out
 
 
-def load_results(root: Path | None = None) -> list[dict]:
+def load_results(root: Path | None = None, *, data_dir: Path | str | None = None,
+                 mark_stale: bool = False) -> list[dict]:
     """Every result and status file under ``root`` (default ``leaderboard/results``), in path order, read
     through :func:`read_results` and handed over as plain dicts, each with its ``_path``: the renderer's input
-    (:func:`kgpubench.board.site.render_all`); everything else reads :func:`read_results`."""
+    (:func:`kgpubench.board.site.render_all`); everything else reads :func:`read_results`.
+
+    With ``mark_stale``, each dict also gets ``_stale``: whether it was made from other rows than its task reads
+    in the store at ``data_dir`` (default: the packaged data) now (:func:`is_stale`); the board marks those."""
     out = []
+    store = Store(data_dir or default_data_dir()) if mark_stale else None
+    known = {t.name: t for t in list_tasks()}
     for path, result in read_results(root):
         data = result.to_dict()
         data["_path"] = str(path)
+        if store is not None:
+            task = known.get(_known(result.task))
+            data["_stale"] = task is not None and is_stale(result.dataset, task, store)
         out.append(data)
     return out
+
+
+def is_stale(dataset: object, task: Task, store: Store) -> bool:
+    """Whether a result (scored, failed, skipped, or scored predictions) was made from other rows of ``task``
+    than ``store`` holds now (data merged since): its recorded ``rows_sha256`` is not the rows' hash now. Not
+    stale without a row read when the config files and the task declaration are those it records
+    (:func:`same_data`'s fast path); a result that records no rows (it failed before reading any) is never
+    stale."""
+    if not isinstance(dataset, dict) or not isinstance(dataset.get("rows_sha256"), str):
+        return False
+    if dataset.get("task_sha256") == task_sha256(task) and dataset.get("files_sha256") == files_sha256(task, store):
+        return False
+    return dataset["rows_sha256"] != current_rows_sha256(task, store.path)
 
 
 def read_results(root: Path | None = None) -> list[tuple[Path, Record]]:
@@ -394,12 +577,13 @@ def compare(committed: Result, fresh: Result, *, rel_tol: float | None = None,
     return out
 
 
-def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_dir: Path | str | None = None,
+def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks: Iterable[str] | None = None,
+           data_dir: Path | str | None = None,
            rel_tol: float | None = None, abs_tol: float = ABS_TOL, workers: int = 1,
            progress: Callable[[str], None] | None = None, trust: bool = False,
            executor: Executor | None = None) -> int:
-    """Re-run committed results (only the models named in ``only``, if given) and compare (the jobs on
-    ``executor`` when given, see :func:`run_jobs`).
+    """Re-run committed results (only the models named in ``only`` and the tasks named in ``tasks``, if given)
+    and compare (the jobs on ``executor`` when given, see :func:`run_jobs`).
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
     :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:
@@ -411,11 +595,13 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, data_
     if not where.is_dir():
         raise DataFileNotFoundError(f"{where}: no such results folder; pass the folder `leaderboard run --out` "
                                     "wrote (default leaderboard/results).")
-    only = set(only or ())
+    only, wanted = set(only or ()), set(tasks or ())
     results = [(path, r) for path, r in read_results(where)
-               if isinstance(r, Result) and (not only or r.model in only)]
-    if only and not results:
-        raise VerifyError(f"no committed result for model(s) {sorted(only)} under {where}.", [])
+               if isinstance(r, Result) and (not only or r.model in only) and (not wanted or r.task in wanted)]
+    if (only or wanted) and not results:
+        which = " and ".join(x for x in (f"model(s) {sorted(only)}" if only else "",
+                                        f"task(s) {sorted(wanted)}" if wanted else "") if x)
+        raise VerifyError(f"no committed result for {which} under {where}.", [])
     problems: list[str] = []
     jobs, committed = [], []
     for path, res in results:

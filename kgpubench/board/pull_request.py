@@ -428,7 +428,7 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     for src, dest in plan:
         atomic_write_bytes(dest, src.read_bytes())
     if render:
-        render_all(load_results(board), board.parent, results_dir=board)
+        render_all(load_results(board, mark_stale=True), board.parent, results_dir=board)
     return [dest for _, dest in plan]
 
 

@@ -124,8 +124,12 @@ def run(only: list[str] | None = ONLY,
                                         "board goes next to it, the split files into ../splits."),
         seed: int = SEED, jobs: int = JOBS, force: bool = FORCE, trust: bool = TRUST, ray: str | None = RAY,
         reuse: bool = typer.Option(False, "--reuse", help="Keep a result already in the results folder when it "
-                                   "was computed from the same task, scheme, data files, library code, packages, "
-                                   "model file and seed; run only the others (make demo's second run).")) -> None:
+                                   "was computed from the same task declaration and task rows, split, model file, "
+                                   "seed and threads (library code and packages are not compared: `leaderboard "
+                                   "verify` is what catches a code change); run only the others."),
+        reuse_from: Path | None = typer.Option(None, "--from", help="With --reuse: copy a result that is reusable "
+                                               "from this results folder too (e.g. leaderboard/results; copied, "
+                                               "never modified) instead of running it.")) -> None:
     """Write the split files, evaluate every baseline on every task and scheme with data, write results (failures
     and skipped schemes with their reason included) and render the board."""
     import time
@@ -134,10 +138,13 @@ def run(only: list[str] | None = ONLY,
     from kgpubench.store.shards import refuse_stdout
 
     refuse_stdout(out, "a results folder")
+    if reuse_from is not None and not reuse:
+        raise typer.BadParameter("--from needs --reuse (it names where reusable results are copied from).")
     start = time.perf_counter()
     with _executor(ray) as executor:
         written = leaderboard.run(data_dir=data, out_dir=out, only=only, tasks=task, seed=seed, workers=jobs,
-                                  force=force, progress=_progress(), trust=trust, executor=executor, reuse=reuse)
+                                  force=force, progress=_progress(), trust=trust, executor=executor, reuse=reuse,
+                                  reuse_from=reuse_from, warn=lambda msg: _err(f"warning: {msg}"))
     _err(f"{len(written)} result(s) in {time.perf_counter() - start:.1f} s; board: "
          f"{(Path(out).parent if out else leaderboard.leaderboard_dir()) / 'README.md'}")
 
@@ -149,6 +156,7 @@ def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
                                                 "first, see docs/METRICS.md)."),
            abs_tol: float = typer.Option(1e-6, "--abs-tol", help="Absolute tolerance per score."),
            results: Path | None = typer.Option(None, "--results", help="Results folder to verify."),
+           task: list[str] | None = typer.Option(None, "--task", "-t", help="Only the results of this task; repeat."),
            jobs: int = JOBS, trust: bool = TRUST, ray: str | None = RAY) -> None:
     """Re-run committed results (model code in the sandbox); fail listing every score beyond tolerance and
     every changed hash."""
@@ -166,7 +174,7 @@ def verify(only: list[str] | None = ONLY, data: Path | None = DATA,
     else:
         _err(f"tolerance: relative {rel_tol:g} for every score, absolute floor {abs_tol:g}")
     with _executor(ray) as executor:
-        n = leaderboard.verify(root=results, only=only, data_dir=data, rel_tol=rel_tol, abs_tol=abs_tol,
+        n = leaderboard.verify(root=results, only=only, tasks=task, data_dir=data, rel_tol=rel_tol, abs_tol=abs_tol,
                                workers=jobs, progress=_progress(), trust=trust, executor=executor)
     typer.echo(f"verified {n} result(s): every score within tolerance, every hash matches")
 
@@ -188,8 +196,12 @@ def splits(data: Path | None = DATA,
 
 @board_app.command("render")
 def render(results: Path | None = typer.Option(None, "--results", help="Results folder."),
+           data: Path | None = typer.Option(None, "--data", help="Dataset store the results are checked against: "
+                                            "one made from other task rows is marked stale (default: the packaged "
+                                            "data)."),
            force: bool = FORCE) -> None:
-    """Re-render README.md, index.html and the plots next to the results folder (no model is run)."""
+    """Re-render README.md, index.html and the plots next to the results folder (no model is run); results made
+    from other task rows than the store holds now are marked stale."""
     from kgpubench.board import leaderboard
     from kgpubench.board.site import render_all
     from kgpubench.errors import DataFileNotFoundError
@@ -197,7 +209,8 @@ def render(results: Path | None = typer.Option(None, "--results", help="Results 
     root = Path(results or leaderboard.results_dir())
     if not root.is_dir():
         raise DataFileNotFoundError(f"{root}: no such results folder; pass the folder `leaderboard run --out` wrote.")
-    for path in render_all(leaderboard.load_results(root), root.parent, force=force, results_dir=root):
+    records = leaderboard.load_results(root, data_dir=data, mark_stale=True)
+    for path in render_all(records, root.parent, force=force, results_dir=root):
         typer.echo(str(path))
 
 

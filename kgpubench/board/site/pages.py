@@ -15,13 +15,17 @@ from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
     MEASUREMENTS,
     REFERENCES_ANCHOR,
+    STALE_LEGEND,
+    STALE_MARK,
     TOLERANCE_NOTE,
+    any_stale,
     board,
     goal_blocks,
     reference_blocks,
     seed_blocks,
     seed_name,
     selection_note,
+    stale_label,
 )
 from kgpubench.board.site.data import (
     BY_GPU,
@@ -103,7 +107,8 @@ def score_table(task: Task, records: list[dict]) -> Markup:
             top = st.rank is not None and v is not None and shown.get(m) == number(v, 4)
             cls = " ".join(c for c in ("seed" if m in task.seed_metrics else "", "best" if top else "") if c)
             cells.append(Cell(cell(r, m), cls=cls or None))
-        name = Cell(model_label(r)) if apart else Cell(r["model"], href=f"#prov-{slug(r['scheme'])}-{slug(r['model'])}")
+        name = (Cell(stale_label(r, model_label(r))) if apart else
+                Cell(stale_label(r, r["model"]), href=f"#prov-{slug(r['scheme'])}-{slug(r['model'])}"))
         rows.append([Cell(st.rank_text), name, *cells, *[Cell(cell(r, e)) for e in extra],
                      Cell(str(len(r["folds"])))])
         classes.append("reference" if st.rank_text == "—" else None)  # the rows shown apart, unranked
@@ -133,10 +138,12 @@ def scheme_view(task: Task, scheme: str, records: list[dict], plots: list[PlotSp
     return {
         "name": scheme,
         "description": SCHEMES[scheme].description if scheme in SCHEMES else None,
-        "skipped": skipped.get("reason", "") if skipped else None,
+        "skipped": ((f"{STALE_MARK} " if skipped.get("_stale") else "") + skipped.get("reason", "")
+                    if skipped else None),
         "folds_note": folds_note(scheme, records, counts) if ok(records) else None,
         "score_table": score_table(task, records) if ok(records) else None,
-        "failed": [(r["model"], r.get("message", "")) for r in
+        "stale": STALE_LEGEND if any_stale(records) else None,
+        "failed": [(stale_label(r, r["model"]), r.get("message", "")) for r in
                    sorted((r for r in records if r.get("status") == "failed"), key=lambda r: r["model"])],
         "plots": [p for p in plots if p.name.startswith(f"plots/{task.name}--{scheme}--")],
         "provenance": provenance_entries(records, base),

@@ -1,0 +1,98 @@
+"""Stale results: a result made from other task rows than the store holds now (data merged since) is marked on
+the board (README and site) with a one-line legend, scored predictions included; fresh results are not."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pytest
+from task_fixtures import npb_table
+
+from kgpubench.board import leaderboard as lb
+from kgpubench.board.evaluation import current_rows_sha256, task_data
+from kgpubench.board.render import STALE_LEGEND, STALE_MARK, render_markdown
+from kgpubench.board.site import render_all
+from kgpubench.board.site.pages import task_page_name
+from kgpubench.board.submission import score_predictions
+from kgpubench.resources import default_data_dir
+from kgpubench.store.shards import write_shard
+from kgpubench.store.store import Store
+from kgpubench.tasks import get_task
+
+pytestmark = pytest.mark.slow  # runs two baselines on the shipped npb-tpb data and merges into a copy of the store
+
+TASK, SCHEME = "npb-tpb", "random10"
+MEDIAN = [p for p in lb.baseline_files() if p.stem == "median"]
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """Median and the oracle on the shipped npb-tpb data, plus scored predictions (kind ``predictions``) of
+    the median of every test fold, all in one results folder."""
+    root = tmp_path_factory.mktemp("stale")
+    out = root / "board" / "results"
+    lb.run(out_dir=out, models=MEDIAN, tasks=[TASK], render=False)
+    data = task_data(TASK, SCHEME)
+    ids, folds = data.rows["row_id"].to_pylist(), [str(f) for f in data.folds]
+    test = [(r, f) for r, f in zip(ids, folds) if f in data.fold_names]
+    pred = pa.table({"row_id": [r for r, _ in test], "fold": [f for _, f in test],
+                     "prediction": [float(sorted(data.y)[len(data.y) // 2])] * len(test)})
+    path = root / "mine.csv"
+    pa_csv.write_csv(pred, path)
+    res = score_predictions(path, TASK, SCHEME)
+    (out / TASK / SCHEME / "mine.json").write_text(res.to_json())
+    return out
+
+
+@pytest.fixture(scope="module")
+def merged(tmp_path_factory):
+    """A copy of the shipped store with rows of two more NPB problems merged into it."""
+    root = tmp_path_factory.mktemp("merged")
+    shutil.copytree(default_data_dir(), root / "data")
+    Store(root / "data").merge([write_shard(npb_table(), root / "npb.parquet")], today="2026-01-01")
+    return root / "data"
+
+
+def test_fresh_results_on_the_shipped_data_are_not_stale(fresh, tmp_path):
+    records = lb.load_results(fresh, mark_stale=True)
+    assert {r["kind"] for r in records if "kind" in r} == {"model", "reference", "predictions"}
+    assert [r["_stale"] for r in records] == [False] * len(records)
+    text = render_markdown(records)
+    assert STALE_MARK not in text and STALE_LEGEND not in text
+    assert "| mine |" in text  # the scored predictions are on the board
+
+
+def test_results_made_before_a_merge_are_marked_stale_on_the_board(fresh, merged, tmp_path):
+    task = get_task(TASK)
+    assert current_rows_sha256(task, merged) != current_rows_sha256(task, None)
+    records = lb.load_results(fresh, data_dir=merged, mark_stale=True)
+    scored = [r for r in records if r.get("status") == "ok"]
+    assert {r["model"] for r in scored} == {"median", "oracle", "mine"}
+    assert all(r["_stale"] for r in records)  # the skipped by-gpu scheme too: more GPUs may make it evaluable
+    board = tmp_path / "board"
+    render_all(records, board, results_dir=fresh)
+    readme = (board / "README.md").read_text()
+    assert f"| median {STALE_MARK} |" in readme
+    assert f"| mine {STALE_MARK} |" in readme  # the prediction-only result stays, marked
+    assert f"*Skipped* {STALE_MARK}: " in readme
+    assert readme.count(STALE_LEGEND) == 2  # one legend per scheme shown (random10, by-gpu)
+    page = (board / task_page_name(TASK)).read_text()
+    assert f"median {STALE_MARK}" in page and f"mine {STALE_MARK}" in page
+    assert "re-run it with <code>kgpubench leaderboard run</code>" in page
+
+
+def test_the_committed_results_are_not_stale_on_the_shipped_data_and_are_after_a_merge(merged, tmp_path):
+    results = tmp_path / "results"
+    for task in (TASK, "program-time"):  # two tasks of two configs, as committed
+        shutil.copytree(lb.results_dir() / task, results / task)
+    now = lb.load_results(results, mark_stale=True)
+    assert now and not any(r["_stale"] for r in now)
+    after = lb.load_results(results, data_dir=merged, mark_stale=True)
+    stale = {(r["task"], r.get("model")) for r in after if r["_stale"]}
+    assert {t for t, _ in stale} == {TASK}  # npb's rows changed; program-time's config did not
+    assert stale == {(r["task"], r.get("model")) for r in after if r["task"] == TASK}  # every one, skip status too
+    assert len([r for r in after if r["task"] == TASK and r.get("status") == "ok"]) == 10
+    assert Path(after[0]["_path"]).is_file()
