@@ -115,13 +115,16 @@ def fewshot(doc: dict) -> ExtraTable:
     train = plan.get("train_rule") or {}
     test = plan.get("test_rule") or {}
     skipped = plan.get("skipped") or {}
-    scored = (f"Scored on {test.get('scored', '?')}, the same rows at every k" if test.get("whole_problems") else
+    scored = (f"A revealed row is one configuration of one of the GPU's problems with its measured time (k in all, "
+              f"not per problem). Scored on {test.get('scored', '?')}, the same rows at every k"
+              if test.get("whole_problems") else
               f"Scored on {test.get('scored', '?')} (at most {test.get('max_test_rows') or 'all'} per GPU, the same "
               "rows at every k, never a revealed one)")
     note = (f"How much a contributor must measure on a new GPU: scheme `{plan.get('scheme', '?')}`, each GPU held "
             f"out in turn; k of its rows, chosen by a fixed hashed order (the same rows for every model), join the "
-            f"training rows of the other GPUs (at most {train.get('cap') or 'all'} of them, a hashed subsample). "
-            f"{scored}; `{metric}` is the task's ranking metric, lower is better. "
+            f"training rows of the other GPUs ("
+            + (f"at most {train['cap']} of them, a hashed subsample). " if train.get("cap") else "all of them). ")
+            + f"{scored}; `{metric}` is the task's ranking metric, lower is better. "
             + (f"Skipped GPUs: {'; '.join(f'{g} ({why})' for g, why in sorted(skipped.items()))}. " if skipped else "")
             + f"{SINGLE_GPU} "
             + "Computed by `scripts/fewshot_curves.py` (trusted baselines, in process; kgpubench/board/fewshot.py, "
