@@ -47,6 +47,7 @@ class ExtraPlot:
     file: str = ""
     ylim: tuple[float, ...] = ()  # (bottom, top) of the y axis, or () for matplotlib's choice
     xscale: str = "log"  # "symlog" (linear below 1) where x holds 0
+    legend: str = "lower right"  # matplotlib's legend location
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,15 @@ SINGLE_GPU = ("A task whose data hold one GPU (kernel-*, npb-tpb, stencil-tile: 
 METRIC_HEADS = {"mdape": "median APE %"}
 
 
+def fewshot_ylim(series) -> tuple[float, ...]:
+    """(0, top) when the worst line lies far above the others (its lowest point over 3 times the highest point of
+    every other line): top is 1.5 times that highest point, so the others stay readable; else () (matplotlib's)."""
+    highs = sorted((max(y for _, y in pts), min(y for _, y in pts)) for _, pts in series if pts)
+    if len(highs) < 2 or highs[-1][1] <= 3 * highs[-2][0] or highs[-2][0] <= 0:
+        return ()
+    return (0.0, 1.5 * highs[-2][0])
+
+
 def fewshot(doc: dict) -> ExtraTable:
     """``scripts/fewshot_curves.py``'s few-shot curves: per model and k, the median over held-out GPUs of the
     metrics the file keeps (``metrics``; an older file: the ranking metric and ``mdape``), and a plot of the
@@ -129,11 +139,14 @@ def fewshot(doc: dict) -> ExtraTable:
             + f"{SINGLE_GPU} "
             + "Computed by `scripts/fewshot_curves.py` (trusted baselines, in process; kgpubench/board/fewshot.py, "
               "docs/FEWSHOT.md).")
+    ylim = fewshot_ylim(series)
+    cut = (f" The axis stops at {ylim[1]:.3g}: {', '.join(far)} (above it) in the table."
+           if ylim and (far := [n for n, pts in series if pts and min(y for _, y in pts) > ylim[1]]) else "")
     plot = ExtraPlot("Few-shot curves: median over the held-out GPUs",
                      f"`{metric}` (median over the held-out GPUs) after k rows of the held-out GPU are revealed; "
-                     "lower is better, k = 0 is the GPU never seen.",
+                     f"lower is better, k = 0 is the GPU never seen.{cut}",
                      "k (revealed rows of the held-out GPU)", f"{metric} (median over GPUs)", tuple(series),
-                     xscale="symlog")
+                     ylim=ylim, xscale="symlog", legend="upper right")
     return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows), plot)
 
 

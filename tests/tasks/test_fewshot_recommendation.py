@@ -237,3 +237,17 @@ def test_the_committed_autotune_curve_starts_at_the_board():
         for k in ("5", "20", "100"):  # the revealed rows join training; the scored rows stay the whole GPU
             assert all(f["n_train"] == board["folds"][g]["n_train"] + int(k) and
                        f["n_test"] == board["folds"][g]["n_test"] for g, f in curve[k]["folds"].items())
+
+
+def test_the_plot_axis_stops_above_the_readable_lines_when_one_lies_far_above():
+    from kgpubench.tasks.extras import fewshot_ylim
+
+    far = (("median", ((0.0, 4.2), (100.0, 4.2))), ("xgb", ((0.0, 0.2), (20.0, 0.42))), ("t", ((0.0, 0.2),)))
+    assert fewshot_ylim(far) == (0.0, pytest.approx(0.63))
+    assert fewshot_ylim((("a", ((0.0, 1.0),)), ("b", ((0.0, 0.4),)))) == ()  # 1.0 <= 3 x 0.4: matplotlib's axis
+    doc = {"metric": "male", "plan": {}, "models": {
+        m: {"0": {"median": {"male": v}, "folds": {}}, "5": {"median": {"male": v / 2}, "folds": {}}}
+        for m, v in (("median", 4.0), ("lgbm", 0.4))}}
+    plot = fewshot(doc).plot
+    assert plot.ylim == (0.0, pytest.approx(0.6)) and plot.legend == "upper right"
+    assert "The axis stops at 0.6: median (above it) in the table." in plot.caption
