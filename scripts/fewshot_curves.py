@@ -27,6 +27,7 @@ from kgpubench.board.evaluation import (
     hashed_order,
     load_model_module,
     model_factory,
+    model_tasks,
     task_data,
 )
 from kgpubench.board.fewshot import (
@@ -36,15 +37,26 @@ from kgpubench.board.fewshot import (
     goals_of,
     grouped_mdape,
     judge,
+    kept_metrics,
     plan_folds,
     plan_record,
 )
 from kgpubench.board.leaderboard import baseline_files
+from kgpubench.errors import OptionError
 from kgpubench.sandbox.limits import Limits
 from kgpubench.tasks import get_task
 from kgpubench.tasks.splits import EXCLUDED
 
 DEFAULT_MODELS = "median,lgbm"
+
+
+def _write(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def _num(v) -> str:
+    return "—" if v is None else f"{v:.3g}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,8 +69,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="baselines for goals computed from predictions (default: --models)")
     parser.add_argument("--ks", default=",".join(map(str, KS)))
     parser.add_argument("--max-train-rows", type=int, default=20_000,
-                        help="cap on the other GPUs' training rows (under the task's own rule)")
-    parser.add_argument("--max-test-rows", type=int, default=1_000, help="scored rows per held-out GPU at most")
+                        help="cap on the other GPUs' training rows (under the task's own rule; 0: the task's rule "
+                             "only, as on the board)")
+    parser.add_argument("--max-test-rows", type=int, default=1_000,
+                        help="scored rows per held-out GPU at most (a recommendation task: ignored, whole problems)")
     parser.add_argument("--min-test-rows", type=int, default=20,
                         help="a held-out GPU with fewer than max(k) + this many rows is skipped")
     parser.add_argument("--out", type=Path, default=None)
@@ -72,24 +86,29 @@ def main(argv: list[str] | None = None) -> int:
     files = {p.stem: p for p in baseline_files()}
     names = [m for m in args.models.split(",") if m]
     goal_names = [m for m in (args.goal_models or args.models).split(",") if m]
-    factories = {m: model_factory(load_model_module(files[m]), files[m]) for m in dict.fromkeys(names + goal_names)}
+    modules = {m: load_model_module(files[m]) for m in dict.fromkeys(names + goal_names)}
+    for m, module in modules.items():
+        if task.name not in model_tasks(module):
+            raise OptionError(f"--models: baseline {m!r} does not declare task {task.name!r} (its TASKS: "
+                              f"{', '.join(model_tasks(module))}); drop it from --models.")
+    factories = {m: model_factory(module, files[m]) for m, module in modules.items()}
     limits = Limits(threads=1)
     data = task_data(task, args.scheme, args.data)
     plans, skipped = plan_folds(data, ks, max_train_rows=args.max_train_rows, max_test_rows=args.max_test_rows,
                                 min_test_rows=args.min_test_rows)
-    doc = {"task": task.name, "metric": task.primary_metric,
+    doc = {"task": task.name, "metric": task.primary_metric, "metrics": list(kept_metrics(task)),
            "plan": plan_record(data, plans, skipped, ks, max_train_rows=args.max_train_rows,
                                max_test_rows=args.max_test_rows), "models": {}, "wall_s": {}}
     for m in names:
         t0 = time.perf_counter()
         doc["models"][m] = fewshot_curve(data, factories[m], plans, ks, model_name=m, limits=limits)
         doc["wall_s"][m] = round(time.perf_counter() - t0, 1)
-        print(f"{m}: " + ", ".join(f"k={k} {task.primary_metric} {r['median'][task.primary_metric]:.3f} "
-                                   f"mdape {r['median']['mdape']:.1f}" for k, r in doc["models"][m].items())
-              + f" ({doc['wall_s'][m]} s)", flush=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        print(f"{m}: " + ", ".join(f"k={k} " + " ".join(f"{name} {_num(v)}" for name, v in r["median"].items())
+                                   for k, r in doc["models"][m].items()) + f" ({doc['wall_s'][m]} s)", flush=True)
+        if args.out:  # after each model: a long run that stops keeps the curves of the models done
+            _write(args.out, doc)
+    if args.out and not names:
+        _write(args.out, doc)
 
     if args.goals_out:
         records = []

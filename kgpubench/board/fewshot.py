@@ -9,6 +9,13 @@ hashed order). The other GPUs' rows keep the task's training subsample rule (``m
 ``hashed_order(row_ids, task.name)`` as the board does), capped further by ``max_train_rows`` here when given
 (recorded). A GPU with fewer than ``max(ks) + MIN_TEST_ROWS`` rows is skipped (recorded).
 
+A recommendation task (``kind == "recommendation"``, e.g. autotune-config) is scored per problem (the best
+configuration of a GPU, kernel and problem size), so its scored rows are *every* row of the held-out GPU, whole
+problems, at every ``k``: a revealed row is one configuration whose time on that GPU was measured; it joins the
+training rows and stays a candidate of its problem (a tuner that measured it may pick it). At ``k = 0`` this is
+the board's leave-one-GPU-out protocol exactly (same training rows, same scored rows), when no cap lowers the
+task's own rule. No test cap applies (``max_test_rows`` is ignored and recorded as None).
+
 Model code runs only through :func:`kgpubench.board.evaluation.fit_predict` (trusted, in this process); scores come
 from :func:`kgpubench.tasks.scoring.score_fold` (the task's metrics; APE in percent).
 """
@@ -29,7 +36,7 @@ from kgpubench.board.result import Result
 from kgpubench.errors import OptionError
 from kgpubench.importers.limits import loads_json
 from kgpubench.tasks import Task
-from kgpubench.tasks.metrics import mdape
+from kgpubench.tasks.metrics import METRICS, mdape
 from kgpubench.tasks.scoring import score_fold
 from kgpubench.tasks.splits import EXCLUDED, get_scheme
 
@@ -42,7 +49,8 @@ class FewshotPlan:
     """One held-out GPU: row indices (into ``TaskData.rows``) of its training and scored rows.
 
     ``other``: the other GPUs' training rows (after the cap); ``reveal``: the first ``max(ks)`` held-out rows in
-    the revealing order (at ``k`` the first ``k`` are revealed); ``test``: the scored held-out rows.
+    the revealing order (at ``k`` the first ``k`` are revealed); ``test``: the scored held-out rows (for a
+    recommendation task every held-out row, the revealed ones included).
     """
 
     fold: str
@@ -66,10 +74,27 @@ def train_cap(data: TaskData, max_train_rows: int | None) -> int | None:
     return min(caps) if caps else None
 
 
+def whole_problems(task: Task) -> bool:
+    """Whether the held-out GPU is scored on all its rows, whole problems (a recommendation task), rather than on
+    its rows after the revealed ones."""
+    return task.kind == "recommendation"
+
+
+def scored_rule(task: Task, ks) -> str:
+    """What the scored rows are, in words (for the JSON and the board's note)."""
+    if whole_problems(task):
+        return ("every row of the held-out GPU, whole problems (the revealed rows join the training rows and stay "
+                "candidates of their problems)")
+    return f"the held-out GPU's rows after the first {max(ks)} in the revealing order"
+
+
 def plan_folds(data: TaskData, ks=KS, *, max_train_rows: int | None = None, max_test_rows: int | None = None,
                folds: list[str] | None = None, min_test_rows: int = MIN_TEST_ROWS
                ) -> tuple[list[FewshotPlan], dict[str, str]]:
     """The plan of every held-out GPU (independent of any model) and the GPUs skipped, with why.
+
+    ``max_train_rows``: cap on the other GPUs' training rows (None or 0: the task's own rule only);
+    ``max_test_rows``: cap on the scored rows per GPU (ignored for a recommendation task: whole problems).
 
     Raises
     ------
@@ -97,8 +122,11 @@ def plan_folds(data: TaskData, ks=KS, *, max_train_rows: int | None = None, max_
         if cap and other.size > cap:
             other = np.sort(other[np.argsort(train_rank[other], kind="mergesort")[:cap]])
         ordered = held[np.argsort(reveal_rank[held], kind="mergesort")]
-        rest = ordered[kmax:]
-        test = np.sort(rest[:max_test_rows] if max_test_rows else rest)
+        if whole_problems(data.task):
+            test = held
+        else:
+            rest = ordered[kmax:]
+            test = np.sort(rest[:max_test_rows] if max_test_rows else rest)
         plans.append(FewshotPlan(str(fold), other, ordered[:kmax], test, int(held.size)))
     return plans, skipped
 
@@ -109,15 +137,24 @@ def revealed_sha256(data: TaskData, plan: FewshotPlan) -> str:
     return hashlib.sha256("\x1f".join(ids[i] for i in plan.reveal).encode()).hexdigest()
 
 
+def kept_metrics(task: Task) -> tuple[str, ...]:
+    """The metrics a curve keeps: the task's primary metric and ``mdape`` (median APE, percent); for a
+    recommendation task its primary metric and its other per-problem and per-choice metrics (no row metric: a
+    ranker predicts no time)."""
+    if whole_problems(task):
+        return tuple(dict.fromkeys((task.primary_metric, *(m for m in task.metrics if METRICS[m].scope != "row"))))
+    return tuple(dict.fromkeys((task.primary_metric, "mdape")))
+
+
 def fewshot_curve(data: TaskData, factory: Callable[..., Any], plans: list[FewshotPlan], ks=KS, *,
                   model_name: str = "model", seed: int = 0, metrics: tuple[str, ...] | None = None,
                   limits=None) -> dict:
     """Per ``k``: per held-out GPU the training/revealed/scored counts and scores, and the median over GPUs.
 
-    ``metrics``: the task's metrics kept (default: its primary metric and ``mdape``, median APE in percent).
+    ``metrics``: the task's metrics kept (default: :func:`kept_metrics`).
     """
     task = data.task
-    keep = metrics or tuple(dict.fromkeys((task.primary_metric, "mdape")))
+    keep = metrics or kept_metrics(task)
     out = {}
     for k in ks:
         per = {}
@@ -147,8 +184,9 @@ def plan_record(data: TaskData, plans: list[FewshotPlan], skipped: dict[str, str
         "reveal_order": f"sha256('{reveal_salt(data.task.name)}' + row_id), per held-out GPU",
         "train_rule": {"task_max_train_rows": data.task.max_train_rows, "cap": train_cap(data, max_train_rows),
                        "order": f"sha256('{data.task.name}' + row_id) over the other GPUs' rows"},
-        "test_rule": {"scored": f"the held-out GPU's rows after the first {max(ks)} in the revealing order",
-                      "max_test_rows": max_test_rows},
+        "test_rule": {"scored": scored_rule(data.task, ks),
+                      "max_test_rows": None if whole_problems(data.task) else max_test_rows,
+                      **({"whole_problems": True} if whole_problems(data.task) else {})},
         "gpus": {p.fold: {"held_rows": p.held_rows, "other_rows": int(p.other.size), "test_rows": int(p.test.size),
                           "revealed_sha256": revealed_sha256(data, p)} for p in plans},
         "skipped": skipped, "dataset": {k: data.dataset.get(k) for k in ("rows", "rows_sha256", "manifest_sha256")},

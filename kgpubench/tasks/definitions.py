@@ -169,7 +169,7 @@ ALL_TASKS: tuple[Task, ...] = (
         metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), completeness="search-space",
         schemes=("random10", "holdout80", "by-kernel", "by-gpu"), board_schemes=("random10", "by-gpu"),
         relative_cost=100.0,  # the imported search spaces: by far the most rows
-        sections=(UNSEEN_GPU_GOAL,), gpu_baseline=TRANSFER, extras=("budget", "goals"),
+        sections=(UNSEEN_GPU_GOAL,), gpu_baseline=TRANSFER, extras=("budget", "fewshot", "goals"),
         sources=("benchmark_hub",),
         description="Rank the configurations of an auto-tuning search space (imported Kernel Tuner data) "
         "and pick the best per kernel, problem size and GPU; also scored as regression of time."),
@@ -212,7 +212,7 @@ ALL_TASKS: tuple[Task, ...] = (
         "measured on the target GPU: leave-one-GPU-out MAPE 1.1-4.5 % (linear regression), 0.7-8.4 % (random "
         "forest), 1.5-4.2 % (SVM); an unseen kernel up to 18.7 / 41.2 / 48.2 %",
         schemes=("random10", "by-kernel", "by-gpu"), max_train_rows=10_000,
-        sources=("gpuperfpredict",),
+        sources=("gpuperfpredict",), extras=("fewshot",),
         description="rodinia-time with the launch's own nvprof counters and metrics as inputs (the 66 prof_* "
         "columns, measured on the target GPU during the very launch whose duration is the label), as Amaris et "
         "al.'s models had them: an upper reference for what the profile tells, not a prediction before the run. "

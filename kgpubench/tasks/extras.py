@@ -46,6 +46,8 @@ class ExtraPlot:
     series: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
     file: str = ""
     ylim: tuple[float, ...] = ()  # (bottom, top) of the y axis, or () for matplotlib's choice
+    xscale: str = "log"  # "symlog" (linear below 1) where x holds 0
+    legend: str = "lower right"  # matplotlib's legend location
 
 
 @dataclass(frozen=True)
@@ -88,28 +90,64 @@ def _fmt(v) -> str:
     return f"{v:.3g}" if isinstance(v, (int, float)) and v == v else "—"
 
 
+SINGLE_GPU = ("A task whose data hold one GPU (kernel-*, npb-tpb, stencil-tile: H100 rows only; `by-gpu` has one "
+              "fold) has no few-shot curve: there is no other GPU to learn from.")
+METRIC_HEADS = {"mdape": "median APE %"}
+
+
+def fewshot_ylim(series) -> tuple[float, ...]:
+    """(0, top) when the worst line lies far above the others (its lowest point over 3 times the highest point of
+    every other line): top is 1.5 times that highest point, so the others stay readable; else () (matplotlib's)."""
+    highs = sorted((max(y for _, y in pts), min(y for _, y in pts)) for _, pts in series if pts)
+    if len(highs) < 2 or highs[-1][1] <= 3 * highs[-2][0] or highs[-2][0] <= 0:
+        return ()
+    return (0.0, 1.5 * highs[-2][0])
+
+
 def fewshot(doc: dict) -> ExtraTable:
-    """``scripts/fewshot_curves.py``'s few-shot curves: per model and k, the median over held-out GPUs."""
+    """``scripts/fewshot_curves.py``'s few-shot curves: per model and k, the median over held-out GPUs of the
+    metrics the file keeps (``metrics``; an older file: the ranking metric and ``mdape``), and a plot of the
+    ranking metric against k."""
     plan = doc.get("plan") or {}
     metric = doc.get("metric", "?")
-    header = ("model", "k (revealed rows)", f"{metric} (median over GPUs)", "median APE % (median over GPUs)",
-              "GPUs")
-    rows = []
+    metrics = list(doc.get("metrics") or (metric, "mdape"))
+    header = ("model", "k (revealed rows)",
+              *(f"{METRIC_HEADS.get(m, m)} (median over GPUs)" for m in metrics), "GPUs")
+    rows, series = [], []
     for name in sorted(doc.get("models") or {}):
+        points = []
         for k, rec in sorted((doc["models"][name] or {}).items(), key=lambda kv: int(kv[0])):
             med = rec.get("median") or {}
-            rows.append((name, str(k), _fmt(med.get(metric)), _fmt(med.get("mdape")), str(len(rec.get("folds") or {}))))
+            rows.append((name, str(k), *(_fmt(med.get(m)) for m in metrics), str(len(rec.get("folds") or {}))))
+            if isinstance(med.get(metric), (int, float)):
+                points.append((float(k), float(med[metric])))
+        series.append((name, tuple(points)))
     train = plan.get("train_rule") or {}
     test = plan.get("test_rule") or {}
     skipped = plan.get("skipped") or {}
+    scored = (f"A revealed row is one configuration of one of the GPU's problems with its measured time (k in all, "
+              f"not per problem). Scored on {test.get('scored', '?')}, the same rows at every k"
+              if test.get("whole_problems") else
+              f"Scored on {test.get('scored', '?')} (at most {test.get('max_test_rows') or 'all'} per GPU, the same "
+              "rows at every k, never a revealed one)")
     note = (f"How much a contributor must measure on a new GPU: scheme `{plan.get('scheme', '?')}`, each GPU held "
             f"out in turn; k of its rows, chosen by a fixed hashed order (the same rows for every model), join the "
-            f"training rows of the other GPUs (at most {train.get('cap') or 'all'} of them, a hashed subsample). "
-            f"Scored on {test.get('scored', '?')} (at most {test.get('max_test_rows') or 'all'} per GPU, the same "
-            f"rows at every k, never a revealed one); `{metric}` is the task's ranking metric, lower is better. "
+            f"training rows of the other GPUs ("
+            + (f"at most {train['cap']} of them, a hashed subsample). " if train.get("cap") else "all of them). ")
+            + f"{scored}; `{metric}` is the task's ranking metric, lower is better. "
             + (f"Skipped GPUs: {'; '.join(f'{g} ({why})' for g, why in sorted(skipped.items()))}. " if skipped else "")
-            + "Computed by `scripts/fewshot_curves.py` (trusted baselines, in process; kgpubench/board/fewshot.py).")
-    return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows))
+            + f"{SINGLE_GPU} "
+            + "Computed by `scripts/fewshot_curves.py` (trusted baselines, in process; kgpubench/board/fewshot.py, "
+              "docs/FEWSHOT.md).")
+    ylim = fewshot_ylim(series)
+    cut = (f" The axis stops at {ylim[1]:.3g}: {', '.join(far)} (above it) in the table."
+           if ylim and (far := [n for n, pts in series if pts and min(y for _, y in pts) > ylim[1]]) else "")
+    plot = ExtraPlot("Few-shot curves: median over the held-out GPUs",
+                     f"`{metric}` (median over the held-out GPUs) after k rows of the held-out GPU are revealed; "
+                     f"lower is better, k = 0 is the GPU never seen.{cut}",
+                     "k (revealed rows of the held-out GPU)", f"{metric} (median over GPUs)", tuple(series),
+                     ylim=ylim, xscale="symlog", legend="upper right")
+    return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows), plot)
 
 
 FIGURE_UNITS = {"mdape": "median APE %"}

@@ -261,13 +261,13 @@ def test_the_goal_line_renders_on_the_board(tmp_path):
     (rec,) = doc["goals"]
     assert rec["best_model"] != "transfer" and rec["beats"] == "transfer" and rec["over"] == "median"
     task = get_task("autotune-config")
-    assert task.extras == ("budget", "goals")
+    assert task.extras == ("budget", "fewshot", "goals")
     for name, d in (("budget", _committed("budget")), ("goals", doc)):
         path = tmp_path / task.name / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(d))
     tables = load_extras(task, tmp_path)
-    assert [t.title for t in tables] == ["Tuning-budget curves on an unseen GPU", "Goals"]
+    assert [t.title for t in tables] == ["Tuning-budget curves on an unseen GPU", "fewshot", "Goals"]  # no file
     text = render_markdown([], [task], {task.name: tables})
     line = next(row for row in text.splitlines() if row.startswith(f"| {rec['goal']} |"))
     verdict = "met" if rec["met"] else "not met"

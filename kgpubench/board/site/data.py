@@ -36,7 +36,9 @@ class PlotSpec:
 def extra_plot_specs(extras) -> list[PlotSpec]:
     """The plots of a task's extra tables (:class:`kgpubench.tasks.extras.ExtraPlot`, drawn as lines)."""
     return [PlotSpec(e.plot.file, "curves", e.plot.series, e.plot.title, e.plot.title, e.plot.caption,
-                     {"xlabel": e.plot.xlabel, "ylabel": e.plot.ylabel, "ylim": e.plot.ylim})
+                     {"xlabel": e.plot.xlabel, "ylabel": e.plot.ylabel, "ylim": e.plot.ylim,
+                      **({"xscale": e.plot.xscale} if e.plot.xscale != "log" else {}),
+                      **({"legend": e.plot.legend} if e.plot.legend != "lower right" else {})})
             for e in extras or () if e.plot is not None and e.plot.file]
 
 

@@ -113,9 +113,10 @@ def per_gpu_bars(values: Mapping[str, Mapping[str, float]], path: Path, *, title
 
 
 def curves(series: Sequence[tuple[str, Sequence[Sequence[float]]]], path: Path, *, title: str, xlabel: str,
-           ylabel: str, ylim: Sequence[float] = ()) -> None:
-    """One line with markers per (label, ((x, y), ...)) over a log x axis, dotted reference lines at y = 0 and 1;
-    ``ylim``: (bottom, top) of the y axis (points outside are cut off)."""
+           ylabel: str, ylim: Sequence[float] = (), xscale: str = "log", legend: str = "lower right") -> None:
+    """One line with markers per (label, ((x, y), ...)) over a log x axis (``xscale="symlog"``: linear below 1,
+    for an x that holds 0), dotted reference lines at y = 0 and 1; ``ylim``: (bottom, top) of the y axis (points
+    outside are cut off); ``legend``: its location."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.4, 3.8))
     xs = sorted({float(x) for _, points in series for x, _ in points}) or [1.0]
@@ -129,13 +130,17 @@ def curves(series: Sequence[tuple[str, Sequence[Sequence[float]]]], path: Path, 
                 linestyle="-" if i < len(COLORS) else "--", label=label)
     if ylim:
         ax.set_ylim(*ylim)
-    ax.set_xscale("log")
+    if xscale == "symlog":
+        ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xlim(min(xs) - 0.3, max(xs) * 1.25)
+    else:
+        ax.set_xscale("log")
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{x:g}" for x in xs])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     ax.grid(True, linewidth=0.3, alpha=0.6)
-    ax.legend(fontsize=7, loc="lower right", frameon=False, ncol=2)
+    ax.legend(fontsize=7, loc=legend, frameon=False, ncol=2)
     fig.tight_layout()
     _save(fig, path)
