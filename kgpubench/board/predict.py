@@ -546,11 +546,19 @@ def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToM
     path = Path(root or results_dir()) / task.name / "fewshot.json"
     if not path.is_file():
         return None
-    curves = (json.loads(path.read_text()).get("models") or {})
+    saved = json.loads(path.read_text())
+    goal = next((g for g in goals_of(task) if g.group_by == "gpu_name"), None)
+    # the curve's figure: the goal's metric (in its percent scale), else median APE (%) where the curve has it (a
+    # regression task), else the file's own ranking metric
+    has_mdape = any("mdape" in (v.get("median") or {}) for by_k in (saved.get("models") or {}).values()
+                    for v in by_k.values())
+    metric = goal.metric if goal is not None else "mdape" if has_mdape else saved.get("metric", "mdape")
+    scale = goal.percent if goal is not None else 1.0
+    what = "median APE" if metric == "mdape" else f"median {metric} (%)" if scale == 100 else f"median {metric}"
     curve = {}
-    for name, by_k in curves.items():
-        points = {int(k): (v.get("median") or {}).get("mdape") for k, v in by_k.items()}
-        points = {k: float(v) for k, v in points.items() if v is not None}
+    for name, by_k in (saved.get("models") or {}).items():
+        points = {int(k): (v.get("median") or {}).get(metric) for k, v in by_k.items()}
+        points = {k: float(v) * scale for k, v in points.items() if v is not None}
         if points:
             curve[name] = points
     if not curve:
@@ -558,13 +566,13 @@ def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToM
     chosen = model if model in curve else min(curve, key=lambda m: (curve[m][max(curve[m])], m))
     points = dict(sorted(curve[chosen].items()))
     kmax = max(points)
-    goal = next((g for g in goals_of(task) if g.group_by == "gpu_name"), None)
-    shown = ", ".join(f"k={k}: {v:.1f} %" for k, v in points.items())
+    shown = ", ".join(f"k={k}: {v:.1f} %" if scale == 100 or metric == "mdape" else f"k={k}: {v:.3g}"
+                      for k, v in points.items())
     whose = "" if chosen == model else f"the few-shot curve of {chosen} ({model} has none): "
     if goal is not None:
         met = [k for k, v in points.items() if v <= goal.target_pct]
         if met:
-            return RowsToMeasure(met[0], f"{whose}the median APE over held-out GPUs meets the goal "
+            return RowsToMeasure(met[0], f"{whose}the {what} over held-out GPUs meets the goal "
                                          f"({goal.target_pct:g} %) from k={met[0]} ({shown})", chosen)
     best_value = min(points.values())
     flat = next(k for k, v in points.items() if v <= best_value * (1 + FLAT))

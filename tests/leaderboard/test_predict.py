@@ -268,3 +268,18 @@ def test_sm_saturation_left_null_by_a_kernel_file_is_computed_for_the_gpu():
     given = {"nb": 20, "blocks_per_sm": 4, "sm_saturation": 0.5}
     assert P.with_gpu_features(task, given, l4) == (given, [])
     assert P.with_gpu_features(get_task("kernel-time"), {"nb": 20, "blocks_per_sm": 4}, l4)[1] == []
+
+
+def test_rows_to_measure_reads_a_ranking_task_s_curve_in_its_goal_s_metric():
+    """autotune-config's curve has no error %: the rows to measure come from its goal's metric (top-1 regret, in
+    percent), read from the committed curve; a regression task without a GPU goal reads its median APE."""
+    saved = json.loads((results_dir() / "autotune-config" / "fewshot.json").read_text())["models"]
+    need = P.rows_to_measure(get_task("autotune-config"), "lgbm_ranker")
+    regrets = {int(k): v["median"]["top1_regret"] * 100 for k, v in saved["lgbm_ranker"].items()}
+    assert need is not None and need.curve_model == "lgbm_ranker"
+    assert f"k=0: {regrets[0]:.1f} %" in need.reason and "goal (10 %)" in need.reason
+    assert need.k == min(k for k, v in regrets.items() if v <= min(regrets.values()) * 1.1)
+    counters = P.rows_to_measure(get_task("rodinia-time-counters"), "lgbm")
+    mdape = {int(k): v["median"]["mdape"] for k, v in json.loads(
+        (results_dir() / "rodinia-time-counters" / "fewshot.json").read_text())["models"]["lgbm"].items()}
+    assert counters is not None and f"k=0: {mdape[0]:.1f} %" in counters.reason
