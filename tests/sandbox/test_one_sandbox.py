@@ -197,3 +197,44 @@ def test_evaluate_hands_out_the_predictions_it_hashed(store):
     oracle: list = []
     evaluate("oracle", "autotune-config", "by-gpu", data=data, predictions=oracle)
     assert oracle == []  # no model ran
+
+
+SPY = '''
+import numpy as np
+
+TASKS = ("autotune-config",)
+
+
+class Spy:
+    """Predicts 2 for a row whose GPU (its catalogue figures) it saw in training, else 1."""
+
+    def fit(self, X, y):
+        self.cols = [c for c in X.columns if c.startswith("gpu_")]
+        self.seen = {tuple(map(str, r)) for r in X[self.cols].itertuples(index=False)}
+        return self
+
+    def predict(self, X):
+        keys = [tuple(map(str, r)) for r in X[self.cols].itertuples(index=False)]
+        return np.array([2.0 if k in self.seen else 1.0 for k in keys])
+
+
+def make_model(task, seed):
+    return Spy()
+'''
+
+
+@needs_isolation
+def test_no_row_of_the_held_out_gpu_reaches_training(store, tmp_path):
+    """Under leave-one-GPU-out the model's fit sees no row of the held-out GPU (so nothing a model tunes inside
+    fit, inner folds included, can use it); the same spy sees the test GPU under random10, so it can tell."""
+    spy = tmp_path / "spy.py"
+    spy.write_text(SPY)
+    held_out: list = []
+    res = evaluate(spy, "autotune-config", "by-gpu", data=task_data("autotune-config", "by-gpu", store.path),
+                   predictions=held_out)
+    assert sorted(res.folds) == ["GPU A", "GPU B", "GPU C"] and len(held_out) == 3
+    assert all(np.all(p == 1.0) for p in held_out)
+    mixed: list = []
+    evaluate(spy, "autotune-config", "random10", data=task_data("autotune-config", "random10", store.path),
+             predictions=mixed)
+    assert any(np.any(p == 2.0) for p in mixed)
