@@ -53,6 +53,21 @@ _KEYS = {
 }
 
 
+# A submission's model file for tests: the training mean everywhere, for autotune-config (a stranger's model: it
+# runs in the sandbox like any other).
+MEAN_MODEL_SOURCE = """
+import numpy as np
+TASKS = ("autotune-config",)
+def make_model(task, seed):
+    class M:
+        def fit(self, X, y):
+            self.m = float(np.mean(y)); return self
+        def predict(self, X):
+            return np.full(len(X), self.m)
+    return M()
+"""
+
+
 def valid_row(config: str, **overrides: Any) -> dict:
     """One row of ``config`` that passes validation (before ``overrides`` are applied)."""
     table = get_table(config)

@@ -14,18 +14,9 @@ from hostile_helpers import cli
 
 from kgpubench.board.pull_request import read_submission
 from kgpubench.errors import SchemaValidationError
+from kgpubench.testing import MEAN_MODEL_SOURCE
 
-MODEL = """
-import numpy as np
-TASKS = ("autotune-config",)
-def make_model(task, seed):
-    class M:
-        def fit(self, X, y):
-            self.m = float(np.mean(y)); return self
-        def predict(self, X):
-            return np.full(len(X), self.m)
-    return M()
-"""
+MODEL = MEAN_MODEL_SOURCE
 META = """\
 name: hostile
 authors: [Ada Example]

@@ -21,21 +21,12 @@ from kgpubench.board.result import Result
 from kgpubench.board.submission import score_predictions
 from kgpubench.board.summary import board_rank, result_summary
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, UnknownNameError
+from kgpubench.testing import MEAN_MODEL_SOURCE
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
 from task_fixtures import autotune_table, make_store  # noqa: E402
 
-MODEL = """
-import numpy as np
-TASKS = ("autotune-config",)
-def make_model(task, seed):
-    class M:
-        def fit(self, X, y):
-            self.m = float(np.mean(y)); return self
-        def predict(self, X):
-            return np.full(len(X), self.m)
-    return M()
-"""
+MODEL = MEAN_MODEL_SOURCE
 META = """
 name: {name}
 authors: [Ada Example, Bo Example]
