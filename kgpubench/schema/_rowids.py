@@ -118,10 +118,12 @@ def _name_value_fragments(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
     # Each distinct (name, value) pair is dumped once: the pair's codes in the two dictionaries, combined.
     enc_names, enc_values = names.dictionary_encode(), values.dictionary_encode()
     n_values = len(enc_values.dictionary) + 1  # the last code stands for a null value
-    name_codes = pc.fill_null(enc_names.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    # a null name (its row goes to the reference, so its text is never used) takes the last code, past the names
+    name_codes = pc.fill_null(enc_names.indices, len(enc_names.dictionary)).to_numpy(zero_copy_only=False)
+    name_codes = name_codes.astype(np.int64)
     value_codes = pc.fill_null(enc_values.indices, n_values - 1).to_numpy(zero_copy_only=False).astype(np.int64)
     pair_codes = pa.array(name_codes * n_values + value_codes).dictionary_encode()
-    name_list = enc_names.dictionary.to_pylist()
+    name_list = enc_names.dictionary.to_pylist() + [None]
     value_list = enc_values.dictionary.to_pylist() + [None]
     texts = []
     for code in pair_codes.dictionary.to_numpy():

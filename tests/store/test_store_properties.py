@@ -102,3 +102,12 @@ def test_no_float_breaks_the_store_comparison(value, tmp_path):
     other = write_shard(get_table("npb").from_rows([dict(row, time_cv=value)]), tmp_path / "b.parquet")
     with pytest.raises(KgpubenchError):  # refused by validation (non-finite, > bound) or as a conflict
         store.merge([other])
+
+
+def test_a_params_column_of_a_null_list_and_a_null_item_is_reported_not_raised():
+    """Found by the property above in CI: row ids of a list<struct<name, value>> column whose only item is null
+    (no name anywhere) raised IndexError instead of leaving that row to the reference."""
+    table = valid_table("autotune", rows=[valid_row("autotune"), valid_row("autotune", run_id="other-run")])
+    bad = table.set_column(table.column_names.index("params"), "params", pa.array([None, [None]]))
+    found = validate_table(bad, "autotune", file="f.parquet")
+    assert found and all(v.column in bad.column_names and (v.row is None or 0 <= v.row < 2) for v in found)
