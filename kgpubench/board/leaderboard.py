@@ -211,19 +211,24 @@ def job_order(jobs: list[Job], wall_times: list[float | None] | None = None) -> 
 
 
 # ----- reusing results that nothing has changed ------------------------------------------------------------
-def same_data(dataset: object, task: Task, scheme: str, store: Store) -> bool:
-    """Whether a result's dataset block (and its split) describes the rows ``task`` reads in ``store`` now: the
-    same task declaration (:func:`~kgpubench.board.evaluation.task_sha256`) and either the same config files
-    (:func:`~kgpubench.board.evaluation.files_sha256`, no row read) or, when those changed, the same task rows and
-    split (:func:`~kgpubench.board.evaluation.usable_task_data`: the rows are read). Library code and package
-    versions are not compared (``leaderboard verify`` is what catches a code change that moves a score). A block
-    without ``task_sha256`` (a result made before it existed) never matches."""
+_ANY_SPLIT = object()  # same_data's default: the split is not compared
+
+
+def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha256: object = _ANY_SPLIT) -> bool:
+    """Whether a result's dataset block (and, given ``split_sha256``, the result's split hash) describes the rows
+    ``task`` reads in ``store`` now: the same task declaration (:func:`~kgpubench.board.evaluation.task_sha256`) and
+    either the same config files (:func:`~kgpubench.board.evaluation.files_sha256`, no row read) or, when those
+    changed, the same task rows and split (:func:`~kgpubench.board.evaluation.usable_task_data`: the rows are read).
+    Library code and package versions are not compared (``leaderboard verify`` is what catches a code change that
+    moves a score). A block without ``task_sha256`` (a result made before it existed) never matches."""
     if not isinstance(dataset, dict) or dataset.get("task_sha256") != task_sha256(task):
         return False
     if dataset.get("files_sha256") == files_sha256(task, store):
         return True
     now = usable_task_data(task, scheme, store.path)
-    return bool(now.dataset) and now.dataset.get("rows_sha256") == dataset.get("rows_sha256")
+    if not now.dataset or now.dataset.get("rows_sha256") != dataset.get("rows_sha256"):
+        return False
+    return split_sha256 is _ANY_SPLIT or (isinstance(now, TaskData) and split_sha256 == now.split_sha256)
 
 
 def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Store,
@@ -263,7 +268,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
         if not (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
                 and isinstance(old.limits, dict) and old.limits.get("threads") == threads):
             continue
-        if same_data(old.dataset, job.task, job.scheme, store) and _same_split(old, job, store):
+        if same_data(old.dataset, job.task, job.scheme, store, split_sha256=_known(old.split_sha256)):
             return path, raw
     return None
 
@@ -272,15 +277,6 @@ def reusable(out_dir: Path, job: Job, *, seed: int, threads: int, store: Store) 
     """Whether the result (or skip status) already under ``out_dir`` for ``job`` is what a rerun would write
     (:func:`reusable_file`)."""
     return reusable_file(out_dir, job, seed=seed, threads=threads, store=store) is not None
-
-
-def _same_split(old: Result, job: Job, store: Store) -> bool:
-    """Whether ``old``'s split is the split of the rows now: known equal when the config files are the same,
-    else computed."""
-    if (old.dataset or {}).get("files_sha256") == files_sha256(job.task, store):
-        return True
-    now = usable_task_data(job.task, job.scheme, store.path)
-    return isinstance(now, TaskData) and _known(old.split_sha256) == now.split_sha256
 
 
 def _read_capped(path: Path) -> bytes:
