@@ -52,12 +52,11 @@ import pandas as pd
 import pyarrow as pa
 
 from kgpubench import __version__
-from kgpubench.board.evaluation import hashed_order, load_model_module, model_factory, pinned, task_data
+from kgpubench.board.evaluation import hashed_order, inputs_sha256, load_model_module, model_factory, pinned, task_data
 from kgpubench.board.fewshot import goals_of
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
-from kgpubench.board.result import Record, Result, package_versions, read_record, read_result_json
-from kgpubench.buildinfo import code_sha256
+from kgpubench.board.result import Record, Result, read_record, read_result_json
 from kgpubench.errors import DataFileNotFoundError, NoDataError, OptionError, SubmissionError, UnknownNameError
 from kgpubench.features.occupancy import sm_saturation
 from kgpubench.hardware import ALIASES, OTHER_NAMES, GpuSpec, device_name, find_gpu, lookup_gpu
@@ -255,14 +254,12 @@ def cache_dir() -> Path:
 
 
 def cache_key(task: Task, model_path: Path, scheme: str, data_dir: Path | str | None = None, seed: int = 0) -> str:
-    """sha256 of what a trained model depends on: the task's declaration, the store files of its config (paths and
-    sha256 from the manifest), the model file's sha256, the scheme, the seed, the library version and code
-    (:func:`kgpubench.buildinfo.code_sha256`) and the installed packages' versions (a pickle of another
-    scikit-learn or LightGBM is never read)."""
-    store = Store(data_dir or default_data_dir())
-    files = [[f["path"], f["sha256"]] for f in store.files(task.config)]
-    blob = json.dumps([CACHE_FORMAT, repr(task), files, sha256_file(Path(model_path)), scheme, seed, __version__,
-                       code_sha256(), package_versions()], sort_keys=True)
+    """sha256 of what a trained model depends on: the cache format, the task's inputs as a result records them
+    (:func:`kgpubench.board.evaluation.inputs_sha256`: its declaration, the scheme, the store files of its config,
+    the library code and the installed packages' versions, so a pickle of another scikit-learn or LightGBM is never
+    read), the model file's sha256, the seed and the library version."""
+    inputs = inputs_sha256(task, scheme, Store(data_dir or default_data_dir()))
+    blob = json.dumps([CACHE_FORMAT, inputs, sha256_file(Path(model_path)), seed, __version__])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
