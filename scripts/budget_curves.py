@@ -26,6 +26,7 @@ from kgpubench.board.evaluation import load_model_module, model_factory, task_da
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.errors import OptionError
 from kgpubench.sandbox.limits import Limits
+from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import get_task
 
 
@@ -85,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{m}: " + ", ".join(f"N={n} {s['median']:.3f}" if s["median"] is not None else f"N={n} —"
                                    for n, s in summary.items()) + f" ({doc['wall_s'][m]} s)", flush=True)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        atomic_write_bytes(args.out, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
     return 0
 
 

@@ -44,6 +44,7 @@ from kgpubench.board.fewshot import (
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.errors import OptionError
 from kgpubench.sandbox.limits import Limits
+from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import get_task
 from kgpubench.tasks.splits import EXCLUDED
 
@@ -51,8 +52,8 @@ DEFAULT_MODELS = "median,lgbm"
 
 
 def _write(path: Path, doc: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    """Write ``doc`` as the board's extras JSON, atomically (a run stopped mid-write leaves the previous file)."""
+    atomic_write_bytes(path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
 
 
 def _num(v) -> str:
@@ -143,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             note = (f"Figures computed by `scripts/fewshot_curves.py` from the models {', '.join(goal_names)}, "
                     "each trained on the goal's scheme with the task's training subsample rule (as on the board) "
                     "and scored on its test fold, grouped as the goal says.")
-        args.goals_out.parent.mkdir(parents=True, exist_ok=True)
-        args.goals_out.write_text(json.dumps({"task": task.name, "goals": records, "note": note}, indent=1,
-                                             sort_keys=True) + "\n")
+        _write(args.goals_out, {"task": task.name, "goals": records, "note": note})
     return 0
 
 

@@ -25,6 +25,7 @@ BASELINES = ("median", "operator_roofline", "lgbm", "operator_transfer", "neusig
 def main(argv: list[str] | None = None) -> int:
     from kgpubench.board.evaluation import hashed_order, load_model_module, model_factory, task_data
     from kgpubench.board.leaderboard import baseline_files
+    from kgpubench.store.shards import atomic_write_bytes
     from kgpubench.tasks import feature_frame, get_task
     from kgpubench.tasks.paper_metric import (
         CLASS_LABELS,
@@ -67,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                        **out["models"]}.items():
         print(f"| {name} | " + " | ".join(f"{errs[c]['error_pct']:.1f}" if c in errs else "-" for c in CLASSES) + " |")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+        atomic_write_bytes(args.out, (json.dumps(out, indent=1, sort_keys=True) + "\n").encode())
     return 0
 
 
