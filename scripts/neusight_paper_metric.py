@@ -27,14 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     from kgpubench.board.leaderboard import baseline_files
     from kgpubench.store.shards import atomic_write_bytes
     from kgpubench.tasks import feature_frame, get_task
-    from kgpubench.tasks.paper_metric import (
-        CLASS_LABELS,
-        CLASSES,
-        PAPER,
-        calls_with_gpu_columns,
-        class_errors,
-        trace_calls,
-    )
+    from kgpubench.tasks.extras import CLASS_LABELS, CLASSES, PAPER
+    from kgpubench.tasks.paper_metric import calls_with_gpu_columns, class_errors, trace_calls
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="store holding the operators config")
