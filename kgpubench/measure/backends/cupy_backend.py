@@ -22,7 +22,7 @@ from kgpubench.measure.backends.base import (
     failure_for_code,
     uuid_hash,
 )
-from kgpubench.measure.backends.cupy_timing import Blocker, CupySampler, L2Flusher
+from kgpubench.measure.backends.cupy_timing import FLUSH_MODES, Blocker, CupySampler, L2Flusher
 from kgpubench.measure.compile_cache import CompileCache, CupyNvrtc, FeatureDevice, Variant, default_jobs, precompile
 from kgpubench.measure.power import open_nvml_device
 from kgpubench.measure.suite import Case, Dim3, KernelSource
@@ -83,8 +83,12 @@ class CupyBackend:
     row_source = "measured"
     clock = HostClock()
 
-    def __init__(self, device: int = 0, compile_cache_dir: Path | None = None) -> None:
+    def __init__(self, device: int = 0, compile_cache_dir: Path | None = None, l2_flush: str = "write") -> None:
         import cupy
+
+        if l2_flush not in FLUSH_MODES:
+            raise ValueError(f"unknown L2 flush mode {l2_flush!r}; use one of {', '.join(FLUSH_MODES)}")
+        self.l2_flush = l2_flush
 
         self.xp = cupy
         self._index = int(device)
@@ -188,7 +192,7 @@ class CupyBackend:
         flusher = None
         if method == "cold":
             if self._flusher is None:
-                self._flusher = L2Flusher(self.device().l2_bytes)
+                self._flusher = L2Flusher(self.device().l2_bytes, self.l2_flush)
             flusher = self._flusher
         return CupySampler(fn, method=method, launches=launches, blocker=self._blocker, flusher=flusher)
 

@@ -77,19 +77,50 @@ class Blocker:
         return bool(self._timed_out.value)
 
 
-class L2Flusher:
-    """Writes a buffer of twice the L2 size (``cudaMemsetAsync``), evicting whatever a kernel left there."""
+READ_FLUSH_SOURCE = r"""
+extern "C" __global__ void kg_l2_read(const unsigned long long* __restrict__ p, unsigned long long n,
+                                      unsigned long long* sink) {
+    unsigned long long acc = 0;
+    unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        acc += p[i];
+    }
+    if (acc == 0x5bd1e9955bd1e995ULL) { *sink = acc; }  /* never true (the buffer is zero): keeps the loads */
+}
+"""
+FLUSH_MODES = ("write", "read")
 
-    def __init__(self, l2_bytes: int | None) -> None:
+
+class L2Flusher:
+    """Evicts whatever a kernel left in L2 by streaming a buffer of twice the L2 size through it.
+
+    ``write`` (``cudaMemsetAsync``) leaves the L2 full of dirty lines, which the next kernel must write back
+    as it evicts them; ``read`` (a kernel that loads the buffer) leaves clean lines, as a cache invalidation
+    does. ``FLUSH_MODES`` lists both; ``benchmarks/timing_agreement.py --flush-modes`` compares them with
+    Nsight Compute's ``--cache-control all``.
+    """
+
+    def __init__(self, l2_bytes: int | None, mode: str = "write") -> None:
         import cupy
 
+        if mode not in FLUSH_MODES:
+            raise ValueError(f"unknown L2 flush mode {mode!r}; use one of {', '.join(FLUSH_MODES)}")
+        self.mode = mode
         self.nbytes = max(2 * int(l2_bytes or 0), 8 << 20)
-        self._buf = cupy.empty(self.nbytes, dtype=cupy.uint8)
+        self._buf = cupy.zeros(self.nbytes, dtype=cupy.uint8)
         self._value = 0
+        self._sink = cupy.zeros(1, dtype=cupy.uint64)
+        self._kernel = cupy.RawKernel(READ_FLUSH_SOURCE, "kg_l2_read") if mode == "read" else None
+        sms = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.runtime.getDevice()).get("multiProcessorCount", 132)
+        self._grid = (int(sms) * 8,)
 
     def flush(self, stream: Any) -> None:
         import cupy
+        import numpy as np
 
+        if self._kernel is not None:  # launches on CuPy's current stream, which the sampler holds
+            self._kernel(self._grid, (256,), (self._buf, np.uint64(self.nbytes // 8), self._sink))
+            return
         self._value ^= 1  # alternate the value: no write is ever a no-op
         cupy.cuda.runtime.memsetAsync(self._buf.data.ptr, self._value, self.nbytes, stream.ptr)
 
