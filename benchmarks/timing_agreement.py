@@ -206,7 +206,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
     parser.add_argument("--only", nargs="*", help="only these pick names")
     parser.add_argument("--flushed-only", action="store_true", help="only the picks of a flushed suite")
-    parser.add_argument("--flush-modes", default="write",
+    parser.add_argument("--flush-modes", default="read",
                         help="comma-separated L2 flush modes to time flushed picks with (write, read): one ncu "
                              "reference, ours with each mode, and each mode's event floor (an empty kernel)")
     args = parser.parse_args()

@@ -183,7 +183,8 @@ def protocol_columns() -> list[Column]:
         Column("launches_per_sample", "int32", "Launches (timed units) behind one timing sample; the time "
                "columns are per launch.", min=1, required_when=PROTOCOL_2),
         Column("l2_policy", "string", "`warm`: samples run back to back; `flushed`: a buffer larger than L2 "
-               "is written before every sample.", values=L2_POLICIES, required_when=PROTOCOL_2),
+               "is read through L2 before every sample (written, before 2026-11-26).", values=L2_POLICIES,
+               required_when=PROTOCOL_2),
         Column("time_rse", "float64", "Relative standard error of the mean time when timing stopped "
                "(std / sqrt(samples) / mean).", min=0),
         Column("time_cap_hit", "bool", "Timing stopped at the per-configuration cap before the noise target."),

@@ -171,6 +171,66 @@ def _npb_benchmarks() -> tuple[str, ...]:
     return next(c.values for c in TABLES["npb"].columns if c.name == "benchmark") or ()
 
 
+# -- measured rows of protocol 2 ----------------------------------------------------------------------------------
+_P2_COLUMNS = ("timing_method", "l2_policy", "clocks_locked", "throttled", "temperature_c_before",
+               "clock_sm_mhz_after")
+
+
+def protocol2_rows(store: StoreView) -> dict[str, pd.DataFrame]:
+    """Per measured config, its rows measured under protocol 2 (``measurement_protocol`` 2)."""
+    out = {}
+    for config in _MEASURED_CONFIGS:
+        df = read_frame(store, config, _MEASURED_COLUMNS + _P2_COLUMNS + _EXTRA[config])
+        out[config] = df[(df["source"] == "measured") & (df["measurement_protocol"] == 2)]
+    return out
+
+
+def protocol2_figures(store: StoreView) -> str:
+    """The protocol-2 rows, per GPU: set-up, boards, runs, rows per suite, what the partial sweeps reached, and
+    the conditions (timing methods, spread, clocks, throttling)."""
+    rows = protocol2_rows(store)
+    every = pd.concat([df.assign(config=c) for c, df in rows.items()], ignore_index=True)
+    if every.empty:
+        return "No protocol-2 rows.\n"
+    lines = []
+    for gpu, g in every.groupby("gpu_name", sort=True):
+        k, npb, st = (g[g["config"] == c] for c in _MEASURED_CONFIGS)
+        kernel_rows = npb[npb["row_kind"] == "kernel"]
+        clocks = g["clock_sm_mhz_before"].dropna()
+        temps = g["temperature_c_before"].dropna()
+        lines += [
+            f"- **{gpu}**: driver {listed(g['driver_version'])}, CUDA {listed(g['cuda_version'])}, CuPy "
+            f"{listed(g['cupy_version'])}, toolchain {listed(g['toolchain_version'])}; collected "
+            f"{days(g['collected_at'])} in {count(g['run_id'].nunique())} run(s) on "
+            f"{count(g['gpu_uuid_hash'].nunique())} board(s), at commit(s) "
+            f"{listed(g['kgpubench_commit'].str.slice(0, 7))}; status: {counts_of(g['status'])}.",
+            "  - Rows: `kernels` " + (", ".join(f"{s} {count(n)}" for s, n in
+                                               k["suite"].value_counts().sort_index().items()) or "none")
+            + f" ({counts_of(k['kernel']) or '-'}); `npb` {count(len(npb))}; `stencil` {count(len(st))}.",
+            "  - `npb` rows per benchmark and class: " + ("; ".join(
+                f"{b} " + ", ".join(f"{c} {count(n)}" for c, n in gb["npb_class"].value_counts().sort_index().items())
+                for b, gb in npb.groupby("benchmark", sort=True)) or "none") + ".",
+            "  - `stencil` rows per grid, space order and dtype: " + (", ".join(
+                f"{int(nx)}^3 o{int(o)} {d} {count(n)}" for (nx, o, d), n in
+                st.groupby(["grid_nx", "space_order", "dtype"]).size().items()) or "none") + ".",
+            f"  - `timing_method`: {counts_of(g['timing_method'])}; `l2_policy`: {counts_of(g['l2_policy'])}.",
+            "  - Median `time_cv`: " + ", ".join(
+                f"`{c}` {df['time_cv'].median():.4f}" for c, df in (("kernels", k), ("npb", kernel_rows),
+                                                                   ("stencil", st)) if len(df)) + ".",
+            f"  - Clocks locked on {count((g['clocks_locked'] == True).sum())} of {count(len(g))} rows; SM clock "  # noqa: E712
+            f"before a measurement {_span(clocks)} MHz; temperature before {_span(temps)} C; throttled on "
+            f"{count((g['throttled'] == True).sum())} rows.",  # noqa: E712
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _span(series: pd.Series) -> str:
+    if not len(series):
+        return "-"
+    low, high = f"{series.min():,.0f}", f"{series.max():,.0f}"
+    return low if low == high else f"{low} to {high}"
+
+
 # -- imported configs --------------------------------------------------------------------------------------------
 def programs_figures(store: StoreView) -> str:
     """KernelBench: rows per problem set, set-ups, GPUs, repeats, software, dates, failures."""
@@ -328,6 +388,7 @@ def profiles_figures(store: StoreView) -> str:
 
 FIGURE_BLOCKS: dict[str, Callable[[StoreView], str]] = {
     "figures:measured": measured_figures,
+    "figures:protocol2": protocol2_figures,
     "figures:programs": programs_figures,
     "figures:tunings": tunings_figures,
     "figures:autotune": autotune_figures,

@@ -82,7 +82,11 @@ def fake_cupy(gpu: FakeGPU) -> types.ModuleType:
         def blocking_kernel(grid, block, args):
             gpu.blocks += 1
             gpu.blocked, gpu.queued, gpu.flag_addr = True, 0, int(args[1])
-        return blocking_kernel
+
+        def read_flush(grid, block, args):  # the read flush: one kernel that loads the whole buffer
+            gpu.flushes += 1
+            gpu.enqueue()
+        return read_flush if name == "kg_l2_read" else blocking_kernel
 
     def host_alloc(nbytes, flags):
         buf = ctypes.create_string_buffer(nbytes)
@@ -95,13 +99,14 @@ def fake_cupy(gpu: FakeGPU) -> types.ModuleType:
 
     runtime = types.SimpleNamespace(hostAlloc=host_alloc, hostAllocMapped=2, streamSynchronize=lambda s: None,
                                     pointerGetAttributes=lambda p: types.SimpleNamespace(devicePointer=p),
-                                    memsetAsync=memset_async)
+                                    memsetAsync=memset_async, getDevice=lambda: 0,
+                                    getDeviceProperties=lambda d: {"multiProcessorCount": 132})
     cuda = types.SimpleNamespace(Stream=Stream, Event=Event, runtime=runtime,
                                  get_elapsed_time=lambda a, b: b.t - a.t)
     mod = types.ModuleType("cupy")
     mod.cuda, mod.RawKernel = cuda, raw_kernel
-    mod.empty = lambda n, dtype=None: types.SimpleNamespace(data=types.SimpleNamespace(ptr=0))
-    mod.uint8 = "uint8"
+    mod.empty = mod.zeros = lambda n, dtype=None: types.SimpleNamespace(data=types.SimpleNamespace(ptr=0))
+    mod.uint8, mod.uint64 = "uint8", "uint64"
     return mod
 
 
@@ -157,11 +162,24 @@ def test_a_long_unit_in_a_graph_stays_behind_the_blocking_kernel(env):
     assert s.method == "graph" and gpu.blocks == 2 and gpu.timeouts == 0
 
 
-def test_cold_long_unit_keeps_a_flush_before_every_sample_when_unblocked(env):
+@pytest.mark.parametrize("mode", ["read", "write"])
+def test_cold_long_unit_keeps_a_flush_before_every_sample_when_unblocked(env, mode):
     ct, gpu = env
-    flusher = ct.L2Flusher(50 << 20)
+    flusher = ct.L2Flusher(50 << 20, mode)
+    assert flusher.mode == mode and flusher.nbytes == 100 << 20
     s = ct.CupySampler(unit_of(gpu, 40, declare=True), method="cold", launches=1, blocker=ct.Blocker(),
                        flusher=flusher)
     assert s.method == "stream"
     assert s.run(4) == [40.0] * 4
     assert gpu.flushes == 4 and gpu.blocks == 0
+
+
+def test_the_read_flush_is_the_default_and_an_unknown_mode_is_refused_before_cupy_is_needed(env):
+    ct, gpu = env
+    assert ct.L2Flusher(50 << 20).mode == "read"  # the write flush left dirty lines (timing_agreement.py)
+    with pytest.raises(ValueError, match="unknown L2 flush mode 'evict'; use one of write, read"):
+        ct.L2Flusher(50 << 20, "evict")
+    from kgpubench.measure.backends.cupy_backend import CupyBackend
+
+    with pytest.raises(ValueError, match="unknown L2 flush mode 'memset'"):
+        CupyBackend(l2_flush="memset")

@@ -100,7 +100,33 @@ def test_an_empty_store_gives_no_figures(tmp_path):
     store = Store(tmp_path / "empty")
     blocks = generated_blocks(store, set(FIGURE_BLOCKS))
     assert blocks["figures:measured"] == "No protocol-1 rows.\n"
-    assert all(blocks[n] == NO_ROWS for n in FIGURE_BLOCKS if n != "figures:measured")
+    assert blocks["figures:protocol2"] == "No protocol-2 rows.\n"
+    assert all(blocks[n] == NO_ROWS for n in FIGURE_BLOCKS if n not in ("figures:measured", "figures:protocol2"))
+
+
+def _protocol2_counts(config: str) -> dict[str, int]:
+    """Rows per GPU of one measured config with measurement_protocol 2, read from the parquet parts."""
+    out: dict[str, int] = {}
+    for path in sorted((default_data_dir() / config).glob("*.parquet")):
+        table = pq.read_table(path)
+        if "measurement_protocol" not in table.column_names:
+            continue
+        names = table.filter(pc.equal(table["measurement_protocol"], 2))["gpu_name"].to_pylist()
+        for name in names:
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def test_the_protocol2_block_states_each_gpus_rows_as_the_shipped_parts_hold_them(shipped_blocks):
+    block = _block(CARD_PATH.read_text(), "figures:protocol2")
+    npb, stencil = _protocol2_counts("npb"), _protocol2_counts("stencil")
+    assert npb and stencil  # the shipped data hold protocol-2 rows (NVIDIA H200, 2026-11-26)
+    for gpu in sorted(set(npb) | set(stencil)):
+        assert f"- **{gpu}**:" in block
+        section = block.split(f"- **{gpu}**:")[1].split("\n- **")[0]
+        assert f"`npb` {npb.get(gpu, 0):,};" in section and f"`stencil` {stencil.get(gpu, 0):,}." in section
+    assert "Clocks locked on 0 of" in block  # a lent machine: the clocks were left alone
+    assert block == shipped_blocks["figures:protocol2"]
 
 
 def test_update_with_a_copy_of_the_card_regenerates_its_figures(tmp_path):

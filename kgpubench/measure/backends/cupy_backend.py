@@ -83,11 +83,11 @@ class CupyBackend:
     row_source = "measured"
     clock = HostClock()
 
-    def __init__(self, device: int = 0, compile_cache_dir: Path | None = None, l2_flush: str = "write") -> None:
-        import cupy
-
+    def __init__(self, device: int = 0, compile_cache_dir: Path | None = None, l2_flush: str = "read") -> None:
         if l2_flush not in FLUSH_MODES:
             raise ValueError(f"unknown L2 flush mode {l2_flush!r}; use one of {', '.join(FLUSH_MODES)}")
+        import cupy
+
         self.l2_flush = l2_flush
 
         self.xp = cupy

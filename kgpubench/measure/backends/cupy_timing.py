@@ -94,17 +94,19 @@ FLUSH_MODES = ("write", "read")
 class L2Flusher:
     """Evicts whatever a kernel left in L2 by streaming a buffer of twice the L2 size through it.
 
-    ``write`` (``cudaMemsetAsync``) leaves the L2 full of dirty lines, which the next kernel must write back
-    as it evicts them; ``read`` (a kernel that loads the buffer) leaves clean lines, as a cache invalidation
-    does. ``FLUSH_MODES`` lists both; ``benchmarks/timing_agreement.py --flush-modes`` compares them with
-    Nsight Compute's ``--cache-control all``.
+    ``read`` (the default: a kernel that loads the buffer) leaves clean lines, as a cache invalidation does;
+    ``write`` (``cudaMemsetAsync``, the flush before 2026-11-26) leaves the L2 full of dirty lines, which the
+    timed kernel must write back as it evicts them. On an H200 (benchmarks/results/h200-2026-11-26) the write
+    flush put cold kernels 2 to 9 us above Nsight Compute's ``--cache-control all``, the read flush 2 to 3 us
+    (what remains is the event pair around one launch). ``benchmarks/timing_agreement.py --flush-modes``
+    compares them.
     """
 
-    def __init__(self, l2_bytes: int | None, mode: str = "write") -> None:
-        import cupy
-
+    def __init__(self, l2_bytes: int | None, mode: str = "read") -> None:
         if mode not in FLUSH_MODES:
             raise ValueError(f"unknown L2 flush mode {mode!r}; use one of {', '.join(FLUSH_MODES)}")
+        import cupy
+
         self.mode = mode
         self.nbytes = max(2 * int(l2_bytes or 0), 8 << 20)
         self._buf = cupy.zeros(self.nbytes, dtype=cupy.uint8)
