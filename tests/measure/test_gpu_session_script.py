@@ -44,3 +44,23 @@ def test_dry_run_lists_proof_suites_repeat_and_tests_in_order(tmp_path):
     assert "regular: 2363 cases" in res.stdout  # the plan of the full regular sweep
     assert not any((tmp_path / "work" / "shards").iterdir())  # nothing written in a dry run
     assert not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_dry_run_of_a_short_lease_precompiles_in_the_background_and_skips_what_it_is_told(tmp_path):
+    """The 2026-11-26 H200 calls: background compile of the slow suites while the proof uses the GPU, a flush
+    comparison, fractional minutes, no overhead sample and no GPU tests."""
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "WORK": str(tmp_path / "work"), "PYTHON": sys.executable,
+           "RESUME": str(tmp_path / "none"), "PRECOMPILE": "npb stencil", "PROOF_LIMIT": "150",
+           "TA_ARGS": "--flushed-only --flush-modes write,read", "OVERHEAD_ARGS": "skip"}
+    res = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_session.sh"), "--dry-run", "--no-gpu-tests",
+                          "--minutes", "0.6", "--suites", "npb"], capture_output=True, text=True, check=False,
+                         env=env, cwd=tmp_path, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    commands = [ln[2:] for ln in res.stdout.splitlines() if ln.startswith("+ ")]
+    assert commands[0] == f"background precompile of [npb stencil] into {tmp_path}/work/compile-cache"
+    assert commands[1].endswith("--flushed-only --flush-modes write,read (limit 150s)")
+    assert "timing_agreement.py" in commands[1]
+    assert not any("collect_overhead" in c or "-m pytest" in c or "gpu_ceilings" in c for c in commands)
+    collect = next(c for c in commands if " collect " in c)
+    assert "--max-minutes 0.6" in collect and collect.endswith("(limit 126s)")  # 0.6 min + 90 s, whole seconds
