@@ -37,13 +37,24 @@ def _n(value: float) -> str:
     return f"{value:.4g}"
 
 
+def _figure(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def lines(a) -> list[str]:
     """The answer for a person (a :class:`kgpubench.board.predict.Prediction`)."""
     unit = f" {a.unit}" if a.unit and a.predicts_target else ""
-    where = f"in the data, {a.gpu_rows_in_data:,} rows" if a.gpu_in_data else "not in the data"
+    where = (f"in the data, {a.gpu_rows_in_data:,} rows" if a.gpu_in_data
+             else "no rows in the data: a pure unseen-GPU extrapolation")
     what = f"{a.target} = {_n(a.prediction)}{unit}" if a.predicts_target else (
         f"ranking score {_n(a.prediction)} (lower: faster; not {a.target})")
     out = [f"{a.task} on {a.gpu} ({where}): {what}"]
+    given = ", ".join(f"{c}={_figure(v)}" for c, v in a.gpu_figures.items() if v is not None)
+    derived = f"; derived from other catalogue figures: {', '.join(a.gpu_figures_derived)}" if (
+        a.gpu_figures_derived) else ""
+    out.append(f"  GPU figures read (catalogue entry {a.gpu_catalogue_name!r}, {a.gpu_catalogue}): {given}{derived}")
+    if a.gpu_figures_missing:
+        out.append(f"  missing in the catalogue (null): {', '.join(a.gpu_figures_missing)}")
     if a.interval is not None:
         i = a.interval
         out.append(f"  {i.coverage:.0%} interval: [{_n(i.low)}, {_n(i.high)}]{unit} ({i.source}, {i.samples} rows)")
