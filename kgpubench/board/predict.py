@@ -384,6 +384,13 @@ def _read_entry(path: Path, model_path: Path) -> dict[str, Any] | None:
     return entry if ok else None
 
 
+def data_names(spec: GpuSpec, gpus: Mapping[str, Any]) -> list[str]:
+    """The GPUs of the data (``gpus``: name -> anything) that are ``spec``'s GPU: its name, or a device name that
+    :data:`kgpubench.hardware.ALIASES` maps to the same catalogue entry (``AMD Instinct MI250X`` and
+    ``AMD Instinct MI250X/MI250``; ``GeForce GTX 680`` and ``NVIDIA GeForce GTX 680``), sorted."""
+    return sorted(g for g in gpus if g == spec.name or ALIASES.get(g) == spec.catalogue_name)
+
+
 # ----- the GPU's figures as model inputs ------------------------------------------------------------------------
 def gpu_inputs(task: Task, entry: Mapping[str, Any], spec: GpuSpec, model: str) -> tuple[dict[str, Any], list[str]]:
     """The GPU columns the model reads (``gpu_*`` of its columns) with ``spec``'s values (None: the catalogue lacks
@@ -682,13 +689,18 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     notes = list(choice.notes) + filled
     gpus = entry["gpus"]
     dev = spec.name
-    in_data = dev in gpus
+    same = data_names(spec, gpus)
+    in_data, rows = bool(same), sum(int(gpus[g]["rows"]) for g in same)
+    if dev not in gpus and len(same) == 1:
+        notes.append(f"{dev} is called {same[0]!r} in the data (both map to catalogue entry "
+                     f"{spec.catalogue_name!r})")
+        dev = same[0]
     if in_data:
-        notes.append(f"{dev} is in the data ({gpus[dev]['rows']} rows): the model was trained on its rows")
+        notes.append(f"{', '.join(same)} is in the data ({rows} rows): the model was trained on its rows")
     else:
         notes.append(f"{dev} has no rows in the data of task {task.name!r}: the prediction is a pure unseen-GPU "
                      f"extrapolation from its catalogue figures (entry {spec.catalogue_name!r})")
-    if dev not in ALIASES:
+    if dev not in ALIASES and not in_data:
         notes.append(f"no device name of kgpubench/hardware.py ALIASES maps to catalogue entry {dev!r}: rows "
                      "measured on it would need that alias to get these figures")
     notes += figure_notes
@@ -704,7 +716,7 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     unit = get_table(task.config).column(task.target).unit
     return Prediction(
         task=task.name, target=task.target, unit=unit, gpu=dev, gpu_in_data=in_data,
-        gpu_rows_in_data=int(gpus[dev]["rows"]) if in_data else 0, gpu_catalogue_name=spec.catalogue_name,
+        gpu_rows_in_data=rows, gpu_catalogue_name=spec.catalogue_name,
         gpu_catalogue=f"{CATALOGUE} {spec.catalogue_version}", gpu_figures=figures,
         gpu_figures_missing=[c for c, v in figures.items() if v is None],
         gpu_figures_derived=sorted(c for c in figures if c in spec.derived), model=name,
@@ -715,7 +727,6 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
 
 
 __all__ = ["CACHE_ENV", "COVERAGE", "JSON_KEYS", "Choice", "Interval", "NearGpu", "Prediction", "RowsToMeasure",
-           "cache_dir", "cache_key", "cached_model", "choose_model", "close_gpu_names", "gpu_inputs", "gpu_scheme",
-           "gpu_spec", "input_columns",
-           "input_frame", "interval_of", "nearest_gpus", "parse_sets", "predict", "read_input_file",
-           "rows_to_measure", "train_model"]
+           "cache_dir", "cache_key", "cached_model", "choose_model", "close_gpu_names", "data_names", "gpu_inputs",
+           "gpu_scheme", "gpu_spec", "input_columns", "input_frame", "interval_of", "nearest_gpus", "parse_sets",
+           "predict", "read_input_file", "rows_to_measure", "train_model"]

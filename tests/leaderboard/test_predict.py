@@ -381,3 +381,23 @@ def test_a_name_the_catalogue_does_not_spell_is_refused_with_its_close_entries(n
     assert code == 1 and "Traceback" not in err and line.startswith(f"error: unknown GPU '{name}' (close names: ")
     for c in close:
         assert c in line, (c, line)
+
+
+def test_a_gpu_of_the_data_is_found_under_another_device_name_of_its_catalogue_entry():
+    gpus = {"AMD Instinct MI250X/MI250": {}, "NVIDIA L4": {}, "GeForce GTX 680": {}}
+    assert P.data_names(P.gpu_spec("AMD Instinct MI250X"), gpus) == ["AMD Instinct MI250X/MI250"]
+    assert P.data_names(P.gpu_spec("Radeon Instinct MI250X"), gpus) == ["AMD Instinct MI250X/MI250"]
+    assert P.data_names(P.gpu_spec("NVIDIA GeForce GTX 680"), gpus) == ["GeForce GTX 680"]
+    assert P.data_names(P.gpu_spec("L4"), gpus) == ["NVIDIA L4"]
+    assert P.data_names(P.gpu_spec(RTX4070), gpus) == [] == P.data_names(P.gpu_spec("NVIDIA H200"), gpus)
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_gpu_the_data_names_otherwise_is_in_the_data_not_an_extrapolation(first, row, monkeypatch):
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    assert "AMD Instinct MI250X" not in task_data(TASK, "by-gpu").rows["gpu_name"].to_pylist()
+    got = P.predict(TASK, "AMD Instinct MI250X", row[0])  # program-time's rows say "AMD Instinct MI250X/MI250"
+    assert got.gpu == "AMD Instinct MI250X/MI250" and got.gpu_in_data and got.gpu_rows_in_data > 0
+    assert got.rows_to_measure is None and not any("no rows in the data" in n for n in got.notes)
+    assert "AMD Instinct MI250X is called 'AMD Instinct MI250X/MI250' in the data (both map to catalogue entry " \
+           "'Radeon Instinct MI250X')" in got.notes
