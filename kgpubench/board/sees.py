@@ -37,10 +37,12 @@ SEES: dict[str, str] = {
                     "figures"),
     "neusight_wave": ("The operator, its shape and nominal work, and the GPU's catalogue figures (SMs, peak fp32, "
                       "bandwidth, ...)"),
-    "npb_exhausting": "The test problem's own measured times, for every TPB combination of its hot kernels; no training",
+    "npb_exhausting": ("The test problem's own measured times, for every TPB combination of its hot kernels; no "
+                       "training"),
     "npb_max": "Only each row's tpb (it picks the largest): no times, no GPU figures",
     "npb_profiling": "The test problem's own measured times, one kernel's TPBs at a time; no training",
-    "npb_qlearning": "The task's features (benchmark, class, kernel, tpb, calls, GPU figures) through an MLP time model",
+    "npb_qlearning": ("The task's features (benchmark, class, kernel, tpb, calls, GPU figures) through an MLP time "
+                      "model"),
     "npb_warp": "Only each row's tpb (it picks 32, the warp size): no times, no GPU figures",
     "operator_roofline": "The operator's nominal flops and bytes and the GPU's peak fp32 and memory bandwidth",
     "operator_transfer": ("The operator, its shape and nominal work, the GPUs' catalogue figures; training GPUs' "
@@ -51,7 +53,8 @@ SEES: dict[str, str] = {
                          "times of it"),
     "random_forest": _TREES,
     "regression_tree": _TREES,
-    "roofline": "Per-thread instruction counts (lc, ldpu, lsfu, lmr, lmw), nb, nt and the GPU's peak fp32 and bandwidth",
+    "roofline": ("Per-thread instruction counts (lc, ldpu, lsfu, lmr, lmw), nb, nt and the GPU's peak fp32 and "
+                 "bandwidth"),
     "svr": "The task's features of each row (static kernel features, launch, GPU figures; no profiler counters)",
     "transfer": ("Training GPUs' relative times of the same problem; the source: nearest GPU by vendor, "
                  "architecture, figures"),
