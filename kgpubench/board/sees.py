@@ -33,8 +33,8 @@ SEES: dict[str, str] = {
     "lgbm_ranker": _RANKER,
     "median": "Nothing but the training target (its median): no feature of any row",
     "mlp": _TABULAR,
-    "nearest_gpu": ("Training GPUs' times of the same kernel, inputs and launch_index; gpu_architecture, catalogue "
-                    "figures"),
+    "nearest_gpu": ("Nearest training GPU's time of the same kernel, inputs, launch_index (by gpu_architecture, "
+                    "catalogue figures)"),
     "neusight_wave": ("The operator, its shape and nominal work, and the GPU's catalogue figures (SMs, peak fp32, "
                       "bandwidth, ...)"),
     "npb_exhausting": ("The test problem's own measured times, for every TPB combination of its hot kernels; no "
@@ -56,8 +56,7 @@ SEES: dict[str, str] = {
     "roofline": ("Per-thread instruction counts (lc, ldpu, lsfu, lmr, lmw), nb, nt and the GPU's peak fp32 and "
                  "bandwidth"),
     "svr": "The task's features of each row (static kernel features, launch, GPU figures; no profiler counters)",
-    "transfer": ("Training GPUs' relative times of the same problem; the source: nearest GPU by vendor, "
-                 "architecture, figures"),
+    "transfer": "The training GPUs' relative times of the same problem; the source is the nearest GPU by figures",
     "wavelet_nn": "SM saturation, compute density, source lines, fp64 share and the GPU's peak fp32: nothing else",
     "xgb": _TREES,
     "xgb_ranker": _RANKER,
