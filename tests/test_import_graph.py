@@ -109,7 +109,7 @@ LAYERS = (
     ("store", ("store", "store.store", "store.checks", "store.bundle", "store.hub", "store.upgrade")),
     # the T4 export reads through load_dataset
     ("tasks", ("tasks", "store.loading", "importers.export")),
-    ("result records", ("board", "board.result", "board.ownership", "board.tolerance")),
+    ("result records", ("board", "board.result", "board.ownership", "board.tolerance", "board.sees")),
     ("models", ("sandbox", "board.evaluation", "board.fewshot", "board.submission")),
     ("board", ("board.leaderboard", "board.counts", "board.render", "board.ranking", "board.budget", "board.site",
                "board.pull_request", "board.summary", "board.predict", "ray", "cli", "__main__", "")),

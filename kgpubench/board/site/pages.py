@@ -15,6 +15,9 @@ from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
     MEASUREMENTS,
     REFERENCES_ANCHOR,
+    SEES_HEADER,
+    SEES_HEADING,
+    SEES_NOTE,
     STALE_LEGEND,
     STALE_MARK,
     TOLERANCE_NOTE,
@@ -24,9 +27,11 @@ from kgpubench.board.render import (
     reference_blocks,
     seed_blocks,
     seed_name,
+    sees_blocks,
     selection_note,
     stale_label,
 )
+from kgpubench.board.sees import seen_rows
 from kgpubench.board.site.data import (
     BY_GPU,
     PlotSpec,
@@ -192,8 +197,9 @@ MALE_NOTE = ("Percentage errors are dominated by the worst rows when times span 
 
 def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec], nav: list[NavItem],
               base: Path | None, extras=None, counts: dict[str, SchemeProblems] | None = None) -> str:
-    """One task's page (``task.html.j2``): what it asks, its data, schemes and metrics, a section per scheme
-    (``counts``: scheme -> the task's problems on the store), its extra tables, the per-GPU view."""
+    """One task's page (``task.html.j2``): what it asks, its data, schemes and metrics, what each of its baselines
+    sees (:mod:`kgpubench.board.sees`), a section per scheme (``counts``: scheme -> the task's problems on the
+    store), its extra tables, the per-GPU view."""
     everything = [r for rs in grouped.values() for r in rs]
     name = seed_name(task)
     seed = f"[{name}]({SEEDS}#{REFERENCES_ANCHOR})" if name else "none (imported data)"
@@ -226,6 +232,7 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
                             Cell("higher" if d and d.higher_is_better else "lower"),
                             Cell("ranks the task" if i == 0 else ("seed study" if m in task.seed_metrics else ""),
                                  cls="text")])
+    seen = seen_rows(everything)
     male = {"mape", "max_ape", "mdape"} & set(task.metrics) and task.primary_metric == "male"
     order = {s: i for i, s in enumerate(task.schemes)}
     schemes = [scheme_view(task, s, grouped[s], plots, base, (counts or {}).get(s))
@@ -241,6 +248,9 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
                        Cell("role", cls="text")], metric_rows=metric_rows,
         not_evaluated=None if grouped else (f"*Not evaluated*: no result or status under results/ for "
                                             f"`{task.name}`; run `kgpubench leaderboard run`."),
+        sees_heading=SEES_HEADING, sees_note=SEES_NOTE if seen else None,
+        sees_header=[Cell(SEES_HEADER[0]), Cell(SEES_HEADER[1], cls="text")],
+        sees_rows=[[Cell(name), Cell(line, cls="text")] for name, line in seen],
         schemes=schemes, extras=extras or (), gpu=per_gpu_view(task, grouped, plots))
 
 
@@ -259,7 +269,7 @@ def _best_line(task: Task, grouped: dict[str, list[dict]]) -> tuple[str, str]:
 
 def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], board_tables=None) -> str:
     """The overview (``overview.html.j2``): every task with its data and best model, the goal, the board's
-    tables."""
+    tables, what each baseline sees."""
     grouped = board(results, tasks)
     rows = []
     for t in tasks:
@@ -277,7 +287,8 @@ def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], bo
     header = [Cell("task"), Cell("what it asks", cls="text"), Cell("data"), Cell("ranked by", cls="text"),
               Cell("best model (scheme)", cls="text"), Cell("score"), Cell("schemes with results", cls="text")]
     return _page("overview.html.j2", "Overview", nav, INDEX, rule=RULE, tolerance=TOLERANCE_NOTE, header=header,
-                 rows=rows, goal_blocks=goal_blocks(results, tasks), board_tables=board_tables or (), seeds=SEEDS,
+                 rows=rows, goal_blocks=goal_blocks(results, tasks), board_tables=board_tables or (),
+                 sees_blocks=sees_blocks(results, tasks), seeds=SEEDS,
                  metrics=METRICS_PAGE, submitting=SUBMITTING)
 
 
