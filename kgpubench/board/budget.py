@@ -24,7 +24,7 @@ problem size of ``autotune-config``) with ``n`` configurations and measured time
 A GPU's figure at ``N`` is the mean of its problems' scores (the convention of the auto-tuning methodology that
 averages the performance score over search spaces); a strategy's figure is the median over held-out GPUs, with a
 95 % percentile bootstrap interval of that median (the GPUs resampled with replacement
-:data:`kgpubench.board.ranking.RESAMPLES` times, seed :data:`kgpubench.board.ranking.SEED`). Measurement noise is
+:data:`kgpubench.tasks.intervals.RESAMPLES` times, seed :data:`kgpubench.tasks.intervals.SEED`). Measurement noise is
 not applied here (the board's ``top1_regret`` counts a pick within noise of the best as optimal): times are taken
 as measured.
 
@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from kgpubench.board.evaluation import TaskData, fit_predict, hashed_order
-from kgpubench.board.ranking import LEVEL, RESAMPLES, SEED
 from kgpubench.errors import OptionError
 from kgpubench.tasks._core import problem_keys
+from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.splits import EXCLUDED, get_scheme
 
 BUDGETS = (1, 5, 20, 100)
@@ -120,19 +120,6 @@ def fold_scores(y, predictions, keys, budgets=BUDGETS) -> dict[str, dict[str, fl
 def _mean(values) -> float | None:
     vals = [v for v in values if v is not None]
     return float(np.mean(vals)) if vals else None
-
-
-# ----- intervals ---------------------------------------------------------------------------------------------------
-def median_interval(values, *, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float] | None:
-    """The 95 % percentile bootstrap interval of the median of ``values`` (None dropped); None for fewer than two."""
-    vals = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=np.float64)
-    if vals.size < 2:
-        return None
-    rng = np.random.default_rng(seed)
-    medians = np.median(vals[rng.integers(0, vals.size, size=(resamples, vals.size))], axis=1)
-    tail = (1.0 - LEVEL) / 2
-    lo, hi = np.quantile(medians, [tail, 1.0 - tail])
-    return float(lo), float(hi)
 
 
 def summarise(per_gpu: dict[str, dict[str, float | None]], budgets=BUDGETS) -> dict[str, dict]:

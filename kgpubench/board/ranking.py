@@ -34,15 +34,13 @@ from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.result import ABSENT, Record
 from kgpubench.sources import seed_study
 from kgpubench.tasks import Task
+from kgpubench.tasks.intervals import LEVEL, RESAMPLES, SEED
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.splits import SCHEMES
 
 AnyRecord = Record | dict[str, Any]
 
-RESAMPLES = 2000
-SEED = 0
 DIGITS = 4
-LEVEL = 0.95
 ORACLE = "oracle"
 MEASUREMENTS = "measurements"
 REFERENCE_LABEL = "upper bound (measures the test rows)"

@@ -199,6 +199,44 @@ def extra_blocks(extras) -> list[Block]:
     return out
 
 
+BY_GPU = "by-gpu"  # the leave-one-GPU-out scheme: each fold is a held-out GPU
+
+
+def per_gpu_scores(task: Task, records: list[dict], *, limit: int | None = None) -> dict[str, dict[str, float]]:
+    """``model -> GPU -> primary metric`` of the leave-one-GPU-out results (each fold is a held-out GPU), for
+    the best ``limit`` models plus the task's :attr:`~kgpubench.tasks.Task.gpu_baseline` when it ran."""
+    metric = task.primary_metric
+    models = [r for r in ranked(task, records) if r["model"] != ORACLE]
+    base = task.gpu_baseline
+    chosen = [r for r in models if r["model"] != base][:limit] if limit else models
+    transfer = next((r for r in models if base is not None and r["model"] == base), None)
+    if transfer is not None and transfer not in chosen:
+        chosen.append(transfer)
+    out = {}
+    for r in chosen:
+        vals = {gpu: f["scores"][metric] for gpu, f in r["folds"].items() if f["scores"].get(metric) is not None}
+        if vals:
+            out[r["model"]] = vals
+    return out
+
+
+def per_gpu_blocks(task: Task, records: list[dict]) -> list[Block]:
+    """Beside the leave-one-GPU-out table (whose cells are means over the held-out GPUs): each model's primary
+    metric on each held-out GPU, rows GPUs, columns models best first; nothing with fewer than two GPUs."""
+    scores = per_gpu_scores(task, records)
+    gpus = sorted({g for per in scores.values() for g in per})
+    if not scores or len(gpus) < 2:
+        return []
+    metric = task.primary_metric
+    names = {r["model"]: stale_label(r, label(r)) for r in _ok(records)}
+    better = "higher" if METRICS[metric].higher_is_better else "lower"
+    note = (f"Per held-out GPU: `{metric}` ({better} is better) on each GPU when it is left out of training; the "
+            "table above gives each model's mean over these GPUs with its 95 % bootstrap interval.")
+    rows = [("held-out GPU", *[names.get(m, m) for m in scores])]
+    rows += [(g, *[f"{scores[m][g]:.4g}" if g in scores[m] else "—" for m in scores]) for g in gpus]
+    return [Block("p", note), Block("table", rows=tuple(rows))]
+
+
 def task_blocks(task: Task, records: dict[str, list[dict]], extras=None,
                 counts: dict[str, SchemeProblems] | None = None) -> list[Block]:
     """The section of one task: notes, one table per evaluated scheme (its caption: folds and problems,
@@ -219,6 +257,8 @@ def task_blocks(task: Task, records: dict[str, list[dict]], extras=None,
         if _ok(recs):
             out.append(Block("p", folds_note(scheme, recs, (counts or {}).get(scheme))))
             out.append(Block("table", rows=tuple(tuple(r) for r in table_rows(task, recs))))
+            if scheme == BY_GPU:
+                out += per_gpu_blocks(task, recs)
         for r in sorted((r for r in recs if r.get("status") == "failed"), key=lambda r: r["model"]):
             name = stale_label(r, f"`{r['model']}`")
             out.append(Block("p", f"*Failed*: {name}: {r.get('message', '')}"))

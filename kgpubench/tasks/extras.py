@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from kgpubench.errors import KgpubenchError, unknown_name
 from kgpubench.importers.limits import loads_json
+from kgpubench.tasks.intervals import median_interval
 
 # NeuSight's operator classes and the paper's per-class errors on its unseen GPUs (kgpubench.tasks.paper_metric
 # computes ours; they live here so that the board reads them without importing the trace reader).
@@ -90,8 +91,21 @@ def _fmt(v) -> str:
     return f"{v:.3g}" if isinstance(v, (int, float)) and v == v else "—"
 
 
-SINGLE_GPU = ("A task whose data hold one GPU (kernel-*, npb-tpb, stencil-tile: H100 rows only; `by-gpu` has one "
-              "fold) has no few-shot curve: there is no other GPU to learn from.")
+def _fold_scores(folds: dict, metric: str) -> list[float]:
+    """One held-out GPU's figure per fold (a fold's ``scores``; a skipped fold has none)."""
+    return [f["scores"][metric] for f in folds.values()
+            if isinstance((f.get("scores") or {}).get(metric), (int, float))]
+
+
+def _with_interval(median, values: list[float]) -> str:
+    """``median [lo, hi]``: the 95 % bootstrap interval of the median over the GPUs (:mod:`~kgpubench.tasks.intervals`);
+    the median alone where fewer than two GPUs scored."""
+    ci = median_interval(values)
+    return _fmt(median) + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
+
+
+SINGLE_GPU = ("A task on our own measured rows (kernel-*, npb-tpb, stencil-tile: one or two Hopper GPUs so far) has no "
+              "few-shot curve: holding one GPU out leaves at most one to learn how the figures move the times.")
 METRIC_HEADS = {"mdape": "median APE %"}
 
 
@@ -112,13 +126,15 @@ def fewshot(doc: dict) -> ExtraTable:
     metric = doc.get("metric", "?")
     metrics = list(doc.get("metrics") or (metric, "mdape"))
     header = ("model", "k (revealed rows)",
-              *(f"{METRIC_HEADS.get(m, m)} (median over GPUs)" for m in metrics), "GPUs")
+              *(f"{METRIC_HEADS.get(m, m)} (median over GPUs [95 % interval])" for m in metrics), "GPUs")
     rows, series = [], []
     for name in sorted(doc.get("models") or {}):
         points = []
         for k, rec in sorted((doc["models"][name] or {}).items(), key=lambda kv: int(kv[0])):
             med = rec.get("median") or {}
-            rows.append((name, str(k), *(_fmt(med.get(m)) for m in metrics), str(len(rec.get("folds") or {}))))
+            folds = rec.get("folds") or {}
+            rows.append((name, str(k), *(_with_interval(med.get(m), _fold_scores(folds, m)) for m in metrics),
+                         str(len(folds))))
             if isinstance(med.get(metric), (int, float)):
                 points.append((float(k), float(med[metric])))
         series.append((name, tuple(points)))

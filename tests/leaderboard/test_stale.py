@@ -71,13 +71,13 @@ def test_results_made_before_a_merge_are_marked_stale_on_the_board(fresh, merged
     records = lb.load_results(fresh, data_dir=merged, mark_stale=True)
     scored = [r for r in records if r.get("status") == "ok"]
     assert {r["model"] for r in scored} == {"median", "oracle", "mine"}
-    assert all(r["_stale"] for r in records)  # the skipped by-gpu scheme too: more GPUs may make it evaluable
+    assert all(r["_stale"] for r in records)  # both schemes (by-gpu scores H100 and H200 since dataset 0.7.0)
     board = tmp_path / "board"
     render_all(records, board, results_dir=fresh)
     readme = (board / "README.md").read_text()
     assert f"| median {STALE_MARK} |" in readme
     assert f"| mine {STALE_MARK} |" in readme  # the prediction-only result stays, marked
-    assert f"*Skipped* {STALE_MARK}: " in readme
+    assert readme.count(f"| median {STALE_MARK} |") == 3  # random10, by-gpu and the per-GPU table's header
     assert readme.count(STALE_LEGEND) == 2  # one legend per scheme shown (random10, by-gpu)
     page = (board / task_page_name(TASK)).read_text()
     assert f"median {STALE_MARK}" in page and f"mine {STALE_MARK}" in page
@@ -94,5 +94,16 @@ def test_the_committed_results_are_not_stale_on_the_shipped_data_and_are_after_a
     stale = {(r["task"], r.get("model")) for r in after if r["_stale"]}
     assert {t for t, _ in stale} == {TASK}  # npb's rows changed; program-time's config did not
     assert stale == {(r["task"], r.get("model")) for r in after if r["task"] == TASK}  # every one, skip status too
-    assert len([r for r in after if r["task"] == TASK and r.get("status") == "ok"]) == 10
+    committed = [r for r in now if r["task"] == TASK and r.get("status") == "ok"]
+    assert len([r for r in after if r["task"] == TASK and r.get("status") == "ok"]) == len(committed) >= 20
     assert Path(after[0]["_path"]).is_file()
+
+
+def test_a_skipped_scheme_made_from_other_rows_says_so():
+    """A skip status is marked too: the rows merged since may make the scheme evaluable (more GPUs)."""
+    task = get_task("kernel-time")
+    skipped = {"task": task.name, "scheme": "by-gpu", "status": "skipped", "_stale": True,
+               "reason": "every row has one GPU (NVIDIA H100 80GB HBM3), so leave-one-GPU-out has no training fold"}
+    text = render_markdown([skipped], [task])
+    assert f"*Skipped* {STALE_MARK}: every row has one GPU" in text and STALE_LEGEND in text
+    assert f"*Skipped* {STALE_MARK}" not in render_markdown([{**skipped, "_stale": False}], [task])

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from kgpubench.board.ranking import bootstrap_interval, fold_values
+from kgpubench.board.render import per_gpu_scores
 from kgpubench.board.site import draw, site_pages
 from kgpubench.board.site.check import check_site, parse_page
-from kgpubench.board.site.data import PlotSpec, per_gpu_scores, regrets_of
+from kgpubench.board.site.data import PlotSpec, regrets_of
 from kgpubench.board.site.pages import doc_html, number
 from kgpubench.tasks import get_task
 
@@ -34,7 +35,7 @@ def test_every_page_is_sound(rendered_site):
     folder, _ = rendered_site
     names = sorted(p.name for p in folder.glob("*.html"))
     assert names == ["index.html", "metrics.html", "seeds.html", "submitting.html", "task-autotune-config.html",
-                     "task-kernel-power.html", "task-npb-tpb.html", "task-stencil-tile.html"]
+                     "task-kernel-power.html", "task-kernel-time.html", "task-npb-tpb.html", "task-stencil-tile.html"]
     assert check_site(folder) == []
     for name in names:
         text = (folder / name).read_text()
@@ -52,7 +53,7 @@ def test_overview_lists_every_task_with_its_best_model(rendered_site):
     assert row[4] == f"{best['model']} (random10)"
     lo, hi = bootstrap_interval(fold_values(best, "top1_regret"))
     assert row[5] == f"{best['aggregate']['top1_regret']['mean']:.4g} [{number(lo, 3)}, {number(hi, 3)}]"
-    assert _cells(text, "stencil-tile")[4] == "—"  # skipped everywhere: no best model
+    assert _cells(text, "stencil-tile")[4] == "—"  # no result: no best model
     assert '<a href="task-npb-tpb.html">npb-tpb</a>' in text
 
 
@@ -77,7 +78,8 @@ def test_task_page_puts_the_seed_metrics_beside_ours(rendered_site):
     assert "±" not in section.split("</table>")[0]
     # the failed model is a note, the skipped scheme says why
     assert "<strong>Failed</strong>: <code>broken_model</code>: fold 3: predict returned 5 NaN values" in text
-    assert "every row has one GPU (NVIDIA H100 80GB HBM3)" in text
+    skipped = (folder / "task-kernel-time.html").read_text()  # regular rows of one GPU so far
+    assert "every row has one GPU (NVIDIA H100 80GB HBM3)" in skipped
 
 
 def _rank_cells(section: str) -> list[list[str]]:
@@ -115,7 +117,13 @@ def test_per_gpu_table_holds_each_held_out_gpu_score(rendered_site):
     for gpu, fold in lgbm["folds"].items():
         assert _cells(section, gpu)[header.index("lgbm")] == f"{fold['scores']['top1_regret']:.4g}"
     assert '<img src="plots/autotune-config--per-gpu.svg"' in section
-    assert "comes from 1 GPU(s): NVIDIA H100 80GB HBM3" in (folder / "task-kernel-power.html").read_text()
+    assert "comes from 1 GPU(s): NVIDIA H100 80GB HBM3" in (folder / "task-kernel-time.html").read_text()
+    power = (folder / "task-kernel-power.html").read_text()
+    power = power[power.index('id="per-gpu"'):]
+    xgb = next(r for r in results if r["task"] == "kernel-power" and r["scheme"] == "by-gpu" and r["model"] == "xgb")
+    assert sorted(xgb["folds"]) == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]  # protocol 1 and protocol 2 rows
+    for gpu, fold in xgb["folds"].items():
+        assert _cells(power, gpu)[_cells(power, "held-out GPU").index("xgb")] == f"{fold['scores']['male']:.4g}"
 
 
 def test_provenance_names_hashes_and_links_the_result_file(rendered_site):

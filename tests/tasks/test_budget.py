@@ -18,7 +18,6 @@ from kgpubench.board.budget import (
     budget_score,
     curve_from_orders,
     expected_random_best,
-    median_interval,
     model_curve,
     oracle_curve,
     plan_folds,
@@ -32,6 +31,7 @@ from kgpubench.resources import source_checkout
 from kgpubench.tasks import get_task
 from kgpubench.tasks._core import problem_keys
 from kgpubench.tasks.extras import budget, goals, load_extras
+from kgpubench.tasks.intervals import median_interval
 
 ROOT = Path(__file__).resolve().parents[2]
 BW = "gpu_memory_bandwidth_gbs"

@@ -13,6 +13,7 @@ from kgpubench.board.evaluation import task_data
 from kgpubench.board.fewshot import Goal, fewshot_curve, judge, plan_folds, plan_record
 from kgpubench.errors import OptionError
 from kgpubench.tasks.extras import fewshot, goals
+from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.metrics import mdape
 
 KS = (0, 2, 4)
@@ -136,8 +137,14 @@ def test_the_board_tables_by_hand():
            "models": {"median": {"0": {"median": {"male": 0.91234, "mdape": 55.5}, "folds": {"A": {}, "B": {}}},
                                  "20": {"median": {"male": 0.5, "mdape": None}, "folds": {"A": {}}}}}}
     table = fewshot(doc)
-    assert table.header[2] == "male (median over GPUs)"
-    assert table.rows == (("median", "0", "0.912", "55.5", "2"), ("median", "20", "0.5", "—", "1"))
+    assert table.header[2] == "male (median over GPUs [95 % interval])"
+    assert table.rows == (("median", "0", "0.912", "55.5", "2"), ("median", "20", "0.5", "—", "1"))  # no scores
+    scored = {"A": {"scores": {"male": 0.2}}, "B": {"scores": {"male": 0.4}}, "C": {"scores": {"male": 0.9}},
+              "D": {}}  # D: a skipped GPU, no figure
+    doc["models"]["median"]["0"]["folds"] = scored
+    lo, hi = median_interval([0.2, 0.4, 0.9])
+    assert lo <= 0.4 <= hi and (lo, hi) != (0.4, 0.4)
+    assert fewshot(doc).rows[0][2] == f"0.912 [{lo:.3g}, {hi:.3g}]"  # the recorded median, the GPUs' interval
     assert "at most 20000" in table.note and "GPU Z (3 rows)" in table.note
     g = goals({"goals": [{"goal": "H100 and L4", "target_pct": 15.0, "need": 2, "groups": 2, "best_model": "lgbm",
                           "figures": {"H100": 14.04, "L4": 16.0}, "met": False}], "note": "n."})

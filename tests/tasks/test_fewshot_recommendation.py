@@ -149,11 +149,11 @@ def test_the_board_table_and_plot_of_a_recommendation_curve():
            "models": {"xgb": {"0": {"median": {"top1_regret": 0.2, "kendall_tau": 0.61234}, "folds": {"A": {}}},
                               "100": {"median": {"top1_regret": 0.05, "kendall_tau": None}, "folds": {"A": {}}}}}}
     table = fewshot(doc)
-    assert table.header == ("model", "k (revealed rows)", "top1_regret (median over GPUs)",
-                            "kendall_tau (median over GPUs)", "GPUs")
+    assert table.header == ("model", "k (revealed rows)", "top1_regret (median over GPUs [95 % interval])",
+                            "kendall_tau (median over GPUs [95 % interval])", "GPUs")
     assert table.rows == (("xgb", "0", "0.2", "0.612", "1"), ("xgb", "100", "0.05", "—", "1"))
     assert "whole problems, the same rows at every k;" in table.note and "never a revealed one" not in table.note
-    assert "has no few-shot curve: there is no other GPU to learn from" in table.note
+    assert "has no few-shot curve: holding one GPU out leaves at most one" in table.note
     assert table.plot.series == (("xgb", ((0.0, 0.2), (100.0, 0.05))),) and table.plot.xscale == "symlog"
 
 
@@ -172,7 +172,8 @@ def test_the_site_draws_the_fewshot_curve(tmp_path):
     tables = load_extras(task, tmp_path / "results")
     plot = tables[0].plot
     assert plot.file == "plots/rodinia-time-counters--fewshot.svg"
-    assert tables[0].header[2:4] == ("male (median over GPUs)", "median APE % (median over GPUs)")  # an older file
+    assert tables[0].header[2:4] == ("male (median over GPUs [95 % interval])",
+                                     "median APE % (median over GPUs [95 % interval])")  # an older file
     board = tmp_path / "board"
     write_site([], board, [task], {task.name: tables})
     assert (board / plot.file).read_text().lstrip().startswith(("<?xml", "<svg"))

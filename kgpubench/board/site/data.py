@@ -9,11 +9,10 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from kgpubench.board.ranking import headline
-from kgpubench.board.render import ORACLE, ranked
+from kgpubench.board.render import BY_GPU, ORACLE, per_gpu_scores, ranked
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
 
-BY_GPU = "by-gpu"
 CDF_MODELS = 5
 BAR_MODELS = 3
 # Units of the targets, for axis labels.
@@ -123,24 +122,6 @@ def plots_for(task: Task, grouped: dict[str, list[dict]]) -> list[PlotSpec]:
 
 def _direction(metric: str) -> str:
     return "higher" if metric in METRICS and METRICS[metric].higher_is_better else "lower"
-
-
-def per_gpu_scores(task: Task, records: list[dict], *, limit: int | None = None) -> dict[str, dict[str, float]]:
-    """``model -> GPU -> primary metric`` of the leave-one-GPU-out results (each fold is a held-out GPU), for
-    the best ``limit`` models plus the task's :attr:`~kgpubench.tasks.Task.gpu_baseline` when it ran."""
-    metric = task.primary_metric
-    models = learned(task, records)
-    base = task.gpu_baseline
-    chosen = [r for r in models if r["model"] != base][:limit] if limit else models
-    transfer = next((r for r in models if base is not None and r["model"] == base), None)
-    if transfer is not None and transfer not in chosen:
-        chosen.append(transfer)
-    out = {}
-    for r in chosen:
-        vals = {gpu: f["scores"][metric] for gpu, f in r["folds"].items() if f["scores"].get(metric) is not None}
-        if vals:
-            out[r["model"]] = vals
-    return out
 
 
 def gpus_of(records: list[dict]) -> list[str]:

@@ -13,6 +13,7 @@ from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.ranking import RULE, best, cell, folds_note, headline, number, role, standings
 from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
+    BY_GPU,
     MEASUREMENTS,
     REFERENCES_ANCHOR,
     SEES_HEADER,
@@ -24,6 +25,7 @@ from kgpubench.board.render import (
     any_stale,
     board,
     goal_blocks,
+    per_gpu_scores,
     reference_blocks,
     seed_blocks,
     seed_name,
@@ -33,11 +35,9 @@ from kgpubench.board.render import (
 )
 from kgpubench.board.sees import seen_rows
 from kgpubench.board.site.data import (
-    BY_GPU,
     PlotSpec,
     gpus_of,
     ok,
-    per_gpu_scores,
     provenance,
 )
 from kgpubench.board.site.html import Cell, NavItem, inline, macro, markdown, render, slug, table
