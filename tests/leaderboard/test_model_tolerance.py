@@ -50,14 +50,22 @@ def test_the_declared_tolerance_is_twice_the_measured_spread_and_documented():
     assert tolerance("male", "baselines/elm.py") == METRICS["male"].rel_tol
 
 
+# Issue 28: fold 0 of wavelet_nn on kernel-power random10 (dataset 0.6.0) read male 0.156898 and max_ape 68.3026
+# here and 0.15694 and 68.3362 on another machine. The data have grown since (0.7.0: H200 rows), so the same
+# relative moves are applied to the committed figures of today.
+ISSUE_MOVES = {"male": 0.15694 / 0.156898, "max_ape": 68.3362 / 68.3026}
+
+
 def test_the_issue_s_other_machine_passes_for_wavelet_nn_only():
-    """The scores another machine gave (issue 28): beyond 1e-4, within wavelet_nn's measured tolerance."""
+    """The moves another machine gave (issue 28): beyond 1e-4, within wavelet_nn's measured tolerance."""
+    assert all(1e-4 < m - 1 < MODEL_TOLERANCES[WAVELET].rel_tol for m in ISSUE_MOVES.values())
     data = _committed()
-    assert data["folds"]["0"]["scores"]["male"] == 0.156898 and data["folds"]["0"]["scores"]["max_ape"] == 68.3026
-    other_machine = _with(data, male=0.15694, max_ape=68.3362)
+    fold = data["folds"]["0"]["scores"]
+    other_machine = _with(data, **{k: fold[k] * m for k, m in ISSUE_MOVES.items()})
     assert lb.compare(Result.from_dict(data), other_machine) == []
     elm = _committed("baselines/elm.py")
-    assert len(lb.compare(Result.from_dict(elm), _with(elm, male=0.15694, max_ape=68.3362))) == 2
+    moved = {k: elm["folds"]["0"]["scores"][k] * m for k, m in ISSUE_MOVES.items()}
+    assert len(lb.compare(Result.from_dict(elm), _with(elm, **moved))) == 2
 
 
 @pytest.mark.parametrize("model_file, inside, outside", [

@@ -24,11 +24,12 @@ def validate_part(path):
 
 
 def _old_store(tmp_path) -> Store:
-    """A copy of the shipped store whose kernels part lacks the columns kernels 1.5.0 added after 1.2.0."""
+    """A copy of the shipped store whose first kernels part (the protocol-1 rows) lacks the columns kernels 1.5.0
+    added after 1.2.0."""
     root = tmp_path / "data"
     shutil.copytree(default_data_dir(), root)
     store = Store(root)
-    (entry,) = store.files("kernels")
+    entry = store.files("kernels")[0]
     path = root / entry["path"]
     old = pq.read_table(path)
     drop = ["measurement_protocol", "timing_method", "kgpubench_commit", "gpu_tdp_w"]
@@ -49,14 +50,16 @@ def test_upgrade_adds_the_missing_columns_and_changes_no_row(tmp_path):
     assert list(stale_parts(store)) == ["kernels"]
     assert any("required column is missing" in str(v) for v in validate_part(
         store.path / store.files("kernels")[0]["path"]))
+    old_rows = pq.read_metadata(store.path / store.files("kernels")[0]["path"]).num_rows
     report = upgrade(store, today="2026-11-25")
-    assert report.parts == {"kernels": 1} and report.rows == {"kernels": before.num_rows}
+    assert report.parts == {"kernels": 1} and report.rows == {"kernels": old_rows} and old_rows < before.num_rows
     assert report.version_after == store.version != report.version_before
     assert stale_parts(store) == {}
-    (entry,) = store.files("kernels")
-    assert validate_part(store.path / entry["path"]) == []
+    entries = store.files("kernels")
+    assert all(validate_part(store.path / entry["path"]) == [] for entry in entries)
     assert store.read("kernels").equals(before)  # the same rows, value for value
-    assert sorted(p.name for p in (store.path / "kernels").glob("*.parquet")) == [entry["path"].split("/")[1]]
+    assert sorted(p.name for p in (store.path / "kernels").glob("*.parquet")) == sorted(
+        entry["path"].split("/")[1] for entry in entries)  # the old part replaced, no file left behind
     assert store.manifest()["changelog"][-1]["added_rows"] == {}
     assert upgrade(store).parts == {}  # a second upgrade has nothing to do
 
