@@ -42,8 +42,10 @@ KNOTS = np.log(0.01) + np.log(3.0) * np.arange(10)  # ln ms: 0.01, 0.03, 0.09, .
 RIDGE = 1e-3    # on the curve's coefficients, per cell
 ROUNDS = 30     # alternating least-squares rounds
 MIN_GPUS = 3    # training GPUs a program needs for its own sensitivity delta_P
-# the inner leave-one-GPU-out candidates: (program_ridge or None = no delta_P, (tau, w0) or None = no residuals)
-CANDIDATES = ((None, None), (1.0, None), (None, (0.5, 0.2)), (1.0, (0.5, 0.2)))
+# the inner leave-one-GPU-out candidates: (program_ridge or None = no delta_P, residual weighting or None = no
+# residuals); the weighting is (tau, w0, arch_gap): by figures alone, or mostly from the same architecture
+RESIDUALS = (None, (0.5, 0.2, 0.0), (0.5, 0.05, 2.0))
+CANDIDATES = tuple((ridge, res) for ridge in (None, 1.0) for res in RESIDUALS)
 MIN_INNER_GPUS = 3  # fewer training GPUs: no inner selection, the given values
 
 
@@ -65,6 +67,12 @@ def _figures(X) -> np.ndarray:
     return np.asarray(X[cols], dtype=float) if cols else np.zeros((len(X), 0))
 
 
+def _architectures(X) -> np.ndarray:
+    """The rows' GPU architecture names ("" where the column is absent)."""
+    col = X["gpu_architecture"] if "gpu_architecture" in X.columns else None
+    return np.full(len(X), "", dtype=object) if col is None else col.astype(str).to_numpy(dtype=object)
+
+
 def gpu_ids(X) -> np.ndarray:
     """One integer per distinct GPU (its vendor and figures) of the rows, in sorted order of first sight."""
     vendor = X["gpu_vendor"].astype(str).to_numpy() if "gpu_vendor" in X.columns else np.full(len(X), "")
@@ -78,10 +86,11 @@ class ProgramFloor(RegressorMixin, BaseEstimator):
     deviations and nearest-GPU residuals chosen by inner leave-one-GPU-out."""
 
     def __init__(self, program_ridge: float | None = 1.0, tau: float | None = 0.5, w0: float = 0.2,
-                 select: bool = True) -> None:
+                 arch_gap: float = 0.0, select: bool = True) -> None:
         self.program_ridge = program_ridge
         self.tau = tau
         self.w0 = w0
+        self.arch_gap = arch_gap
         self.select = select
 
     @staticmethod
@@ -95,7 +104,7 @@ class ProgramFloor(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         y = np.asarray(y, dtype=float)
         gid = gpu_ids(X)
-        self.chosen_ = (self.program_ridge, None if self.tau is None else (self.tau, self.w0))
+        self.chosen_ = (self.program_ridge, None if self.tau is None else (self.tau, self.w0, self.arch_gap))
         if self.select and len(set(gid)) >= MIN_INNER_GPUS:
             self.inner_scores_ = self._inner_scores(X, y, gid)
             self.chosen_ = min(CANDIDATES, key=lambda c: (self.inner_scores_[c], CANDIDATES.index(c)))
@@ -163,6 +172,8 @@ class ProgramFloor(RegressorMixin, BaseEstimator):
                 np.add.at(pr, cp, phi * r[:, None])
                 delta = np.linalg.solve(pp + program_ridge * np.eye(n_fig), pr[:, :, None])[:, :, 0]
                 delta[~many] = 0.0
+                if many.any():  # the common sensitivity belongs to the curve: the programs' own ones average 0
+                    delta[many] -= delta[many].mean(axis=0)
             a = np.bincount(ck, cy - shift - np.sum(delta[cp] * phi, axis=1), n_keys) / count
         self.beta_ = beta
         self.level_ = dict(zip(self.keys_, a))
@@ -177,6 +188,7 @@ class ProgramFloor(RegressorMixin, BaseEstimator):
         spread = zg.std(axis=0) if n_gpus else np.ones(zall.shape[1])
         self.zspread_ = np.where(spread > 0, spread, 1.0)
         self.z_ = (zg - self.zcenter_) / self.zspread_
+        self.arch_ = _architectures(X)[first] if n_gpus else np.zeros(0, dtype=object)
         by_program: dict = {}
         by_mode: dict = {}
         for k, v in self.level_.items():
@@ -203,14 +215,16 @@ class ProgramFloor(RegressorMixin, BaseEstimator):
         delta = np.array([self.delta_.get(k[:-1], zero) for k in keys]).reshape(len(keys), len(FIGURES))
         corr = np.zeros(len(keys))
         if residuals is not None:
-            tau, w0 = residuals
+            tau, w0, arch_gap = residuals
             z = (np.log1p(np.nan_to_num(_figures(X))) - self.zcenter_) / self.zspread_
+            arch = _architectures(X)
             for i, k in enumerate(keys):
                 res = self.resid_.get(k)
                 if not res:
                     continue
                 idx = np.fromiter(res, dtype=int)
-                w = np.exp(-np.mean((self.z_[idx] - z[i]) ** 2, axis=1) / tau)
+                d2 = np.mean((self.z_[idx] - z[i]) ** 2, axis=1) + arch_gap * (self.arch_[idx] != arch[i])
+                w = np.exp(-d2 / tau)
                 corr[i] = float(np.dot(w, [res[j] for j in idx]) / (w.sum() + w0))
         log_t = a + np.einsum("rk,kf,rf->r", hat_basis(a), self.beta_, phi) + np.sum(delta * phi, axis=1) + corr
         return np.exp(log_t)
