@@ -16,17 +16,18 @@ Model, in natural-log milliseconds, for a program key ``k`` = (set, level, probl
   borrows it from the modes many GPUs ran), ridge-shrunk to 0 with weight ``program_ridge``; only programs run
   on at least ``MIN_GPUS`` training GPUs get one.
 - ``e_k(g)``: the key's residuals on the training GPUs, averaged with weights ``exp(-d2 / tau)`` (``d2``: mean
-  squared difference of standardised ln(1 + figure) over every ``gpu_*`` figure) and shrunk by
-  ``sum(w) / (sum(w) + w0)``: a near twin (A100 40 GB / 80 GB) passes on the program's quirks, a distant GPU not.
+  squared difference of standardised ln(1 + figure) over every ``gpu_*`` figure, plus ``arch_gap`` where the
+  architectures differ) and shrunk by ``sum(w) / (sum(w) + w0)``: a near twin (A100 40 GB / 80 GB, L4 / L40S)
+  passes on the program's quirks, a distant GPU not.
 
 ``a``, ``beta`` and ``delta`` are fit by alternating least squares on the median ln time of each (key, training
 GPU). A key no training GPU ran falls back to the program's other modes (median level), else to the median level
 of its set and mode, else of all keys.
 
 Hyper-parameters: the knots, ridges and rounds are fixed here. ``program_ridge`` (on or off) and the residual
-weighting (``tau``, ``w0`` or none) are chosen in ``fit`` by leave-one-GPU-out over the TRAINING GPUs only (the
-mean over inner held-out GPUs of their median APE), never on the test GPU; pass ``select=False`` to use the
-given values.
+weighting (none, by figures, or mostly by architecture: ``CANDIDATES``) are chosen in ``fit`` by
+leave-one-GPU-out over the TRAINING GPUs only (the mean over inner held-out GPUs of their median APE), never on
+the test GPU; with ``select=False`` (or under ``MIN_INNER_GPUS`` training GPUs) the given values are used.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ class ProgramFloor(RegressorMixin, BaseEstimator):
     """Per-program level plus a size-dependent sensitivity to ln bandwidth and ln peak fp32, with per-program
     deviations and nearest-GPU residuals chosen by inner leave-one-GPU-out."""
 
-    def __init__(self, program_ridge: float | None = 1.0, tau: float | None = 0.5, w0: float = 0.2,
-                 arch_gap: float = 0.0, select: bool = True) -> None:
+    def __init__(self, program_ridge: float | None = 1.0, tau: float | None = 0.5, w0: float = 0.05,
+                 arch_gap: float = 2.0, select: bool = True) -> None:
         self.program_ridge = program_ridge
         self.tau = tau
         self.w0 = w0
