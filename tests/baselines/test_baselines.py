@@ -46,7 +46,7 @@ def test_every_baseline_declares_tasks_and_a_factory():
     names = sorted(p.stem for p in baseline_files())
     assert names == sorted(["c45", "elm", "knn", "lgbm", "lgbm_ranker", "median", "mlp", "npb_exhausting", "npb_max",
                             "npb_profiling", "npb_qlearning", "npb_warp", "nearest_gpu", "power_nonlinear",
-                            "program_transfer", "random_forest",
+                            "program_floor", "program_transfer", "random_forest",
                             "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker",
                             "neusight_wave", "operator_roofline", "operator_transfer"])
     for path in baseline_files():
