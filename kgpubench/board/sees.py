@@ -49,7 +49,7 @@ SEES: dict[str, str] = {
                           "times of that shape"),
     "power_nonlinear": ("SM saturation, compute density, fp64 share; one fit per GPU, told apart by SMs, peak fp32, "
                         "bandwidth"),
-    "program_floor": ("The program's identity and compile mode, the GPU's bandwidth, fp32 peak and figures, training "
+    "program_floor": ("The program's identity and compile mode, the GPU figures (bandwidth, fp32 peak) and training "
                       "GPUs' times of it"),
     "program_transfer": ("The program's identity (set, level, file, compile mode), the GPU figures and training GPUs' "
                          "times of it"),

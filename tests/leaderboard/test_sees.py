@@ -42,7 +42,7 @@ def _docstring(name: str) -> str:
 
 def test_every_baseline_file_has_one_line_and_every_line_a_file():
     files = [p.stem for p in lb.baseline_files()]
-    assert len(files) == len(set(files)) == 26
+    assert len(files) == len(set(files)) >= 26  # one file per baseline; 26 when the lines were written
     assert sorted(SEES) == sorted(files)
     assert sees("lgbm") == SEES["lgbm"] and sees("oracle") is None and sees("my_submission") is None
 
