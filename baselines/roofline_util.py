@@ -9,8 +9,8 @@ Work of a launch (bytes moved, flops):
   transactions), flops = single + double precision floating point operations; both measured on the launch.
 - without: learnt from the training GPUs' rows. A GPU-independent LightGBM model of the launch features
   (kernel, inputs, launch index, grid, block, registers, shared memory; no GPU figure) predicts
-  ``ln(time x bandwidth)`` (the bytes a memory-bound launch moves) and another ``ln(time x peak fp32)`` (the flops
-  a compute-bound launch does).
+  ``ln(time x bandwidth)``, the bytes the launch would move if it were memory bound; flops are taken as 0 (a
+  second model of ``ln(time x peak fp32)`` in the bound made the unseen-GPU errors worse: docs/notes-roofline-util.md).
 
 The bound is the roofline ``t_roof = max(bytes / bandwidth, flops / peak_fp32)`` (ms), lowered per kernel by the
 smallest ``ln(time / t_roof)`` of its training rows so that no training row runs below its bound. The
@@ -97,7 +97,7 @@ class RooflineUtilisation(RegressorMixin, BaseEstimator):
             moved = sum(np.nan_to_num(_col(X, c)) for c in BYTE_COUNTERS) * TRANSACTION_BYTES
             flops = sum(np.nan_to_num(_col(X, c)) for c in FLOP_COUNTERS)
             return np.maximum(moved, 0.0), np.maximum(flops, 0.0)
-        return np.exp(self.bytes_model_.predict(launch)), np.exp(self.flops_model_.predict(launch))
+        return np.exp(self.bytes_model_.predict(launch)), np.zeros(len(launch))
 
     def _bound(self, X: pd.DataFrame, launch: pd.DataFrame) -> np.ndarray:
         """``ln t_roof`` (ms) before the per-kernel offset."""
@@ -132,9 +132,8 @@ class RooflineUtilisation(RegressorMixin, BaseEstimator):
         self.counters_ = all(c in X.columns for c in (*BYTE_COUNTERS, *FLOP_COUNTERS))
         launch = self._launch(X)
         if not self.counters_:
-            bw, peak = self._rates(X)
+            bw, _ = self._rates(X)
             self.bytes_model_ = self._booster(WORK_PARAMS).fit(launch, log_y + np.log(bw))
-            self.flops_model_ = self._booster(WORK_PARAMS).fit(launch, log_y + np.log(peak))
         raw = self._bound(X, launch)
         gap = pd.Series(log_y - raw).groupby(launch["kernel"].to_numpy()).min()
         self.offset_ = {float(k): float(v) for k, v in gap.items()}
