@@ -31,6 +31,7 @@ DOC_TERMS = {
     "operator_roofline": ("the operator's nominal flops and bytes and the GPU's peak fp32 and memory bandwidth",),
     "operator_transfer": ("the operator, its shape and nominal work", "the GPUs' catalogue figures"),
     "program_transfer": ("the program's identity (set, level, file, compile mode)", "the GPU figures"),
+    "roofline_util": ("roofline", "GPU figures", "prof_*"),
 }
 
 
@@ -42,7 +43,7 @@ def _docstring(name: str) -> str:
 
 def test_every_baseline_file_has_one_line_and_every_line_a_file():
     files = [p.stem for p in lb.baseline_files()]
-    assert len(files) == len(set(files)) == 26
+    assert len(files) == len(set(files)) == 27
     assert sorted(SEES) == sorted(files)
     assert sees("lgbm") == SEES["lgbm"] and sees("oracle") is None and sees("my_submission") is None
 
