@@ -5,15 +5,17 @@ rodinia-time-counters also the launch's prof_* counters).
 
 Work of a launch (bytes moved, flops):
 
-- with profiler counters (any ``prof_*`` column): bytes = 32 x (device memory read transactions + L2 write
-  transactions), flops = single + double precision floating point operations; both measured on the launch.
+- with profiler counters (rodinia-time-counters): bytes = 32 x (device memory read transactions + L2 write
+  transactions; the profiles have no device write transaction count), flops = single + double precision floating
+  point operations (both against the fp32 peak: the catalogue has no fp64 figure); both measured on the launch.
 - without: learnt from the training GPUs' rows. A GPU-independent LightGBM model of the launch features
   (kernel, inputs, launch index, grid, block, registers, shared memory; no GPU figure) predicts
   ``ln(time x bandwidth)``, the bytes the launch would move if it were memory bound; flops are taken as 0 (a
   second model of ``ln(time x peak fp32)`` in the bound made the unseen-GPU errors worse: docs/notes-roofline-util.md).
 
-The bound is the roofline ``t_roof = max(bytes / bandwidth, flops / peak_fp32)`` (ms), lowered per kernel by the
-smallest ``ln(time / t_roof)`` of its training rows so that no training row runs below its bound. The
+The bound is the roofline ``t_roof = max(bytes / bandwidth, flops / peak_fp32)`` (ms; a missing figure: the
+training rows' median), shifted per kernel by the smallest ``ln(time / t_roof)`` of its training rows so that no
+training row runs below its bound (an unseen GPU's rows may: the bound is as good as the work estimate). The
 utilisation model (LightGBM on the launch features, the GPU's catalogue figures and ``ln t_roof``; the counters
 too where the task has them) predicts ``ln(time / t_roof)``, clipped at 0: the prediction
 ``t_roof x exp(ratio)`` never falls below the bound. Hyper-parameters are fixed; one thread, deterministic.
