@@ -9,7 +9,8 @@ Work of a launch (bytes moved, flops):
   transactions; the profiles have no device write transaction count), flops = single + double precision floating
   point operations (both against the fp32 peak: the catalogue has no fp64 figure); both measured on the launch.
 - without: learnt from the training GPUs' rows. A GPU-independent LightGBM model of the launch features
-  (kernel, inputs, launch index, grid, block, registers, shared memory; no GPU figure) predicts
+  (kernel, inputs, launch index, grid, block; no GPU figure, and neither registers nor shared memory: the
+  binaries were compiled per architecture, so their register counts tell the GPU family apart) predicts
   ``ln(time x bandwidth)``, the bytes the launch would move if it were memory bound; flops are taken as 0 (a
   second model of ``ln(time x peak fp32)`` in the bound made the unseen-GPU errors worse: docs/notes-roofline-util.md).
 
@@ -36,6 +37,8 @@ CATEGORICAL = ("application", "kernel")
 LAUNCH = ("input_size_1", "input_size_2", "launch_index", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
           "block_z", "registers_per_thread", "static_smem_bytes")
 ARCH = "gpu_architecture"
+# Per-binary columns (compiled per architecture): left out of the GPU-independent work model.
+PER_BINARY = ("registers_per_thread", "static_smem_bytes")
 BANDWIDTH = "gpu_memory_bandwidth_gbs"
 PEAK = "gpu_peak_fp32_gflops"
 PROF = "prof_"
@@ -99,7 +102,7 @@ class RooflineUtilisation(RegressorMixin, BaseEstimator):
             moved = sum(np.nan_to_num(_col(X, c)) for c in BYTE_COUNTERS) * TRANSACTION_BYTES
             flops = sum(np.nan_to_num(_col(X, c)) for c in FLOP_COUNTERS)
             return np.maximum(moved, 0.0), np.maximum(flops, 0.0)
-        return np.exp(self.bytes_model_.predict(launch)), np.zeros(len(launch))
+        return np.exp(self.bytes_model_.predict(launch.drop(columns=list(PER_BINARY)))), np.zeros(len(launch))
 
     def _bound(self, X: pd.DataFrame, launch: pd.DataFrame) -> np.ndarray:
         """``ln t_roof`` (ms) before the per-kernel offset."""
@@ -135,7 +138,8 @@ class RooflineUtilisation(RegressorMixin, BaseEstimator):
         launch = self._launch(X)
         if not self.counters_:
             bw, _ = self._rates(X)
-            self.bytes_model_ = self._booster(WORK_PARAMS).fit(launch, log_y + np.log(bw))
+            work = launch.drop(columns=list(PER_BINARY))
+            self.bytes_model_ = self._booster(WORK_PARAMS).fit(work, log_y + np.log(bw))
         raw = self._bound(X, launch)
         gap = pd.Series(log_y - raw).groupby(launch["kernel"].to_numpy()).min()
         self.offset_ = {float(k): float(v) for k, v in gap.items()}

@@ -59,6 +59,15 @@ def test_the_bound_scales_with_the_bandwidth_of_the_gpu():
     np.testing.assert_allclose(model.log_bound(one) - model.log_bound(two), np.log(2.0))
 
 
+def test_the_learnt_work_ignores_per_binary_columns():
+    """Registers and shared memory differ between the per-architecture binaries; the GPU-independent work (so the
+    bound) does not read them, only the utilisation does."""
+    X, y, _ = _frame()
+    model = _module().RooflineUtilisation(seed=0).fit(X, y)
+    other = X.assign(registers_per_thread=X["registers_per_thread"] + 7, static_smem_bytes=4096.0)
+    np.testing.assert_array_equal(model.log_bound(X), model.log_bound(other))
+
+
 def test_counters_give_the_roofline_of_counted_bytes_and_flops():
     """With counters, the bound is max(32 x transactions / bandwidth, flops / peak) up to the per-kernel offset."""
     X, y, _ = _frame()
