@@ -11,8 +11,8 @@ Work of a launch (bytes moved, flops):
 - without: learnt from the training GPUs' rows. A GPU-independent LightGBM model of the launch features
   (kernel, inputs, launch index, grid, block; no GPU figure, and neither registers nor shared memory: the
   binaries were compiled per architecture, so their register counts tell the GPU family apart) predicts
-  ``ln(time x bandwidth)``, the bytes the launch would move if it were memory bound; flops are taken as 0 (a
-  second model of ``ln(time x peak fp32)`` in the bound made the unseen-GPU errors worse: docs/notes-roofline-util.md).
+  ``ln(time x bandwidth)`` (the bytes the launch would move if it were memory bound) and another
+  ``ln(time x peak fp32)`` (the flops it would do if it were compute bound).
 
 The bound is the roofline ``t_roof = max(bytes / bandwidth, flops / peak_fp32)`` (ms; a missing figure: the
 training rows' median), shifted per kernel by the smallest ``ln(time / t_roof)`` of its training rows so that no
@@ -102,7 +102,8 @@ class RooflineUtilisation(RegressorMixin, BaseEstimator):
             moved = sum(np.nan_to_num(_col(X, c)) for c in BYTE_COUNTERS) * TRANSACTION_BYTES
             flops = sum(np.nan_to_num(_col(X, c)) for c in FLOP_COUNTERS)
             return np.maximum(moved, 0.0), np.maximum(flops, 0.0)
-        return np.exp(self.bytes_model_.predict(launch.drop(columns=list(PER_BINARY)))), np.zeros(len(launch))
+        work = launch.drop(columns=list(PER_BINARY))
+        return np.exp(self.bytes_model_.predict(work)), np.exp(self.flops_model_.predict(work))
 
     def _bound(self, X: pd.DataFrame, launch: pd.DataFrame) -> np.ndarray:
         """``ln t_roof`` (ms) before the per-kernel offset."""
@@ -137,9 +138,10 @@ class RooflineUtilisation(RegressorMixin, BaseEstimator):
         self.counters_ = all(c in X.columns for c in (*BYTE_COUNTERS, *FLOP_COUNTERS))
         launch = self._launch(X)
         if not self.counters_:
-            bw, _ = self._rates(X)
+            bw, peak = self._rates(X)
             work = launch.drop(columns=list(PER_BINARY))
             self.bytes_model_ = self._booster(WORK_PARAMS).fit(work, log_y + np.log(bw))
+            self.flops_model_ = self._booster(WORK_PARAMS).fit(work, log_y + np.log(peak))
         raw = self._bound(X, launch)
         gap = pd.Series(log_y - raw).groupby(launch["kernel"].to_numpy()).min()
         self.offset_ = {float(k): float(v) for k, v in gap.items()}

@@ -50,13 +50,17 @@ def test_recovers_an_unseen_gpus_times_and_never_predicts_below_the_bound():
         assert np.all(np.log(pred) >= model.log_bound(Xt) - 1e-12)
 
 
-def test_the_bound_scales_with_the_bandwidth_of_the_gpu():
-    """Same launches on a GPU with twice the bandwidth: the bound halves (the work is GPU-independent)."""
+def test_the_bound_is_a_roofline_of_gpu_independent_work():
+    """Same launches on a GPU with twice the bandwidth and peak: the bound halves (the work is GPU-independent);
+    with twice the bandwidth only, it falls by at most half (the compute roof may hold it)."""
     X, y, gpu = _frame()
     model = _module().RooflineUtilisation(seed=0).fit(X, y)
     one = X[gpu == "G2"].reset_index(drop=True)
-    two = one.assign(gpu_memory_bandwidth_gbs=2 * one["gpu_memory_bandwidth_gbs"])
-    np.testing.assert_allclose(model.log_bound(one) - model.log_bound(two), np.log(2.0))
+    faster_memory = one.assign(gpu_memory_bandwidth_gbs=2 * one["gpu_memory_bandwidth_gbs"])
+    faster = faster_memory.assign(gpu_peak_fp32_gflops=2 * one["gpu_peak_fp32_gflops"])
+    np.testing.assert_allclose(model.log_bound(one) - model.log_bound(faster), np.log(2.0))
+    drop = model.log_bound(one) - model.log_bound(faster_memory)
+    assert np.all(drop >= -1e-12) and np.all(drop <= np.log(2.0) + 1e-12)
 
 
 def test_the_learnt_work_ignores_per_binary_columns():
