@@ -57,6 +57,8 @@ SEES: dict[str, str] = {
     "regression_tree": _TREES,
     "roofline": ("Per-thread instruction counts (lc, ldpu, lsfu, lmr, lmw), nb, nt and the GPU's peak fp32 and "
                  "bandwidth"),
+    "roofline_util": ("Roofline of the launch's work (learnt from training GPUs, or counted by prof_*), GPU figures, "
+                      "launch"),
     "svr": "The task's features of each row (static kernel features, launch, GPU figures; no profiler counters)",
     "transfer": "The training GPUs' relative times of the same problem; the source is the nearest GPU by figures",
     "wavelet_nn": "SM saturation, compute density, source lines, fp64 share and the GPU's peak fp32: nothing else",

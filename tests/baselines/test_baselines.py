@@ -48,7 +48,7 @@ def test_every_baseline_declares_tasks_and_a_factory():
                             "npb_profiling", "npb_qlearning", "npb_warp", "nearest_gpu", "power_nonlinear",
                             "program_floor", "program_transfer", "random_forest",
                             "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker",
-                            "neusight_wave", "operator_roofline", "operator_transfer"])
+                            "neusight_wave", "operator_roofline", "operator_transfer", "roofline_util"])
     for path in baseline_files():
         module = load_model_module(path)
         assert model_tasks(module), path.name

@@ -31,6 +31,7 @@ DOC_TERMS = {
     "operator_roofline": ("the operator's nominal flops and bytes and the GPU's peak fp32 and memory bandwidth",),
     "operator_transfer": ("the operator, its shape and nominal work", "the GPUs' catalogue figures"),
     "program_transfer": ("the program's identity (set, level, file, compile mode)", "the GPU figures"),
+    "roofline_util": ("roofline", "GPU figures", "prof_*"),
 }
 
 
