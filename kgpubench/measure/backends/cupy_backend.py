@@ -88,8 +88,7 @@ class CupyBackend:
             raise ValueError(f"unknown L2 flush mode {l2_flush!r}; use one of {', '.join(FLUSH_MODES)}")
         import cupy
 
-        self.l2_flush = l2_flush
-
+        self.l2_flush = l2_flush  # the L2 flush of cold samples (cupy_timing.FLUSH_MODES)
         self.xp = cupy
         self._index = int(device)
         cupy.cuda.Device(self._index).use()
