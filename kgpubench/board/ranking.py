@@ -34,7 +34,7 @@ from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.result import ABSENT, Record
 from kgpubench.sources import seed_study
 from kgpubench.tasks import Task
-from kgpubench.tasks.intervals import LEVEL, RESAMPLES, SEED
+from kgpubench.tasks.intervals import RESAMPLES, SEED, percentile_interval
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.splits import SCHEMES
 
@@ -62,22 +62,15 @@ def number(value: float | None, digits: int = DIGITS) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def _bootstrap(values: tuple[float, ...], resamples: int, seed: int) -> tuple[float, float]:
-    arr = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = arr[rng.integers(0, len(arr), size=(resamples, len(arr)))].mean(axis=1)
-    tail = (1.0 - LEVEL) / 2
-    lo, hi = np.quantile(means, [tail, 1.0 - tail])
-    return float(lo), float(hi)
+def _bootstrap(values: tuple[float, ...], resamples: int, seed: int) -> tuple[float, float] | None:
+    return percentile_interval(values, np.mean, resamples=resamples, seed=seed)
 
 
 def bootstrap_interval(values, *, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float] | None:
     """The 95 % percentile bootstrap interval of the mean of ``values`` (non-finite values dropped); None for
-    fewer than two values."""
-    vals = tuple(float(v) for v in values if v is not None and np.isfinite(v))
-    if len(vals) < 2:
-        return None
-    return _bootstrap(vals, resamples, seed)
+    fewer than two values (:func:`kgpubench.tasks.intervals.percentile_interval`, cached: the board asks for the
+    same folds' interval many times)."""
+    return _bootstrap(tuple(float(v) for v in values if v is not None and np.isfinite(v)), resamples, seed)
 
 
 def field(result: AnyRecord, name: str, default: Any = None) -> Any:
