@@ -220,21 +220,26 @@ def per_gpu_scores(task: Task, records: list[dict], *, limit: int | None = None)
     return out
 
 
+def per_gpu_rows(scores: dict[str, dict[str, float]]) -> list[tuple[str, ...]]:
+    """The per-GPU table's body from :func:`per_gpu_scores`: one row per held-out GPU (sorted), its figure under
+    each model in the order given (4 significant digits, ``—`` where the model has none)."""
+    gpus = sorted({g for per in scores.values() for g in per})
+    return [(g, *[f"{scores[m][g]:.4g}" if g in scores[m] else "—" for m in scores]) for g in gpus]
+
+
 def per_gpu_blocks(task: Task, records: list[dict]) -> list[Block]:
     """Beside the leave-one-GPU-out table (whose cells are means over the held-out GPUs): each model's primary
     metric on each held-out GPU, rows GPUs, columns models best first; nothing with fewer than two GPUs."""
     scores = per_gpu_scores(task, records)
-    gpus = sorted({g for per in scores.values() for g in per})
-    if not scores or len(gpus) < 2:
+    body = per_gpu_rows(scores)
+    if len(body) < 2:
         return []
     metric = task.primary_metric
     names = {r["model"]: stale_label(r, label(r)) for r in _ok(records)}
     better = "higher" if METRICS[metric].higher_is_better else "lower"
     note = (f"Per held-out GPU: `{metric}` ({better} is better) on each GPU when it is left out of training; the "
             "table above gives each model's mean over these GPUs with its 95 % bootstrap interval.")
-    rows = [("held-out GPU", *[names.get(m, m) for m in scores])]
-    rows += [(g, *[f"{scores[m][g]:.4g}" if g in scores[m] else "—" for m in scores]) for g in gpus]
-    return [Block("p", note), Block("table", rows=tuple(rows))]
+    return [Block("p", note), Block("table", rows=(("held-out GPU", *[names.get(m, m) for m in scores]), *body))]
 
 
 def task_blocks(task: Task, records: dict[str, list[dict]], extras=None,

@@ -25,6 +25,7 @@ from kgpubench.board.render import (
     any_stale,
     board,
     goal_blocks,
+    per_gpu_rows,
     per_gpu_scores,
     reference_blocks,
     seed_blocks,
@@ -173,9 +174,7 @@ def per_gpu_view(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpe
     if scores:
         metric = task.primary_metric
         models = list(scores)
-        all_gpus = sorted({g for m in models for g in scores[m]})
-        rows = [[Cell(g), *[Cell(f"{scores[m][g]:.4g}" if g in scores[m] else "—") for m in models]]
-                for g in all_gpus]
+        rows = [[Cell(c) for c in row] for row in per_gpu_rows(scores)]
         marked = {r["model"]: model_label(r) for r in grouped.get(BY_GPU, []) if role(r) != "model"}
         return {"note": f"`{metric}` on each GPU when it is left out of training (`by-gpu`: the model never saw a "
                         "row of that GPU). Rows: held-out GPUs; columns: models, best first.",
