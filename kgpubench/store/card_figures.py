@@ -94,13 +94,20 @@ _EXTRA = {"kernels": ("suite", "kernel"), "npb": ("row_kind", "benchmark", "npb_
           "stencil": ("grid_nx", "grid_ny", "grid_nz", "space_order", "dtype")}
 
 
-def protocol1_rows(store: StoreView) -> dict[str, pd.DataFrame]:
-    """Per measured config, its rows measured under protocol 1 (``source`` measured, no ``measurement_protocol``)."""
+def _measured_rows(store: StoreView, protocol: int | None, columns: tuple[str, ...] = ()) -> dict[str, pd.DataFrame]:
+    """Per measured config, its measured rows of ``protocol`` (None: no ``measurement_protocol`` value, protocol 1),
+    with :data:`_MEASURED_COLUMNS`, ``columns`` and the config's own."""
     out = {}
     for config in _MEASURED_CONFIGS:
-        df = read_frame(store, config, _MEASURED_COLUMNS + _EXTRA[config])
-        out[config] = df[(df["source"] == "measured") & df["measurement_protocol"].isna()]
+        df = read_frame(store, config, _MEASURED_COLUMNS + columns + _EXTRA[config])
+        mp = df["measurement_protocol"]
+        out[config] = df[(df["source"] == "measured") & (mp.isna() if protocol is None else mp == protocol)]
     return out
+
+
+def protocol1_rows(store: StoreView) -> dict[str, pd.DataFrame]:
+    """Per measured config, its rows measured under protocol 1 (``source`` measured, no ``measurement_protocol``)."""
+    return _measured_rows(store, None)
 
 
 def npb_time_cv_median(store: StoreView) -> dict[str, float]:
@@ -143,10 +150,8 @@ def measured_figures(store: StoreView) -> str:
     lines.append("- Median `time_cv` of the `npb` kernel rows, per class: "
                  + ", ".join(f"{c} {v:.2f}" for c, v in cv.items()) + ".")
     clocks = every["clock_sm_mhz_before"].dropna()
-    low, high = (f"{clocks.min():,.0f}", f"{clocks.max():,.0f}") if len(clocks) else ("-", "-")
-    mhz = low if low == high else f"{low} to {high}"
     lines.append(f"- The clock columns are filled on {count(len(clocks))} of {count(len(every))} rows (the "
-                 f"`power` rows: {count(len(power))}); SM clock before a measurement: {mhz} MHz.")
+                 f"`power` rows: {count(len(power))}); SM clock before a measurement: {_span(clocks)} MHz.")
     if len(power):
         lines.append(f"- `power` rows: window (`power_window_ms`) median {power['power_window_ms'].median():,.0f} "
                      f"ms; `power_samples` {values_on(power['power_samples'].astype('Int64'))}.")
@@ -178,11 +183,7 @@ _P2_COLUMNS = ("timing_method", "l2_policy", "clocks_locked", "throttled", "temp
 
 def protocol2_rows(store: StoreView) -> dict[str, pd.DataFrame]:
     """Per measured config, its rows measured under protocol 2 (``measurement_protocol`` 2)."""
-    out = {}
-    for config in _MEASURED_CONFIGS:
-        df = read_frame(store, config, _MEASURED_COLUMNS + _P2_COLUMNS + _EXTRA[config])
-        out[config] = df[(df["source"] == "measured") & (df["measurement_protocol"] == 2)]
-    return out
+    return _measured_rows(store, 2, _P2_COLUMNS)
 
 
 def protocol2_figures(store: StoreView) -> str:
@@ -225,6 +226,7 @@ def protocol2_figures(store: StoreView) -> str:
 
 
 def _span(series: pd.Series) -> str:
+    """``1,965 to 1,980`` (whole numbers), one value when they agree, ``-`` for none."""
     if not len(series):
         return "-"
     low, high = f"{series.min():,.0f}", f"{series.max():,.0f}"
