@@ -12,9 +12,16 @@ about 1 us to over 10 ms), the script
 3. prints ours, ncu's, the ratio and the difference. Target: within 3 % for kernels of 5 us and more, within
    0.5 us below that.
 
+Flushed picks can be timed several ways against the one ncu reference: ``--flush-modes write,read`` (the L2
+flush) and ``--cold-timers events,cupti`` (the event pair around each launch, or CUPTI's kernel timestamps,
+:mod:`kgpubench.measure.backends.cupti_clock`). ``--choose FILE`` writes which cold timer met the target on most
+flushed kernels and whether it is proven (all of them, at least :data:`MIN_PROOF_KERNELS`): the flushed suites
+are collected with that timer, and only when it is proven (``scripts/gpu_session.sh``).
+
 Needs an NVIDIA GPU, CuPy and ``ncu`` (Nsight Compute); without them it prints one line and exits 2.
 
-    PYTHONPATH=. python benchmarks/timing_agreement.py [--json OUT.json] [--only NAME ...]
+    PYTHONPATH=. python benchmarks/timing_agreement.py [--json OUT.json] [--only NAME ...] [--flushed-only]
+        [--flush-modes read] [--cold-timers events,cupti] [--choose CHOICE.json]
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 NCU_LAUNCHES = 12
 NCU_SKIP = 2
+MIN_PROOF_KERNELS = 5  # issue 29: at least 5 kernels across sizes before a timer's labels are trusted
 
 
 @dataclass(frozen=True)
@@ -188,9 +196,13 @@ def event_floor_us(backend) -> float:
     return result.stats.median * 1000.0
 
 
+def _label(r: dict) -> str:
+    how = ", ".join(x for x in (r.get("flush"), r.get("timer")) if x)
+    return r["name"] + (f" [{how}]" if how else "")
+
+
 def _print(r: dict) -> None:
-    label = r["name"] + (f" [{r['flush']}]" if r.get("flush") else "")
-    print(f"{label:<44} {r['l2_policy']:<8} ours {r['ours_us']:>11.3f} us  ncu {r['ncu_us']:>11.3f} us  "
+    print(f"{_label(r):<44} {r['l2_policy']:<8} ours {r['ours_us']:>11.3f} us  ncu {r['ncu_us']:>11.3f} us  "
           f"ratio {r['ratio']:.4f}  diff {r['diff_us']:+.3f} us  {'ok' if r['pass'] else 'MISS'}", flush=True)
 
 
@@ -198,6 +210,29 @@ def _write_json(path: Path, device: str, rows: list[dict]) -> None:
     from kgpubench.store.shards import atomic_write_bytes
 
     atomic_write_bytes(path, json.dumps({"device": device, "rows": rows}, indent=1).encode())
+
+
+def choose_cold_timer(rows: list[dict], timers: list[str], minimum: int = MIN_PROOF_KERNELS) -> dict:
+    """Which cold timer the flushed suites should be collected with, from the flushed rows against ncu.
+
+    The timer with the most kernels within the target wins (a tie goes to the earlier timer in ``timers``);
+    it is ``proven`` when it met the target on every flushed kernel it measured, at least ``minimum`` of them,
+    and no flushed pick failed to measure with it.
+    """
+    per: dict[str, dict] = {}
+    for timer in timers:
+        mine = [r for r in rows if r.get("l2_policy") == "flushed" and r.get("timer") == timer and "ncu_us" in r]
+        errors = sum(1 for r in rows if r.get("timer") == timer and "error" in r)
+        per[timer] = {"measured": len(mine), "passed": sum(bool(r["pass"]) for r in mine), "errors": errors}
+    best = max(timers, key=lambda t: (per[t]["passed"], -timers.index(t)))
+    got = per[best]
+    proven = got["measured"] >= minimum and got["passed"] == got["measured"] and got["errors"] == 0
+    return {"timer": best, "proven": proven, "minimum": minimum, "per_timer": per}
+
+
+def _variants(modes: list[str], timers: list[str]) -> list[tuple[str, str]]:
+    """(flush mode, cold timer) pairs to time flushed picks with; CUPTI's samples need the read flush."""
+    return [(m, t) for m in modes for t in timers if not (t == "cupti" and m != "read")]
 
 
 def main() -> int:
@@ -209,6 +244,11 @@ def main() -> int:
     parser.add_argument("--flush-modes", default="read",
                         help="comma-separated L2 flush modes to time flushed picks with (write, read): one ncu "
                              "reference, ours with each mode, and each mode's event floor (an empty kernel)")
+    parser.add_argument("--cold-timers", default="events",
+                        help="comma-separated timers of flushed samples (events, cupti): each is timed against the "
+                             "same ncu reference; a timer that cannot start here is reported and left out")
+    parser.add_argument("--choose", type=Path, help="write the cold timer to collect flushed suites with (JSON: "
+                                                    "timer, proven, per-timer counts) here")
     args = parser.parse_args()
     if args.child:
         return child(args.child)
@@ -218,16 +258,28 @@ def main() -> int:
     if not ok or shutil.which("ncu") is None:
         print(f"timing_agreement: nothing measured ({why or 'ncu (Nsight Compute) is not on PATH'})")
         return 2
+    from kgpubench.errors import KgpubenchError
     from kgpubench.measure.backends.registry import get_backend
 
     modes = [m.strip() for m in args.flush_modes.split(",") if m.strip()]
-    backends = {m: get_backend("cupy", l2_flush=m) for m in modes}
-    backend = backends[modes[0]]
-    rows = []
-    for mode, b in backends.items():
+    timers = [t.strip() for t in args.cold_timers.split(",") if t.strip()]
+    rows: list[dict] = []
+    backends = {}
+    for mode, timer in _variants(modes, timers):
+        try:
+            backends[(mode, timer)] = get_backend("cupy", l2_flush=mode, cold_timer=timer)
+        except KgpubenchError as exc:  # e.g. no CUPTI binding carried: say so, time the others
+            rows.append({"name": "backend", "suite": "-", "flush": mode, "timer": timer, "error": str(exc)[:300]})
+            print(f"timer {timer} with the {mode} flush cannot start: {exc}", flush=True)
+    if not backends:
+        print("timing_agreement: no timer could start")
+        return 2
+    first = next(iter(backends))
+    backend = backends[first]
+    for (mode, timer), b in backends.items():
         floor = event_floor_us(b)
-        rows.append({"name": f"empty kernel (event floor, flush {mode})", "suite": "-", "l2_policy": "flushed",
-                     "flush": mode, "ours_us": floor})
+        rows.append({"name": f"empty kernel (floor, flush {mode}, timer {timer})", "suite": "-",
+                     "l2_policy": "flushed", "flush": mode, "timer": timer, "ours_us": floor})
         print(f"{rows[-1]['name']:<44} ours {floor:>11.3f} us", flush=True)
     for pick in PICKS:
         if args.only and pick.name not in args.only:
@@ -237,28 +289,44 @@ def main() -> int:
         try:
             ours, policy, launches, kernel_name = ours_us(pick, backend)
             ref = ncu_us(pick, policy, kernel_name)
-            per_mode = [(modes[0], ours, launches)]
-            for mode in modes[1:] if policy == "flushed" else ():  # a warm pick has no flush to compare
-                value, _policy_again, n, _kernel = ours_us(pick, backends[mode])
-                per_mode.append((mode, value, n))
-            for mode, value, n in per_mode:
-                rows.append({"name": pick.name, "suite": pick.suite, "l2_policy": policy,
-                             "flush": mode if policy == "flushed" else None, "launches_per_sample": n,
-                             "ours_us": value, "ncu_us": ref, "ratio": value / ref, "diff_us": value - ref,
-                             "pass": judge(value, ref)})
-                _print(rows[-1])
         except Exception as exc:  # noqa: BLE001 - report the pick and go on with the others
-            rows.append({"name": pick.name, "suite": pick.suite, "error": f"{type(exc).__name__}: {exc}"[:300]})
+            rows.append({"name": pick.name, "suite": pick.suite, "flush": first[0], "timer": first[1],
+                         "error": f"{type(exc).__name__}: {exc}"[:300]})
             print(f"{pick.name:<34} ERROR {rows[-1]['error']}", flush=True)
+            continue
+        per_variant = [(first, ours, launches)]
+        for variant in list(backends)[1:] if policy == "flushed" else ():  # a warm pick has no flush or timer
+            try:
+                value, _policy_again, n, _kernel = ours_us(pick, backends[variant])
+            except Exception as exc:  # noqa: BLE001 - this timer failed on this pick; the others stand
+                rows.append({"name": pick.name, "suite": pick.suite, "flush": variant[0], "timer": variant[1],
+                             "error": f"{type(exc).__name__}: {exc}"[:300]})
+                print(f"{_label(rows[-1]):<44} ERROR {rows[-1]['error']}", flush=True)
+                continue
+            per_variant.append((variant, value, n))
+        for (mode, timer), value, n in per_variant:
+            flushed = policy == "flushed"
+            rows.append({"name": pick.name, "suite": pick.suite, "l2_policy": policy,
+                         "flush": mode if flushed else None, "timer": timer if flushed else None,
+                         "launches_per_sample": n, "ours_us": value, "ncu_us": ref, "ratio": value / ref,
+                         "diff_us": value - ref, "pass": judge(value, ref)})
+            _print(rows[-1])
         if args.json:  # after every kernel: a run stopped at its time limit keeps what it measured
             _write_json(args.json, backend.device().name, rows)
-    judged = [r for r in rows if "ncu_us" in r or "error" in r]  # the event floors have no reference
+    judged = [r for r in rows if "ncu_us" in r or "error" in r]  # the empty-kernel floors have no reference
     measured = [r for r in judged if "error" not in r]
     passed = sum(r["pass"] for r in measured)
     print(f"device: {backend.device().name}; {len(measured)} kernels measured, {passed} within target "
           f"(3 % at >= 5 us, 0.5 us below); {len(judged) - len(measured)} errors")
     if args.json:
         _write_json(args.json, backend.device().name, rows)
+    if args.choose:
+        from kgpubench.store.shards import atomic_write_bytes
+
+        choice = choose_cold_timer(rows, [t for t in timers if any(v[1] == t for v in backends)])
+        atomic_write_bytes(args.choose, json.dumps(choice, indent=1).encode())
+        print(f"cold timer: {choice['timer']} ({'proven' if choice['proven'] else 'NOT proven'}: "
+              f"{json.dumps(choice['per_timer'])})")
     return 0 if measured and passed == len(measured) == len(judged) else 1
 
 

@@ -21,6 +21,11 @@
 #                  timing_agreement.py and collect_overhead.py (OVERHEAD_ARGS=skip leaves the overhead out)
 #   PRECOMPILE     suites whose kernels are compiled in the background (CPU only, into the shared compile cache)
 #                  while the proof steps use the GPU, e.g. "npb stencil"; their collection then starts warm
+#   COLD_TIMERS    the timers of flushed samples the proof compares (default "events,cupti"; cupti needs the
+#                  cupti-python wheel in .whl/); it writes logs/cold_timer.json: the timer with most kernels
+#                  within target, and whether it is proven (all of them). A flushed suite (regular) is collected
+#                  with that timer, and only when it is proven (or FORCE_COLD=1); a cold_timer.json in $RESUME
+#                  stands in when this call runs no proof
 # Steps, most valuable first (a lent machine may be withdrawn after one call): timing agreement with Nsight
 # Compute (benchmarks/timing_agreement.py) and the harness overhead (benchmarks/collect_overhead.py) unless
 # --no-tests/--no-proof; each suite with --max-minutes N (default 8) and --lock-clocks none (a lent GPU keeps
@@ -48,7 +53,7 @@ while [ $# -gt 0 ]; do
         --no-gpu-tests) GPUTESTS=0 ;;
         --tests-only) COLLECT=0 ;;
         --repeat) REPEAT="$2"; shift ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "gpu_session.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
     shift
@@ -89,6 +94,11 @@ echo "gpu_session: out=$OUT suites=[$SUITES] minutes/suite=$MINUTES ${QUICK:+qui
 if [ "$DRY" = 0 ]; then
     { date -u; command -v nvidia-smi >/dev/null && nvidia-smi -L; "$PY" -c \
       "import sys, numpy, cupy; print(sys.version.split()[0], 'numpy', numpy.__version__, 'cupy', cupy.__version__)"; \
+      "$PY" -c "import importlib.metadata as m
+for d in ('cuda-bindings', 'nvidia-cuda-cupti', 'cupti-python', 'nvidia-ml-py'):
+    try: print(d, m.version(d))
+    except m.PackageNotFoundError: print(d, 'absent')"; \
+      nvidia-smi 2>/dev/null | grep -o 'Driver Version: [0-9.]*.*CUDA Version: [0-9.]*'; \
       echo "commit ${KGPUBENCH_COMMIT:-unknown}"; } > "$LOGS/env.txt" 2>&1
 fi
 for archive in "$RESUME"/shards_*.tar; do  # rows of an earlier call: resume after them
@@ -113,7 +123,7 @@ fi
 if [ "$TESTS" = 1 ] && [ "$PROOF" = 1 ]; then
     # shellcheck disable=SC2086  # TA_ARGS and OVERHEAD_ARGS are lists of options
     step timing_agreement "$PROOF_LIMIT" "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" \
-        ${TA_ARGS:-} || status=1
+        --cold-timers "${COLD_TIMERS:-events,cupti}" --choose "$LOGS/cold_timer.json" ${TA_ARGS:-} || status=1
     [ -n "$BG" ] && { wait "$BG"; echo "gpu_session: background precompile ended (exit $?)"; BG=""; }
     if [ "${OVERHEAD_ARGS:-}" != skip ]; then
         step collect_overhead "$PROOF_LIMIT" "$PY" benchmarks/collect_overhead.py ${OVERHEAD_ARGS:-} || status=1
@@ -121,18 +131,36 @@ if [ "$TESTS" = 1 ] && [ "$PROOF" = 1 ]; then
     pack
 fi
 
+COLD_TIMER=events; PROVEN=0  # the proof's choice of cold timer (benchmarks/timing_agreement.py --choose)
+CHOICE="$LOGS/cold_timer.json"; [ -f "$CHOICE" ] || CHOICE="$RESUME/cold_timer.json"
+if [ -f "$CHOICE" ] && [ "$DRY" = 0 ]; then
+    read -r COLD_TIMER PROVEN < <("$PY" -c "import json, sys; c = json.load(open(sys.argv[1]))
+print(c['timer'], int(c['proven']))" "$CHOICE") || { COLD_TIMER=events; PROVEN=0; }
+    echo "gpu_session: cold timer $COLD_TIMER ($([ "$PROVEN" = 1 ] && echo proven || echo 'not proven'), $CHOICE)"
+fi
 if [ "$COLLECT" = 1 ]; then
     for suite in $SUITES; do
         if [ ! -f "collectors/$suite/__init__.py" ]; then
             echo "gpu_session: no suite collectors/$suite yet, skipped"
             continue
         fi
+        timer_args=()
+        if [ "$("$PY" -c "from kgpubench.measure.suites import load_suite
+print(getattr(load_suite('$suite'), 'l2_policy', 'warm'))" 2>/dev/null)" = flushed ]; then
+            if [ "$DRY" = 1 ]; then
+                echo "gpu_session: $suite is flushed: collected only with a proven cold timer (cold_timer.json)"
+            elif [ "$PROVEN" != 1 ] && [ "${FORCE_COLD:-0}" != 1 ]; then
+                echo "gpu_session: $suite skipped: its cold timing is not proven (cold_timer.json; FORCE_COLD=1 collects it)"
+                continue
+            fi
+            timer_args=(--cold-timer "$COLD_TIMER")
+        fi
         if [ "$DRY" = 1 ]; then
             "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" --dry-run \
                 || echo "gpu_session: (no plan for $suite without a GPU)"
         fi
         step "collect_$suite" "$(awk -v m="$MINUTES" 'BEGIN { print int(m * 60 + 90) }')" "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" \
-            --max-minutes "$MINUTES" --lock-clocks none || status=1
+            --max-minutes "$MINUTES" --lock-clocks none "${timer_args[@]}" || status=1
         if [ "$DRY" = 1 ] || [ -d "$SHARDS/$suite" ]; then
             step "validate_$suite" 120 "$PY" -m kgpubench.cli validate "$SHARDS/$suite" || status=1
         fi

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import typer
 
-from kgpubench.errors import DataFileNotFoundError, NoGpuError, unknown_name
+from kgpubench.errors import DataFileNotFoundError, NoGpuError, OptionError, unknown_name
 from kgpubench.measure.conditions import ClockLock, parse_lock_mode
 
 # The harness (the backend registry, the suite registry, kgpubench.measure.api / runner: NumPy, pyarrow) and
@@ -49,6 +49,10 @@ def collect(
     l2: Optional[str] = typer.Option(None, "--l2", help="L2 policy for every suite: warm (samples back to "  # noqa: UP045
                                      "back) or flushed (L2 written over before each sample). Default: each "
                                      "suite's declared policy."),
+    cold_timer: str = typer.Option("events", "--cold-timer", help="How flushed (cold) samples are timed: events "
+                                   "(a CUDA event pair around each launch; reads about 2 us of launch too) or "
+                                   "cupti (the kernels' own GPU timestamps from CUPTI; needs `pip install "
+                                   "cupti-python`). Rows record it as timing_method cold or cupti."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]", help="One Ray actor per GPU of the "  # noqa: UP045
                                       "cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine), each "
                                       "measuring its share; --device is then Ray's choice. docs/RAY.md."),
@@ -71,6 +75,12 @@ def collect(
     lock_mode = parse_lock_mode(lock_clocks)
     if l2 is not None and l2 not in L2_CHOICES:
         raise unknown_name("L2 policy", l2, list(L2_CHOICES))
+    from kgpubench.measure.backends.cupy_backend import check_cold_timer  # needs NumPy only, not CuPy
+
+    check_cold_timer(cold_timer)
+    if ray is not None and cold_timer != "events":
+        raise OptionError("--cold-timer cupti is not available with --ray yet; collect without --ray, or drop "
+                          "--cold-timer.")
     if dry_run:
         _print_plan(suites, selected, quick, out, as_json)
         return
@@ -83,7 +93,8 @@ def collect(
         if as_json:
             typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
         return
-    backend = get_backend("cupy", device=device)  # no GPU: NoGpuError, one line and exit NO_GPU_EXIT
+    # no GPU: NoGpuError; no CUPTI for --cold-timer cupti: one line each
+    backend = get_backend("cupy", device=device, cold_timer=cold_timer)
     from rich.console import Console
 
     with ClockLock(backend.nvml() if backend.capabilities.clocks else None, lock_mode) as lock:

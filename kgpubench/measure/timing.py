@@ -10,8 +10,12 @@ methods of :data:`METHODS`:
 ``batch``
     ``launches`` direct launches per sample (for units that cannot be captured in a graph). Warm L2.
 ``cold``
-    One launch per sample, after an L2 flush (a buffer larger than L2 is written between samples), queued
-    behind a blocking kernel so the launch itself is not timed. Flushed L2.
+    One launch per sample, after an L2 flush (a buffer larger than L2 is read between samples), queued
+    behind a blocking kernel so the host's launch is not timed; the event pair around the launch still reads
+    the GPU's side of it (about 2 us on an H200). Flushed L2.
+``cupti``
+    As ``cold``, but a sample's time is the span of the unit's kernels from their own GPU timestamps (CUPTI's
+    activity records, :mod:`kgpubench.measure.backends.cupti_clock`), not the event pair. Flushed L2.
 
 Every backend queues a round of samples behind a *blocking kernel* (it spins until the host releases it), so
 the GPU runs the whole round back to back however slowly the host enqueues it (nvbench's method).
@@ -39,7 +43,7 @@ from typing import Protocol
 from kgpubench.measure.backends.base import LaunchFailed
 from kgpubench.measure.settings import StopRule, relative_standard_error
 
-METHODS = ("graph", "batch", "cold", "stream")
+METHODS = ("graph", "batch", "cold", "cupti", "stream")
 L2_METHOD = {"warm": "graph", "flushed": "cold"}
 PROTOCOL_VERSION = 2
 CV_HIGH = 0.05

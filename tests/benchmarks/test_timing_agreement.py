@@ -52,3 +52,40 @@ def test_ncu_csv_parses_base_units_and_thousands(bench):
                                                  (1.6, 1.0, False), (5.16, 5.0, False), (4.6, 4.9, True)])
 def test_target(bench, ours, ncu, ok):
     assert bench.judge(ours, ncu) is ok
+
+
+def _flushed(timer, passes, name="k"):
+    return [{"name": f"{name}{i}", "l2_policy": "flushed", "timer": timer, "ncu_us": 10.0, "pass": p}
+            for i, p in enumerate(passes)]
+
+
+def test_the_cold_timer_with_most_kernels_within_target_is_chosen_and_proven_only_when_it_meets_all(bench):
+    import json
+
+    h200 = json.loads((ROOT / "benchmarks/results/h200-2026-11-26/call2_timing_agreement_flush_modes.json")
+                      .read_text())["rows"]
+    events = [{**r, "timer": "events"} for r in h200 if r.get("flush") == "read" and "ncu_us" in r]
+    assert len(events) == 11 and sum(r["pass"] for r in events) == 4  # the H200's read flush, event pairs
+    all_pass = bench.choose_cold_timer(events + _flushed("cupti", [True] * 11), ["events", "cupti"])
+    assert (all_pass["timer"], all_pass["proven"]) == ("cupti", True)
+    assert all_pass["per_timer"] == {"events": {"measured": 11, "passed": 4, "errors": 0},
+                                     "cupti": {"measured": 11, "passed": 11, "errors": 0}}
+    one_miss = bench.choose_cold_timer(events + _flushed("cupti", [True] * 10 + [False]), ["events", "cupti"])
+    assert (one_miss["timer"], one_miss["proven"]) == ("cupti", False)
+    tie = bench.choose_cold_timer(events + _flushed("cupti", [True] * 4 + [False] * 7), ["events", "cupti"])
+    assert (tie["timer"], tie["proven"]) == ("events", False)
+
+
+def test_a_timer_is_not_proven_on_too_few_kernels_or_with_errors(bench):
+    few = bench.choose_cold_timer(_flushed("cupti", [True] * 4), ["cupti"])
+    assert few["timer"] == "cupti" and not few["proven"]
+    rows = _flushed("cupti", [True] * 6) + [{"name": "euclid", "timer": "cupti", "error": "LaunchFailed: ..."}]
+    assert not bench.choose_cold_timer(rows, ["cupti"])["proven"]
+    assert bench.choose_cold_timer(rows[:-1], ["cupti"])["proven"]
+    warm = [{**r, "l2_policy": "warm"} for r in _flushed("cupti", [True] * 6)]  # warm picks prove no cold timer
+    assert not bench.choose_cold_timer(warm, ["cupti"])["proven"]
+
+
+def test_cupti_is_only_paired_with_the_read_flush(bench):
+    assert bench._variants(["write", "read"], ["events", "cupti"]) == [
+        ("write", "events"), ("read", "events"), ("read", "cupti")]

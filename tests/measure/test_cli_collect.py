@@ -84,6 +84,11 @@ def test_bad_lock_and_l2_options_are_one_line():
     assert res.returncode == 1 and "--lock-clocks 'fast'" in res.stderr and "Traceback" not in res.stderr
     res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--l2", "cold")
     assert res.returncode == 1 and "unknown L2 policy 'cold'" in res.stderr
+    res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--cold-timer", "nsys")
+    assert res.returncode == 1 and "unknown cold timer 'nsys' (--cold-timer); use one of events, cupti" in res.stderr
+    res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--ray", "auto", "--cold-timer", "cupti")
+    assert res.returncode == 1 and "--cold-timer cupti is not available with --ray yet" in res.stderr
+    assert "Traceback" not in res.stderr and len([ln for ln in res.stderr.splitlines() if ln.strip()]) == 1
 
 
 def test_run_one_passes_lock_state_and_l2_policy(tmp_path):

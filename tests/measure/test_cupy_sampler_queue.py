@@ -20,6 +20,8 @@ class FakeGPU:
         self.clock = 0.0
         self.capture: list | None = None
         self.blocks = self.timeouts = self.flushes = 0
+        self.event_ms = 0.0  # GPU time an event record adds (a real event pair reads the launch around a kernel)
+        self.kernels: list[tuple[str, float, float]] = []  # (name, start ms, end ms): what CUPTI would record
 
     def enqueue(self, ms: float = 0.0) -> None:
         self.queued += 1
@@ -34,7 +36,12 @@ class FakeGPU:
             if self.capture is not None:
                 self.capture.append(1)
             else:
-                self.enqueue(1.0)
+                self.kernel("unit", 1.0)
+
+    def kernel(self, name: str, ms: float) -> None:
+        start = self.clock
+        self.enqueue(ms)
+        self.kernels.append((name, start, self.clock))
 
 
 def fake_cupy(gpu: FakeGPU) -> types.ModuleType:
@@ -70,7 +77,7 @@ def fake_cupy(gpu: FakeGPU) -> types.ModuleType:
 
     class Event:
         def record(self, stream=None):
-            gpu.enqueue()
+            gpu.enqueue(gpu.event_ms)
             self.t = gpu.clock
 
         def synchronize(self):
@@ -82,10 +89,11 @@ def fake_cupy(gpu: FakeGPU) -> types.ModuleType:
         def blocking_kernel(grid, block, args):
             gpu.blocks += 1
             gpu.blocked, gpu.queued, gpu.flag_addr = True, 0, int(args[1])
+            gpu.kernels.append(("kg_block_stream", gpu.clock, gpu.clock))
 
         def read_flush(grid, block, args):  # the read flush: one kernel that loads the whole buffer
             gpu.flushes += 1
-            gpu.enqueue()
+            gpu.kernel("kg_l2_read", 0.5)
         return read_flush if name == "kg_l2_read" else blocking_kernel
 
     def host_alloc(nbytes, flags):
@@ -183,3 +191,79 @@ def test_the_read_flush_is_the_default_and_an_unknown_mode_is_refused_before_cup
 
     with pytest.raises(ValueError, match="unknown L2 flush mode 'memset'"):
         CupyBackend(l2_flush="memset")
+
+
+class FakeCuptiApi:
+    """CUPTI's activity API over the fake GPU's kernel log: enable, flush (records through the callback, in ns,
+    in an order of its own), disable."""
+
+    ActivityKind = types.SimpleNamespace(CONCURRENT_KERNEL=10, MEMCPY=1, MEMSET=2)
+
+    def __init__(self, gpu: FakeGPU, streams=(7,)) -> None:
+        self.gpu, self.streams = gpu, streams
+        self.enabled: set[int] = set()
+        self.mark = 0
+        self.flushes = 0
+
+    def activity_register_callbacks(self, requested, completed):
+        self.requested, self.completed = requested, completed
+
+    def activity_enable(self, kind):
+        if not self.enabled:
+            self.mark = len(self.gpu.kernels)
+        self.enabled.add(kind)
+
+    def activity_disable(self, kind):
+        self.enabled.discard(kind)
+
+    def activity_flush_all(self, flag):
+        self.flushes += 1
+        assert self.requested() == (8 << 20, 0)
+        new = self.gpu.kernels[self.mark:]
+        self.mark = len(self.gpu.kernels)
+        records = [types.SimpleNamespace(kind=10, name=name, start=round(a * 1e6), end=round(b * 1e6),
+                                         stream_id=self.streams[i % len(self.streams)])
+                   for i, (name, a, b) in enumerate(new)]
+        records.append(types.SimpleNamespace(kind=99, name="other kind", start=0, end=1, stream_id=7))
+        self.completed(list(reversed(records)))  # CUPTI's buffer order is not the GPU's
+
+
+def test_cupti_cold_samples_read_the_kernels_not_the_event_pair(env):
+    from kgpubench.measure.backends.cupti_clock import CuptiActivity
+
+    ct, gpu = env
+    gpu.event_ms = 0.25  # each event record costs GPU time, as the launch around a cold kernel does
+    api = FakeCuptiApi(gpu)
+    flusher = ct.L2Flusher(50 << 20, "read")
+    events = ct.CupySampler(unit_of(gpu, 2, declare=True), method="cold", launches=1, blocker=ct.Blocker(),
+                            flusher=flusher)
+    assert events.method == "cold" and events.run(3) == [2.25] * 3  # 2 launches of 1 ms plus the end event
+    cupti = ct.CupySampler(unit_of(gpu, 2, declare=True), method="cold", launches=1, blocker=ct.Blocker(),
+                           flusher=flusher, activity=CuptiActivity(api))
+    assert cupti.method == "cupti"
+    assert cupti.run(12) == pytest.approx([2.0] * 12)  # first start to last end of the unit's two kernels
+    # 12 samples of 5 queue entries in rounds of at most 30: two rounds, each collected and flushed
+    assert api.flushes == 2 and not api.enabled
+    cupti.close()
+    assert not api.enabled
+
+
+def test_cupti_records_split_over_streams_fail_the_configuration_in_one_line(env):
+    from kgpubench.errors import LaunchFailed
+    from kgpubench.measure.backends.cupti_clock import CuptiActivity
+
+    ct, gpu = env
+    s = ct.CupySampler(unit_of(gpu, 1, declare=True), method="cold", launches=1, blocker=ct.Blocker(),
+                       flusher=ct.L2Flusher(50 << 20, "read"), activity=CuptiActivity(FakeCuptiApi(gpu, (1, 2))))
+    with pytest.raises(LaunchFailed, match="on 2 streams, not 3 on one .*--cold-timer events"):
+        s.run(3)
+
+
+@pytest.mark.parametrize("method, mode", [("graph", "read"), ("cold", "write")])
+def test_cupti_is_refused_where_no_flush_kernel_marks_the_samples(env, method, mode):
+    from kgpubench.measure.backends.cupti_clock import CuptiActivity
+
+    ct, gpu = env
+    with pytest.raises(ValueError, match="CUPTI times cold samples with the read flush only"):
+        ct.CupySampler(unit_of(gpu, 1), method=method, launches=1, blocker=ct.Blocker(),
+                       flusher=ct.L2Flusher(50 << 20, mode), activity=CuptiActivity(FakeCuptiApi(gpu)))

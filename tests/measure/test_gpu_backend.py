@@ -129,6 +129,29 @@ def test_cold_samples_flush_and_stay_positive(backend, tmp_path):
     assert result.method == "cold" and result.launches == 1 and result.stats.min > 0
 
 
+def test_cupti_cold_samples_read_the_kernel_not_the_launch(backend, tmp_path):
+    """The cupti timer reads a flushed 4096-element add without the event pair's launch (about 2 us on an H200),
+    and a 50 us spin kernel at its cycles, as the event timer does."""
+    pytest.importorskip("cupti", reason="the cupti cold timer needs cupti-python")
+    from kgpubench.measure.runner import time_unit
+
+    cupti = get_backend("cupy", cold_timer="cupti")
+    small = _vadd(cupti, tmp_path, 4096)
+    events_us = time_unit(backend, small, l2_policy="flushed").stats.median * 1000
+    got = time_unit(cupti, small, l2_policy="flushed")
+    cupti_us = got.stats.median * 1000
+    assert got.method == "cupti" and got.launches == 1 and not got.cap_hit
+    assert 0.3 < cupti_us < events_us - 0.5, (cupti_us, events_us)
+    src = tmp_path / "spin.cu"
+    src.write_text(SPIN)
+    k = cupti.compile(KernelSource(src, "spin", {"SCALE": 1}))
+    out = cupti.xp.zeros(32, dtype=np.float32)
+    nvml = cupti.nvml()
+    cycles = int((nvml.sm_clock_mhz() if nvml else cupti.device().clock_sm_mhz) * 1000 * 0.05)
+    spin = time_unit(cupti, lambda: k((1, 1, 1), (32, 1, 1), (out, np.int64(cycles))), l2_policy="flushed")
+    assert spin.method == "cupti" and 0.03 < spin.stats.median < 0.2
+
+
 def test_power_window_on_the_energy_counter(backend, tmp_path):
     from kgpubench.measure.power import measure_power
 

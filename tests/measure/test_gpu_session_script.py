@@ -38,6 +38,10 @@ def test_dry_run_lists_proof_suites_repeat_and_tests_in_order(tmp_path):
     assert all("--max-minutes 3" in c and f"--out {tmp_path}/work/shards" in c and "--lock-clocks none" in c
                for c in collects)
     assert "--count 50" in next(c for c in commands if "repeat_check" in c)
+    # the proof compares the cold timers and writes its choice; only the flushed suite is timed with it, after a gate
+    assert "--cold-timers events,cupti --choose " + f"{tmp_path}/work/logs/cold_timer.json" in commands[1]
+    assert collects[0].endswith("--cold-timer events (limit 270s)") and "--cold-timer" not in collects[1]
+    assert "gpu_session: regular is flushed: collected only with a proven cold timer" in res.stdout
     # what comes back through $OUT: logs after the proof, one archive per suite, the repeat, logs after the tests
     assert [c for c in commands if c.startswith("pack")] == ["pack logs", "pack shards_regular", "pack shards_power",
                                                             "pack repeat", "pack logs"]
@@ -64,3 +68,25 @@ def test_dry_run_of_a_short_lease_precompiles_in_the_background_and_skips_what_i
     assert not any("collect_overhead" in c or "-m pytest" in c or "gpu_ceilings" in c for c in commands)
     collect = next(c for c in commands if " collect " in c)
     assert "--max-minutes 0.6" in collect and collect.endswith("(limit 126s)")  # 0.6 min + 90 s, whole seconds
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("proven", [0, 1])
+def test_the_flushed_suite_is_collected_only_with_a_proven_cold_timer(tmp_path, proven):
+    """Without a proof in this call, a carried cold_timer.json decides: not proven, the regular suite is skipped;
+    proven, it is collected with the chosen timer (here it then fails for want of a GPU, after the gate)."""
+    resume = tmp_path / "carried"
+    resume.mkdir()
+    (resume / "cold_timer.json").write_text(f'{{"timer": "cupti", "proven": {"true" if proven else "false"}}}')
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "WORK": str(tmp_path / "work"), "PYTHON": sys.executable,
+           "RESUME": str(resume), "PATH": os.environ.get("PATH", "")}
+    res = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_session.sh"), "--no-tests", "--minutes", "0.1",
+                          "--suites", "regular"], capture_output=True, text=True, check=False, env=env,
+                         cwd=tmp_path, timeout=300)
+    word = "proven" if proven else "not proven"
+    assert f"gpu_session: cold timer cupti ({word}, {resume}/cold_timer.json)" in res.stdout, res.stdout + res.stderr
+    collected = [ln for ln in res.stdout.splitlines() if ln.startswith("+ ") and " collect " in ln]
+    if proven:
+        assert len(collected) == 1 and "--cold-timer cupti (limit 96s)" in collected[0]
+    else:
+        assert collected == [] and "gpu_session: regular skipped: its cold timing is not proven" in res.stdout

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from kgpubench.errors import OptionError
 from kgpubench.measure.backends.base import (
     Capabilities,
     CaseFailure,
@@ -22,7 +23,8 @@ from kgpubench.measure.backends.base import (
     failure_for_code,
     uuid_hash,
 )
-from kgpubench.measure.backends.cupy_timing import FLUSH_MODES, Blocker, CupySampler, L2Flusher
+from kgpubench.measure.backends.cupti_clock import CuptiActivity
+from kgpubench.measure.backends.cupy_timing import COLD_TIMERS, FLUSH_MODES, Blocker, CupySampler, L2Flusher
 from kgpubench.measure.compile_cache import CompileCache, CupyNvrtc, FeatureDevice, Variant, default_jobs, precompile
 from kgpubench.measure.power import open_nvml_device
 from kgpubench.measure.suite import Case, Dim3, KernelSource
@@ -45,6 +47,15 @@ def cupy_available() -> tuple[bool, str]:
     if count < 1:
         return False, "no NVIDIA GPU found (CUDA reports 0 devices); run on a GPU machine."
     return True, ""
+
+
+def check_cold_timer(cold_timer: str, l2_flush: str = "read") -> None:
+    """Refuse an unknown cold timer, or CUPTI with the write flush (CUPTI's samples are marked by the read
+    flush's kernel), before CuPy or CUPTI is needed."""
+    if cold_timer not in COLD_TIMERS:
+        raise OptionError(f"unknown cold timer {cold_timer!r} (--cold-timer); use one of {', '.join(COLD_TIMERS)}")
+    if cold_timer == "cupti" and l2_flush != "read":
+        raise OptionError(f"the cupti cold timer needs the read L2 flush, not {l2_flush!r}; use l2_flush='read'")
 
 
 class CupyKernel:
@@ -83,12 +94,15 @@ class CupyBackend:
     row_source = "measured"
     clock = HostClock()
 
-    def __init__(self, device: int = 0, compile_cache_dir: Path | None = None, l2_flush: str = "read") -> None:
+    def __init__(self, device: int = 0, compile_cache_dir: Path | None = None, l2_flush: str = "read",
+                 cold_timer: str = "events") -> None:
         if l2_flush not in FLUSH_MODES:
             raise ValueError(f"unknown L2 flush mode {l2_flush!r}; use one of {', '.join(FLUSH_MODES)}")
+        check_cold_timer(cold_timer, l2_flush)
         import cupy
 
         self.l2_flush = l2_flush  # the L2 flush of cold samples (cupy_timing.FLUSH_MODES)
+        self.cold_timer = cold_timer  # how cold samples are timed (cupy_timing.COLD_TIMERS)
         self.xp = cupy
         self._index = int(device)
         cupy.cuda.Device(self._index).use()
@@ -102,6 +116,8 @@ class CupyBackend:
         self._nvml_tried = False
         self._blocker: Any = None
         self._flusher: Any = None
+        # CUPTI's collector, before any measuring: a machine where it cannot record fails here, in one line
+        self._activity = CuptiActivity.get() if cold_timer == "cupti" else None
 
     @property
     def capabilities(self) -> Capabilities:
@@ -193,7 +209,8 @@ class CupyBackend:
             if self._flusher is None:
                 self._flusher = L2Flusher(self.device().l2_bytes, self.l2_flush)
             flusher = self._flusher
-        return CupySampler(fn, method=method, launches=launches, blocker=self._blocker, flusher=flusher)
+        return CupySampler(fn, method=method, launches=launches, blocker=self._blocker, flusher=flusher,
+                           activity=self._activity if method == "cold" else None)
 
     def synchronize(self) -> None:
         import cupy

@@ -18,6 +18,11 @@ is timed ``stream``: event pairs on the stream with no blocking kernel, the host
 fast as it can (such a sample can include gaps where the host fell behind; the rows say ``timing_method =
 stream``). A blocking kernel that gives up costs ``TIMEOUT_S``. CuPy is imported inside the functions that use
 it.
+
+Cold samples have two timers (``CupyBackend(cold_timer=...)``): ``events``, the event pair around each call (rows
+``timing_method = cold``; it reads the launch too, about 2 us on an H200), and ``cupti``, the kernels' own GPU
+timestamps from CUPTI's activity records (rows ``timing_method = cupti``; see
+:mod:`kgpubench.measure.backends.cupti_clock`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kgpubench.measure.backends.base import CaptureUnsupported
+from kgpubench.measure.backends.cupti_clock import CuptiActivity, sample_spans_ms
 
 BLOCKING_SOURCE = r"""
 extern "C" __global__ void kg_block_stream(volatile int* release, volatile int* timed_out,
@@ -89,6 +95,7 @@ extern "C" __global__ void kg_l2_read(const unsigned long long* __restrict__ p, 
 }
 """
 FLUSH_MODES = ("write", "read")
+COLD_TIMERS = ("events", "cupti")  # how a cold sample is timed: its event pair, or CUPTI's kernel records
 
 
 class L2Flusher:
@@ -131,15 +138,18 @@ class CupySampler:
     """A :class:`kgpubench.measure.timing.Sampler` for one unit of work on the GPU."""
 
     def __init__(self, fn: Callable[[], None], *, method: str, launches: int, blocker: Blocker,
-                 flusher: L2Flusher | None) -> None:
+                 flusher: L2Flusher | None, activity: CuptiActivity | None = None) -> None:
         import cupy
 
         if method not in ("graph", "batch", "cold"):
             raise ValueError(f"unknown timing method {method!r}")
-        self.method = method
+        if activity is not None and (method != "cold" or flusher is None or flusher.mode != "read"):
+            raise ValueError("CUPTI times cold samples with the read flush only (its kernel marks the samples)")
+        self.method = "cupti" if activity is not None else method
         self.launches = 1 if method == "cold" else int(launches)
         self._cold = method == "cold"  # an L2 flush and an event pair around every single call
         self._fn, self._blocker, self._flusher = fn, blocker, flusher
+        self._activity = activity  # cold samples timed by CUPTI's kernel records instead of their event pairs
         self._unit_entries = max(1, int(getattr(fn, "queue_entries", 1)))  # launches one call of fn enqueues
         self._stream = cupy.cuda.Stream(non_blocking=True)
         self._graph = None
@@ -224,6 +234,8 @@ class CupySampler:
         stream = self._stream
         if self.method == "stream":
             return self.collect(self.submit(n))
+        if self._activity is not None:  # before the blocking kernel: enabling CUPTI may wait for the GPU
+            self._activity.start()
         with stream:
             self._blocker.block(stream)
             try:
@@ -238,6 +250,8 @@ class CupySampler:
     # -- asynchronous rounds (power windows keep the queue full with these; no blocking kernel) --------------
     def submit(self, samples: int) -> list[tuple[Any, Any]]:
         """Enqueue ``samples`` samples and return at once (a handle for :meth:`ready` / :meth:`collect`)."""
+        if self._activity is not None:
+            self._activity.start()
         with self._stream:
             return self._enqueue(samples)
 
@@ -248,8 +262,12 @@ class CupySampler:
         import cupy
 
         pending[-1][1].synchronize()
+        if self._activity is not None:  # the kernels' own GPU timestamps, not the event pairs around them
+            return sample_spans_ms(self._activity.stop(), len(pending))
         return [float(cupy.cuda.get_elapsed_time(a, b)) for a, b in pending]
 
     def close(self) -> None:
         self._graph = None
         self._stream.synchronize()
+        if self._activity is not None:
+            self._activity.stop()
