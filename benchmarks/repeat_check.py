@@ -9,6 +9,7 @@ difference of the medians, ``|new / old - 1|``: its median (target <= 1 %), 90th
 Needs an NVIDIA GPU and CuPy; without them it prints one line and exits 2.
 
     PYTHONPATH=. python benchmarks/repeat_check.py --shards WORK/shards --out WORK/repeat [--json R.json]
+        [--cold-timer events|cupti]
 """
 
 from __future__ import annotations
@@ -53,14 +54,21 @@ def select_repeats(rows_by_suite: Mapping[str, list[dict]], count: int, seed: in
 
 
 def compare(old: list[dict], new: list[dict]) -> dict[str, Any]:
-    """Median, 90th percentile and maximum of ``|new / old - 1|`` over the rows present in both (by row id)."""
-    before = {r["row_id"]: r["time_ms_median"] for r in old}
-    diffs = sorted(abs(r["time_ms_median"] / before[r["row_id"]] - 1.0) for r in new
-                   if r.get("status") == "ok" and r.get("time_ms_median") and r["row_id"] in before)
+    """Median, 90th percentile and maximum of ``|new / old - 1|`` over the rows present in both (by row id).
+
+    A pair timed two ways (``timing_method``: e.g. ``cold`` then ``cupti``) measures the timers, not the run to run
+    difference: it is left out and counted as ``other_method``.
+    """
+    before = {r["row_id"]: r for r in old}
+    pairs = [(before[r["row_id"]], r) for r in new
+             if r.get("status") == "ok" and r.get("time_ms_median") and r["row_id"] in before]
+    same = [(a, b) for a, b in pairs if a.get("timing_method") == b.get("timing_method")]
+    diffs = sorted(abs(b["time_ms_median"] / a["time_ms_median"] - 1.0) for a, b in same)
     if not diffs:
-        return {"n": 0}
+        return {"n": 0, "other_method": len(pairs)}
     p90 = diffs[min(len(diffs) - 1, int(round(0.9 * (len(diffs) - 1))))]
-    return {"n": len(diffs), "median": statistics.median(diffs), "p90": p90, "max": diffs[-1]}
+    return {"n": len(diffs), "median": statistics.median(diffs), "p90": p90, "max": diffs[-1],
+            "other_method": len(pairs) - len(same)}
 
 
 def run_repeat(backend: Any, shards: Path, out: Path, *, count: int = 50, seed: int = 0,
@@ -103,6 +111,8 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--cold-timer", default="events", help="timer of flushed samples (events, cupti): the one "
+                        "the collection used (a row timed another way is not compared)")
     args = parser.parse_args()
     from kgpubench.measure.backends.cupy_backend import cupy_available
 
@@ -112,11 +122,13 @@ def main() -> int:
         return 2
     from kgpubench.measure.backends.registry import get_backend
 
-    report = run_repeat(get_backend("cupy"), args.shards, args.out, count=args.count, seed=args.seed)
+    backend = get_backend("cupy", cold_timer=args.cold_timer)
+    report = run_repeat(backend, args.shards, args.out, count=args.count, seed=args.seed)
     for name, r in [*report["suites"].items(), ("all", report["all"])]:
         if r["n"]:
             print(f"{name:<8} n={r['n']:>3}  median |new/old - 1| {100 * r['median']:.2f} %  p90 "
-                  f"{100 * r['p90']:.2f} %  max {100 * r['max']:.2f} %")
+                  f"{100 * r['p90']:.2f} %  max {100 * r['max']:.2f} %"
+                  + (f"  ({r['other_method']} timed another way, left out)" if r["other_method"] else ""))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True))
     return 0 if report["all"].get("n") and report["all"]["median"] <= TARGET else 1

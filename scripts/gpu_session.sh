@@ -170,7 +170,7 @@ fi
 
 if [ "$REPEAT" -gt 0 ]; then
     step repeat 300 "$PY" benchmarks/repeat_check.py --shards "$SHARDS" --out "$WORK/repeat" --count "$REPEAT" \
-        --json "$LOGS/repeat.json" || status=1
+        --json "$LOGS/repeat.json" --cold-timer "$COLD_TIMER" || status=1
     pack repeat "$WORK/repeat"
 fi
 if [ "$TESTS" = 1 ] && [ "$GPUTESTS" = 1 ]; then
