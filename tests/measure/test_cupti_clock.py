@@ -94,10 +94,11 @@ def test_the_collector_copies_kernels_copies_and_sets_and_forgets_the_rest():
     activity = CuptiActivity(api)
     activity.start()
     assert sorted(c for c in api.calls) == [("enable", 1), ("enable", 2), ("enable", 10)]
-    api.pending = [rec(10, 100, 250, "vector_add"), rec(1, 300, 400), rec(2, 500, 520), rec(40, 0, 1, "other")]
+    api.pending = [rec(10, 100, 250, "vector_add"), rec(1, 300, 400), rec(2, 500, 520), rec(40, 0, 1, "other"),
+                   rec(10, 600, 700, b"kg_l2_read")]  # a binding that hands names over as bytes
     got = activity.stop()
     assert got == [Activity("kernel", "vector_add", 100, 250, 5), Activity("memcpy", "memcpy", 300, 400, 5),
-                   Activity("memset", "memset", 500, 520, 5)]
+                   Activity("memset", "memset", 500, 520, 5), Activity("kernel", "kg_l2_read", 600, 700, 5)]
     assert api.calls[3] == ("flush", 1) and sorted(api.calls[4:]) == [("disable", 1), ("disable", 2), ("disable", 10)]
     activity.start()
     assert activity.stop() == []  # a new round starts empty

@@ -127,7 +127,8 @@ class CuptiActivity:
             kind = self._kinds.get(int(a.kind))
             if kind is None:
                 continue
-            name = str(a.name) if kind == "kernel" else kind
+            raw = a.name if kind == "kernel" else kind
+            name = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
             kept.append(Activity(kind, name, int(a.start), int(a.end), int(a.stream_id)))
         with self._lock:
             self._records.extend(kept)
