@@ -286,11 +286,13 @@ def main() -> int:
             continue
         if args.flushed_only and _policy(pick) != "flushed":
             continue
+        blame = {"flush": first[0], "timer": first[1]}  # ours failed: the first timer's error
         try:
             ours, policy, launches, kernel_name = ours_us(pick, backend)
+            blame = {"flush": None, "timer": None}  # ncu failed: no timer's error, every timer lacks the pick
             ref = ncu_us(pick, policy, kernel_name)
         except Exception as exc:  # noqa: BLE001 - report the pick and go on with the others
-            rows.append({"name": pick.name, "suite": pick.suite, "flush": first[0], "timer": first[1],
+            rows.append({"name": pick.name, "suite": pick.suite, **blame,
                          "error": f"{type(exc).__name__}: {exc}"[:300]})
             print(f"{pick.name:<34} ERROR {rows[-1]['error']}", flush=True)
             continue
