@@ -159,3 +159,20 @@ def test_the_description_of_a_good_case_and_of_an_uncompiled_one(tmp_path):
     assert f"l={cols['l']!r} nreg=10" in text and "ptxas report (entry: registers) {'k': 10}" in text
     assert f"recomputed in this process: l={cols['l']!r} nreg=10\n" in text and "warning" not in text
     assert "log (6 lines): ptxas info    : 0 bytes gmem | ptxas info    : Compiling entry function 'k'" in text
+
+
+def test_the_gpu_tests_failure_report_names_cases_columns_and_why(tmp_path):
+    from test_gpu_precompile import bad_columns, failure_report
+
+    good = {"l": 7.0, "nreg": 10}
+    assert bad_columns(good) == [] and bad_columns(None) == ["no feature columns (None)"]
+    assert bad_columns({"l": 0.0, "nreg": None}) == ["l=0.0, expected > 0",
+                                                     "nreg=None, expected the registers of the ptxas report"]
+    cache = CompileCache(tmp_path / "cache", compiler=LoggingCompiler(""))
+    cases = [_case(tmp_path, 32), _case(tmp_path, 64)]
+    feats = precompile(cache, "sm_90", cases, features=DEVICE, jobs=1).features
+    report = failure_report(types.SimpleNamespace(compile_cache=cache), DEVICE, cases, [good, *feats[1:]])
+    assert report.startswith("1 of 2 quick cases lack features from the compile workers:\n"
+                             "case 1 (k {} block (64, 1, 1)): nreg=None, expected the registers of the ptxas report\n"
+                             "k {} grid (1, 1, 1) block (64, 1, 1): l=")
+    assert "the ptxas report in the log of fake-nvrtc 13.0 is empty" in report and "log (0 lines): empty" in report

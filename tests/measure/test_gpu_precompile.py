@@ -26,6 +26,21 @@ def bad_columns(cols) -> list[str]:
     return out
 
 
+def failure_report(backend, device, cases, feats) -> str:
+    """Each bad case with its bad columns; the first of each kernel also with
+    :func:`~kgpubench.measure.compile_cache.describe_case_features` (cache entry, ptxas report, log, columns
+    recomputed in this process)."""
+    lines, described = [], set()
+    bad = [(i, case) for i, case in enumerate(cases) if bad_columns(feats[i])]
+    for i, case in bad:
+        lines.append(f"case {i} ({case.source.kernel} {dict(case.sizes)} block {tuple(case.block)}): "
+                     + "; ".join(bad_columns(feats[i])))
+        if case.source.kernel not in described:
+            described.add(case.source.kernel)
+            lines.append(describe_case_features(backend.compile_cache, device, case, feats[i]))
+    return f"{len(bad)} of {len(cases)} quick cases lack features from the compile workers:\n" + "\n".join(lines)
+
+
 def test_precompiled_cubins_run_and_the_cache_is_warm_the_second_time(tmp_path):
     backend = get_backend("cupy", compile_cache_dir=tmp_path)
     dev = backend.device()
@@ -33,12 +48,8 @@ def test_precompiled_cubins_run_and_the_cache_is_warm_the_second_time(tmp_path):
     cases = list(suite.cases(quick=True))
     feats = backend.precompile(cases)
     assert len(feats) == len(cases)
-    bad = [(i, case, feats[i], bad_columns(feats[i])) for i, case in enumerate(cases) if bad_columns(feats[i])]
     device = FeatureDevice(dev.arch, dev.sm_count)
-    assert not bad, (f"{len(bad)} of {len(cases)} quick cases came back from the compile workers without their "
-                     f"features:\n" + "\n".join(f"case {i}: {'; '.join(why)}\n"
-                                                f"{describe_case_features(backend.compile_cache, device, case, cols)}"
-                                                for i, case, cols, why in bad))
+    assert not any(bad_columns(f) for f in feats), failure_report(backend, device, cases, feats)
     case = next(c for c in cases if c.source.kernel == "vector_add")
     kernel = backend.compile(case.source)
     n = 4096
