@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from test_gpu_precompile import bad_columns, failure_report
 
 from kgpubench.features.toolchain import parse_ptxas_report
 from kgpubench.measure.compile_cache import (
@@ -162,8 +163,6 @@ def test_the_description_of_a_good_case_and_of_an_uncompiled_one(tmp_path):
 
 
 def test_the_gpu_tests_failure_report_names_cases_columns_and_why(tmp_path):
-    from test_gpu_precompile import bad_columns, failure_report
-
     good = {"l": 7.0, "nreg": 10}
     assert bad_columns(good) == [] and bad_columns(None) == ["no feature columns (None)"]
     assert bad_columns({"l": 0.0, "nreg": None}) == ["l=0.0, expected > 0",
