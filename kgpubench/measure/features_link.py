@@ -123,7 +123,8 @@ def _no_report(artefact: Any, kernel: str, entry: str, resources: dict[str, Reso
     else:
         held = "is empty (an NVRTC that refused -Xptxas=-v, or a binding that returned no log)"
     return (f"static features of {kernel}: the ptxas report in the log of {artefact.compiler} {held}, not entry "
-            f"{entry}; its {', '.join(RESOURCE_COLUMNS)} stay null (fill them later on a machine with nvcc).")
+            f"{entry}; its {', '.join(RESOURCE_COLUMNS)} stay null here (a collection fills nreg from the loaded "
+            "kernel; the rest can be filled later on a machine with nvcc).")
 
 
 def _source_features(text: str, name: str) -> Any:
