@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,17 @@ def test_worker_features_equal_the_ptx_path_of_the_harness(nvrtc, tmp_path):
             assert cols == expected and cols["l"] > 0
         if name == "regular":  # nreg comes from NVRTC's ptxas report: no ptxas binary needed
             assert all(c["nreg"] and c["occupancy"] for c in done.features)
+
+
+def test_features_from_the_worker_processes_equal_those_computed_here(nvrtc, tmp_path):
+    """The forkserver workers (what the GPU test's backend.precompile uses) compute the same columns, for every
+    quick case of the regular suite, as this process does from the same cached artefacts."""
+    cases = list(load_suite("regular").cases(quick=True))
+    cache = CompileCache(tmp_path, compiler=nvrtc)
+    device = FeatureDevice("sm_90", 132)
+    workers = precompile(cache, "sm_90", cases, features=device, jobs=2)
+    here = precompile(cache, "sm_90", cases, features=device, jobs=1)
+    assert os.getpid() not in workers.workers and here.workers == {os.getpid()}
+    assert workers.compiled == 6 and here.hits == 6 and here.compiled == 0
+    assert workers.features == here.features and workers.warnings == here.warnings == []
+    assert all(f["l"] > 0 and f["nreg"] > 0 for f in here.features)
