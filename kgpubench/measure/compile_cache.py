@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kgpubench.errors import CompileCacheError, CompileFailed, ToolchainError
+from kgpubench.errors import CompileCacheError, CompileFailed, KgpubenchError, ToolchainError
+from kgpubench.features.ptx import parse_ptx
 from kgpubench.features.toolchain import INSTALL_HINT, _nvrtc_candidates, _nvrtc_version, nvrtc_run, parse_ptxas_report
 from kgpubench.measure.features_link import _warn_once, artefact_features
 from kgpubench.measure.suite import Case, KernelSource
@@ -107,8 +108,7 @@ class CupyNvrtc:
             except nvrtc.NVRTCError as exc:
                 return CompileOutput(status=int(getattr(exc, "status", NVRTC_ERROR_COMPILATION)),
                                      log=_safe_log(nvrtc, prog) or str(exc))
-            ptx = nvrtc.getPTX(prog)
-            return CompileOutput(status=0, ptx=ptx.decode() if isinstance(ptx, bytes) else str(ptx),
+            return CompileOutput(status=0, ptx=program_text(nvrtc.getPTX(prog)),
                                  cubin=bytes(nvrtc.getCUBIN(prog)), log=_safe_log(nvrtc, prog))
         finally:
             nvrtc.destroyProgram(prog)
@@ -116,9 +116,24 @@ class CupyNvrtc:
 
 def _safe_log(nvrtc: Any, prog: Any) -> str:
     try:
-        return str(nvrtc.getProgramLog(prog))
+        log = nvrtc.getProgramLog(prog)
     except Exception:  # noqa: BLE001 - a missing log must not hide the compile result
         return ""
+    return program_text(log)
+
+
+def program_text(value: Any) -> str:
+    """A log or PTX from an NVRTC binding (``str``, ``bytes`` or ``None``) as text, without NUL characters.
+
+    Bytes are decoded, never passed to ``str()``: ``str(b"...")`` is one line of escaped newlines, in which
+    :func:`~kgpubench.features.toolchain.parse_ptxas_report` finds no register count. CuPy 14 with NVRTC 13
+    returns the log with the C string's NUL terminator, which is dropped here.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = bytes(value).decode(errors="replace")
+    return str(value).replace("\0", "")
 
 
 @dataclass(frozen=True)
@@ -377,6 +392,9 @@ class Precompiled:
         Variants compiled now / found in the cache.
     workers : set of int
         Process ids that did the work (the fan-out).
+    warnings : list of str
+        Every warning of this call about the features, in order (the same warning is printed once per
+        process; this list holds it for each call, so a caller can say why a case's columns are missing).
     """
 
     artefacts: dict[str, Artefact] = field(default_factory=dict)
@@ -385,6 +403,7 @@ class Precompiled:
     compiled: int = 0
     hits: int = 0
     workers: set[int] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
 
 
 def precompile(cache: CompileCache, arch: str, cases: Sequence[Case] = (), sources: Iterable[KernelSource] = (),
@@ -430,10 +449,40 @@ def precompile(cache: CompileCache, arch: str, cases: Sequence[Case] = (), sourc
         for i, cols in result.features.items():
             out.features[i] = cols
         for warn_key, message in result.warnings:
+            out.warnings.append(message)
             _warn_once(warn_key, message)
         if progress is not None:
             progress(done, len(tasks))
     return out
+
+
+def describe_case_features(cache: CompileCache, device: FeatureDevice, case: Case,
+                           columns: dict[str, Any] | None) -> str:
+    """Why ``case``'s static-feature ``columns`` (from :func:`precompile`) are what they are, in a few lines for
+    a failure message: its variant's cache entry (compiler, the entries and registers of the ptxas report in
+    NVRTC's log, the PTX's entries, the log's first lines), and the columns recomputed here, in this process,
+    from the same artefact, with the warnings that computation gives."""
+    variant = Variant.of(case.source, device.arch)
+    got = f"l={columns.get('l')!r} nreg={columns.get('nreg')!r}" if columns else f"no columns ({columns!r})"
+    head = f"{case.source.kernel} {dict(case.sizes)} grid {tuple(case.grid)} block {tuple(case.block)}: {got}"
+    artefact = cache.lookup(variant)
+    if artefact is None:
+        return f"{head}\n  no cache entry for {variant.filename} {' '.join(variant.options)} under {cache.root}"
+    report = {name: res.registers for name, res in artefact.resources().items()}
+    try:
+        entries = ", ".join(parse_ptx(artefact.ptx_text()).entries) or "none"
+    except KgpubenchError as exc:
+        entries = f"unreadable ({exc})"
+    again, warnings = artefact_features(artefact, variant.text, [case], device, [0])
+    cols = again.get(0) or {}
+    log = [ln.rstrip() for ln in artefact.log.splitlines() if ln.strip()]
+    return "\n".join([
+        head,
+        f"  compiler {artefact.compiler}; ptxas report (entry: registers) {report or 'none'}; PTX entries {entries}",
+        f"  recomputed in this process: l={cols.get('l')!r} nreg={cols.get('nreg')!r}"
+        + "".join(f"\n  warning: {message}" for _key, message in warnings),
+        f"  log ({len(log)} lines): " + (" | ".join(log[:6]) if log else "empty"),
+    ])
 
 
 def _run(tasks: list[_Task], jobs: int) -> Iterable[_Result]:

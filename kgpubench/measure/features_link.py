@@ -16,9 +16,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from kgpubench import features as api
 from kgpubench.errors import KgpubenchError, ToolchainError, UnknownNameError
+from kgpubench.features.analysis import analyse_entry
+from kgpubench.features.ptx import parse_ptx
+from kgpubench.features.record import features_from_analysis
+from kgpubench.features.source import source_features
+from kgpubench.features.toolchain import Resources
 from kgpubench.hardware import DeviceInfo
 from kgpubench.measure.suite import Case, KernelSource, launch_columns
+
+#: Columns that come from the ptxas report (null without one).
+RESOURCE_COLUMNS = ("nreg", "shmem_bytes", "shmem_words", "stack_bytes", "spill_store_bytes", "spill_load_bytes",
+                    "blocks_per_sm", "occupancy", "sm_saturation")
 
 _warned: set[str] = set()
 
@@ -38,11 +48,6 @@ def static_features(case: Case, dev: DeviceInfo,
     wheels) and with ``ptx_source`` (the backend's NVRTC PTX of a source): the same features from that PTX;
     ``nreg`` then comes from the compiled kernel (the harness fills it). Otherwise ``{}`` and a warning once.
     """
-    try:
-        from kgpubench import features as api
-    except ImportError as exc:
-        _warn_once("import", f"static features skipped: kgpubench.features does not import ({exc}).")
-        return {}
     kernel = case.source.kernel
     try:
         try:
@@ -77,15 +82,9 @@ def artefact_features(artefact: Any, text: str, cases: Sequence[Case], device: A
     ``device`` a :class:`~kgpubench.measure.compile_cache.FeatureDevice`. Each entry is analysed once, then
     every case only weighs the analysis with its trip counts. Returns ``{id: columns}`` for the given ``ids``
     (``{}`` for a case whose features fail, e.g. trip counts that do not fit the kernel) and the warnings
-    ``[(once-key, message)]`` for the caller to print once.
+    ``[(once-key, message)]`` for the caller to print once. An entry the ptxas report of the log does not
+    name gets its PTX features and null :data:`RESOURCE_COLUMNS`, with a warning that says what the log holds.
     """
-    try:
-        from kgpubench.features.analysis import analyse_entry
-        from kgpubench.features.ptx import parse_ptx
-        from kgpubench.features.record import features_from_analysis
-    except ImportError as exc:
-        return {i: {} for i in ids}, [("import", f"static features skipped: kgpubench.features does not import "
-                                                 f"({exc}).")]
     out: dict[int, dict[str, Any]] = {}
     warnings: list[tuple[str, str]] = []
     analyses: dict[str, Any] = {}
@@ -97,9 +96,11 @@ def artefact_features(artefact: Any, text: str, cases: Sequence[Case], device: A
                 if module is None:
                     module, resources = parse_ptx(artefact.ptx_text()), artefact.resources()
                 entry = module.entry(kernel)
+                found = resources.get(entry.name)
+                if found is None:
+                    warnings.append((f"resources:{kernel}", _no_report(artefact, kernel, entry.name, resources)))
                 analyses[kernel] = analyse_entry(entry, kernel=kernel, arch=device.arch,
-                                                 toolchain_version=artefact.compiler,
-                                                 resources=resources.get(entry.name),
+                                                 toolchain_version=artefact.compiler, resources=found,
                                                  source=_source_features(text, entry.plain_name))
             feats = features_from_analysis(analyses[kernel], grid=tuple(case.grid), block=tuple(case.block),
                                            sizes=trip_env(case), trip_counts=dict(case.trip_counts),
@@ -112,9 +113,21 @@ def artefact_features(artefact: Any, text: str, cases: Sequence[Case], device: A
     return out, warnings
 
 
-def _source_features(text: str, name: str) -> Any:
-    from kgpubench.features.source import source_features
+def _no_report(artefact: Any, kernel: str, entry: str, resources: dict[str, Resources]) -> str:
+    """Why ``entry`` has no resource figures: what the ptxas report in the artefact's NVRTC log names instead."""
+    lines = [ln.strip() for ln in str(artefact.log).splitlines() if ln.strip()]
+    if resources:
+        held = f"names only {', '.join(sorted(resources))}"
+    elif lines:
+        held = f"has no register count ({len(lines)} lines, the first {lines[0][:120]!r})"
+    else:
+        held = "is empty (an NVRTC that refused -Xptxas=-v, or a binding that returned no log)"
+    return (f"static features of {kernel}: the ptxas report in the log of {artefact.compiler} {held}, not entry "
+            f"{entry}; its {', '.join(RESOURCE_COLUMNS)} stay null here (a collection fills nreg from the loaded "
+            "kernel; the rest can be filled later on a machine with nvcc).")
 
+
+def _source_features(text: str, name: str) -> Any:
     try:
         return source_features(text, name)
     except UnknownNameError:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from kgpubench.errors import ToolchainError
-from kgpubench.features import extract_features, find_toolchain
+from kgpubench.features import SCHEMA_COLUMNS, case_features, extract_features, find_toolchain
 from kgpubench.features.toolchain import compile_to_ptx
 
 CU = Path(__file__).parent / "data" / "kernels.cu"
@@ -128,10 +129,6 @@ def test_cache_hit_runs_no_compiler(compiled, monkeypatch):
 
 
 def test_case_features_for_the_harness(compiled):
-    from types import SimpleNamespace
-
-    from kgpubench.features import SCHEMA_COLUMNS, case_features
-
     arch, _, _ = compiled
     case = SimpleNamespace(source=SimpleNamespace(path=CU, kernel="rowsum", defines={}, options=()),
                            grid=(16, 16, 1), block=(16, 16, 1), shared_mem_bytes=0, sizes=SIZES,

@@ -3,14 +3,18 @@ real NVRTC path (through ctypes and the features extra's wheel) where it is inst
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
 from compile_fakes import BarrierCompiler, CountingCompiler, OptionRejectingCompiler, call_count
 
+import kgpubench.features as api
 from kgpubench.errors import ToolchainError
 from kgpubench.measure.backends.base import CompileFailed
+from kgpubench.measure.backends.fake import FAKE_DEVICE
 from kgpubench.measure.compile_cache import (
     STD_OPTION,
     CompileCache,
@@ -20,10 +24,10 @@ from kgpubench.measure.compile_cache import (
     cache_root,
     precompile,
 )
+from kgpubench.measure.features_link import RESOURCE_COLUMNS, _from_ptx
 from kgpubench.measure.suite import Case, KernelSource
+from kgpubench.measure.suites import load_suite
 
-RESOURCE_COLUMNS = {"nreg", "shmem_bytes", "shmem_words", "stack_bytes", "spill_store_bytes", "spill_load_bytes",
-                    "blocks_per_sm", "occupancy", "sm_saturation"}
 KERNEL = 'extern "C" __global__ void k(float *x) { x[threadIdx.x] = K; }\n'
 
 
@@ -170,8 +174,6 @@ def nvrtc():
 
 
 def test_real_nvrtc_gives_cubin_ptx_with_lines_and_resources(nvrtc, tmp_path):
-    from kgpubench.measure.suites import load_suite
-
     suite = load_suite("regular")
     case = next(c for c in suite.cases(quick=True) if c.source.kernel == "matrix_mul")
     art, hit = CompileCache(tmp_path, compiler=nvrtc).get(Variant.of(case.source, "sm_90"))
@@ -193,13 +195,6 @@ def test_real_nvrtc_compile_error_is_a_compile_failure(nvrtc, tmp_path):
 def test_worker_features_equal_the_ptx_path_of_the_harness(nvrtc, tmp_path):
     """Features computed in the workers from the artefact equal those the harness computed per case from the
     same NVRTC PTX (``features_link._from_ptx``), for every case of the regular and stencil quick sweeps."""
-    import dataclasses
-
-    import kgpubench.features as api
-    from kgpubench.measure.backends.fake import FAKE_DEVICE
-    from kgpubench.measure.features_link import _from_ptx
-    from kgpubench.measure.suites import load_suite
-
     dev = dataclasses.replace(FAKE_DEVICE, sm_count=132)
     cache = CompileCache(tmp_path, compiler=nvrtc)
     for name in ("regular", "stencil"):
@@ -215,3 +210,17 @@ def test_worker_features_equal_the_ptx_path_of_the_harness(nvrtc, tmp_path):
             assert cols == expected and cols["l"] > 0
         if name == "regular":  # nreg comes from NVRTC's ptxas report: no ptxas binary needed
             assert all(c["nreg"] and c["occupancy"] for c in done.features)
+
+
+def test_features_from_the_worker_processes_equal_those_computed_here(nvrtc, tmp_path):
+    """The forkserver workers (what the GPU test's backend.precompile uses) compute the same columns, for every
+    quick case of the regular suite, as this process does from the same cached artefacts."""
+    cases = list(load_suite("regular").cases(quick=True))
+    cache = CompileCache(tmp_path, compiler=nvrtc)
+    device = FeatureDevice("sm_90", 132)
+    workers = precompile(cache, "sm_90", cases, features=device, jobs=2)
+    here = precompile(cache, "sm_90", cases, features=device, jobs=1)
+    assert os.getpid() not in workers.workers and here.workers == {os.getpid()}
+    assert workers.compiled == 6 and here.hits == 6 and here.compiled == 0
+    assert workers.features == here.features and workers.warnings == here.warnings == []
+    assert all(f["l"] > 0 and f["nreg"] > 0 for f in here.features)

@@ -7,10 +7,38 @@ import numpy as np
 import pytest
 
 from kgpubench.measure.backends.registry import get_backend
-from kgpubench.measure.compile_cache import FeatureDevice, precompile
+from kgpubench.measure.compile_cache import FeatureDevice, describe_case_features, precompile
 from kgpubench.measure.suites import load_suite
 
 pytestmark = pytest.mark.gpu
+
+
+def bad_columns(cols) -> list[str]:
+    """What is wrong with one case's worker features: nothing, or the columns that must be there and are not
+    (``l`` > 0 executed instructions, ``nreg`` > 0 registers from the ptxas report)."""
+    if not cols:
+        return [f"no feature columns ({cols!r})"]
+    out = []
+    if not (isinstance(cols.get("l"), (int, float)) and cols["l"] > 0):
+        out.append(f"l={cols.get('l')!r}, expected > 0")
+    if not cols.get("nreg"):
+        out.append(f"nreg={cols.get('nreg')!r}, expected the registers of the ptxas report")
+    return out
+
+
+def failure_report(backend, device, cases, feats) -> str:
+    """Each bad case with its bad columns; the first of each kernel also with
+    :func:`~kgpubench.measure.compile_cache.describe_case_features` (cache entry, ptxas report, log, columns
+    recomputed in this process)."""
+    lines, described = [], set()
+    bad = [(i, case) for i, case in enumerate(cases) if bad_columns(feats[i])]
+    for i, case in bad:
+        lines.append(f"case {i} ({case.source.kernel} {dict(case.sizes)} block {tuple(case.block)}): "
+                     + "; ".join(bad_columns(feats[i])))
+        if case.source.kernel not in described:
+            described.add(case.source.kernel)
+            lines.append(describe_case_features(backend.compile_cache, device, case, feats[i]))
+    return f"{len(bad)} of {len(cases)} quick cases lack features from the compile workers:\n" + "\n".join(lines)
 
 
 def test_precompiled_cubins_run_and_the_cache_is_warm_the_second_time(tmp_path):
@@ -19,7 +47,9 @@ def test_precompiled_cubins_run_and_the_cache_is_warm_the_second_time(tmp_path):
     suite = load_suite("regular")
     cases = list(suite.cases(quick=True))
     feats = backend.precompile(cases)
-    assert len(feats) == len(cases) and all(f and f["l"] > 0 and f["nreg"] for f in feats)
+    assert len(feats) == len(cases)
+    device = FeatureDevice(dev.arch, dev.sm_count)
+    assert not any(bad_columns(f) for f in feats), failure_report(backend, device, cases, feats)
     case = next(c for c in cases if c.source.kernel == "vector_add")
     kernel = backend.compile(case.source)
     n = 4096
@@ -28,5 +58,5 @@ def test_precompiled_cubins_run_and_the_cache_is_warm_the_second_time(tmp_path):
     kernel((n // 256, 1, 1), (256, 1, 1), (a, b, c, np.int32(n)))
     assert float(c[n - 1]) == n and kernel.registers == feats[cases.index(case)]["nreg"]
     again = precompile(get_backend("cupy", compile_cache_dir=tmp_path).compile_cache, dev.arch, cases,
-                       features=FeatureDevice(dev.arch, dev.sm_count))
+                       features=device)
     assert again.compiled == 0 and again.hits == len({str(c.source.path) for c in cases}) == 6  # 6 files
