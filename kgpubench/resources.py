@@ -11,6 +11,7 @@ a checkout's copy only when the package runs from a source checkout (the folder 
 
 from __future__ import annotations
 
+import os
 import re
 from importlib import resources as _resources
 from pathlib import Path
@@ -20,6 +21,7 @@ from kgpubench.errors import DataFileNotFoundError
 PACKAGE = "kgpubench"
 PACKAGE_DIR = Path(__file__).resolve().parent
 BUNDLED = ("collectors", "splits", "baselines", "leaderboard")
+ENV_CACHE = "KGPUBENCH_CACHE_DIR"
 _PROJECT_NAME = re.compile(r'(?m)^name\s*=\s*"kgpubench"\s*$')
 
 
@@ -56,3 +58,14 @@ def bundled_path(name: str) -> Path:
 def default_data_dir() -> Path:
     """The packaged data store (``kgpubench/data``)."""
     return package_files() / "data"
+
+
+def cache_home(sub: str) -> Path:
+    """The folder ``sub`` of kgpubench's one cache root: ``$KGPUBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/kgpubench``,
+    else ``~/.cache/kgpubench``. Its sub-folders: ``features/`` (static features), ``models/`` (the trained models of
+    ``kgpubench predict``) and ``compile/`` (NVRTC artefacts, unless ``$KGPUBENCH_COMPILE_CACHE`` names another)."""
+    env = os.environ.get(ENV_CACHE)
+    if env:
+        return Path(env).expanduser() / sub
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "kgpubench" / sub

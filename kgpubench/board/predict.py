@@ -47,7 +47,6 @@ import difflib
 import hashlib
 import json
 import math
-import os
 import pickle
 import re
 from collections.abc import Mapping
@@ -78,7 +77,8 @@ from kgpubench.hardware import (
     find_gpu,
     lookup_gpu,
 )
-from kgpubench.resources import default_data_dir
+from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
+from kgpubench.resources import cache_home, default_data_dir
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import Limits
 from kgpubench.schema import get_table
@@ -87,7 +87,6 @@ from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
 from kgpubench.tasks.splits import EXCLUDED, get_scheme
 
-CACHE_ENV = "KGPUBENCH_CACHE_DIR"
 CACHE_FORMAT = 1
 COVERAGE = 0.90
 NEAREST = 3
@@ -284,13 +283,8 @@ def choose_model(task: Task, model: str | None = None, *, root: Path | None = No
 
 # ----- training and the cache ----------------------------------------------------------------------------------
 def cache_dir() -> Path:
-    """``models/`` under ``$KGPUBENCH_CACHE_DIR`` (kgpubench's one cache root, shared with the feature cache's
-    ``features/``), else ``$XDG_CACHE_HOME/kgpubench/models``, else ``~/.cache/kgpubench/models``."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser() / "models"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "kgpubench" / "models"
+    """``models/`` of kgpubench's cache root (:func:`kgpubench.resources.cache_home`)."""
+    return cache_home("models")
 
 
 def cache_key(task: Task, model_path: Path, scheme: str, data_dir: Path | str | None = None, seed: int = 0) -> str:

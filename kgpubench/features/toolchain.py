@@ -19,7 +19,8 @@ CUDA 12 nvcc (``$KGPUBENCH_NVCC``) or to NVRTC 12 + ptxas 12. ``$KGPUBENCH_COMPI
 or ``nvrtc``) forces one kind. :attr:`Toolchain.version` names what was used (``"13.0.88"`` for nvcc,
 ``"nvrtc 12.9.86 / ptxas 12.9.86"`` for NVRTC); it is part of every cache key.
 
-Cache: ``$KGPUBENCH_CACHE_DIR/features`` or ``~/.cache/kgpubench/features``; one JSON file per key, written
+Cache: ``features/`` of kgpubench's cache root (``$KGPUBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/kgpubench``, else
+``~/.cache/kgpubench``); one JSON file per key, written
 atomically. Toolchain versions are remembered per binary (path, size, mtime) so that a cache hit runs
 no program and loads no library.
 """
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgpubench.errors import CompileError, ToolchainError
+from kgpubench.resources import cache_home
 from kgpubench.store.shards import file_mode
 
 __all__ = [
@@ -59,7 +61,6 @@ __all__ = [
 ENV_NVCC = "KGPUBENCH_NVCC"
 ENV_NVRTC = "KGPUBENCH_NVRTC"
 ENV_COMPILER = "KGPUBENCH_COMPILER"
-ENV_CACHE = "KGPUBENCH_CACHE_DIR"
 #: Sub-folders of the ``nvidia`` namespace package that hold nvcc/ptxas (pip wheels).
 WHEEL_BIN_DIRS = ("cu13/bin", "cu12/bin", "cuda_nvcc/bin")
 #: Sub-folders of the ``nvidia`` namespace package that hold libnvrtc (pip wheels).
@@ -487,10 +488,8 @@ def parse_ptxas_report(text: str) -> dict[str, Resources]:
 
 
 def cache_dir() -> Path:
-    """The feature cache folder: ``features/`` under ``$KGPUBENCH_CACHE_DIR`` (kgpubench's one cache root; the
-    trained models of ``kgpubench predict`` sit beside it in ``models/``), else ``~/.cache/kgpubench/features``."""
-    env = os.environ.get(ENV_CACHE)
-    return (Path(env).expanduser() if env else Path.home() / ".cache" / "kgpubench") / "features"
+    """The feature cache folder: ``features/`` of kgpubench's cache root (:func:`kgpubench.resources.cache_home`)."""
+    return cache_home("features")
 
 
 class DiskCache:

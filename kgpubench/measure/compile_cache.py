@@ -13,7 +13,8 @@ One NVRTC call per variant (``--gpu-architecture=sm_XY --generate-line-info -Xpt
 - the ptxas report in the program log (registers, shared memory, spills), so features have the resource
   figures even where no ptxas binary is installed (a GPU machine with the CuPy wheels only).
 
-Cache layout (``$KGPUBENCH_COMPILE_CACHE``, default ``~/.cache/kgpubench/compile``)::
+Cache layout (``$KGPUBENCH_COMPILE_CACHE``, default ``compile/`` of kgpubench's cache root, e.g.
+``~/.cache/kgpubench/compile``)::
 
     ROOT/ab/abcdef....cubin   the CUBIN
     ROOT/ab/abcdef....ptx     the PTX
@@ -48,6 +49,7 @@ from kgpubench.features.ptx import parse_ptx
 from kgpubench.features.toolchain import INSTALL_HINT, _nvrtc_candidates, _nvrtc_version, nvrtc_run, parse_ptxas_report
 from kgpubench.measure.features_link import _warn_once, artefact_features
 from kgpubench.measure.suite import Case, KernelSource
+from kgpubench.resources import cache_home
 from kgpubench.store.shards import file_mode
 
 ENV_CACHE = "KGPUBENCH_COMPILE_CACHE"
@@ -213,9 +215,10 @@ class Artefact:
 
 
 def cache_root() -> Path:
-    """``$KGPUBENCH_COMPILE_CACHE`` or ``~/.cache/kgpubench/compile``."""
+    """``$KGPUBENCH_COMPILE_CACHE``, else ``compile/`` of kgpubench's cache root
+    (:func:`kgpubench.resources.cache_home`)."""
     env = os.environ.get(ENV_CACHE)
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "kgpubench" / "compile"
+    return Path(env).expanduser() if env else cache_home("compile")
 
 
 def default_jobs() -> int:

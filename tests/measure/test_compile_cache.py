@@ -158,6 +158,8 @@ def test_precompile_fans_out_over_worker_processes(tmp_path):
 
 
 def test_cache_root_from_environment(monkeypatch, tmp_path):
+    for name in ("KGPUBENCH_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("KGPUBENCH_COMPILE_CACHE", str(tmp_path / "cc"))
     assert cache_root() == tmp_path / "cc" and CompileCache().root == tmp_path / "cc"
     monkeypatch.delenv("KGPUBENCH_COMPILE_CACHE")
