@@ -102,6 +102,8 @@ def test_the_collector_copies_kernels_copies_and_sets_and_forgets_the_rest():
     assert api.calls[3] == ("flush", 1) and sorted(api.calls[4:]) == [("disable", 1), ("disable", 2), ("disable", 10)]
     activity.start()
     assert activity.stop() == []  # a new round starts empty
+    calls = len(api.calls)
+    assert activity.stop() == [] and len(api.calls) == calls  # not recording: no CUPTI call
 
 
 @pytest.fixture

@@ -27,8 +27,9 @@ from typing import Any
 
 from kgpubench.errors import LaunchFailed, MissingDependencyError, ToolchainError
 
-FLUSH_KERNEL = "kg_l2_read"  # cupy_timing.READ_FLUSH_SOURCE's kernel: the marker between samples
-BLOCKING_KERNEL = "kg_block_stream"  # cupy_timing.BLOCKING_SOURCE's kernel: recorded, never part of a sample
+# The names cupy_timing loads its read-flush and blocking kernels by (a source that lacks one fails to load)
+FLUSH_KERNEL = "kg_l2_read"  # the marker between samples
+BLOCKING_KERNEL = "kg_block_stream"  # recorded, never part of a sample
 INSTALL_HINT = ("install NVIDIA's CUPTI binding matching the CUDA driver (`pip install cupti-python`), or time "
                 "flushed samples with CUDA events (`--cold-timer events`)")
 BUFFER_BYTES = 8 << 20  # one CUPTI activity buffer (a cold round of at most 600 queue entries fills a few kB)
@@ -135,8 +136,7 @@ class CuptiActivity:
 
     def start(self) -> None:
         """Forget earlier records and record every kernel, memcpy and memset from now on."""
-        if self._on:
-            self.stop()
+        self.stop()
         with self._lock:
             self._records = []
         for kind in self._kinds:
@@ -144,7 +144,10 @@ class CuptiActivity:
         self._on = True
 
     def stop(self) -> list[Activity]:
-        """Flush CUPTI's buffers, stop recording, and return what was recorded since :meth:`start`."""
+        """Flush CUPTI's buffers, stop recording, and return what was recorded since :meth:`start` (nothing, and no
+        CUPTI call, when it is not recording)."""
+        if not self._on:
+            return []
         try:
             self._api.activity_flush_all(1)  # 1: CUPTI_ACTIVITY_FLAG_FLUSH_FORCED, incomplete buffers too
         finally:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kgpubench.measure.backends.base import CaptureUnsupported
-from kgpubench.measure.backends.cupti_clock import CuptiActivity, sample_spans_ms
+from kgpubench.measure.backends.cupti_clock import BLOCKING_KERNEL, FLUSH_KERNEL, CuptiActivity, sample_spans_ms
 
 BLOCKING_SOURCE = r"""
 extern "C" __global__ void kg_block_stream(volatile int* release, volatile int* timed_out,
@@ -65,7 +65,7 @@ class Blocker:
             self._dev = self._ptr
         self._release = ctypes.c_int32.from_address(self._ptr)
         self._timed_out = ctypes.c_int32.from_address(self._ptr + 4)
-        self._kernel = cupy.RawKernel(BLOCKING_SOURCE, "kg_block_stream")
+        self._kernel = cupy.RawKernel(BLOCKING_SOURCE, BLOCKING_KERNEL)
 
     def block(self, stream: Any, timeout_s: float = TIMEOUT_S) -> None:
         """Launch the blocking kernel on ``stream`` (it must be CuPy's current stream: RawKernel launches there)."""
@@ -119,7 +119,7 @@ class L2Flusher:
         self._buf = cupy.zeros(self.nbytes, dtype=cupy.uint8)
         self._value = 0
         self._sink = cupy.zeros(1, dtype=cupy.uint64)
-        self._kernel = cupy.RawKernel(READ_FLUSH_SOURCE, "kg_l2_read") if mode == "read" else None
+        self._kernel = cupy.RawKernel(READ_FLUSH_SOURCE, FLUSH_KERNEL) if mode == "read" else None
         sms = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.runtime.getDevice()).get("multiProcessorCount", 132)
         self._grid = (int(sms) * 8,)
 
