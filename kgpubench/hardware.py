@@ -208,6 +208,33 @@ OTHER_NAMES: dict[str, str] = {
     "AMD_Instinct_MI210": "AMD Instinct MI210",
     "AMD_Instinct_MI250": "AMD Instinct MI250",
 }
+# AMD GPUs named by ISA target and compute units (as MIOpen's find-db files are: ``gfx90a6e`` = gfx90a, 0x6e = 110
+# CUs) -> the device name of the product with that ISA and CU count. An inference, not a name the device reported:
+# rows that use it say so. A pair with no single product (gfx1030 with 36 CUs) is absent.
+AMD_PRODUCTS: dict[tuple[str, int], str] = {
+    ("gfx900", 56): "AMD Radeon RX Vega 56",
+    ("gfx906", 60): "AMD Radeon Instinct MI50",
+    ("gfx906", 64): "AMD Radeon Instinct MI60",
+    ("gfx908", 120): "AMD Instinct MI100",
+    ("gfx90a", 104): "AMD Instinct MI210",
+    ("gfx90a", 110): "AMD Instinct MI250X",  # one of the package's two GCDs (each a HIP device)
+    ("gfx942", 304): "AMD Instinct MI300X",
+}
+
+
+def amd_product(arch: str, compute_units: int) -> str | None:
+    """The device name of the AMD product with ISA ``arch`` (``"gfx942"``) and ``compute_units`` CUs, or None when
+    no single product has that pair (see :data:`AMD_PRODUCTS`)."""
+    return AMD_PRODUCTS.get((str(arch).strip().lower(), int(compute_units)))
+
+
+def tensor_peak_tflops(name: str, dtype: str) -> tuple[float, str] | None:
+    """The dense (no sparsity) matrix-unit peak of the GPU called ``name`` for operands of ``dtype``
+    (``"bf16"``, ``"fp16"``, ``"fp8"``, ``"fp4"``, ``"tf32"``, ``"int8"``), in TFLOP/s, with its source (a cited vendor
+    document), or None where no cited figure exists. Filled by the reviewed vendor table (issue 39)."""
+    return None
+
+
 # Catalogue entries that describe a package of several devices: how many (each MI250X GCD is a HIP device).
 DIES: dict[str, int] = {"Radeon Instinct MI250X": 2, "Radeon Instinct MI250": 2}
 
@@ -537,7 +564,7 @@ def _finish(cols: dict[str, Any], sources: dict[str, str], catalogue: str | None
     return out
 
 
-__all__ = ["ALIASES", "CATALOGUE", "DIES", "GPU_COLUMNS", "OTHER_NAMES", "GpuSpec", "UnknownGpuWarning",
-           "architecture", "catalogue_entry", "catalogue_gpu", "catalogue_name", "catalogue_names",
+__all__ = ["ALIASES", "AMD_PRODUCTS", "CATALOGUE", "DIES", "GPU_COLUMNS", "OTHER_NAMES", "GpuSpec", "UnknownGpuWarning",
+           "amd_product", "architecture", "catalogue_entry", "catalogue_gpu", "catalogue_name", "catalogue_names",
            "catalogue_version", "device_name", "find_gpu", "gpu_columns", "lookup_gpu", "measured_gpu_columns",
-           "propose_aliases", "unknown_gpu_message"]
+           "propose_aliases", "tensor_peak_tflops", "unknown_gpu_message"]
