@@ -128,8 +128,26 @@ GPUPERFPREDICT = Provenance(
     "repository's nine GPUs are not included.",
 )
 
+# NVIDIA AIConfigurator (ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/systems/data): per-operator
+# latencies of LLM serving frameworks, imported by kgpubench.importers.aiconfigurator. collected_at: the date of the
+# staged commit (2026-08-21); the tables record no timestamps, so it reads "published by", not "measured at".
+AICONFIGURATOR = Provenance(
+    name="aiconfigurator",
+    license="Apache-2.0",
+    commit="095f58a51c4ca8e61b66ec108d86f223f8d559ce",
+    undated=_dt.datetime(2026, 8, 21, tzinfo=UTC),
+    title="AIConfigurator: per-operator performance database for LLM serving (systems/data)",
+    authors="NVIDIA Corporation and the AIConfigurator contributors",
+    venue="GitHub repository (data)",
+    year=2026,
+    url="https://github.com/ai-dynamo/aiconfigurator",
+    attribution="Copyright (c) NVIDIA CORPORATION & AFFILIATES; Apache License 2.0. Changes made by kgpubench: the "
+    "GEMM and attention tables of systems/data were converted to the `llm_operators` schema (columns renamed, "
+    "framework lower-cased, nominal work and GPU figures added); no time was changed.",
+)
+
 KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB, KERNELBENCH, CLBLAST, NEUSIGHT,
-                                                             GPUPERFPREDICT)}
+                                                             GPUPERFPREDICT, AICONFIGURATOR)}
 
 
 def citation_line(prov: Provenance) -> str:

@@ -70,20 +70,24 @@ def kernel_tuner(
 def gpu_warnings_as_lines():
     """Show each distinct :class:`kgpubench.hardware.UnknownGpuWarning` as one ``warning:`` line on stderr."""
     from kgpubench.hardware import UnknownGpuWarning
+    from kgpubench.importers.common import ImportNotice
 
+    said = {UnknownGpuWarning: "warning", ImportNotice: "note"}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UnknownGpuWarning)
+        warnings.simplefilter("always", ImportNotice)
         try:
             yield
         finally:
-            shown = []
+            shown: list[str] = []
             for w in caught:
-                if issubclass(w.category, UnknownGpuWarning) and str(w.message) not in shown:
-                    shown.append(str(w.message))
-                elif not issubclass(w.category, UnknownGpuWarning):
+                kind = next((word for cls, word in said.items() if issubclass(w.category, cls)), None)
+                if kind is None:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                elif f"{kind}: {w.message}" not in shown:
+                    shown.append(f"{kind}: {w.message}")
             for line in shown:
-                typer.echo(f"warning: {line}", err=True)
+                typer.echo(line, err=True)
 
 
 _GPP_DIR = typer.Argument(..., help="The gpuperfpredict snapshot folder (holding datasets/<kernel>-<GPU>.csv[.gz]).",
@@ -171,12 +175,34 @@ def neusight(directory: Path = _NEUSIGHT_DIR, out: Path = _NEUSIGHT_OUT, force: 
                f"kgpubench merge {path}")
 
 
+_AIC_DIR = typer.Argument(..., help="AIConfigurator's database folder (aic-core/src/aiconfigurator_core/systems/data), "
+                          "or a folder holding it as data/.", readable=False)
+_AIC_OUT = typer.Option(Path("aiconfigurator-llm-operators.parquet"), "--out", help="Shard to write.")
+_AIC_PACKAGED = typer.Option(False, "--packaged", help="Only the declared selection the packaged data hold (one "
+                             "problem in 8, by hash, with all its GPUs and frameworks; see the card).")
+
+
+def aiconfigurator(directory: Path = _AIC_DIR, out: Path = _AIC_OUT, packaged: bool = _AIC_PACKAGED,
+                   force: bool = _FORCE) -> None:
+    """Import NVIDIA AIConfigurator's GEMM and attention latencies into an `llm_operators` shard."""
+    import pyarrow.compute as pc
+
+    from kgpubench.importers.aiconfigurator import import_to_shard
+
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(directory, out, force=force, packaged=packaged)
+    gpus = pc.count_distinct(table["gpu_name"]).as_py()
+    typer.echo(f"wrote {table.num_rows} llm_operators rows on {gpus} GPU(s) from {directory} to {path}; merge with: "
+               f"kgpubench merge {path}")
+
+
 def register(app: typer.Typer) -> None:
     import_app.command("kernel-tuner")(kernel_tuner)
     import_app.command("kernelbench")(kernelbench)
     import_app.command("clblast")(clblast)
     import_app.command("neusight")(neusight)
     import_app.command("gpuperfpredict")(gpuperfpredict)
+    import_app.command("aiconfigurator")(aiconfigurator)
     export_app.command("t4")(t4)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")

@@ -21,6 +21,7 @@ from kgpubench.hardware import gpu_columns
 from kgpubench.importers.limits import loads_json, read_capped
 from kgpubench.schema.common import SOURCE_PATTERN
 from kgpubench.sources import (
+    AICONFIGURATOR,
     BENCHMARK_HUB,
     CLBLAST,
     GPUPERFPREDICT,
@@ -32,8 +33,13 @@ from kgpubench.sources import (
 )
 
 # re-exported: they live in kgpubench.sources
-__all__ = ["BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "NEUSIGHT", "Provenance",
-           "UTC"]
+__all__ = ["AICONFIGURATOR", "BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "NEUSIGHT",
+           "ImportNotice", "Provenance", "UTC"]
+
+
+class ImportNotice(UserWarning):
+    """Something an import did on purpose that the user should know (tables it does not read, metadata a folder
+    does not carry); the command line shows each distinct notice as one ``note:`` line."""
 
 
 
