@@ -216,7 +216,7 @@ def _ints(table: pa.Table, tf: TableFile, column: str, minimum: int) -> np.ndarr
     bad = values < minimum
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ImportFormatError(f"{_where(tf, i, column)}: {values[i]}; expected a whole number >= {minimum}.")
+        raise ImportFormatError(f"{_where(tf, i, column)}: {int(values[i])}; expected a whole number >= {minimum}.")
     return values
 
 
@@ -228,8 +228,8 @@ def _latency(table: pa.Table, tf: TableFile) -> np.ndarray:
     bad = ~np.isfinite(values) | (values <= 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ImportFormatError(f"{_where(tf, i, 'latency')}: {values[i]!r} ms; a time must be a finite number > 0. "
-                                "Fix the file or fetch it again.")
+        raise ImportFormatError(f"{_where(tf, i, 'latency')}: {float(values[i])!r} ms; a time must be a finite "
+                                "number > 0. Fix the file or fetch it again.")
     return values
 
 

@@ -13,6 +13,8 @@ Rules (a fold is a string):
   split of its NVIDIA GPUs: ``train`` = Tesla P4, P100, V100, T4 and A100-PCIE-40GB; ``test`` = the unseen H100
   80GB HBM3, L4 and A100 80GB PCIe. A value the mapping does not name (the AMD GPUs, a GPU added later) is in
   fold ``excluded``: neither trained on nor tested.
+- ``next-generation``: a mapping of ``gpu_architecture``: ``train`` = Ampere, Ada, Hopper; ``test`` = Blackwell
+  (``blackwell``, ``blackwell2``); any other architecture is ``excluded``.
 
 A row's fold depends on nothing but its own key columns and the scheme: regenerating a file is
 byte-identical, and rows added in a later dataset version never move older rows between folds.
@@ -71,6 +73,10 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
                *((g, TRAIN_ONLY) for g in ("Tesla P4", "Tesla P100-PCIE-16GB", "Tesla V100-PCIE-32GB", "Tesla T4",
                                            "NVIDIA A100-PCIE-40GB")),
                *((g, "test") for g in ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100 80GB PCIe")))),
+    Scheme("next-generation", "mapping", "train on the Ampere, Ada and Hopper GPUs; test on every Blackwell GPU "
+           "(data-centre `blackwell`, workstation and desktop `blackwell2`); other GPUs are not used",
+           column="gpu_architecture", mapping=(*((a, TRAIN_ONLY) for a in ("ampere", "ada", "hopper")),
+                                               *((a, "test") for a in ("blackwell", "blackwell2")))),
 )}
 
 
@@ -200,10 +206,13 @@ def render_split_file(task: Task, table: pa.Table, scheme: str) -> bytes:
 
 
 def write_split_files(table: pa.Table, task: Task, root: Path | None = None) -> list[Path]:
-    """Write one file per scheme of ``task`` (none when the task has no rows); returns the paths.
+    """Write one file per scheme of ``task`` (none when the task has no rows, or derives its splits:
+    ``Task.split_files`` false); returns the paths.
 
     Each write is atomic; an existing file is only replaced by a split file (header ``row_id,fold``).
     """
+    if not task.split_files:
+        return []
     rows = task_rows(task, table)
     if rows.num_rows == 0:
         return []

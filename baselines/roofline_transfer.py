@@ -1,0 +1,79 @@
+"""Transfer: the same call measured on the most similar training GPU, scaled by the ratio of the two GPUs'
+rooflines; sees every non-GPU feature of the call (shape, dtypes, framework, kernel source or solver), its
+nominal work and the GPUs' catalogue figures with the dtype's tensor peak.
+
+A training row's efficiency is ``e = t / t_roof`` (:func:`kgpubench.tasks.roofline.roofline_ms`). For a test row
+the candidates are the training rows of the same workload (every non-GPU feature equal); the source is the one
+whose GPU is nearest in standardised log catalogue figures (ties: the first training row) and the prediction is
+``e_source x t_roof(test GPU)``. Without such a row, the same workload measured by another framework or kernel
+source is used the same way; failing that, the median efficiency of the row's (operator, compute dtype) over the
+training rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from kgpubench.tasks.roofline import filled_roofline_ms, gpu_matrix, workload_keys
+
+TASKS = ("gemm-latency", "attention-latency", "conv-time")
+# Left out of the looser key: who ran the call (another stack's measurement of the same shape and dtype).
+STACK = ("framework", "framework_version", "kernel_source", "solver", "algorithm")
+GROUP = ("operator", "compute_dtype", "direction")
+
+
+def _groups(X) -> np.ndarray:
+    cols = [c for c in GROUP if c in X.columns]
+    if not cols:
+        return np.full(len(X), "", dtype=object)
+    return X[cols].astype(str).agg("|".join, axis=1).to_numpy(dtype=object)
+
+
+class RooflineTransfer(RegressorMixin, BaseEstimator):
+    """Efficiency of the same workload on the nearest training GPU, times the test GPU's roofline."""
+
+    def fit(self, X, y):
+        X = X.reset_index(drop=True)
+        bound, self.fallback_ = filled_roofline_ms(X)
+        eff = np.asarray(y, dtype=float) / bound
+        g = gpu_matrix(X)
+        self.gpus_, gpu_id = np.unique(g, axis=0, return_inverse=True)
+        self.mean_, self.std_ = self.gpus_.mean(axis=0), np.maximum(self.gpus_.std(axis=0), 1e-9)
+        self.train_ = pd.DataFrame({"key": workload_keys(X), "loose": workload_keys(X, STACK),
+                                    "gpu": gpu_id.ravel(), "eff": eff, "order": np.arange(len(X))})
+        groups = _groups(X)
+        self.by_group_ = pd.Series(np.log(eff)).groupby(groups).median().map(np.exp).to_dict()
+        self.overall_ = float(np.exp(np.median(np.log(eff))))
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _nearest(self, test: pd.DataFrame, key: str, dist: np.ndarray) -> pd.DataFrame:
+        cand = test.merge(self.train_[[key, "gpu", "eff", "order"]], on=key, how="inner")
+        if not len(cand):
+            return cand
+        cand["dist"] = dist[cand["tgpu"].to_numpy(), cand["gpu"].to_numpy()]
+        return cand.sort_values(["row", "dist", "order"], kind="mergesort").drop_duplicates("row")
+
+    def predict(self, X):
+        check_is_fitted(self, "train_")
+        X = X.reset_index(drop=True)
+        bound, _ = filled_roofline_ms(X, self.fallback_)
+        g = (gpu_matrix(X) - self.mean_) / self.std_
+        train_gpus = (self.gpus_ - self.mean_) / self.std_
+        test_gpu, inverse = np.unique(g, axis=0, return_inverse=True)
+        dist = ((test_gpu[:, None, :] - train_gpus[None, :, :]) ** 2).sum(axis=2)  # test GPU x train GPU
+        test = pd.DataFrame({"key": workload_keys(X), "loose": workload_keys(X, STACK), "row": np.arange(len(X)),
+                             "tgpu": inverse.ravel()})
+        eff = np.asarray([self.by_group_.get(grp, self.overall_) for grp in _groups(X)], dtype=float)
+        for key in ("loose", "key"):  # the exact workload last, so it wins where both exist
+            best = self._nearest(test, key, dist)
+            if len(best):
+                eff[best["row"].to_numpy()] = best["eff"].to_numpy()
+        return eff * bound
+
+
+def make_model(task, seed):
+    return RooflineTransfer()
