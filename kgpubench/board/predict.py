@@ -76,7 +76,9 @@ from kgpubench.hardware import (
     device_name,
     find_gpu,
     lookup_gpu,
+    tensor_peak_tflops,
 )
+from kgpubench.importers.aiconfigurator import nominal_inputs
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
@@ -535,15 +537,36 @@ def _sm_saturation(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float |
     return sm_saturation(int(blocks), int(sms), int(per_sm))
 
 
+def _peak_tensor(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float | None:
+    dtype = values.get("compute_dtype")
+    if not isinstance(dtype, str):
+        return None
+    for name in (gpu.get("gpu_name"), gpu.get("gpu_catalogue_name")):
+        found = tensor_peak_tflops(name, dtype) if name else None
+        if found:
+            return float(found[0])
+    return None
+
+
 # Input features that depend on the GPU as well as on the kernel: left null by `kgpubench features` without the
 # GPU's figures, computed here from the other inputs and the catalogue entry of --gpu.
-GPU_DEPENDENT: dict[str, Any] = {"sm_saturation": _sm_saturation}
+GPU_DEPENDENT: dict[str, Any] = {"sm_saturation": _sm_saturation, "peak_tensor_tflops": _peak_tensor}
+# Inputs that follow from the others of a config's row (a call's nominal work from its dtype and shape), by the rule
+# its importer computes them with: left out, they are computed here.
+NOMINAL_INPUTS: dict[str, Any] = {"llm_operators": nominal_inputs}
 
 
 def with_gpu_features(task: Task, values: Mapping[str, Any], spec: GpuSpec) -> tuple[dict[str, Any], list[str]]:
-    """``values`` with every :data:`GPU_DEPENDENT` input the task reads and the caller left out (or null) computed
-    for ``spec``'s GPU, and a note for each."""
+    """``values`` with every :data:`NOMINAL_INPUTS` and :data:`GPU_DEPENDENT` input the task reads and the caller
+    left out (or null) computed (the latter for ``spec``'s GPU), and a note for each."""
     out, notes = dict(values), []
+    rule = NOMINAL_INPUTS.get(task.config)
+    if rule is not None:
+        for column, value in rule(out).items():
+            if column in task.features and out.get(column) is None:
+                out[column] = value
+                shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+                notes.append(f"{column} = {shown}, computed from the dtype and shape")
     gpu = spec.columns()
     for column, rule in GPU_DEPENDENT.items():
         if column in task.features and out.get(column) is None:

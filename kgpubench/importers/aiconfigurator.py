@@ -45,8 +45,10 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -334,6 +336,31 @@ def nominal_work(operator: np.ndarray, dtype: np.ndarray, kv_dtype: np.ndarray,
         nbytes = np.where(gemm, m * k * a_bytes + k * nn * b_bytes + OUT_BYTES * m * nn,
                           B * S * H * D * q_bytes + 2 * B * Hkv * attended * D * kv_bytes + OUT_BYTES * B * S * H * D)
     return compute, flops, nbytes
+
+
+def nominal_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``compute_dtype``, ``flops`` and ``bytes_min`` of one call given as column values (``operator``, default
+    ``gemm``; ``dtype``, ``kv_cache_dtype`` and the shape columns), by :func:`nominal_work`; empty when the values
+    lack the dtype or a shape column the operator needs, or name a dtype kgpubench does not know."""
+    operator = str(values.get("operator") or "gemm")
+    dtype, kv = values.get("dtype"), values.get("kv_cache_dtype")
+    dims = ("m", "n", "k") if operator == "gemm" else ("batch_size", "isl", "num_heads", "num_kv_heads", "head_dim",
+                                                       "step")
+    known = GEMM_DTYPES if operator == "gemm" else ATTENTION_DTYPES
+    if dtype not in known or (operator != "gemm" and kv not in ATTENTION_DTYPES):
+        return {}
+    d: dict[str, np.ndarray] = {}
+    for col in (*GEMM_INTS, "batch_size", "isl", "num_heads", "num_kv_heads", "head_dim", "step", "window_size"):
+        value = values.get(col)
+        try:
+            d[col] = np.asarray([float(value) if value is not None else np.nan])
+        except (TypeError, ValueError):
+            return {}
+    if any(not np.isfinite(d[c][0]) for c in dims):
+        return {}
+    compute, flops, nbytes = nominal_work(np.asarray([operator], dtype=object), np.asarray([dtype], dtype=object),
+                                          np.asarray([kv], dtype=object), d)
+    return {"compute_dtype": compute[0], "flops": float(flops[0]), "bytes_min": float(nbytes[0])}
 
 
 def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *, share: int | None = None) -> pa.Table:
