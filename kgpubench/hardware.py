@@ -1,6 +1,6 @@
 """The GPU columns of every row: one module owns them, for measured and imported rows alike.
 
-Where the figures come from, in order of precedence:
+Where the figures come from, in order of precedence (except that 4., a cited vendor figure, comes before 3.):
 
 1. ``device``: what the GPU reports while it is measured (CUDA device attributes and NVML through
    :class:`kgpubench.hardware.DeviceInfo`): name, compute capability, SMs, memory, L2, shared memory per
