@@ -337,6 +337,13 @@ UNCITED: dict[str, dict[str, str]] = {
                    "NVIDIA GeForce RTX 5060", "NVIDIA L4", "NVIDIA L40", "NVIDIA L40S", "NVIDIA GeForce RTX 4090",
                    "NVIDIA RTX 6000 Ada Generation", "NVIDIA A100-SXM4-80GB")},
     "AMD Instinct MI300X": {"tensor_fp4": "CDNA 3 has no FP4 matrix type: the MI300X peak table lists none"},
+    "AMD Instinct MI100": {
+        **{TENSOR_PREFIX + d: "CDNA has no such matrix type: the MI100 peak table lists none"
+           for d in ("fp8", "fp4", "tf32")},
+        "tensor_int8": "the ROCm MI100 peak table gives no INT8 row"},
+    **{dev: {TENSOR_PREFIX + d: "no AMD document with this peak could be read (the ROCm MI250 page gives the "
+                                "MI250 OAM only)" for d in TENSOR_DTYPES}
+       for dev in ("AMD Instinct MI210", "AMD Instinct MI250X")},
     **{dev: {TENSOR_PREFIX + d: "no AMD document with this peak could be read (the ROCm MI300 page covers the "
                                 "MI300X only)" for d in TENSOR_DTYPES}
        for dev in ("AMD Instinct MI325X", "AMD Instinct MI355X")},

@@ -179,6 +179,9 @@ def test_tensor_peaks_are_the_cited_dense_figures():
     assert tensor_peak_tflops("MI300X", "fp8")[0] == tensor_peak_tflops("MI300X", "int8")[0] == 2614.9
     assert tensor_peak_tflops("MI300X", "tf32")[0] == 653.7
     assert tensor_peak_tflops("MI300X", "fp4") is None  # CDNA 3 has no FP4 (UNCITED says so)
+    # MI100 (ROCm's MI100 table): 1024 and 512 FLOPS/clock/CU x 120 CUs x 1.502 GHz; bf16 at half the fp16 rate
+    assert tensor_peak_tflops("AMD Instinct MI100", "fp16")[0] == 184.6 == round(1024 * 120 * 1.502e9 / 1e12, 1)
+    assert tensor_peak_tflops("AMD Instinct MI100", "bf16")[0] == 92.3 == round(512 * 120 * 1.502e9 / 1e12, 1)
     # no NVIDIA document with the H100's dense bf16 peak (989.4) was readable: null, and listed as uncited
     assert tensor_peak_tflops("H100 SXM", "bf16") is None and "tensor_bf16" in UNCITED["NVIDIA H100 80GB HBM3"]
     assert tensor_peak_tflops("Mystery GPU", "bf16") is None
