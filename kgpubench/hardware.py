@@ -480,7 +480,9 @@ _CORES_PER_SM = {"5": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7": 64, "8.0": 64
 # 10.x (B200, GB200, B300, GB300) and 12.x (RTX 50, RTX PRO Blackwell): the CUDA C++ Programming Guide's
 # compute-capability table, https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html
 # (found 2026-11-29), "Maximum amount of shared memory per SM": 228 KB for 10.x as for 9.0, 100 KB for 12.x as for
-# 8.6/8.9 (one KB of it reserved by the system: 227 KB and 99 KB per block). 11.0 (Jetson Thor) stays out.
+# 8.6/8.9 (one KB of it reserved by the system: 227 KB and 99 KB per block). Only the page's opening could be read
+# here, not the row: 228 KB for 10.0 agrees with a B200's CUDA device query (pytorch/ao pull 4002); 100 KB for 12.x
+# is to be checked against the row. 11.0 (Jetson Thor) stays out.
 _SMEM_PER_SM = {"5.0": 64 * KiB, "5.2": 96 * KiB, "6.0": 64 * KiB, "6.1": 96 * KiB, "7.0": 96 * KiB,
                 "7.5": 64 * KiB, "8.0": 164 * KiB, "8.6": 100 * KiB, "8.7": 164 * KiB, "8.9": 100 * KiB,
                 "9.0": 228 * KiB, "10": 228 * KiB, "12": 100 * KiB}
