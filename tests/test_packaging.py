@@ -37,6 +37,7 @@ def test_wheel_carries_data_and_bundled_folders(wheel):
     names = set(wheel.namelist())
     assert "kgpubench/data/manifest.json" in names
     assert "kgpubench/data/README.md" in names
+    assert "kgpubench/vendor_figures.csv" in names  # the reviewed vendor table hardware.py reads (issue 39)
     for folder in ("collectors", "splits", "baselines", "leaderboard"):
         assert any(n.startswith(f"kgpubench/_bundled/{folder}/") for n in names), folder
     for rel in (p.relative_to(ROOT).as_posix() for p in (ROOT / "kgpubench" / "data").rglob("*.parquet")):
