@@ -68,22 +68,28 @@ def kernel_tuner(
 
 @contextlib.contextmanager
 def gpu_warnings_as_lines():
-    """Show each distinct :class:`kgpubench.hardware.UnknownGpuWarning` as one ``warning:`` line on stderr."""
+    """Show each distinct :class:`kgpubench.hardware.UnknownGpuWarning` as one ``warning:`` line and each distinct
+    :class:`kgpubench.importers.common.ImportNotice` as one ``notice:`` line on stderr, after a successful import
+    (a failed one prints its error line only)."""
     from kgpubench.hardware import UnknownGpuWarning
+    from kgpubench.importers.common import ImportNotice
 
+    kinds = {UnknownGpuWarning: "warning", ImportNotice: "notice"}
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UnknownGpuWarning)
-        try:
-            yield
-        finally:
-            shown = []
-            for w in caught:
-                if issubclass(w.category, UnknownGpuWarning) and str(w.message) not in shown:
-                    shown.append(str(w.message))
-                elif not issubclass(w.category, UnknownGpuWarning):
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            for line in shown:
-                typer.echo(f"warning: {line}", err=True)
+        for kind in kinds:
+            warnings.simplefilter("always", kind)
+        yield  # a failed import says its one error line only: nothing was written, so nothing to note
+    shown: list[str] = []
+    for w in caught:
+        kind = next((k for k in kinds if issubclass(w.category, k)), None)
+        if kind is None:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            continue
+        line = f"{kinds[kind]}: {w.message}"
+        if line not in shown:
+            shown.append(line)
+    for line in shown:
+        typer.echo(line, err=True)
 
 
 _GPP_DIR = typer.Argument(..., help="The gpuperfpredict snapshot folder (holding datasets/<kernel>-<GPU>.csv[.gz]).",
@@ -137,7 +143,8 @@ def kernelbench(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool
     """Import staged KernelBench timing files (v0.1 and v0.2) into a `programs` shard."""
     from kgpubench.importers.kernelbench import import_to_shard
 
-    path, table = import_to_shard(folder, out or Path("kernelbench-programs.parquet"), force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(folder, out or Path("kernelbench-programs.parquet"), force=force)
     _summary(table, "programs", path, str(folder))
 
 
@@ -145,7 +152,8 @@ def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _
     """Import CLBlast's staged tuning database (best_configs.csv.gz) into a `tunings` shard."""
     from kgpubench.importers.clblast import import_to_shard, unknown_devices
 
-    path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
     _summary(table, "tunings", path, str(folder))
     rows = table.select(["kind", "vendor", "device", "gpu_catalogue_name"]).to_pylist()
     unknown = unknown_devices(rows)
@@ -165,7 +173,8 @@ def neusight(directory: Path = _NEUSIGHT_DIR, out: Path = _NEUSIGHT_OUT, force: 
 
     from kgpubench.importers.neusight import import_to_shard
 
-    path, table = import_to_shard(directory, out, force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(directory, out, force=force)
     gpus = pc.count_distinct(table["gpu_name"]).as_py()
     typer.echo(f"wrote {table.num_rows} operators rows on {gpus} GPU(s) from {directory} to {path}; merge with: "
                f"kgpubench merge {path}")
