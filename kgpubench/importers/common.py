@@ -49,6 +49,12 @@ def notice(message: str) -> None:
     warnings.warn(message, ImportNotice, stacklevel=2)
 
 
+def shown_path(path: Path) -> str:
+    """``path`` for a message: as is when printable, else its folder and its name's repr (a newline or an escape
+    sequence in a file or folder name would forge or colour lines)."""
+    return str(path) if str(path).isprintable() else f"{shown_path(path.parent)}/{path.name!r}"
+
+
 def check_label(label: Any, where: str, what: str, fix: str) -> str:
     """``label`` with its outer blanks removed, checked to be one non-empty line of printable text of at most
     :data:`MAX_LABEL` characters (a newline or NUL would forge lines in messages and the card).

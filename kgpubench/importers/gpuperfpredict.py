@@ -53,6 +53,7 @@ from kgpubench.importers.common import (
     check_label,
     import_gpu_columns,
     label_device_name,
+    shown_path,
 )
 from kgpubench.importers.limits import open_capped_text
 from kgpubench.schema import arrow_row_ids, get_table
@@ -137,8 +138,8 @@ def find_files(folder: Path | str) -> list[UpstreamFile]:
             continue
         m = FILE_PATTERN.fullmatch(path.name)
         if not m:
-            raise ImportFormatError(f"{_shown(path)}: the name is not <kernel>-<GPU>.csv[.gz]; rename it as upstream "
-                                    "does (e.g. calculate_temp-GTX-680.csv.gz).")
+            raise ImportFormatError(f"{shown_path(path)}: the name is not <kernel>-<GPU>.csv[.gz]; rename it as "
+                                    "upstream does (e.g. calculate_temp-GTX-680.csv.gz).")
         _check_label(path, m["gpu"], m["kernel"])
         twin = next((f for f in files if (f.kernel, f.gpu) == (m["kernel"], m["gpu"])), None)
         if twin is not None:
@@ -151,17 +152,12 @@ def find_files(folder: Path | str) -> list[UpstreamFile]:
     return files
 
 
-def _shown(path: Path) -> str:
-    """``path`` for a message: its name quoted when it is not printable (a newline would forge a line)."""
-    return str(path) if str(path).isprintable() else f"{path.parent}/{path.name!r}"
-
-
 def _check_label(path: Path, gpu: str, kernel: str) -> None:
-    label = check_label(gpu, _shown(path), "the GPU label of the file name",
+    label = check_label(gpu, shown_path(path), "the GPU label of the file name",
                         "rename the file <kernel>-<GPU>.csv[.gz] with the GPU's label (e.g. calculate_temp-GTX-680).")
     if label != gpu:
-        raise ImportFormatError(f"{_shown(path)}: the GPU label of the file name {gpu!r} starts or ends with a blank; "
-                                "rename the file without it (e.g. calculate_temp-GTX-680.csv.gz).")
+        raise ImportFormatError(f"{shown_path(path)}: the GPU label of the file name {gpu!r} starts or ends with a "
+                                "blank; rename the file without it (e.g. calculate_temp-GTX-680.csv.gz).")
     if kernel not in KERNELS:
         raise ImportFormatError(
             f"{path}: kernel {kernel!r} is not one of the upstream kernels ({', '.join(KERNELS)}); add it to KERNELS "

@@ -45,6 +45,7 @@ from kgpubench.importers.common import (
     is_number,
     notice,
     run_id_for,
+    shown_path,
 )
 from kgpubench.importers.limits import open_capped_text, read_capped
 from kgpubench.schema.programs import PROBLEM_SETS
@@ -111,11 +112,11 @@ def setup_facts(setup_dir: Path, problem_set: str) -> SetupFacts:
     """The facts of set-up folder ``setup_dir`` of ``problem_set``: its :data:`SETUPS` entry, else
     :data:`UNDOCUMENTED` with one :class:`~kgpubench.importers.common.ImportNotice`; a folder name that is not one
     line of printable text (the row's ``setup``) is refused."""
-    setup = check_label(setup_dir.name, str(setup_dir), "the set-up folder's name",
+    setup = check_label(setup_dir.name, shown_path(setup_dir), "the set-up folder's name",
                         "rename the folder to the set-up's name (e.g. H100_Modal).")
     if setup != setup_dir.name:
-        raise ImportFormatError(f"{setup_dir}: the set-up folder's name {setup_dir.name!r} starts or ends with a "
-                                "blank; rename the folder to the set-up's name without them (e.g. H100_Modal).")
+        raise ImportFormatError(f"{shown_path(setup_dir)}: the set-up folder's name {setup_dir.name!r} starts or ends "
+                                "with a blank; rename the folder to the set-up's name without them (e.g. H100_Modal).")
     facts = SETUPS.get((problem_set, setup))
     if facts is None:
         notice(f"set-up {setup!r} of {problem_set} is not one kgpubench knows: its commit, date and software are "

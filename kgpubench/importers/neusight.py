@@ -53,7 +53,14 @@ import pyarrow.compute as pc
 from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
 from kgpubench.importers.api import folder_to_shard
-from kgpubench.importers.common import NEUSIGHT, Provenance, check_label, import_gpu_columns, label_device_name
+from kgpubench.importers.common import (
+    NEUSIGHT,
+    Provenance,
+    check_label,
+    import_gpu_columns,
+    label_device_name,
+    shown_path,
+)
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import arrow_row_ids, get_table
 
@@ -168,7 +175,7 @@ def primary_files(root: Path | str) -> list[PrimaryFile]:
 
 def _where(pf: PrimaryFile, index: int, column: str) -> str:
     """``FILE: row R (line L), column 'C'`` for data row ``index`` (0-based) of a file."""
-    return f"{pf.path}: row {index + 1} (line {index + 2}), column {column!r}"
+    return f"{shown_path(pf.path)}: row {index + 1} (line {index + 2}), column {column!r}"
 
 
 def _read_frame(pf: PrimaryFile) -> tuple[pd.DataFrame, str]:
