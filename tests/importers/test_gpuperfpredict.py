@@ -279,6 +279,7 @@ def test_a_new_labels_kib_file_is_read_as_kib(tmp_path):
     assert table["static_smem_bytes"].to_pylist() == [3 * 1024] * 3 and table["gpu_sm_count"].null_count == 3
 
 
+@pytest.mark.filterwarnings("ignore:GPU 'GTX X' is not in the GPU alias table")
 def test_a_new_label_with_two_ids_is_refused(tmp_path):
     text = _upstream_text().replace('"GTX-680"', '"GTX-X"')
     _write(tmp_path, text.replace(',1,"calculate_temp"', ',2,"calculate_temp"'), "calculate_temp-GTX-X.csv.gz")
