@@ -121,6 +121,7 @@ def _relabel(source: Path, target: Path, label: str, gpu_id: int) -> None:
     target.write_bytes(gzip.compress(text.encode()))
 
 
+@pytest.mark.slow  # reads the packaged profiles table
 @_staged(GPP)
 def test_gpuperfpredict_new_gpu_labels_by_the_rule(tmp_path, monkeypatch):
     _not_in_alias_table(monkeypatch, "GeForce GTX 1080 Ti")
