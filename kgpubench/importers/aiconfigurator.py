@@ -44,7 +44,6 @@ KV-cache element size. No causal halving: a nominal figure for a roofline, not t
 from __future__ import annotations
 
 import hashlib
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +58,7 @@ from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
 from kgpubench.hardware import gpu_columns, tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
-from kgpubench.importers.common import AICONFIGURATOR, ImportNotice, Provenance
+from kgpubench.importers.common import AICONFIGURATOR, Provenance, notice
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import arrow_row_ids, get_table
 
@@ -375,8 +374,8 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     decl = get_table(CONFIG)
     files, others = table_files(root)
     if others:
-        warnings.warn(f"{root}: {others} other AIConfigurator table(s) (moe, mla, communication, ...) are not "
-                      "imported; kgpubench imports the GEMM and attention tables.", ImportNotice, stacklevel=2)
+        notice(f"{root}: {others} other AIConfigurator table(s) (moe, mla, communication, ...) are not imported; "
+               "kgpubench imports the GEMM and attention tables.")
     parts = [_file_columns(tf) for tf in files]
     cols = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
     if share:
