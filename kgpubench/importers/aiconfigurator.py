@@ -56,9 +56,9 @@ import pyarrow.parquet as pq
 
 from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
-from kgpubench.hardware import gpu_columns, tensor_peak_tflops
+from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
-from kgpubench.importers.common import AICONFIGURATOR, Provenance, notice
+from kgpubench.importers.common import AICONFIGURATOR, Provenance, import_gpu_columns, notice
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import arrow_row_ids, get_table
 
@@ -384,7 +384,7 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     n = len(cols["time_ms"])
     devices = cols.pop("_device")
     uniq_devices = pd.unique(devices)
-    gpu_of = {dev: gpu_columns(dev, warn=True) for dev in uniq_devices}
+    gpu_of = {dev: import_gpu_columns(dev) for dev in uniq_devices}
     codes, uniq = pd.factorize(devices)
     cols["gpu_name"] = np.asarray([gpu_of[d]["gpu_name"] for d in uniq], dtype=object)[codes]
     compute, cols["flops"], cols["bytes_min"] = nominal_work(cols["operator"], cols["dtype"], cols["kv_cache_dtype"],
