@@ -17,19 +17,16 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kgpubench.tasks.roofline import filled_roofline_ms, gpu_matrix, workload_keys
+from kgpubench.tasks.roofline import filled_roofline_ms, gpu_matrix, joined_text, workload_keys
 
-TASKS = ("gemm-latency", "attention-latency", "conv-time")
+TASKS = ("gemm-latency", "attention-latency", "conv-time", "conv-solver")
 # Left out of the looser key: who ran the call (another stack's measurement of the same shape and dtype).
 STACK = ("framework", "framework_version", "kernel_source", "solver", "algorithm")
 GROUP = ("operator", "compute_dtype", "direction")
 
 
 def _groups(X) -> np.ndarray:
-    cols = [c for c in GROUP if c in X.columns]
-    if not cols:
-        return np.full(len(X), "", dtype=object)
-    return X[cols].astype(str).agg("|".join, axis=1).to_numpy(dtype=object)
+    return joined_text(X, [c for c in GROUP if c in X.columns])
 
 
 class RooflineTransfer(RegressorMixin, BaseEstimator):

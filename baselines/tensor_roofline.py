@@ -12,17 +12,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kgpubench.tasks.roofline import filled_roofline_ms
+from kgpubench.tasks.roofline import filled_roofline_ms, joined_text
 
-TASKS = ("gemm-latency", "attention-latency", "conv-time")
+TASKS = ("gemm-latency", "attention-latency", "conv-time", "conv-solver")
 GROUP = ("operator", "compute_dtype", "direction")
 
 
 def _groups(X) -> np.ndarray:
-    cols = [c for c in GROUP if c in X.columns]
-    if not cols:
-        return np.full(len(X), "", dtype=object)
-    return X[cols].astype(str).agg("|".join, axis=1).to_numpy(dtype=object)
+    return joined_text(X, [c for c in GROUP if c in X.columns])
 
 
 class TensorRoofline(RegressorMixin, BaseEstimator):

@@ -65,6 +65,9 @@ SEES: dict[str, str] = {
                           "GPUs' times"),
     "roofline_util": ("Roofline of the launch's work (learnt from training GPUs, or counted by prof_*), GPU figures, "
                       "launch"),
+    "solver_consensus": ("The problem's id, each row's solver, direction and dtype; training GPUs' times of that "
+                         "problem"),
+    "solver_ranker": _RANKER,
     "svr": "The task's features of each row (static kernel features, launch, GPU figures; no profiler counters)",
     "tensor_roofline": ("The call's nominal flops and bytes, operator and compute dtype, the GPU's tensor peak and "
                         "bandwidth"),

@@ -50,13 +50,21 @@ def filled_roofline_ms(X: pd.DataFrame, fallback: float | None = None) -> tuple[
 
 
 def workload_keys(X: pd.DataFrame, leave_out: tuple[str, ...] = ()) -> np.ndarray:
-    """One string per row naming its workload: every column that is not a GPU column (nor in ``leave_out``), so
-    two rows with the same key are the same call measured on different GPUs."""
-    cols = [c for c in X.columns if c not in GPU_COLUMNS and c not in leave_out]
-    if not cols:
-        return np.full(len(X), "", dtype=object)
-    frame = X[cols].astype(object).where(X[cols].notna(), "")
-    return frame.astype(str).agg("|".join, axis=1).to_numpy(dtype=object)
+    """One string per row naming its workload: every column that is not a GPU column (``gpu_*`` or
+    :data:`GPU_COLUMNS`) nor in ``leave_out``, so two rows with the same key are the same call measured on different
+    GPUs."""
+    cols = [c for c in X.columns if c not in GPU_COLUMNS and not c.startswith("gpu_") and c not in leave_out]
+    return joined_text(X, cols)
+
+
+def joined_text(X: pd.DataFrame, columns) -> np.ndarray:
+    """One string per row: the values of ``columns`` as text joined by ``|`` (a missing value as the empty text);
+    the same values give the same text in any frame (column-wise, not row by row)."""
+    key = np.full(len(X), "", dtype=object)
+    for i, col in enumerate(columns):
+        text = X[col].astype(object).where(X[col].notna(), "").astype(str).to_numpy(dtype=object)
+        key = text if i == 0 else key + "|" + text
+    return key
 
 
 def gpu_matrix(X: pd.DataFrame) -> np.ndarray:

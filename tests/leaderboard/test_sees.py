@@ -35,6 +35,7 @@ DOC_TERMS = {
     "tensor_roofline": ("nominal flops and bytes", "tensor peak", "bandwidth"),
     "roofline_transfer": ("every non-GPU feature", "nominal work", "tensor peak"),
     "roofline_gbdt": ("the task's features", "nominal work", "tensor peak", "ln t_roof"),
+    "solver_consensus": ("the problem's id", "solver", "training GPUs' times of that problem"),
     "gemm_waves": ("m, n, k", "compute dtype", "nominal bytes", "tensor peak", "bandwidth"),
 }
 
