@@ -185,7 +185,7 @@ _AIC_DIR = typer.Argument(..., help="AIConfigurator's database folder (aic-core/
                           "or a folder holding it as data/.", readable=False)
 _AIC_OUT = typer.Option(Path("aiconfigurator-llm-operators.parquet"), "--out", help="Shard to write.")
 _AIC_PACKAGED = typer.Option(False, "--packaged", help="Only the declared selection the packaged data hold (one "
-                             "problem in 8, by hash, with all its GPUs and frameworks; see the card).")
+                             "problem in 16, by hash, with all its GPUs and frameworks; see the card).")
 
 
 def aiconfigurator(directory: Path = _AIC_DIR, out: Path = _AIC_OUT, packaged: bool = _AIC_PACKAGED,

@@ -85,7 +85,7 @@ KEY_WITHIN_FILE = ("framework_version", "kernel_source", "dtype", "kv_cache_dtyp
                    "num_heads", "num_kv_heads", "head_dim", "window_size", "beam_width", "step")
 SHAPE = ("operator", "dtype", "kv_cache_dtype", "m", "n", "k", "batch_size", "isl", "num_heads", "num_kv_heads",
          "head_dim", "window_size", "beam_width", "step")
-PACKAGED_SHARE = 8
+PACKAGED_SHARE = 16
 
 
 @dataclass(frozen=True)

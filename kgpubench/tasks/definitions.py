@@ -233,23 +233,24 @@ ALL_TASKS += (
     Task(
         name="gemm-latency", config="llm_operators", target="time_ms", seed="-", kind="regression",
         features=GEMM_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu", "next-generation"),
-        filters=(("operator", ("gemm",)),), max_train_rows=40_000, sources=("aiconfigurator",), split_files=False,
+        filters=(("operator", ("gemm",)),), max_train_rows=150_000, sources=("aiconfigurator",),
+        split_files=False,
         description="Predict the latency of one GEMM call of an LLM-serving framework (m x n x k in bf16, fp8, "
         "fp8 block-scaled, nvfp4 or weight-only int8/int4) from the shape, the dtype, the framework and kernel "
         "source, the nominal work and the GPU's figures with the dtype's tensor peak (imported AIConfigurator data, "
         "Ampere to Blackwell). Scheme `next-generation`: train on Ampere, Ada and Hopper GPUs, test on every "
-        f"Blackwell GPU. {LLM_TIMING} Training rows are a fixed hashed subset of at most 40,000 per fold (the test "
+        f"Blackwell GPU. {LLM_TIMING} Training rows are a fixed hashed subset of at most 150,000 per fold (the test "
         "folds are whole)."),
     Task(
         name="attention-latency", config="llm_operators", target="time_ms", seed="-", kind="regression",
         features=ATTENTION_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu", "next-generation"),
-        filters=(("operator", ("context_attention", "generation_attention")),), max_train_rows=40_000,
+        filters=(("operator", ("context_attention", "generation_attention")),), max_train_rows=150_000,
         sources=("aiconfigurator",), split_files=False,
         description="Predict the latency of one attention call of an LLM-serving framework: context (prefill over "
         "the input sequence) or generation (one token over a KV cache), from batch, sequence and KV length, "
         "heads, KV heads, head dimension, window, dtypes, framework and kernel source, the nominal work and the "
         f"GPU's figures (imported AIConfigurator data). {LLM_TIMING} Training rows are a fixed hashed subset of at "
-        "most 40,000 per fold (the test folds are whole)."),
+        "most 150,000 per fold (the test folds are whole)."),
 )
 
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.
