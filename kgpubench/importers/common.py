@@ -26,14 +26,15 @@ from kgpubench.sources import (
     GPUPERFPREDICT,
     KERNELBENCH,
     KNOWN_SOURCES,
+    MIOPEN,
     NEUSIGHT,
     UTC,
     Provenance,
 )
 
 # re-exported: they live in kgpubench.sources
-__all__ = ["BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "NEUSIGHT", "Provenance",
-           "UTC"]
+__all__ = ["BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "MIOPEN", "NEUSIGHT",
+           "Provenance", "UTC"]
 
 
 
