@@ -126,7 +126,8 @@ def _is_bz2(head: bytes) -> bool:
 
 def _bunzip_capped(fh, path: Path, cap: int) -> bytes:
     """Decompress every bzip2 stream of ``fh`` (pbzip2 writes several) in chunks, stopping past ``cap`` bytes."""
-    out = bytearray()
+    pieces: list[bytes] = []
+    size = 0
     pending = b""
     while True:
         d = bz2.BZ2Decompressor()
@@ -140,11 +141,13 @@ def _bunzip_capped(fh, path: Path, cap: int) -> bytes:
             else:
                 chunk = b""
             try:
-                out += d.decompress(chunk, max(cap + 1 - len(out), 1))
+                piece = d.decompress(chunk, max(cap + 1 - size, 1))
             except (OSError, ValueError) as exc:
                 raise ImportFormatError(f"{path}: starts like bzip2 but does not decompress ({exc}); fetch the file "
                                         "again.") from None
-            if len(out) > cap:
+            pieces.append(piece)
+            size += len(piece)
+            if size > cap:
                 raise _too_big(path, cap, "the decompressed content")
         pending = d.unused_data
         while len(pending) < 4:  # the next stream's magic may straddle a chunk boundary
@@ -153,7 +156,7 @@ def _bunzip_capped(fh, path: Path, cap: int) -> bytes:
                 break
             pending += more
         if not pending:
-            return bytes(out)
+            return b"".join(pieces)
         if not _is_bz2(pending[:4]):  # trailing garbage after the last stream
             raise ImportFormatError(f"{path}: bytes after the end of the bzip2 stream; fetch the file again.")
 

@@ -59,6 +59,7 @@ tensors' data types (FP64 8, FP32/INT32 4, FP16/BF16 2, INT8/FP8/BFP8 1).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import warnings
 from dataclasses import dataclass
@@ -74,7 +75,7 @@ from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance
 from kgpubench.importers.limits import read_capped
-from kgpubench.schema import arrow_row_ids, get_table
+from kgpubench.schema import canonical_value, get_table
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
 
 CONFIG = "convolutions"
@@ -108,20 +109,9 @@ def _group_names(dims: int) -> list[str]:
     return out + ["layout_text", "dtype_text", "dir", "groups", "casts"]
 
 
-def _key_regex(dims: int) -> str:
-    names = iter(_group_names(dims))
-    parts = []
-    for f in KEY_FIELDS[dims]:
-        axes = dims if f.endswith(("_hw", "_dhw")) else 1
-        parts.append("x".join(rf"(?P<{next(names)}>\d{{1,15}})" for _ in range(axes)))
-    return ("^" + "-".join(parts) + r"-(?P<layout_text>[A-Za-z]+(?:-[A-Za-z]+-[A-Za-z]+)?)-(?P<dtype_text>[A-Z0-9]+)"
-            r"-(?P<dir>[A-Za-z]+)(?:_g(?P<groups>\d{1,15}))?(?P<casts>(?:_c[iwo][A-Z0-9]+)*)$")
-
-
-KEY_RE = {dims: _key_regex(dims) for dims in (2, 3)}
+# Key forms by token count (after splitting at '-' and 'x'): (spatial dims, layout tokens).
+FORMS = {19: (2, 1), 21: (2, 3), 25: (3, 1), 27: (3, 3)}
 TIME_RE = r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^[-+]?(?i:nan|inf|infinity)$"
-NEW_ENTRY_RE = r"^(?P<solver>[^:,]+):(?P<time>[^,]*),(?P<ws>[^,]*),(?P<algo>[^,]+)$"
-OLD_ENTRY_RE = r"^(?P<algo>miopenConvolution[^:,]*):(?P<solver>[^,]+),(?P<time>[^,]*),(?P<ws>[^,]*),[^,]*,[^,]*$"
 SHAPE = ("batch", "in_channels", "in_d", "in_h", "in_w", "out_channels", "out_d", "out_h", "out_w", "filter_d",
          "filter_h", "filter_w", "pad_d", "pad_h", "pad_w", "stride_d", "stride_h", "stride_w", "dilation_d",
          "dilation_h", "dilation_w", "groups")
@@ -253,78 +243,85 @@ def _np(arr) -> np.ndarray:
 
 
 def _parse_keys(f: FindDbFile, keys: pa.Array) -> dict[str, np.ndarray]:
-    """Problem columns (forward terms) of every line's key, checked."""
+    """Problem columns (forward terms) of every line's key, checked: tokens by position, then the key rebuilt from
+    the parsed fields must equal the line's key (so a misplaced separator or a leading zero is refused)."""
     n = len(keys)
-    cols: dict[str, np.ndarray] = {}
-    parsed = {d: pc.extract_regex(keys, KEY_RE[d]) for d in (2, 3)}
-    is2 = _np(parsed[2].is_valid())
-    is3 = _np(parsed[3].is_valid())
-    if not (is2 | is3).all():
-        i = _first(~(is2 | is3))
+    tok = pc.split_pattern(pc.replace_substring(keys, "x", "-"), "-")
+    ntok = _np(pc.list_value_length(tok)).astype(np.int64)
+    flat = pc.list_flatten(tok)
+    starts = _np(tok.offsets)[:-1].astype(np.int64)
+    form_of = np.full(n, -1, dtype=np.int64)
+    for code, count in enumerate(FORMS):
+        form_of[ntok == count] = code
+    if (form_of < 0).any():
+        i = _first(form_of < 0)
         raise _diagnose_key(f, i + 1, keys[i].as_py())
-    raw: dict[str, np.ndarray] = {}
-    for d, mask in ((2, is2), (3, is3)):
-        if not mask.any():
+    raw: dict[str, np.ndarray] = {name: np.full(n, -1, dtype=np.int64) for name in _group_names(3)[:-5]}
+    layout_text = np.empty(n, dtype=object)
+    dtype_tok = np.empty(n, dtype=object)
+    dir_tok = np.empty(n, dtype=object)
+    for code, (dims, n_layouts) in enumerate(FORMS.values()):
+        rows = np.flatnonzero(form_of == code)
+        if not len(rows):
             continue
-        idx = np.flatnonzero(mask)
-        struct = parsed[d].filter(pa.array(mask))
-        for j, name in enumerate(_group_names(d)):
-            field = pc.struct_field(struct, [j])
-            text = name in ("layout_text", "dtype_text", "dir", "casts")
-            if text:
-                vals = _np(field).astype(object)
-            elif name == "groups":
-                vals = _np(pc.cast(pc.if_else(pc.equal(field, ""), "1", field), pa.int64()))
-            else:
-                vals = _np(pc.cast(field, pa.int64()))
-            if name not in raw:
-                raw[name] = np.full(n, "", dtype=object) if text else np.full(n, -1, dtype=np.int64)
-            raw[name][idx] = vals
-    for name in _group_names(3):  # 2-D lines only: no depth fields
-        raw.setdefault(name, np.full(n, -1, dtype=np.int64))
-    dims = np.where(is3, 3, 2).astype(np.int32)
-    # direction, data types, layouts: few distinct values, checked once each
-    direction = raw["dir"]
-    bad = ~np.isin(direction, ("F", "B", "W"))
-    if bad.any():
-        i = _first(bad)
-        raise _fail(f, i + 1, "direction", str(direction[i]), "F, B or W (forward, backward data, backward weights)")
+        base = starts[rows]
+        names = _group_names(dims)[:-5]
+        texts = []
+        for p, name in enumerate(names):
+            t = flat.take(pa.array(base + p))
+            try:
+                raw[name][rows] = _np(pc.cast(t, pa.int64()))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                bad = ~_np(pc.fill_null(pc.match_substring_regex(t, r"^\d{1,15}$"), False))
+                i = int(rows[_first(bad)])
+                raise _diagnose_key(f, i + 1, keys[i].as_py()) from None
+            texts.append(t)
+        layouts = [flat.take(pa.array(base + len(names) + k)) for k in range(n_layouts)]
+        joined_layout = layouts[0] if n_layouts == 1 else pc.binary_join_element_wise(*layouts, "-")
+        layout_text[rows] = _np(joined_layout)
+        dtype_tok[rows] = _np(flat.take(pa.array(base + len(names) + n_layouts)))
+        dir_tok[rows] = _np(flat.take(pa.array(base + len(names) + n_layouts + 1)))
+        # rebuild the key: separators 'x' inside a multi-axis field, '-' between fields
+        pieces: list = []
+        p = 0
+        for field in KEY_FIELDS[dims]:
+            axes = dims if field.endswith(("_hw", "_dhw")) else 1
+            for a in range(axes):
+                pieces += [texts[p], "x" if a < axes - 1 else "-"]
+                p += 1
+        rebuilt = pc.binary_join_element_wise(*pieces, joined_layout, "-", pa.array(dtype_tok[rows], pa.string()),
+                                              "-", pa.array(dir_tok[rows], pa.string()), "")
+        same = _np(pc.equal(rebuilt, keys.take(pa.array(rows))))
+        if not same.all():
+            i = int(rows[_first(~same)])
+            raise _diagnose_key(f, i + 1, keys[i].as_py())
+    dims = np.where((form_of == 2) | (form_of == 3), 3, 2).astype(np.int32)
+    # direction (with groups and casts), data types, layouts: few distinct values, parsed once each
+    direction, groups, casts = _directions(f, dir_tok)
     backward = direction != "F"
-    cols["direction"] = direction
-    dtypes = _triples(f, raw["dtype_text"], "dtype", rf"({_DTYPES})", dims=None)
-    layouts = _triples(f, raw["layout_text"], "layout", r"([A-Za-z]+)", dims=dims)
-    for name, triple in (("dtype", dtypes), ("layout", layouts)):
+    cols: dict[str, np.ndarray] = {"direction": direction, "groups": groups, "cast_types": casts}
+    for name, triple in (("dtype", _triples(f, dtype_tok, "dtype", dims)),
+                         ("layout", _triples(f, layout_text, "layout", dims))):
         first, weights, last = triple
         x, y = np.where(backward, last, first), np.where(backward, first, last)
         same = (x == weights) & (weights == y)
         cols[name] = np.where(same, x, x.astype(object) + "/" + weights + "/" + y)
         cols[f"_{name}_xwy"] = (x, weights, y)
-    casts = raw["casts"]
-    cols["cast_types"] = np.where(casts == "", None, np.char.lstrip(casts.astype(str), "_").astype(object)) \
-        if len(casts) else casts
-    bad_cast = np.array([c is not None and not re.fullmatch(rf"(c[iwo]({_DTYPES}))(_c[iwo]({_DTYPES}))*", c)
-                         for c in cols["cast_types"]], dtype=bool) if (casts != "").any() else np.zeros(n, bool)
-    if bad_cast.any():
-        i = _first(bad_cast)
-        raise _fail(f, i + 1, "cast types", str(casts[i]), "_ci<type>, _cw<type>, _co<type> with MIOpen's type names")
     # forward terms: the key's in/out are x/y for F and dy/x for B and W
     for axis in ("c", "d", "h", "w"):
-        kin, kout = raw.get(f"key_in_{axis}"), raw.get(f"key_out_{axis}")
+        kin, kout = raw[f"key_in_{axis}"], raw[f"key_out_{axis}"]
         name = "channels" if axis == "c" else axis
         cols[f"in_{name}"] = np.where(backward, kout, kin)
         cols[f"out_{name}"] = np.where(backward, kin, kout)
-    for base in ("filter", "pad", "stride", "dilation"):
+    for base_name in ("filter", "pad", "stride", "dilation"):
         for axis in "dhw":
-            cols[f"{base}_{axis}"] = raw[f"{base}_{axis}"]
-    cols["batch"], cols["groups"], cols["bias"] = raw["batch"], raw["groups"], raw["bias"]
-    cols["spatial_dims"] = dims
-    for name in ("in_d", "out_d", "filter_d", "pad_d", "stride_d", "dilation_d"):
-        cols[name] = np.where(is3, cols[name], -1)  # -1: null (2-D)
-    # values
+            cols[f"{base_name}_{axis}"] = raw[f"{base_name}_{axis}"]
+    cols["batch"], cols["bias"], cols["spatial_dims"] = raw["batch"], raw["bias"], dims
+    is3 = dims == 3
     for name in SHAPE:
         values = cols[name]
         low = 0 if name.startswith("pad_") else 1
-        bad = (values < low) & ~((values == -1) & ~is3 & name.endswith("_d"))
+        bad = (values < low) & ~(~is3 & name.endswith("_d"))
         if bad.any():
             i = _first(bad)
             raise _fail(f, i + 1, name, str(values[i]), f"a whole number >= {low}")
@@ -340,14 +337,28 @@ def _parse_keys(f: FindDbFile, keys: pa.Array) -> dict[str, np.ndarray]:
     return cols
 
 
-def _triples(f: FindDbFile, texts: np.ndarray, what: str, token: str, *, dims) -> tuple[np.ndarray, ...]:
+def _directions(f: FindDbFile, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(direction, groups, cast suffix or None) of every line's last key field."""
+    uniq, codes = np.unique(tokens.astype(str), return_inverse=True)
+    parsed = []
+    for j, u in enumerate(uniq):
+        m = re.fullmatch(rf"([FBW])(?:_g(\d{{1,15}}))?((?:_c[iwo](?:{_DTYPES}))*)", u)
+        if m is None:
+            i = _first(codes == j)
+            raise _fail(f, i + 1, "direction", u, "F, B or W (forward, backward data, backward weights), optionally "
+                        "with _g<groups> and _ci/_cw/_co<type> suffixes")
+        parsed.append((m[1], int(m[2] or 1), m[3].lstrip("_") or None))
+    return tuple(np.asarray([p[k] for p in parsed], dtype=object if k != 1 else np.int64)[codes] for k in range(3))
+
+
+def _triples(f: FindDbFile, texts: np.ndarray, what: str, dims: np.ndarray) -> tuple[np.ndarray, ...]:
     """A key's data type(s) or layout(s) as three arrays (input, weights, output in MIOpen's order)."""
     uniq, codes = np.unique(texts.astype(str), return_inverse=True)
-    split = []
+    split, letters = [], []
     for u in uniq:
         if what == "dtype":
-            parts = re.fullmatch(rf"{token}|{token}{token}{token}", u)
-            triple = None if parts is None else ((parts[1],) * 3 if parts[1] else (parts[2], parts[3], parts[4]))
+            m = re.fullmatch(rf"({_DTYPES})|({_DTYPES})({_DTYPES})({_DTYPES})", u)
+            triple = None if m is None else ((m[1],) * 3 if m[1] else (m[2], m[3], m[4]))
         else:
             tokens = u.split("-")
             triple = (tokens[0],) * 3 if len(tokens) == 1 else tuple(tokens)
@@ -357,6 +368,7 @@ def _triples(f: FindDbFile, texts: np.ndarray, what: str, token: str, *, dims) -
                          and set(t.rstrip("c")) >= set("NCHW") for t in triple):
                 triple = None
         split.append(triple)
+        letters.append(0 if triple is None else len(triple[0].rstrip("c")))
     for j, triple in enumerate(split):
         if triple is None:
             i = _first(codes == j)
@@ -364,48 +376,38 @@ def _triples(f: FindDbFile, texts: np.ndarray, what: str, token: str, *, dims) -
                         if what == "dtype" else "NCHW, NCDHW, or three layouts of N, C, (D,) H, W each once "
                         "(input-weights-output)")
             raise _fail(f, i + 1, what, uniq[j], expected)
-    out = tuple(np.asarray([t[k] for t in split], dtype=object)[codes] for k in range(3))
-    if dims is not None:
-        letters = np.vectorize(lambda t: len(t.rstrip("c")), otypes=[np.int64])
-        for k in range(3):
-            bad = letters(out[k]) != dims + 2
-            if bad.any():
-                i = _first(bad)
-                raise _fail(f, i + 1, what, str(texts[i]), f"a layout of {dims} spatial dimensions")
-    return out
+    if what == "layout":
+        bad = np.asarray(letters)[codes] != dims + 2
+        if bad.any():
+            i = _first(bad)
+            raise _fail(f, i + 1, what, str(texts[i]), f"a layout of {int(dims[i])} spatial dimensions")
+    return tuple(np.asarray([t[k] for t in split], dtype=object)[codes] for k in range(3))
 
 
 def _parse_entries(f: FindDbFile, entries: pa.Array, line_of: np.ndarray) -> dict[str, object]:
     """Solver, algorithm, time, workspace and format of every entry (arrays in entry order), checked."""
-    n = len(entries)
     old = _np(pc.starts_with(entries, OLD_PREFIX))
-    out_idx, parts = [], []
-    for is_old, regex in ((False, NEW_ENTRY_RE), (True, OLD_ENTRY_RE)):
-        idx = np.flatnonzero(old == is_old)
-        if not len(idx):
-            continue
-        sub = entries.take(pa.array(idx)) if len(idx) < n else entries
-        parsed = pc.extract_regex(sub, regex)
-        ok = _np(parsed.is_valid())
-        if not ok.all():
-            j = _first(~ok)
-            text = sub[j].as_py()
-            fmt = ("algorithm:Solver,time_ms,workspace_bytes,kcache algorithm,kcache config" if is_old
-                   else "Solver:time_ms,workspace_bytes,algorithm")
-            raise _fail(f, int(line_of[idx[j]]), "entry", text, f"{fmt} (entries separated by ';')")
-        out_idx.append(idx)
-        parts.append((is_old, parsed))
-    order = np.concatenate(out_idx)
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = np.arange(n)
-    take = pa.array(inverse)
+    tok = pc.split_pattern(pc.replace_substring(entries, ":", ",", max_replacements=1), ",")
+    ntok = _np(pc.list_value_length(tok))
+    bad = ntok != np.where(old, 6, 4)
+    if bad.any():
+        i = _first(bad)
+        fmt = ("algorithm:Solver,time_ms,workspace_bytes,kcache algorithm,kcache config" if old[i]
+               else "Solver:time_ms,workspace_bytes,algorithm")
+        raise _fail(f, int(line_of[i]), "entry", entries[i].as_py(), f"{fmt} (entries separated by ';')")
+    flat = pc.list_flatten(tok)
+    base = _np(tok.offsets)[:-1].astype(np.int64)
 
-    def field(name: str) -> pa.Array:
-        chunks = [p.field(name) for _, p in parts]
-        arr = chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
-        return arr if len(parts) == 1 and len(order) == n and (order == np.arange(n)).all() else arr.take(take)
+    def field(new: int, older: int) -> pa.Array:
+        return flat.take(pa.array(base + np.where(old, older, new)))
 
-    times_text = field("time")
+    solver, algorithm = field(0, 1), field(3, 0)
+    for name, arr in (("solver", solver), ("algorithm", algorithm)):
+        empty = _np(pc.equal(pc.utf8_trim_whitespace(arr), ""))
+        if empty.any():
+            i = _first(empty)
+            raise _fail(f, int(line_of[i]), name, entries[i].as_py(), f"a {name} name")
+    times_text = field(1, 2)
     numeric = _np(pc.match_substring_regex(times_text, TIME_RE))
     if not numeric.all():
         i = _first(~numeric)
@@ -416,7 +418,7 @@ def _parse_entries(f: FindDbFile, entries: pa.Array, line_of: np.ndarray) -> dic
         i = _first(bad)
         raise _fail(f, int(line_of[i]), "time", times_text[i].as_py(),
                     "a positive time in milliseconds (0 marks an untimed solver and is dropped)")
-    ws_text = field("ws")
+    ws_text = field(2, 3)
     whole = _np(pc.match_substring_regex(ws_text, r"^\d{1,15}$"))
     if not whole.all():
         i = _first(~whole)
@@ -427,20 +429,62 @@ def _parse_entries(f: FindDbFile, entries: pa.Array, line_of: np.ndarray) -> dic
         i = _first(bad)
         raise _fail(f, int(line_of[i]), "workspace", ws_text[i].as_py(),
                     f"at most 2**40 bytes ({MAX_WORKSPACE_BYTES:,}: more than any GPU's memory)")
-    fmt = np.where(old, "algorithm-first", "solver-first").astype(object)
-    return {"solver": field("solver"), "algorithm": field("algo"), "time_ms": times, "workspace_bytes": workspace,
-            "entry_format": fmt}
+    return {"solver": solver, "algorithm": algorithm, "time_ms": times, "workspace_bytes": workspace, "old": old}
 
 
-def _problem_ids(cols: dict[str, np.ndarray], n: int) -> pa.Array:
-    """``problem_id`` of every line (see the module docstring)."""
+def _fragments(values: pa.Array) -> pa.Array:
+    """The canonical JSON text (as :func:`kgpubench.schema.row_id_of` writes it) of every value, each distinct
+    value dumped once."""
+    enc = values.dictionary_encode()
+    texts = pa.array([json.dumps(canonical_value(v), separators=(",", ":"), sort_keys=True)
+                      for v in enc.dictionary.to_pylist()], pa.string())
+    return pc.fill_null(pc.take(texts, enc.indices), "null")
 
-    class _Problem:
-        name = PROBLEM_TABLE
-        key_columns = list(PROBLEM_COLUMNS)
 
-    table = pa.table({c: _column(c, cols[c]) for c in PROBLEM_COLUMNS})
-    return pa.array(arrow_row_ids(_Problem(), table), pa.string())
+def _key_text(name: str, keys: list[str], columns: dict, *, open_: bool, close: bool) -> list:
+    """The pieces of ``row_id_of``'s JSON text for ``keys`` (sorted), as arrow arrays and separators."""
+    pieces: list = []
+    if open_:
+        pieces.append("[" + json.dumps(name) + ",[")
+    for j, key in enumerate(keys):
+        frag = columns[key]
+        pieces += [("," if j or not open_ else "") + "[" + json.dumps(key) + ",", frag, "]"]
+    if close:
+        pieces.append("]]")
+    return pieces
+
+
+def _joined(pieces: list) -> tuple[memoryview, list[int]]:
+    """The texts of the joined ``pieces`` as one buffer and its offsets (text i is ``buffer[o[i]:o[i + 1]]``)."""
+    arrays = [p if isinstance(p, pa.Array) else pa.scalar(p) for p in pieces]
+    joined = pc.binary_join_element_wise(*arrays, pa.scalar(""))
+    _, offsets, data = joined.buffers()
+    o = np.frombuffer(offsets, dtype=np.int32)[joined.offset:joined.offset + len(joined) + 1]
+    return memoryview(data), o.tolist()
+
+
+def _problem_and_row_ids(decl, frags: dict[str, pa.Array], solver: pa.Array,
+                         row_line: np.ndarray) -> tuple[pa.Array, pa.Array]:
+    """(problem_id per line, row_id per row), byte for byte :func:`kgpubench.schema.row_id_of`'s: the row text
+    is hashed as the line's part before ``solver`` (hashed once per line), then the solver and the rest."""
+    sha = hashlib.sha256
+    text, o = _joined(_key_text(PROBLEM_TABLE, sorted(PROBLEM_COLUMNS), frags, open_=True, close=True))
+    problem_id = pa.array([sha(text[a:b]).hexdigest()[:16] for a, b in zip(o[:-1], o[1:])], pa.string())
+    keys = sorted(decl.key_columns)
+    cut = keys.index("solver")
+    text, o = _joined(_key_text(CONFIG, keys[:cut], frags, open_=True, close=False) + [',["solver",'])
+    heads = [sha(text[a:b]) for a, b in zip(o[:-1], o[1:])]
+    text, o = _joined(["]"] + _key_text(CONFIG, keys[cut + 1:], frags, open_=False, close=True))
+    tails = [text[a:b] for a, b in zip(o[:-1], o[1:])]
+    enc = solver.dictionary_encode()
+    solver_text = [json.dumps(s).encode() for s in enc.dictionary.to_pylist()]
+    ids = []
+    for line, code in zip(row_line.tolist(), _np(enc.indices).tolist()):
+        h = heads[line].copy()
+        h.update(solver_text[code])
+        h.update(tails[line])
+        ids.append(h.hexdigest()[:16])
+    return problem_id, pa.array(ids, pa.string())
 
 
 def _column(name: str, values: np.ndarray) -> pa.Array:
@@ -449,6 +493,11 @@ def _column(name: str, values: np.ndarray) -> pa.Array:
     if name.endswith("_d"):
         return pa.array(values, pa.int64(), mask=values < 0)
     return pa.array(values, pa.int64())
+
+
+def _sizes(types: np.ndarray) -> np.ndarray:
+    uniq, codes = np.unique(types.astype(str), return_inverse=True)
+    return np.asarray([ELEMENT_BYTES[u] for u in uniq], dtype=np.float64)[codes]
 
 
 def nominal_work(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -460,49 +509,68 @@ def nominal_work(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     y = f["batch"] * f["out_channels"] * d1["out_d"] * f["out_h"] * f["out_w"]
     x = f["batch"] * f["in_channels"] * d1["in_d"] * f["in_h"] * f["in_w"]
     flops = 2 * y * cin_g * d1["filter_d"] * f["filter_h"] * f["filter_w"]
-    size = np.vectorize(ELEMENT_BYTES.__getitem__, otypes=[np.float64])
-    xs, ws, ys = (size(t) for t in cols["_dtype_xwy"])
+    xs, ws, ys = (_sizes(t) for t in cols["_dtype_xwy"])
     return flops, xs * x + ws * weights + ys * y
+
+
+def _lines(f: FindDbFile, raw: bytes) -> pa.Array:
+    """The file's lines as an arrow string array (no copy of the text), checked to be utf-8."""
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    if len(raw) and raw[-1:] != b"\n":
+        ends = np.append(ends, len(raw))
+    if not len(ends):
+        raise ImportFormatError(f"{f.path}: line 1: the file holds no problem line; expected KEY=ENTRY;ENTRY;... "
+                                "lines (fetch the file again).")
+    if len(raw) >= 2**31:
+        raise ImportFormatError(f"{f.path}: {len(raw):,} bytes of text; a find-db is far smaller (at most 2 GiB "
+                                "here).")
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    # line i is raw[starts[i]:ends[i]]; an arrow string array needs contiguous values: drop the newlines
+    keep = np.ones(len(buf), dtype=bool)
+    keep[ends[ends < len(buf)]] = False
+    data = buf[keep] if (~keep).any() else buf
+    offsets = np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int32)
+    arr = pa.StringArray.from_buffers(len(ends), pa.py_buffer(offsets), pa.py_buffer(data))
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise ImportFormatError(f"{f.path}: line {line}: byte {exc.start} is not utf-8 text; expected MIOpen's "
+                                    "find-db as published (fetch the file again).") from None
+        raise
+    return arr
 
 
 def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict[str, int]]) -> pa.Table:
     """The rows of one find-db file (row ids computed), before duplicates are resolved."""
     decl = get_table(CONFIG)
     raw = read_capped(f.path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ImportFormatError(f"{f.path}: line {line}: byte {exc.start} is not utf-8 text; expected MIOpen's "
-                                "find-db as published (fetch the file again).") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines:
-        raise ImportFormatError(f"{f.path}: line 1: the file holds no problem line; expected KEY=ENTRY;ENTRY;... "
-                                "lines (fetch the file again).")
-    arr = pa.array(lines, pa.string())
-    del lines, text
+    digest = hashlib.sha256(raw).hexdigest()
+    arr = _lines(f, raw)
+    del raw
     kv = pc.split_pattern(arr, "=", max_splits=1)
     has_eq = _np(pc.equal(pc.list_value_length(kv), 2))
     if not has_eq.all():
         i = _first(~has_eq)
         raise _fail(f, i + 1, "line", arr[i].as_py(), "KEY=ENTRY;ENTRY;... (no '=' found)")
     keys, values = pc.list_element(kv, 0), pc.list_element(kv, 1)
+    del kv, arr
     cols = _parse_keys(f, keys)
-    n_lines = len(keys)
     lists = pc.split_pattern(values, ";")
     per_line = _np(pc.list_value_length(lists)).astype(np.int64)
     entries = pc.list_flatten(lists)
     parent = _np(pc.list_parent_indices(lists)).astype(np.int64)
-    line_of = parent + 1
-    ent = _parse_entries(f, entries, line_of)
+    del lists, values
+    ent = _parse_entries(f, entries, parent + 1)
+    del entries
     keep = ent["time_ms"] > 0
     counts["zero"][f.source_file] = int((~keep).sum())
-    problem_id = _problem_ids(cols, n_lines)
-    flops, nbytes = nominal_work(cols)
     rows = np.flatnonzero(keep)
-    take_line = pa.array(parent[rows])
+    row_line = parent[rows]
     n = len(rows)
     gpu_name, inferred = gpu_name_of(f.arch, f.compute_units)
     if amd_product(f.arch, f.compute_units) is None:
@@ -514,28 +582,36 @@ def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict[str, int
         gpu = gpu_columns(gpu_name, warn=True)
     gpu.update(gpu_arch=f.arch, gpu_target_features=f.features, gpu_compute_units=f.compute_units,
                gpu_inferred_from=inferred)
-    digest = hashlib.sha256(raw).hexdigest()
-    del raw
-    line_cols = {name: _column(name, cols[name]) for name in (*PROBLEM_COLUMNS,)}
-    line_cols["spatial_dims"] = pa.array(cols["spatial_dims"], pa.int32())
+    line_cols = {name: _column(name, cols[name]) for name in PROBLEM_COLUMNS}
     line_cols["bias"] = pa.array(cols["bias"], pa.int32())
+    # key fragments: line-level columns, and the file's constants
+    frags = {name: _fragments(a) for name, a in line_cols.items()}
+    const_keys = {"gpu_name": gpu["gpu_name"], "gpu_arch": f.arch, "gpu_target_features": f.features,
+                  "gpu_compute_units": f.compute_units, "backend": f.backend}
+    frags.update({k: json.dumps(canonical_value(v), separators=(",", ":")) for k, v in const_keys.items()})
+    problem_id, row_ids = _problem_and_row_ids(decl, frags, ent["solver"].take(pa.array(rows)), row_line)
+    flops, nbytes = nominal_work(cols)
+    line_cols["spatial_dims"] = pa.array(cols["spatial_dims"], pa.int32())
     line_cols["problem_id"] = problem_id
     line_cols["solvers_in_problem"] = pa.array(per_line, pa.int32())
     line_cols["flops"] = pa.array(flops)
     line_cols["bytes_min"] = pa.array(nbytes)
+    take_line = pa.array(row_line)
     idx = pa.array(rows)
     columns: dict[str, pa.Array] = {name: a.take(take_line) for name, a in line_cols.items()}
+    columns["row_id"] = row_ids
     columns["solver"] = ent["solver"].take(idx)
     columns["algorithm"] = ent["algorithm"].take(idx)
     columns["time_ms"] = pa.array(ent["time_ms"][rows])
     columns["workspace_bytes"] = pa.array(ent["workspace_bytes"][rows])
-    columns["entry_format"] = pa.array(ent["entry_format"][rows], pa.string())
-    columns["source_line"] = pa.array(line_of[rows])
+    columns["entry_format"] = pc.if_else(pa.array(ent["old"][rows]), "algorithm-first", "solver-first")
+    columns["source_line"] = pa.array(row_line + 1)
     constants = {**gpu, "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": "miopen-fdb",
                  "backend": f.backend, "source": prov.source, "collected_at": prov.undated,
                  "kgpubench_version": __version__, "source_commit": prov.commit, "source_doi": prov.doi,
                  "source_license": prov.license, "source_file": f.source_file, "run_id": f"miopen-{digest[:16]}"}
-    return decl.from_columns(columns, n, constants={k: v for k, v in constants.items() if k not in columns})
+    return decl.from_columns(columns, n, constants={k: v for k, v in constants.items() if k not in columns},
+                             fill_row_id=False)
 
 
 def _drop_duplicates(table: pa.Table) -> tuple[pa.Table, int]:
