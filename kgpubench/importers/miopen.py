@@ -43,6 +43,12 @@ whose time Find() did not measure (4,032 entries in the staged files, all GEMM s
 problems), so the entry carries no time; the count per file is one notice line (an :class:`ImportNotice`).
 ``solvers_in_problem`` counts every entry of the line, dropped ones included.
 
+**Older 3-D keys.** Some lines (48, all in ``gfx906_64``) hold 3-D problems in an older, undocumented
+serialisation: depth after height and width (``C-H-W-D-FHxFWxFD-K-Ho-Wo-Do-N-...``), a 2-D layout label (``NCHW``)
+and often a 2-D padding (``0x0``). Their fields cannot be assigned safely, so such lines (17 dash-separated fields,
+a three-axis filter and the layout ``NCHW``) are dropped with their entries, counted in the notice; any other key
+that fits neither form is refused.
+
 **Duplicates.** The same solver listed twice for one problem of one file (twice in a line, or in two lines of the
 same problem) is one row: the fastest entry is kept (the first among equal times) and the count dropped is a
 notice. (The staged files have none.)
@@ -111,6 +117,10 @@ def _group_names(dims: int) -> list[str]:
 
 # Key forms by token count (after splitting at '-' and 'x'): (spatial dims, layout tokens).
 FORMS = {19: (2, 1), 21: (2, 3), 25: (3, 1), 27: (3, 3)}
+# An older serialisation of 3-D problems (depth after height and width, filter HxWxD, a 2-D layout label and often
+# a 2-D padding): C-H-W-D-FHxFWxFD-K-Ho-Wo-Do-N-pad-stride-dilation-bias-NCHW-... Its field order is not MIOpen's
+# documented one and cannot be read safely: such lines are dropped and counted (48 in gfx906_64).
+LEGACY_3D_RE = (r"^\d+-\d+-\d+-\d+-\d+x\d+x\d+-\d+-\d+-\d+-\d+-\d+-\d+x\d+(x\d+)?-\d+x\d+x\d+-\d+x\d+x\d+-\d+-NCHW-")
 TIME_RE = r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^[-+]?(?i:nan|inf|infinity)$"
 SHAPE = ("batch", "in_channels", "in_d", "in_h", "in_w", "out_channels", "out_d", "out_h", "out_w", "filter_d",
          "filter_h", "filter_w", "pad_d", "pad_h", "pad_w", "stride_d", "stride_h", "stride_w", "dilation_d",
@@ -242,7 +252,7 @@ def _np(arr) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False)
 
 
-def _parse_keys(f: FindDbFile, keys: pa.Array) -> dict[str, np.ndarray]:
+def _parse_keys(f: FindDbFile, keys: pa.Array, line_no: np.ndarray) -> dict[str, np.ndarray]:
     """Problem columns (forward terms) of every line's key, checked: tokens by position, then the key rebuilt from
     the parsed fields must equal the line's key (so a misplaced separator or a leading zero is refused)."""
     n = len(keys)
@@ -255,7 +265,7 @@ def _parse_keys(f: FindDbFile, keys: pa.Array) -> dict[str, np.ndarray]:
         form_of[ntok == count] = code
     if (form_of < 0).any():
         i = _first(form_of < 0)
-        raise _diagnose_key(f, i + 1, keys[i].as_py())
+        raise _diagnose_key(f, int(line_no[i]), keys[i].as_py())
     raw: dict[str, np.ndarray] = {name: np.full(n, -1, dtype=np.int64) for name in _group_names(3)[:-5]}
     layout_text = np.empty(n, dtype=object)
     dtype_tok = np.empty(n, dtype=object)
@@ -274,7 +284,7 @@ def _parse_keys(f: FindDbFile, keys: pa.Array) -> dict[str, np.ndarray]:
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 bad = ~_np(pc.fill_null(pc.match_substring_regex(t, r"^\d{1,15}$"), False))
                 i = int(rows[_first(bad)])
-                raise _diagnose_key(f, i + 1, keys[i].as_py()) from None
+                raise _diagnose_key(f, int(line_no[i]), keys[i].as_py()) from None
             texts.append(t)
         layouts = [flat.take(pa.array(base + len(names) + k)) for k in range(n_layouts)]
         joined_layout = layouts[0] if n_layouts == 1 else pc.binary_join_element_wise(*layouts, "-")
@@ -294,14 +304,14 @@ def _parse_keys(f: FindDbFile, keys: pa.Array) -> dict[str, np.ndarray]:
         same = _np(pc.equal(rebuilt, keys.take(pa.array(rows))))
         if not same.all():
             i = int(rows[_first(~same)])
-            raise _diagnose_key(f, i + 1, keys[i].as_py())
+            raise _diagnose_key(f, int(line_no[i]), keys[i].as_py())
     dims = np.where((form_of == 2) | (form_of == 3), 3, 2).astype(np.int32)
     # direction (with groups and casts), data types, layouts: few distinct values, parsed once each
-    direction, groups, casts = _directions(f, dir_tok)
+    direction, groups, casts = _directions(f, dir_tok, line_no)
     backward = direction != "F"
     cols: dict[str, np.ndarray] = {"direction": direction, "groups": groups, "cast_types": casts}
-    for name, triple in (("dtype", _triples(f, dtype_tok, "dtype", dims)),
-                         ("layout", _triples(f, layout_text, "layout", dims))):
+    for name, triple in (("dtype", _triples(f, dtype_tok, "dtype", dims, line_no)),
+                         ("layout", _triples(f, layout_text, "layout", dims, line_no))):
         first, weights, last = triple
         x, y = np.where(backward, last, first), np.where(backward, first, last)
         same = (x == weights) & (weights == y)
@@ -324,20 +334,20 @@ def _parse_keys(f: FindDbFile, keys: pa.Array) -> dict[str, np.ndarray]:
         bad = (values < low) & ~(~is3 & name.endswith("_d"))
         if bad.any():
             i = _first(bad)
-            raise _fail(f, i + 1, name, str(values[i]), f"a whole number >= {low}")
+            raise _fail(f, int(line_no[i]), name, str(values[i]), f"a whole number >= {low}")
     bad = ~np.isin(cols["bias"], (0, 1))
     if bad.any():
         i = _first(bad)
-        raise _fail(f, i + 1, "bias", str(cols["bias"][i]), "0 or 1")
+        raise _fail(f, int(line_no[i]), "bias", str(cols["bias"][i]), "0 or 1")
     bad = cols["in_channels"] % cols["groups"] != 0
     if bad.any():
         i = _first(bad)
-        raise _fail(f, i + 1, "groups", str(cols["groups"][i]),
+        raise _fail(f, int(line_no[i]), "groups", str(cols["groups"][i]),
                     f"a divisor of the input channels ({cols['in_channels'][i]})")
     return cols
 
 
-def _directions(f: FindDbFile, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _directions(f: FindDbFile, tokens: np.ndarray, line_no: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(direction, groups, cast suffix or None) of every line's last key field."""
     uniq, codes = np.unique(tokens.astype(str), return_inverse=True)
     parsed = []
@@ -345,13 +355,14 @@ def _directions(f: FindDbFile, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarr
         m = re.fullmatch(rf"([FBW])(?:_g(\d{{1,15}}))?((?:_c[iwo](?:{_DTYPES}))*)", u)
         if m is None:
             i = _first(codes == j)
-            raise _fail(f, i + 1, "direction", u, "F, B or W (forward, backward data, backward weights), optionally "
-                        "with _g<groups> and _ci/_cw/_co<type> suffixes")
+            raise _fail(f, int(line_no[i]), "direction", u, "F, B or W (forward, backward data, backward weights), "
+                        "optionally with _g<groups> and _ci/_cw/_co<type> suffixes")
         parsed.append((m[1], int(m[2] or 1), m[3].lstrip("_") or None))
     return tuple(np.asarray([p[k] for p in parsed], dtype=object if k != 1 else np.int64)[codes] for k in range(3))
 
 
-def _triples(f: FindDbFile, texts: np.ndarray, what: str, dims: np.ndarray) -> tuple[np.ndarray, ...]:
+def _triples(f: FindDbFile, texts: np.ndarray, what: str, dims: np.ndarray, line_no: np.ndarray
+             ) -> tuple[np.ndarray, ...]:
     """A key's data type(s) or layout(s) as three arrays (input, weights, output in MIOpen's order)."""
     uniq, codes = np.unique(texts.astype(str), return_inverse=True)
     split, letters = [], []
@@ -375,12 +386,12 @@ def _triples(f: FindDbFile, texts: np.ndarray, what: str, dims: np.ndarray) -> t
             expected = ("one of " + ", ".join(ELEMENT_BYTES) + " (or three concatenated: input, weights, output)"
                         if what == "dtype" else "NCHW, NCDHW, or three layouts of N, C, (D,) H, W each once "
                         "(input-weights-output)")
-            raise _fail(f, i + 1, what, uniq[j], expected)
+            raise _fail(f, int(line_no[i]), what, uniq[j], expected)
     if what == "layout":
         bad = np.asarray(letters)[codes] != dims + 2
         if bad.any():
             i = _first(bad)
-            raise _fail(f, i + 1, what, str(texts[i]), f"a layout of {int(dims[i])} spatial dimensions")
+            raise _fail(f, int(line_no[i]), what, str(texts[i]), f"a layout of {int(dims[i])} spatial dimensions")
     return tuple(np.asarray([t[k] for t in split], dtype=object)[codes] for k in range(3))
 
 
@@ -545,7 +556,7 @@ def _lines(f: FindDbFile, raw: bytes) -> pa.Array:
     return arr
 
 
-def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict[str, int]]) -> pa.Table:
+def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict]) -> pa.Table:
     """The rows of one find-db file (row ids computed), before duplicates are resolved."""
     decl = get_table(CONFIG)
     raw = read_capped(f.path)
@@ -559,13 +570,20 @@ def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict[str, int
         raise _fail(f, i + 1, "line", arr[i].as_py(), "KEY=ENTRY;ENTRY;... (no '=' found)")
     keys, values = pc.list_element(kv, 0), pc.list_element(kv, 1)
     del kv, arr
-    cols = _parse_keys(f, keys)
+    line_no = np.arange(1, len(keys) + 1)
+    legacy = _np(pc.match_substring_regex(keys, LEGACY_3D_RE))
+    if legacy.any():  # dropped on purpose (module docstring), counted in the notice
+        counts["legacy"][f.source_file] = (int(legacy.sum()), pc.sum(pc.add(pc.count_substring(
+            values.filter(pa.array(legacy)), ";"), 1)).as_py())
+        kept = pa.array(~legacy)
+        keys, values, line_no = keys.filter(kept), values.filter(kept), line_no[~legacy]
+    cols = _parse_keys(f, keys, line_no)
     lists = pc.split_pattern(values, ";")
     per_line = _np(pc.list_value_length(lists)).astype(np.int64)
     entries = pc.list_flatten(lists)
     parent = _np(pc.list_parent_indices(lists)).astype(np.int64)
     del lists, values
-    ent = _parse_entries(f, entries, parent + 1)
+    ent = _parse_entries(f, entries, line_no[parent])
     del entries
     keep = ent["time_ms"] > 0
     counts["zero"][f.source_file] = int((~keep).sum())
@@ -605,7 +623,7 @@ def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict[str, int
     columns["time_ms"] = pa.array(ent["time_ms"][rows])
     columns["workspace_bytes"] = pa.array(ent["workspace_bytes"][rows])
     columns["entry_format"] = pc.if_else(pa.array(ent["old"][rows]), "algorithm-first", "solver-first")
-    columns["source_line"] = pa.array(row_line + 1)
+    columns["source_line"] = pa.array(line_no[row_line])
     constants = {**gpu, "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": "miopen-fdb",
                  "backend": f.backend, "source": prov.source, "collected_at": prov.undated,
                  "kgpubench_version": __version__, "source_commit": prov.commit, "source_doi": prov.doi,
@@ -641,7 +659,7 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN) -> pa.Table:
         On any bad input (one line naming the file, line and field); nothing is returned.
     """
     files = find_db_files(root)
-    counts: dict[str, dict[str, int]] = {"zero": {}}
+    counts: dict[str, dict] = {"zero": {}, "legacy": {}}
     tables, dropped_dupes = [], {}
     for f in files:
         t, d = _drop_duplicates(_file_table(f, prov, counts))
@@ -649,9 +667,15 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN) -> pa.Table:
         dropped_dupes[f.source_file] = d
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     zero = {k: v for k, v in counts["zero"].items() if v}
+    legacy = counts["legacy"]
     dupes = {k: v for k, v in dropped_dupes.items() if v}
-    if zero or dupes:
+    if zero or dupes or legacy:
         parts = []
+        if legacy:
+            parts.append(f"{sum(v[0] for v in legacy.values()):,} lines with an older 3-D key (depth after height and "
+                         "width, layout NCHW; not MIOpen's documented order) dropped with their "
+                         f"{sum(v[1] for v in legacy.values()):,} entries ("
+                         + ", ".join(f"{k} {v[0]:,} lines" for k, v in legacy.items()) + ")")
         if zero:
             parts.append(f"{sum(zero.values()):,} solver entries with time 0 (upstream's mark of a solver Find() did "
                          "not time) dropped (" + ", ".join(f"{k} {v:,}" for k, v in zero.items()) + ")")
