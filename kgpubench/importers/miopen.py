@@ -214,6 +214,7 @@ def gpu_name_of(arch: str, compute_units: int) -> tuple[str, str]:
 
 
 def _fail(f: FindDbFile, line: int, field: str, text: str, expected: str) -> ImportFormatError:
+    text = str(text)
     shown = text if len(text) <= 60 else text[:57] + "..."
     return ImportFormatError(f"{f.path}: line {line}, field {field}: {shown!r}; expected {expected}. Fix the line or "
                              "fetch the file again.")
