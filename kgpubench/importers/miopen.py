@@ -39,8 +39,9 @@ An ENTRY has one of two formats, told apart by whether its text before the first
 **Values.** ``time_ms`` must be a number; NaN, infinite or negative times and workspaces that are not whole
 numbers from 0 to 2**40 bytes (more memory than any GPU has) are refused in one line (MIOpen's writer never
 produces them). **A time of exactly 0 is dropped**, not refused: upstream records ``0.0`` for some GEMM solvers
-whose time Find() did not measure (4,032 entries in the staged files, all GEMM solvers, mostly on grouped 1x1
-problems), so the entry carries no time; the count per file is one notice line (an :class:`ImportNotice`).
+whose time Find() did not measure (4,032 entries in the staged files, all of two solvers, ``GemmFwd1x1_0_1`` and
+``GemmWrw1x1_stride1``, at most one per line: no problem loses every entry), so the entry carries no time; the
+count per file is one notice line (an :class:`ImportNotice`).
 ``solvers_in_problem`` counts every entry of the line, dropped ones included.
 
 **Older 3-D keys.** Some lines (48, all in ``gfx906_64``) hold 3-D problems in an older, undocumented
