@@ -185,14 +185,15 @@ def miopen(directory: Path = _MIOPEN_DIR, out: Path = _MIOPEN_OUT, force: bool =
 
     from kgpubench.importers.miopen import ImportNotice, import_to_shard
 
-    with gpu_warnings_as_lines(), warnings.catch_warnings(record=True) as notices:
-        warnings.simplefilter("always", ImportNotice)
-        path, table = import_to_shard(directory, out, force=force)
-    for n in notices:
-        if issubclass(n.category, ImportNotice):
-            typer.echo(f"notice: {n.message}", err=True)
-        else:
-            warnings.warn_explicit(n.message, n.category, n.filename, n.lineno)
+    with gpu_warnings_as_lines():
+        with warnings.catch_warnings(record=True) as notices:
+            warnings.simplefilter("always", ImportNotice)
+            path, table = import_to_shard(directory, out, force=force)
+        for n in notices:  # the GPU warnings go on to gpu_warnings_as_lines, which shows each once
+            if issubclass(n.category, ImportNotice):
+                typer.echo(f"notice: {n.message}", err=True)
+            else:
+                warnings.warn_explicit(n.message, n.category, n.filename, n.lineno)
     gpus = pc.count_distinct(table["gpu_name"]).as_py()
     problems = pc.count_distinct(table["problem_id"]).as_py()
     typer.echo(f"wrote {table.num_rows} convolutions rows ({problems} distinct problems) on {gpus} GPU(s) from "
