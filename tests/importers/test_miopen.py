@@ -182,6 +182,7 @@ def test_cli_writes_a_valid_shard_and_says_what_it_dropped(tmp_path):
     assert result.exit_code == 0, result.output
     assert "wrote 7 convolutions rows (4 distinct problems) on 2 GPU(s)" in result.output
     assert "notice: 1 solver entries with time 0" in result.output
+    assert "warning: " in result.output and "no single AMD product has gfx1030 with 36 CUs" in result.output
     name, table = read_shard(out)
     assert name == "convolutions" and table.num_rows == 7
     again = CliRunner().invoke(app, ["import", "miopen", str(root), "--out", str(out)])
