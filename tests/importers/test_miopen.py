@@ -199,7 +199,8 @@ def test_the_staged_mi300x_file_imports_whole(tmp_path):
     assert path.is_file()
     rows = table.slice(0, 4).to_pylist()
     first = rows[0]  # line 1: 1000-13-13-1x1-512-13-13-16-0x0-1x1-1x1-0-NCHW-FP16-B=ConvAsmImplicitGemm...
-    assert first["gpu_name"] == "AMD Instinct MI300X" and first["gpu_inferred_from"] == "inferred from gfx942 with 304 CUs"
+    assert first["gpu_name"] == "AMD Instinct MI300X"
+    assert first["gpu_inferred_from"] == "inferred from gfx942 with 304 CUs"
     assert (first["direction"], first["dtype"], first["in_channels"], first["out_channels"], first["batch"]) == (
         "B", "FP16", 512, 1000, 16)
     assert first["solver"] == "ConvAsmImplicitGemmGTCDynamicBwdXdlopsNHWC" and first["time_ms"] == 0.051639
