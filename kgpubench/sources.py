@@ -146,8 +146,28 @@ AICONFIGURATOR = Provenance(
     "framework lower-cased, nominal work and GPU figures added); no time was changed.",
 )
 
+# MIOpen's find-db (ROCm/MIOpen src/kernels/*.fdb.txt.bz2), imported by kgpubench.importers.miopen. Citation from
+# the staged CITATION.cff (the data's own entry, then the paper it references); licence from the staged LICENSE.
+# collected_at: the date of the upstream commit the files come from (2024-10-24); the files record no timestamps,
+# and the measurements were made earlier: "published by", not "measured at".
+MIOPEN = Provenance(
+    name="miopen",
+    license="MIT",
+    commit="2d1fd997a6fcf801ac4ca7a63e0656ef1cb9f488",
+    undated=_dt.datetime(2024, 10, 24, tzinfo=UTC),
+    title="MIOpen: AMD's Machine Intelligence Library (find-db: measured convolution solver times)",
+    authors="Advanced Micro Devices, Inc. and the MIOpen contributors",
+    venue="GitHub repository ROCm/MIOpen; the library is described in Jehandad Khan et al., \"MIOpen: An Open "
+    "Source Library For Deep Learning Primitives\", arXiv:1910.00078 (2019)",
+    year=2024,
+    url="https://github.com/ROCm/MIOpen",
+    attribution="Copyright (c) 2017 - 2022 Advanced Micro Devices, Inc. All rights Reserved.; MIT licence (MIOpen's "
+    "find-db files src/kernels/*.fdb.txt.bz2, parsed into rows; no value was changed, zero-time entries were "
+    "dropped).",
+)
+
 KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB, KERNELBENCH, CLBLAST, NEUSIGHT,
-                                                             GPUPERFPREDICT, AICONFIGURATOR)}
+                                                             GPUPERFPREDICT, AICONFIGURATOR, MIOPEN)}
 
 
 def citation_line(prov: Provenance) -> str:

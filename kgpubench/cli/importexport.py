@@ -1,4 +1,5 @@
-"""``kgpubench import`` (kernel-tuner, kernelbench, clblast, neusight, gpuperfpredict) and ``kgpubench export t4``."""
+"""``kgpubench import`` (kernel-tuner, kernelbench, clblast, neusight, gpuperfpredict, miopen) and ``kgpubench export
+t4``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import typer
 
 import_app = typer.Typer(help="Import public measurements as shards: tuning search spaces (`autotune`), whole "
                          "programs (`programs`), best tunings (`tunings`), framework operator latencies "
-                         "(`operators`), Rodinia kernel profiles (`profiles`).", no_args_is_help=True)
+                         "(`operators`), Rodinia kernel profiles (`profiles`), MIOpen convolution solver times "
+                         "(`convolutions`).", no_args_is_help=True)
 export_app = typer.Typer(help="Export kgpubench rows in the community's formats.", no_args_is_help=True)
 
 _FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).",
@@ -202,6 +204,33 @@ def aiconfigurator(directory: Path = _AIC_DIR, out: Path = _AIC_OUT, packaged: b
                f"kgpubench merge {path}")
 
 
+_MIOPEN_DIR = typer.Argument(..., help="A folder holding MIOpen's find-db files "
+                             "(<target><CUs>.<backend>.fdb.txt[.bz2], at any depth), e.g. the staged miopen folder.",
+                             readable=False)
+_MIOPEN_OUT = typer.Option(Path("miopen-convolutions.parquet"), "--out", help="Shard to write.")
+
+
+def miopen(directory: Path = _MIOPEN_DIR, out: Path = _MIOPEN_OUT, force: bool = _FORCE) -> None:
+    """Import MIOpen's find-db (solver times per convolution problem) into a `convolutions` shard."""
+    import pyarrow.compute as pc
+
+    from kgpubench.importers.miopen import ImportNotice, import_to_shard
+
+    with gpu_warnings_as_lines():
+        with warnings.catch_warnings(record=True) as notices:
+            warnings.simplefilter("always", ImportNotice)
+            path, table = import_to_shard(directory, out, force=force)
+        for n in notices:  # the GPU warnings go on to gpu_warnings_as_lines, which shows each once
+            if issubclass(n.category, ImportNotice):
+                typer.echo(f"notice: {n.message}", err=True)
+            else:
+                warnings.warn_explicit(n.message, n.category, n.filename, n.lineno)
+    gpus = pc.count_distinct(table["gpu_name"]).as_py()
+    problems = pc.count_distinct(table["problem_id"]).as_py()
+    typer.echo(f"wrote {table.num_rows} convolutions rows ({problems} distinct problems) on {gpus} GPU(s) from "
+               f"{directory} to {path}; merge with: kgpubench merge {path}")
+
+
 def register(app: typer.Typer) -> None:
     import_app.command("kernel-tuner")(kernel_tuner)
     import_app.command("kernelbench")(kernelbench)
@@ -209,6 +238,7 @@ def register(app: typer.Typer) -> None:
     import_app.command("neusight")(neusight)
     import_app.command("gpuperfpredict")(gpuperfpredict)
     import_app.command("aiconfigurator")(aiconfigurator)
+    import_app.command("miopen")(miopen)
     export_app.command("t4")(t4)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")

@@ -28,14 +28,15 @@ from kgpubench.sources import (
     GPUPERFPREDICT,
     KERNELBENCH,
     KNOWN_SOURCES,
+    MIOPEN,
     NEUSIGHT,
     UTC,
     Provenance,
 )
 
 # re-exported: they live in kgpubench.sources
-__all__ = ["AICONFIGURATOR", "BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "NEUSIGHT",
-           "ImportNotice", "Provenance", "UTC"]
+__all__ = ["AICONFIGURATOR", "BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "MIOPEN",
+           "NEUSIGHT", "ImportNotice", "Provenance", "UTC"]
 
 
 MAX_LABEL = 200  # characters of a GPU or set-up label
