@@ -208,23 +208,19 @@ _MIOPEN_DIR = typer.Argument(..., help="A folder holding MIOpen's find-db files 
                              "(<target><CUs>.<backend>.fdb.txt[.bz2], at any depth), e.g. the staged miopen folder.",
                              readable=False)
 _MIOPEN_OUT = typer.Option(Path("miopen-convolutions.parquet"), "--out", help="Shard to write.")
+_MIOPEN_PACKAGED = typer.Option(False, "--packaged", help="Only the declared selection the packaged data hold (one "
+                                "problem in 8, by hash of problem_id, with all its GPUs and solvers; see the card).")
 
 
-def miopen(directory: Path = _MIOPEN_DIR, out: Path = _MIOPEN_OUT, force: bool = _FORCE) -> None:
+def miopen(directory: Path = _MIOPEN_DIR, out: Path = _MIOPEN_OUT, packaged: bool = _MIOPEN_PACKAGED,
+           force: bool = _FORCE) -> None:
     """Import MIOpen's find-db (solver times per convolution problem) into a `convolutions` shard."""
     import pyarrow.compute as pc
 
-    from kgpubench.importers.miopen import ImportNotice, import_to_shard
+    from kgpubench.importers.miopen import import_to_shard
 
     with gpu_warnings_as_lines():
-        with warnings.catch_warnings(record=True) as notices:
-            warnings.simplefilter("always", ImportNotice)
-            path, table = import_to_shard(directory, out, force=force)
-        for n in notices:  # the GPU warnings go on to gpu_warnings_as_lines, which shows each once
-            if issubclass(n.category, ImportNotice):
-                typer.echo(f"notice: {n.message}", err=True)
-            else:
-                warnings.warn_explicit(n.message, n.category, n.filename, n.lineno)
+        path, table = import_to_shard(directory, out, force=force, packaged=packaged)
     gpus = pc.count_distinct(table["gpu_name"]).as_py()
     problems = pc.count_distinct(table["problem_id"]).as_py()
     typer.echo(f"wrote {table.num_rows} convolutions rows ({problems} distinct problems) on {gpus} GPU(s) from "

@@ -82,7 +82,7 @@ from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
 from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
 from kgpubench.importers.api import folder_to_shard
-from kgpubench.importers.common import MIOPEN, Provenance
+from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import canonical_value, get_table
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
@@ -129,10 +129,6 @@ SHAPE = ("batch", "in_channels", "in_d", "in_h", "in_w", "out_channels", "out_d"
          "filter_h", "filter_w", "pad_d", "pad_h", "pad_w", "stride_d", "stride_h", "stride_w", "dilation_d",
          "dilation_h", "dilation_w", "groups")
 PROBLEM_COLUMNS = (*SHAPE, "bias", "layout", "dtype", "cast_types", "direction")
-
-
-class ImportNotice(UserWarning):
-    """Something the import did on purpose that a user should know (entries dropped, with counts)."""
 
 
 @dataclass(frozen=True)
@@ -686,13 +682,32 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN) -> pa.Table:
         if dupes:
             parts.append(f"{sum(dupes.values()):,} repeated solver entries of one problem dropped, the fastest kept ("
                          + ", ".join(f"{k} {v:,}" for k, v in dupes.items()) + ")")
-        warnings.warn("; ".join(parts) + ".", ImportNotice, stacklevel=2)
+        notice("; ".join(parts) + ".")
     return table
 
 
-def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False) -> tuple[Path, pa.Table]:
-    """Import ``root`` (see :func:`import_miopen`) and write one validated `convolutions` shard at ``out``.
+# The packaged data hold one problem in PACKAGED_SHARE (by problem_id), with every GPU and solver of it.
+PACKAGED_SHARE = 8
+
+
+def packaged_selection(root: Path | str) -> pa.Table:
+    """The rows the packaged data hold (a declared selection, documented in the card): every row whose
+    ``problem_id`` (the same problem on every GPU) falls in hash bucket 0 of :data:`PACKAGED_SHARE`, so a kept
+    problem keeps all its GPUs and solvers together."""
+    table = import_miopen(root)
+    ids = table["problem_id"].to_numpy(zero_copy_only=False)
+    uniq, codes = np.unique(ids, return_inverse=True)
+    keep = np.fromiter((int.from_bytes(hashlib.sha256(f"packaged\x1f{u}".encode()).digest()[:8], "big")
+                        % PACKAGED_SHARE == 0 for u in uniq), dtype=bool, count=len(uniq))
+    return table.filter(pa.array(keep[codes.ravel()]))
+
+
+def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False,
+                    packaged: bool = False) -> tuple[Path, pa.Table]:
+    """Import ``root`` (see :func:`import_miopen`; ``packaged``: only :func:`packaged_selection`) and write one
+    validated `convolutions` shard at ``out``.
 
     Nothing is written on bad input or a schema violation; an existing ``out`` is refused unless ``force``.
     """
-    return folder_to_shard(import_miopen, CONFIG, root, out, force=force, where=f"{root} (rows in file order)")
+    build = packaged_selection if packaged else import_miopen
+    return folder_to_shard(build, CONFIG, root, out, force=force, where=f"{root} (rows in file order)")

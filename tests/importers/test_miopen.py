@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from kgpubench.cli import app
 from kgpubench.errors import ImportFormatError
 from kgpubench.hardware import UnknownGpuWarning
+from kgpubench.importers.common import ImportNotice
 from kgpubench.importers.miopen import (
-    ImportNotice,
     find_db_files,
     import_miopen,
     import_to_shard,
@@ -211,3 +211,18 @@ def test_the_staged_mi300x_file_imports_whole(tmp_path):
     counts = table.group_by("direction").aggregate([("problem_id", "count_distinct")]).to_pylist()
     assert sum(c["problem_id_count_distinct"] for c in counts) == 9_600  # PROVENANCE.md's problems
     assert set(table["spatial_dims"].to_pylist()) == {2} and set(table["layout"].to_pylist()) == {"NCHW", "NHWC"}
+
+
+def test_the_packaged_selection_keeps_whole_problems_on_every_gpu(tmp_path, monkeypatch):
+    import kgpubench.importers.miopen as miopen
+
+    lines = [f"{c}-8-8-3x3-16-8-8-1-1x1-1x1-1x1-0-NCHW-FP32-F=ConvDirectNaiveConvFwd:0.5,0,"
+             f"miopenConvolutionFwdAlgoDirect;GemmFwdRest:0.{c},0,miopenConvolutionFwdAlgoGEMM" for c in range(1, 65)]
+    for name in ("gfx90878.HIP.fdb.txt", "gfx942130.HIP.fdb.txt"):
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(miopen, "PACKAGED_SHARE", 4)
+    whole = miopen.import_miopen(tmp_path)
+    kept = miopen.packaged_selection(tmp_path).to_pandas()
+    per_problem = kept.groupby("problem_id")["gpu_name"].nunique()
+    assert 0 < kept["problem_id"].nunique() < 64 and (per_problem == 2).all()
+    assert (kept.groupby("problem_id").size() == 4).all() and len(kept) < whole.num_rows

@@ -41,7 +41,7 @@ def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
     names = [t.name for t in list_tasks()]
     assert names == ["kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb",
                      "stencil-tile", "autotune-config", "program-time", "operator-latency", "rodinia-time",
-                     "rodinia-time-counters", "gemm-latency", "attention-latency"]
+                     "rodinia-time-counters", "gemm-latency", "attention-latency", "conv-time", "conv-solver"]
     for task in list_tasks():
         cols = get_table(task.config).column_names
         assert set(task.features) <= set(cols), task.name
