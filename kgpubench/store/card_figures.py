@@ -463,6 +463,38 @@ def label_floor_figures(store: StoreView) -> str:
     return "\n".join(lines) + "\n"
 
 
+_CONV_COLUMNS = ("gpu_name", "gpu_arch", "gpu_compute_units", "gpu_inferred_from", "problem_id", "solver",
+                 "direction", "dtype", "spatial_dims", "time_ms", "entry_format", "collected_at")
+
+
+def convolutions_figures(store: StoreView) -> str:
+    """MIOpen: rows, problems and solvers per GPU (with how the GPU was inferred), directions, dtypes, formats."""
+    df = read_frame(store, "convolutions", _CONV_COLUMNS)
+    if df.empty:
+        return NO_ROWS
+    per_problem = df.groupby(["gpu_name", "problem_id"]).size()
+    choice = (per_problem >= 2).groupby(level="gpu_name").sum()
+    table = []
+    for gpu, g in df.groupby("gpu_name", sort=True):
+        table.append((gpu, f"{g['gpu_arch'].iloc[0]}, {count(g['gpu_compute_units'].iloc[0])} CUs",
+                      g["gpu_inferred_from"].iloc[0], count(len(g)), count(g["problem_id"].nunique()),
+                      count(choice.get(gpu, 0)), count(g["solver"].nunique())))
+    best = df.loc[df.groupby(["gpu_name", "problem_id"])["time_ms"].idxmin(), "solver"]
+    top = best.value_counts().head(5)
+    lines = [f"- {count(len(df))} rows: {count(df['problem_id'].nunique())} distinct problems on "
+             f"{count(df['gpu_name'].nunique())} GPUs, {count(df['solver'].nunique())} solvers.",
+             "- Directions: " + counts_of(df["direction"]) + "; spatial dimensions: "
+             + counts_of(df["spatial_dims"].astype("Int64")) + ".",
+             "- Data types: " + counts_of(df["dtype"]) + ".",
+             "- Entry formats: " + counts_of(df["entry_format"]) + ".",
+             "- Fastest solver of a problem, most often: " + ", ".join(f"{k} {count(v)}" for k, v in top.items())
+             + ".",
+             f"- `collected_at`: {days(df['collected_at'])}.", ""]
+    lines += _table(["GPU", "ISA, compute units", "how the GPU was named", "rows", "problems",
+                     "problems with a choice", "solvers"], table)
+    return "\n".join(lines) + "\n"
+
+
 FIGURE_BLOCKS: dict[str, Callable[[StoreView], str]] = {
     "figures:measured": measured_figures,
     "figures:protocol2": protocol2_figures,
@@ -473,4 +505,5 @@ FIGURE_BLOCKS: dict[str, Callable[[StoreView], str]] = {
     "figures:profiles": profiles_figures,
     "figures:llm_operators": llm_operators_figures,
     "figures:label_floor": label_floor_figures,
+    "figures:convolutions": convolutions_figures,
 }
