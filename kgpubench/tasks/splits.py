@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, SplitError, unknown_name
-from kgpubench.resources import bundled_path, default_data_dir
+from kgpubench.resources import default_data_dir, package_files, source_checkout
 from kgpubench.sources import seed_study
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
@@ -155,8 +155,12 @@ class FoldSplitter:
 
 # ----- committed files -------------------------------------------------------------------------------------
 def splits_root() -> Path:
-    """The committed ``splits/`` folder (checkout or wheel)."""
-    return bundled_path("splits")
+    """The committed ``splits/`` folder of a source checkout. The wheel ships no split file (they are pure
+    functions of the rows, and the largest part of the package): installed, the folder does not exist and every
+    fold comes from the rule (:func:`assign_folds`), which a test keeps equal to the committed files; a result's
+    ``split_sha256`` records the split it used either way."""
+    checkout = source_checkout()
+    return checkout / "splits" if checkout is not None else package_files() / "_bundled" / "splits"
 
 
 def split_path(task: str, scheme: str, root: Path | None = None) -> Path:
