@@ -666,6 +666,9 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN) -> pa.Table:
         tables.append(t)
         dropped_dupes[f.source_file] = d
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    # Upstream lists a problem's solvers fastest first: kept in that order, the rows would tell a model that
+    # breaks ties by position which solver wins. Within a line, rows go by row id (a hash: no order of time).
+    table = table.sort_by([("source_file", "ascending"), ("source_line", "ascending"), ("row_id", "ascending")])
     zero = {k: v for k, v in counts["zero"].items() if v}
     legacy = counts["legacy"]
     dupes = {k: v for k, v in dropped_dupes.items() if v}

@@ -198,6 +198,10 @@ def test_the_staged_mi300x_file_imports_whole(tmp_path):
     assert table.num_rows == 37_792  # PROVENANCE.md's solver entries: none dropped
     assert path.is_file()
     rows = table.slice(0, 4).to_pylist()
+    assert {r["source_line"] for r in rows} == {1}
+    # within a line, rows go by row id, never upstream's fastest-first order (which would tell the winner)
+    assert [r["row_id"] for r in rows] == sorted(r["row_id"] for r in rows)
+    rows = sorted(rows, key=lambda r: r["time_ms"])
     first = rows[0]  # line 1: 1000-13-13-1x1-512-13-13-16-0x0-1x1-1x1-0-NCHW-FP16-B=ConvAsmImplicitGemm...
     assert first["gpu_name"] == "AMD Instinct MI300X"
     assert first["gpu_inferred_from"] == "inferred from gfx942 with 304 CUs"
