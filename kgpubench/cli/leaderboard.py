@@ -6,6 +6,9 @@ from pathlib import Path
 
 import typer
 
+from kgpubench.cli.failure import escape
+from kgpubench.errors import escape_text
+
 DATA = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
 TASK = typer.Option(..., "--task", "-t", help="Task name (`kgpubench leaderboard tasks` lists them).")
 SCHEME = typer.Option(None, "--scheme", "-s", help="Split scheme (default: the task's first).")
@@ -15,14 +18,14 @@ board_app = typer.Typer(help="Run, verify and render the leaderboard.", no_args_
 
 
 def _err(msg: str) -> None:
-    typer.echo(msg, err=True)
+    typer.echo(escape_text(msg), err=True)
 
 
 def _progress():
     from rich.console import Console
 
     console = Console(stderr=True, highlight=False)
-    return lambda msg: console.print(f"[dim]…[/] {msg}")
+    return lambda msg: console.print(f"[dim]…[/] {escape(msg)}")
 
 
 SEED = typer.Option(0, "--seed", help="Seed handed to make_model(task, seed): changes what the model draws at random.")

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from kgpubench.cli.leaderboard import DATA, TRUST, _progress
+from kgpubench.errors import escape_text
 
 sub_app = typer.Typer(help="Submissions by pull request: check a folder, run it as CI does, add it to the board.",
                       no_args_is_help=True)
@@ -33,7 +34,7 @@ def check(folder: Path = FOLDER, out: Path = OUT, data: Path | None = DATA,
     checked = check_submission(folder, out, data_dir=data, force=force)
     sub = checked.submission
     runs = ", ".join(f"{r.task}/{r.scheme}" for r in checked.runs)
-    typer.echo(f"{sub.name}: {sub.kind} by {', '.join(sub.authors)}; runs {runs}")
+    typer.echo(escape_text(f"{sub.name}: {sub.kind} by {', '.join(sub.authors)}; runs {runs}"))
 
 
 @sub_app.command("run", help="The CI job: check the folder as `submission check` does, then score every run of "
