@@ -248,6 +248,12 @@ class CompileCacheError(KgpubenchError, OSError):
     """The compile cache folder cannot be created or written."""
 
 
+class ModelCacheError(KgpubenchError, PermissionError):
+    """``kgpubench predict``'s model cache holds what kgpubench did not write (a pickle whose sha256 is not the one
+    recorded when it was written, a folder another user owns or others may enter): reading it would run its
+    code, so it is refused, never read and never silently rebuilt."""
+
+
 class CaseFailure(KgpubenchError, RuntimeError):
     """A configuration that cannot be measured; becomes a row with :attr:`status` and :attr:`detail`."""
 
