@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kgpubench.board.evaluation import store_predictions
 from kgpubench.board.leaderboard import read_results, results_dir
 from kgpubench.board.ranking import cell, headline, role, would_rank
 from kgpubench.board.result import Record, Result
@@ -102,7 +103,9 @@ def committed_board() -> list[Record]:
 
 
 def write_and_summarise(result: Result, out: Path | str, *, force: bool = False) -> str:
-    """Write the result JSON to ``out`` (atomically; an existing file only with ``force``) and return its
-    summary, ranked against the committed board when there is one."""
+    """Write the result JSON to ``out`` (atomically; an existing file only with ``force``), its predictions beside
+    it (:func:`kgpubench.board.evaluation.store_predictions`), and return its summary, ranked against the
+    committed board when there is one."""
+    result = store_predictions(result, Path(out), overwrite=force)  # first: the result names them by sha256
     atomic_write_bytes(Path(out), result.to_json().encode(), overwrite=force)
     return result_summary(result, board=committed_board(), path=out)

@@ -65,12 +65,14 @@ def accept(folder: Path = FOLDER,
                                         "wrote (`kgpubench submission run --out`)."),
            board: Path | None = typer.Option(None, "--board", help="The board's results folder (default "
                                              "leaderboard/results); the board is re-rendered next to it."),
-           force: bool = typer.Option(False, "--force", help="Replace this submission's results already there.")
-           ) -> None:
-    """The maintainer's step: add the CI results of a submission to the board and re-render it."""
+           force: bool = typer.Option(False, "--force", help="Replace this submission's results already there."),
+           data: Path | None = DATA) -> None:
+    """The maintainer's step: add the CI results of a submission to the board and re-render it. Each result's
+    scores are recomputed from its predictions (the file beside it) and the data first; a forged score is
+    refused."""
     from kgpubench.board.pull_request import accept as run_accept
 
-    for path in run_accept(folder, results, board=board, force=force):
+    for path in run_accept(folder, results, board=board, force=force, data_dir=data):
         typer.echo(str(path))
 
 
