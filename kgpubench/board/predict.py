@@ -90,6 +90,7 @@ from kgpubench.hardware import (
     find_gpu,
     lookup_gpu,
 )
+from kgpubench.importers.limits import DuplicateKeyError, _refuse_duplicate_keys
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
@@ -495,13 +496,16 @@ def read_input_file(path: Path | str, task: Task | str | None = None) -> dict[st
     path = Path(path)
     if not path.is_file():
         raise DataFileNotFoundError(f"--input {path}: no such file; give a JSON object of column -> value.")
-    try:
-        data = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise OptionError(f"--input {path}: not JSON ({exc}); give a JSON object of column -> value.") from None
-    if not isinstance(data, dict):
-        raise OptionError(f"--input {path}: a JSON {type(data).__name__}; give a JSON object of column -> value.")
+    data = _input_json(path)
     if {"kernel", "entry", "grid", "block"} <= set(data):  # kgpubench features --json
+        for key, want in (("grid", list), ("block", list), ("mix", dict)):
+            value = data.get(key)
+            if key == "mix" and value is None:
+                continue
+            items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+            if not isinstance(value, want) or not all(_scalar(v) for v in items) or (want is list and len(value) > 3):
+                raise OptionError(f"--input {path}: {key} is {json.dumps(value)[:60]}; `kgpubench features --json` "
+                                  f"writes {'up to 3 numbers' if want is list else 'an object'} there.")
         out = {k: v for k, v in data.items() if not isinstance(v, (dict, list)) and k not in ("kernel", "entry")}
         out.update({f"mix_{k}": v for k, v in (data.get("mix") or {}).items()})
         for dim, values in (("grid", data["grid"]), ("block", data["block"])):
@@ -510,6 +514,66 @@ def read_input_file(path: Path | str, task: Task | str | None = None) -> dict[st
             wanted = set(input_columns(as_task(task)))
             out = {k: v for k, v in out.items() if k in wanted}
         return out
+    return data
+
+
+INPUT_MAX_BYTES = 1 << 20  # an input is a few hundred bytes: a feature row
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, bool, int, float))
+
+
+def _input_json(path: Path) -> dict[str, Any]:
+    """The ``--input`` file as strict JSON: at most :data:`INPUT_MAX_BYTES`, an object, each key once, numbers a
+    float64 holds exactly (no 500-digit integer, no ``1e400``, no NaN), no nesting too deep; values scalars
+    (``kgpubench features --json`` output excepted: :func:`read_input_file` checks its ``grid``, ``block`` and
+    ``mix`` and drops its other lists). Anything else is one
+    :class:`OptionError` naming the file."""
+    fix = "give a JSON object of column -> value"
+    with path.open("rb") as fh:
+        raw = fh.read(INPUT_MAX_BYTES + 1)
+    if len(raw) > INPUT_MAX_BYTES:
+        raise OptionError(f"--input {path}: larger than {INPUT_MAX_BYTES:,} bytes; {fix} (one row of features).")
+
+    def exact_int(text: str) -> int:
+        value = int(text) if len(text) <= 20 else None
+        if value is None or abs(value) > 2**53:
+            raise OptionError(f"--input {path}: the number {text[:24]}{'...' if len(text) > 24 else ''} "
+                              f"({len(text.lstrip('-'))} digits) is larger than a float64 holds exactly (2**53); "
+                              f"{fix}.")
+        return value
+
+    def finite_float(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise OptionError(f"--input {path}: the number {text[:24]} is not finite; {fix}.")
+        return value
+
+    def constant(text: str) -> None:
+        raise OptionError(f"--input {path}: {text} is not a number JSON allows; {fix}.")
+
+    try:
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_refuse_duplicate_keys, parse_int=exact_int,
+                          parse_float=finite_float, parse_constant=constant)
+    except DuplicateKeyError as exc:
+        raise OptionError(f"--input {path}: the key {exc.key[:60]!r} appears twice; which value counts is "
+                          f"ambiguous; {fix}, each key once.") from None
+    except RecursionError:
+        raise OptionError(f"--input {path}: JSON nested too deeply to read; {fix}.") from None
+    except OptionError:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:
+        why = " ".join(str(exc).split())[:120]
+        raise OptionError(f"--input {path}: not JSON ({why}); {fix}.") from None
+    if not isinstance(data, dict):
+        raise OptionError(f"--input {path}: a JSON {type(data).__name__}; {fix}.")
+    if {"kernel", "entry", "grid", "block"} <= set(data):  # features --json: its lists and objects checked or dropped
+        return data
+    for key, value in data.items():
+        if not _scalar(value):
+            raise OptionError(f"--input {path}: the value of {key[:60]!r} is a JSON {type(value).__name__}; {fix} "
+                              "(numbers, text, true/false or null).")
     return data
 
 

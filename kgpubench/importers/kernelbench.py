@@ -17,7 +17,6 @@ duplicate JSON keys, non-finite or negative times and unknown fields' shapes are
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
 import hashlib
 import json
@@ -35,7 +34,7 @@ from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.hardware import catalogue_name, gpu_columns
 from kgpubench.importers.api import folder_to_shard, table_of_rows
 from kgpubench.importers.common import KERNELBENCH, UTC, is_number, run_id_for
-from kgpubench.importers.limits import open_capped_text, read_capped
+from kgpubench.importers.limits import CheckedDictReader, open_capped_text, read_capped
 from kgpubench.schema.programs import PROBLEM_SETS
 
 CONFIG = "programs"
@@ -216,7 +215,7 @@ MANIFEST_COLUMNS = ("level", "problem_file", "source_bytes", "constants", "nn_mo
 
 def read_manifest(path: Path, key_column: str | None = None) -> dict[tuple, dict[str, Any]]:
     """``(level, problem_file)`` (or ``(key, level, problem_file)``) -> program facts, from a staged CSV."""
-    reader = csv.DictReader(open_capped_text(path))
+    reader = CheckedDictReader(open_capped_text(path), path)
     needed = MANIFEST_COLUMNS + ((key_column,) if key_column else ())
     missing = [c for c in needed if c not in (reader.fieldnames or [])]
     if missing:
