@@ -122,3 +122,39 @@ def test_sandboxes_at_once_share_no_per_user_accounting(tmp_path, small, shared)
     alone = _accounting(receiver, X, y, limits)
     together = _accounting(receiver, X, y, limits, sender)
     assert together == alone, dict(zip(("pipe pages", "queued signals", "message queues"), zip(alone, together)))
+
+
+def _board(tmp_path, store, shared, *, channel: bool, isolate: bool, offset: int) -> dict[str, float]:
+    """Per fold (by-gpu: GPU A, B, C, a fresh child each) the male of the page-cache memo model."""
+    from kgpubench.board.evaluation import run_folds, task_data
+
+    folder = tmp_path / f"{'channel' if channel else 'control'}-{isolate}"
+    folder.mkdir()
+    path = render("pagecache_memo", folder, path=str(shared), offset=offset, channel=channel)
+    data = task_data("autotune-config", "by-gpu", store.path)
+    with ModelSession(path, data.task, limits=Limits(timeout_s=120), trust=True, isolate=isolate) as session:
+        folds, _ = run_folds(data, session.factory)
+    return {fold: rec["scores"]["male"] for fold, rec in folds.items()}
+
+
+@pytest.mark.slow
+def test_end_to_end_the_channel_reads_later_folds_targets_unconfined(tmp_path, store, shared):
+    """The control: unconfined, each later fold's test rows (earlier folds' training rows) come back."""
+    fd = os.open(shared, os.O_RDONLY)  # start from a region nothing caches (an earlier run left its bits)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+    channel = _board(tmp_path, store, shared, channel=True, isolate=False, offset=0)
+    control = _board(tmp_path, store, shared, channel=False, isolate=False, offset=0)
+    # the first fold has nothing to read; the later ones read (nearly: a page the kernel would not evict flips
+    # a bit now and then) every target
+    assert channel["GPU A"] == control["GPU A"], (channel, control)
+    for fold in ("GPU B", "GPU C"):
+        assert channel[fold] < 0.2 * control[fold], (channel, control)
+
+
+@pytest.mark.slow
+@needs_isolation
+def test_end_to_end_the_channel_scores_as_its_control_in_the_sandbox(tmp_path, store, shared):
+    channel = _board(tmp_path, store, shared, channel=True, isolate=True, offset=0)
+    control = _board(tmp_path, store, shared, channel=False, isolate=True, offset=0)
+    assert channel == control, (channel, control)
