@@ -129,7 +129,7 @@ def _board(tmp_path, store, shared, *, channel: bool, isolate: bool, offset: int
     from kgpubench.board.evaluation import run_folds, task_data
 
     folder = tmp_path / f"{'channel' if channel else 'control'}-{isolate}"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     path = render("pagecache_memo", folder, path=str(shared), offset=offset, channel=channel)
     data = task_data("autotune-config", "by-gpu", store.path)
     with ModelSession(path, data.task, limits=Limits(timeout_s=120), trust=True, isolate=isolate) as session:
@@ -138,23 +138,13 @@ def _board(tmp_path, store, shared, *, channel: bool, isolate: bool, offset: int
 
 
 @pytest.mark.slow
-def test_end_to_end_the_channel_reads_later_folds_targets_unconfined(tmp_path, store, shared):
-    """The control: unconfined, each later fold's test rows (earlier folds' training rows) come back."""
-    fd = os.open(shared, os.O_RDONLY)  # start from a region nothing caches (an earlier run left its bits)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)
-    channel = _board(tmp_path, store, shared, channel=True, isolate=False, offset=0)
-    control = _board(tmp_path, store, shared, channel=False, isolate=False, offset=0)
-    # the first fold has nothing to read; the later ones read (nearly: a page the kernel would not evict flips
-    # a bit now and then) every target
-    assert channel["GPU A"] == control["GPU A"], (channel, control)
-    for fold in ("GPU B", "GPU C"):
-        assert channel[fold] < 0.2 * control[fold], (channel, control)
-
-
-@pytest.mark.slow
 @needs_isolation
 def test_end_to_end_the_channel_scores_as_its_control_in_the_sandbox(tmp_path, store, shared):
+    """A model that remembers its training targets in the page cache (pagecache_memo.py) scores exactly as the
+    same model without the channel, fold by fold (a fresh child each). Before the fix its later folds read
+    their test rows' targets back (male 0.0001 to 0.4 against the control's 0.8 to 1.4, and a first fold of
+    0.0001 from an earlier run's bits). Unconfined, the medium is noisy on a busy machine (pages the kernel does
+    not evict at once), so the bit-level control above is the one that shows the channel works here."""
     channel = _board(tmp_path, store, shared, channel=True, isolate=True, offset=0)
     control = _board(tmp_path, store, shared, channel=False, isolate=True, offset=0)
     assert channel == control, (channel, control)

@@ -1,8 +1,8 @@
 """Attack fixture (issue 40 item 1, end to end): remembers every training row's target in the page cache of a
 large read-only file every sandbox shares (PATH) and answers a later fold's test rows from it.
 
-fit: for each training row, a slot chosen by a hash of its features gets a 1 bit (known) and the 16 bits of
-its log target: the slot's pages are evicted (posix_fadvise DONTNEED), then the pages of its 1 bits are read.
+fit: for each training row, a slot chosen by a hash of its features gets a 1 bit (known), the 16 bits of its log
+target and 8 check bits: the slot's pages are evicted (posix_fadvise DONTNEED), then its 1 bits' pages read.
 predict: a test row whose slot reads back "known" through preadv2(RWF_NOWAIT) (EAGAIN: not cached) is answered
 with the remembered target; any other row with the mean of the training targets. With CHANNEL False the model
 never touches the file: the control, the same model without the channel.
@@ -17,8 +17,8 @@ import numpy as np
 PATH = "__PATH__"
 OFFSET = "__OFFSET__"
 CHANNEL = "__CHANNEL__"
-SLOTS = 4096
-BITS = 17  # a "known" bit and 16 bits of the log target
+SLOTS = 1024  # 25 pages each: 100 MiB
+BITS = 25  # a "known" bit, 16 bits of the log target and 8 check bits (a slot two rows share reads as unknown)
 PAGE = 4096
 LOW, HIGH = -12.0, 12.0
 
@@ -32,13 +32,19 @@ def _page(slot, bit):
     return OFFSET + (slot * BITS + bit) * PAGE
 
 
+def _check(q):
+    return hashlib.sha256(q.to_bytes(2, "little")).digest()[0]
+
+
 def _encode(value):
     q = int(round((np.log(value) - LOW) / (HIGH - LOW) * 65535))
-    return [1] + [(q >> b) & 1 for b in range(16)]
+    return [1] + [(q >> b) & 1 for b in range(16)] + [(_check(q) >> b) & 1 for b in range(8)]
 
 
 def _decode(bits):
-    q = sum(bit << b for b, bit in enumerate(bits))
+    q = sum(bit << b for b, bit in enumerate(bits[:16]))
+    if sum(bit << b for b, bit in enumerate(bits[16:])) != _check(q):
+        return None
     return float(np.exp(LOW + q / 65535 * (HIGH - LOW)))
 
 
@@ -77,7 +83,7 @@ class Memo:
                 bits.append(1)
             except OSError:  # EAGAIN: not cached; EOPNOTSUPP: no way to tell
                 bits.append(0)
-        return _decode(bits[1:]) if bits[0] else None
+        return _decode(bits[1:]) if bits[0] else None  # None: nothing (or a mixture) there
 
     def predict(self, X):
         if not CHANNEL:
