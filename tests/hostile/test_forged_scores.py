@@ -24,7 +24,7 @@ from kgpubench.testing import MEAN_MODEL_SOURCE
 sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
 from task_fixtures import autotune_table, make_store  # noqa: E402
 
-pytestmark = pytest.mark.slow  # a small board is run in the sandbox first
+pytestmark = [pytest.mark.slow, pytest.mark.integration]  # a small board is run in the sandbox first
 
 MEDIAN = [p for p in lb.baseline_files() if p.stem == "median"]
 TASK, SCHEME = "autotune-config", "by-gpu"
