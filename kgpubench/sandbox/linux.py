@@ -56,6 +56,8 @@ _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, 
 NOBODY = 65534
 DEVICES = ("null", "zero", "full", "random", "urandom")
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+# Host-wide counters of open files, inodes and dentries (another sandbox's opens move them): read as empty.
+PROC_MASKED = ("sys/fs/file-nr", "sys/fs/inode-nr", "sys/fs/inode-state", "sys/fs/dentry-state")
 
 
 # System calls refused (EPERM) in the model's process and everything it starts; see install_seccomp.
@@ -307,6 +309,10 @@ def _mount_proc(stage: str) -> bool:
         if os.path.exists(path):
             mount(path, path, None, MS_BIND | MS_REC)
             _remount_read_only([path])
+    for name in PROC_MASKED:  # counters of the whole host that move with what other sandboxes open
+        path = f"{proc}/{name}"
+        if os.path.exists(path):
+            mount("/dev/null", path, None, MS_BIND)
     return True
 
 

@@ -148,3 +148,39 @@ def test_end_to_end_the_channel_scores_as_its_control_in_the_sandbox(tmp_path, s
     channel = _board(tmp_path, store, shared, channel=True, isolate=True, offset=0)
     control = _board(tmp_path, store, shared, channel=False, isolate=True, offset=0)
     assert channel == control, (channel, control)
+
+
+COUNTERS = '''
+import numpy as np
+
+
+def make_model(task, seed):
+    class Counters:
+        def fit(self, X, y):
+            return self
+
+        def predict(self, X):
+            sizes = []
+            for name in ("fs/file-nr", "fs/inode-nr", "fs/dentry-state", "kernel/ostype"):
+                try:
+                    with open("/proc/sys/" + name) as fh:
+                        sizes.append(float(len(fh.read())))
+                except OSError:
+                    sizes.append(-1.0)
+            return np.array((sizes + [0.0] * len(X))[:len(X)])
+
+    return Counters()
+'''
+
+
+@needs_isolation
+def test_host_wide_file_counters_read_empty(tmp_path, small):
+    """/proc/sys/fs/file-nr (and the inode and dentry counts) move with what every process of the host opens:
+    another sandbox could signal through them. They read as empty; the rest of /proc/sys stays readable."""
+    path = tmp_path / "counters.py"
+    path.write_text(COUNTERS)
+    X, y = small
+    with ModelSession(path, "autotune-config", limits=Limits(timeout_s=60)) as session:
+        session.fit(X, y)
+        sizes = np.asarray(session.predict(X))[:4].tolist()
+    assert sizes[:3] == [0.0, 0.0, 0.0] and sizes[3] > 0, sizes
