@@ -603,7 +603,8 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
            progress: Callable[[str], None] | None = None, trust: bool = False,
            executor: Executor | None = None) -> int:
     """Re-run committed results (only the models named in ``only`` and the tasks named in ``tasks``, if given)
-    and compare (the jobs on ``executor`` when given, see :func:`run_jobs`).
+    and compare (the jobs on ``executor`` when given, see :func:`run_jobs`); a result that names its predictions
+    file has its scores recomputed from it too (:func:`kgpubench.board.evaluation.rescore_problem`).
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
     :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:
@@ -645,6 +646,11 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
         if model != ORACLE and not Path(model).exists():
             problems.append(f"{path}: model file {res.model_file} is missing")
             continue
+        if "predictions_file" in res.extra:  # its scores against its own predictions too, not only a rerun's
+            data = usable_task_data(res.task, res.scheme, data_dir)
+            why = rescore_problem(res, path, data) if isinstance(data, TaskData) else None
+            if why:
+                problems.append(f"{path}: {why}")
         jobs.append(Job(model, res.task, res.scheme))
         committed.append((path, res))
     seeds = {res.seed or 0 for _, res in committed}
