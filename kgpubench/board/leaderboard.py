@@ -359,6 +359,9 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         fresh_tasks = {j.task for j in jobs}
     write_splits(data_dir, fresh_tasks, splits_root, force=force)  # before any model runs
     written: list[Path] = []
+    # The committed board holds no predictions (a full run would add over 100 MB to the repository): its
+    # results are trusted as the committed folder; any other output carries them (CI artefacts, --from).
+    keep_predictions = results_splits_root(out_dir) is not None
 
     def write(job: Job, record: Record) -> None:
         status_path = out_dir / job.task.name / job.scheme / STATUS_FILE
@@ -370,7 +373,8 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
                 written.append(status_path)
             return
         status_path.unlink(missing_ok=True)
-        record = store_predictions(record, path)  # first: the result names them by sha256
+        if keep_predictions:  # first: the result names them by sha256
+            record = store_predictions(record, path)
         atomic_write_bytes(path, record.to_json().encode())
         written.append(path)
 
@@ -409,7 +413,7 @@ def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int
             if found is not None:
                 source, raw = found
                 named = predictions_path(source)
-                if named.is_file() and not named.is_symlink():
+                if named.is_file() and not named.is_symlink() and results_splits_root(out_dir) is not None:
                     atomic_write_bytes(predictions_path(out_dir / job.task.name / job.scheme / source.name),
                                        named.read_bytes())
                 target = out_dir / job.task.name / job.scheme / source.name

@@ -407,7 +407,8 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     are now (sha256), carry the folder's submission record, and have every fold's scores equal to what its
     predictions (the file beside it, sha256 recorded in the result) score on the data (``data_dir``, default the
     packaged data; :func:`kgpubench.board.evaluation.rescore_problem`); an existing result of the same name is
-    replaced only with ``force``. Returns the result files written (their predictions files copied beside them).
+    replaced only with ``force``. Returns the result files written (their predictions files copied beside them,
+    except into the committed ``leaderboard/results``, which holds none).
     """
     sub = read_submission(folder)
     board = Path(board or results_dir())
@@ -443,9 +444,10 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
             raise SubmissionError(f"{dest}: a result of {sub.name} is already on the board; pass --force to "
                                   "replace it.")
         plan.append((src, dest))
+    committed = board.resolve() == results_dir().resolve()  # the committed board holds no predictions (size)
     for src, dest in plan:
         named = predictions_path(src)
-        if named.is_file() and not named.is_symlink():  # checked above: the result names it by sha256
+        if named.is_file() and not named.is_symlink() and not committed:  # checked above (sha256)
             atomic_write_bytes(predictions_path(dest), named.read_bytes())
         atomic_write_bytes(dest, src.read_bytes())
     if render:

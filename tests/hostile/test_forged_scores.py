@@ -143,3 +143,19 @@ def test_accept_recomputes_the_scores_and_checks_the_submission_record(made, ci,
         accept(sub, copy, board=board, data_dir=store.path, render=False)
     assert why in str(err.value) and "\n" not in str(err.value), str(err.value)
     assert not board.exists()
+
+
+def test_the_committed_board_gets_no_predictions(made, tmp_path, monkeypatch):
+    """A full board's predictions would add over 100 MB to the repository: a run into the committed results
+    folder writes none (its results are trusted as that folder), and `--from` it skips the rescoring."""
+    store, out = made
+    committed = tmp_path / "leaderboard" / "results"
+    monkeypatch.setattr(lb, "results_dir", lambda: committed)
+    lb.run(data_dir=store.path, out_dir=committed, models=MEDIAN, tasks=[TASK], render=False)
+    assert (committed / TASK / SCHEME / "median.json").is_file()
+    assert list(committed.rglob("*.predictions.npz")) == []
+    mine = tmp_path / "mine" / "results"
+    warned = []
+    assert lb.run(data_dir=store.path, out_dir=mine, models=MEDIAN, tasks=[TASK], reuse=True, reuse_from=committed,
+                  warn=warned.append, render=False) == []  # every result copied, none run again
+    assert warned == [] and (mine / TASK / SCHEME / "median.json").is_file()
