@@ -225,8 +225,31 @@ def folder_to_shard(build: Callable[[Path | str], pa.Table], config: str, folder
     folder, names the input in violation messages)."""
     check_output(Path(out), force=force)
     refuse_links_out(folder)
+    require_licence_file(folder)
     table = build(folder)
     return write_import_shard(table, config, out, where=where or str(folder), force=force), table
+
+
+LICENCE_NAMES = ("LICENSE", "LICENCE", "COPYING")
+
+
+def require_licence_file(folder: Path | str) -> Path | None:
+    """The upstream's licence file staged with the data: a ``LICENSE``/``LICENCE``/``COPYING`` file (any suffix)
+    in the staged folder (the folder of a file given directly) or the folder above it (a staged ``data/``
+    passed on its own). None when the folder does not exist (the importer says what is missing); otherwise an
+    :class:`ImportFormatError` when there is none: the rows would be stamped with a licence nothing stages."""
+    root = Path(folder)
+    if root.is_file():
+        root = root.parent
+    if not root.is_dir():
+        return None
+    for where in (root, root.parent):
+        for path in sorted(where.iterdir()):
+            if path.name.upper().startswith(LICENCE_NAMES) and path.is_file() and not path.is_symlink():
+                return path
+    raise ImportFormatError(f"{root}: no LICENSE file in the staged folder (or the folder above it); the rows would "
+                            "carry the upstream's licence with nothing to show it: stage the upstream's LICENSE "
+                            "with its data (see its PROVENANCE.md).")
 
 
 def refuse_links_out(folder: Path | str) -> None:

@@ -88,6 +88,7 @@ def test_a_neusight_kernel_name_with_escapes_is_refused_and_nothing_written(tmp_
     path = tmp_path / "ns" / "data" / "dataset" / "train" / "collect" / "ln" / "p2.1.0" / "Tesla T4.csv.gz"
     path.parent.mkdir(parents=True)
     path.write_bytes(gzip.compress((",".join(header) + "\n" + ",".join(row) + "\n").encode()))
+    (tmp_path / "ns" / "LICENSE").write_text("MIT\n")
     out = tmp_path / "o.parquet"
     code, stdout, err = cli(monkeypatch, capsys, "import", "neusight", tmp_path / "ns", "--out", out)
     assert code == 1 and "\x1b" not in stdout + err and "\x07" not in stdout + err

@@ -1,6 +1,7 @@
 """Smaller hostile inputs of issue 40 item 5, each refused in one line with nothing written: a CSV field over the
 csv module's limit, CLBlast parameters named twice, a CLBlast device that drives the terminal, NeuSight's
-B = 2**60 + 1 (a float64 would store 2**60), a symbolic link out of a staged folder, and `predict --input`
+B = 2**60 + 1 (a float64 would store 2**60), a symbolic link out of a staged folder, a staged folder without
+the upstream's LICENSE, and `predict --input`
 JSON that is deeply nested, has a 500-digit number, a key twice or the wrong shape."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ PARAMS = '"{""VW"":4,""WGS"":64,""WPT"":1}"'
 def _clblast(folder: Path, row: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "best_configs.csv.gz").write_bytes(gzip.compress((HEADER + row).encode()))
+    (folder / "LICENSE").write_text("Apache-2.0\n")
     return folder
 
 
@@ -52,6 +54,7 @@ def _neusight(root: Path, b: str) -> Path:
     path = root / "data" / "dataset" / "train" / "collect" / "ln" / "p2.1.0" / "Tesla T4.csv.gz"
     path.parent.mkdir(parents=True)
     path.write_bytes(gzip.compress((",".join(NV_HEADER) + "\n" + ",".join(row) + "\n").encode()))
+    (root / "LICENSE").write_text("MIT\n")
     return path
 
 
@@ -65,6 +68,7 @@ def test_a_link_out_of_the_staged_folder_is_refused_unread(tmp_path, monkeypatch
     outside = _clblast(tmp_path / "elsewhere", f"Xaxpy,Single,device,GPU,NVIDIA,SM7.5,Tesla T4,{PARAMS},a.hpp\n")
     staged = tmp_path / "staged"
     staged.mkdir()
+    (staged / "LICENSE").write_text("Apache-2.0\n")
     (staged / "best_configs.csv.gz").symlink_to(outside / "best_configs.csv.gz")
     line = _import(monkeypatch, capsys, "clblast", staged, tmp_path / "o.parquet")
     assert "a symbolic link to" in line and "outside the staged folder" in line, line
@@ -94,3 +98,13 @@ def test_hostile_predict_input_is_one_line(tmp_path, monkeypatch, capsys, text, 
     (line,) = err.splitlines()
     assert line.startswith(f"error: --input {tmp_path / 'in.json'}: ") and why in line, line
     assert json.dumps(why)  # the reason is text
+
+
+def test_a_staged_folder_without_its_licence_is_refused(tmp_path, monkeypatch, capsys):
+    folder = _clblast(tmp_path / "c", f"Xaxpy,Single,device,GPU,NVIDIA,SM7.5,Tesla T4,{PARAMS},a.hpp\n")
+    (folder / "LICENSE").unlink()
+    line = _import(monkeypatch, capsys, "clblast", folder, tmp_path / "o.parquet")
+    assert "no LICENSE file in the staged folder" in line, line
+    (tmp_path / "LICENSE").write_text("Apache-2.0\n")  # the folder above (a staged data/ passed on its own)
+    code, _, err = cli(monkeypatch, capsys, "import", "clblast", folder, "--out", tmp_path / "o.parquet")
+    assert code in (0, None), err
