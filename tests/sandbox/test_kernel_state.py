@@ -111,7 +111,8 @@ def _quietly(call, *args):
 @needs_isolation
 def test_sandboxes_at_once_share_no_per_user_accounting(tmp_path, small, shared):
     """What the receiver sees of pipe sizes, queued signals and message queues is the same with a sender
-    holding all it can as without one (before the fix: smaller pipes, EAGAIN and EMFILE only with it)."""
+    holding all it can as without one (before the fix: smaller pipes, EAGAIN and EMFILE only with it). Pipe
+    pages are separated only when the caller is root (a uid per sandbox)."""
     X, y = _rows(small)
     (tmp_path / "send").mkdir()
     (tmp_path / "receive").mkdir()
@@ -121,7 +122,10 @@ def test_sandboxes_at_once_share_no_per_user_accounting(tmp_path, small, shared)
     limits = Limits(timeout_s=60)
     alone = _accounting(receiver, X, y, limits)
     together = _accounting(receiver, X, y, limits, sender)
-    assert together == alone, dict(zip(("pipe pages", "queued signals", "message queues"), zip(alone, together)))
+    if os.geteuid() != 0:  # a normal user's sandboxes share its uid, so its pipe pages (docs/SECURITY.md)
+        alone, together = alone[1:], together[1:]
+    assert together == alone, dict(zip(("pipe pages", "queued signals", "message queues")[-len(alone):],
+                                       zip(alone, together)))
 
 
 def _board(tmp_path, store, shared, *, channel: bool, isolate: bool, offset: int) -> dict[str, float]:
