@@ -536,6 +536,29 @@ def load_results(root: Path | None = None, *, data_dir: Path | str | None = None
     return out
 
 
+def rescore_folder(root: Path, data_dir: Path | str | None = None) -> int:
+    """Recompute the scores of every scored result under ``root`` that names its predictions file
+    (:func:`kgpubench.board.evaluation.rescore_problem`) before they are shown; returns how many results name
+    none (not rescored: the committed board's, or a Ray run's). Raises :class:`VerifyError` (one line) on the
+    first result whose scores its predictions do not give."""
+    data: dict[tuple[str, str], object] = {}
+    unchecked = 0
+    for path, res in read_results(root):
+        if not isinstance(res, Result) or res.status != "ok" or res.kind == "reference":
+            continue
+        if "predictions_file" not in res.extra:
+            unchecked += 1
+            continue
+        key = (str(res.task), str(res.scheme))
+        if key not in data:
+            data[key] = usable_task_data(res.task, res.scheme, data_dir)
+        why = rescore_problem(res, path, data[key]) if isinstance(data[key], TaskData) else None
+        if why:
+            raise VerifyError(f"{path}: refused, its scores are not trusted: {why}; re-run it (`kgpubench "
+                              "leaderboard run`).", [f"{path}: {why}"])
+    return unchecked
+
+
 def is_stale(dataset: object, task: Task, store: Store) -> bool:
     """Whether a result (scored, failed, skipped, or scored predictions) was made from other rows of ``task``
     than ``store`` holds now (data merged since): its recorded ``rows_sha256`` is not the rows' hash now. Not

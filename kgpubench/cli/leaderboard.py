@@ -204,7 +204,8 @@ def render(results: Path | None = typer.Option(None, "--results", help="Results 
                                             "data)."),
            force: bool = FORCE) -> None:
     """Re-render README.md, index.html and the plots next to the results folder (no model is run); results made
-    from other task rows than the store holds now are marked stale."""
+    from other task rows than the store holds now are marked stale. Outside the committed board, a result whose
+    scores its predictions (the file beside it) do not give is refused."""
     from kgpubench.board import leaderboard
     from kgpubench.board.site import render_all
     from kgpubench.errors import DataFileNotFoundError
@@ -212,6 +213,11 @@ def render(results: Path | None = typer.Option(None, "--results", help="Results 
     root = Path(results or leaderboard.results_dir())
     if not root.is_dir():
         raise DataFileNotFoundError(f"{root}: no such results folder; pass the folder `leaderboard run --out` wrote.")
+    if leaderboard.results_splits_root(root) is not None:  # not the committed board: scores from predictions
+        unchecked = leaderboard.rescore_folder(root, data)
+        if unchecked:
+            _err(f"warning: {unchecked} result(s) under {root} name no predictions file; their scores are shown "
+                 "unchecked")
     records = leaderboard.load_results(root, data_dir=data, mark_stale=True)
     for path in render_all(records, root.parent, force=force, results_dir=root):
         typer.echo(str(path))

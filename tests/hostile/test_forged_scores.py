@@ -159,3 +159,19 @@ def test_the_committed_board_gets_no_predictions(made, tmp_path, monkeypatch):
     assert lb.run(data_dir=store.path, out_dir=mine, models=MEDIAN, tasks=[TASK], reuse=True, reuse_from=committed,
                   warn=warned.append, render=False) == []  # every result copied, none run again
     assert warned == [] and (mine / TASK / SCHEME / "median.json").is_file()
+
+
+def test_render_refuses_a_forged_score_outside_the_committed_board(made, tmp_path, monkeypatch, capsys):
+    from hostile_helpers import cli
+
+    store, out = made
+    copy = tmp_path / "board" / "results"
+    shutil.copytree(out, copy)
+    code, _, err = cli(monkeypatch, capsys, "leaderboard", "render", "--results", copy, "--data", store.path)
+    assert code in (0, None), err
+    target = copy / TASK / SCHEME / "median.json"
+    _forge(target)
+    code, _, err = cli(monkeypatch, capsys, "leaderboard", "render", "--results", copy, "--data", store.path,
+                       "--force")
+    (line,) = err.splitlines()
+    assert code == 1 and f"{target}: refused, its scores are not trusted: fold" in line, line
