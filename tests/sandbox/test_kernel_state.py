@@ -65,7 +65,7 @@ def _send_then_receive(tmp_path, small, shared, *, isolate: bool, offset: int) -
     X, y = _rows(small)
     limits = Limits(timeout_s=60)
     for role in ("send", "receive"):  # one after the other: a fold's child, then the next fold's fresh child
-        (tmp_path / role).mkdir(exist_ok=True)
+        (tmp_path / role).mkdir(parents=True, exist_ok=True)
         path = render("pagecache", tmp_path / role, role=role, hold=0.0, path=str(shared), offset=offset)
         with ModelSession(path, "autotune-config", limits=limits, trust=True, isolate=isolate) as session:
             session.fit(X, y)
@@ -74,7 +74,13 @@ def _send_then_receive(tmp_path, small, shared, *, isolate: bool, offset: int) -
 
 
 def test_unconfined_the_page_cache_carries_the_targets(tmp_path, small, shared):
-    heard = _send_then_receive(tmp_path, small, shared, isolate=False, offset=32 << 20)
+    """The control. The page cache is a noisy medium on a busy machine (now and then the kernel does not evict
+    a page at once), so the attack gets three tries, each on a region of its own: the control shows that the
+    channel works here, not that it always does."""
+    for attempt, offset in enumerate((24 << 20, 32 << 20, 40 << 20)):
+        heard = _send_then_receive(tmp_path / str(attempt), small, shared, isolate=False, offset=offset)
+        if heard[:BITS].tolist() == _expected(small[1]):
+            break
     assert heard[:BITS].tolist() == _expected(small[1]), heard
 
 
