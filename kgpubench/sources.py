@@ -128,8 +128,46 @@ GPUPERFPREDICT = Provenance(
     "repository's nine GPUs are not included.",
 )
 
+# NVIDIA AIConfigurator (ai-dynamo/aiconfigurator, aic-core/src/aiconfigurator_core/systems/data): per-operator
+# latencies of LLM serving frameworks, imported by kgpubench.importers.aiconfigurator. collected_at: the date of the
+# staged commit (2026-08-21); the tables record no timestamps, so it reads "published by", not "measured at".
+AICONFIGURATOR = Provenance(
+    name="aiconfigurator",
+    license="Apache-2.0",
+    commit="095f58a51c4ca8e61b66ec108d86f223f8d559ce",
+    undated=_dt.datetime(2026, 8, 21, tzinfo=UTC),
+    title="AIConfigurator: per-operator performance database for LLM serving (systems/data)",
+    authors="NVIDIA Corporation and the AIConfigurator contributors",
+    venue="GitHub repository (data)",
+    year=2026,
+    url="https://github.com/ai-dynamo/aiconfigurator",
+    attribution="Copyright (c) NVIDIA CORPORATION & AFFILIATES; Apache License 2.0. Changes made by kgpubench: the "
+    "GEMM and attention tables of systems/data were converted to the `llm_operators` schema (columns renamed, "
+    "framework lower-cased, nominal work and GPU figures added); no time was changed.",
+)
+
+# MIOpen's find-db (ROCm/MIOpen src/kernels/*.fdb.txt.bz2), imported by kgpubench.importers.miopen. Citation from
+# the staged CITATION.cff (the data's own entry, then the paper it references); licence from the staged LICENSE.
+# collected_at: the date of the upstream commit the files come from (2024-10-24); the files record no timestamps,
+# and the measurements were made earlier: "published by", not "measured at".
+MIOPEN = Provenance(
+    name="miopen",
+    license="MIT",
+    commit="2d1fd997a6fcf801ac4ca7a63e0656ef1cb9f488",
+    undated=_dt.datetime(2024, 10, 24, tzinfo=UTC),
+    title="MIOpen: AMD's Machine Intelligence Library (find-db: measured convolution solver times)",
+    authors="Advanced Micro Devices, Inc. and the MIOpen contributors",
+    venue="GitHub repository ROCm/MIOpen; the library is described in Jehandad Khan et al., \"MIOpen: An Open "
+    "Source Library For Deep Learning Primitives\", arXiv:1910.00078 (2019)",
+    year=2024,
+    url="https://github.com/ROCm/MIOpen",
+    attribution="Copyright (c) 2017 - 2022 Advanced Micro Devices, Inc. All rights Reserved.; MIT licence (MIOpen's "
+    "find-db files src/kernels/*.fdb.txt.bz2, parsed into rows; no value was changed, zero-time entries were "
+    "dropped).",
+)
+
 KNOWN_SOURCES: dict[str, Provenance] = {p.name: p for p in (BENCHMARK_HUB, KERNELBENCH, CLBLAST, NEUSIGHT,
-                                                             GPUPERFPREDICT)}
+                                                             GPUPERFPREDICT, AICONFIGURATOR, MIOPEN)}
 
 
 def citation_line(prov: Provenance) -> str:

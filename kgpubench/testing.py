@@ -50,6 +50,14 @@ _KEYS = {
                  "launch_index": 0, "grid_x": 6, "grid_y": 6, "grid_z": 1, "block_x": 16, "block_y": 16,
                  "block_z": 1, "registers_per_thread": 36, "static_smem_bytes": 3072, "time_ms": 0.01,
                  "timed_unit": "kernel-launch", "repeats": 1},
+    "convolutions": {"gpu_arch": "gfx90a", "gpu_compute_units": 110, "gpu_inferred_from": "inferred from gfx90a with "
+                     "110 CUs", "backend": "HIP", "direction": "F", "spatial_dims": 2, "batch": 8, "in_channels": 64,
+                     "in_h": 56, "in_w": 56, "out_channels": 128, "out_h": 56, "out_w": 56, "filter_h": 3,
+                     "filter_w": 3, "pad_h": 1, "pad_w": 1, "stride_h": 1, "stride_w": 1, "dilation_h": 1,
+                     "dilation_w": 1, "groups": 1, "bias": 0, "layout": "NCHW", "dtype": "FP32",
+                     "solver": "GemmFwdRest", "algorithm": "miopenConvolutionFwdAlgoGEMM",
+                     "problem_id": "0123456789abcdef", "solvers_in_problem": 1, "workspace_bytes": 0, "time_ms": 1.0,
+                     "time_statistic": "miopen-find", "entry_format": "solver-first"},
 }
 
 

@@ -37,8 +37,11 @@ def test_wheel_carries_data_and_bundled_folders(wheel):
     names = set(wheel.namelist())
     assert "kgpubench/data/manifest.json" in names
     assert "kgpubench/data/README.md" in names
-    for folder in ("collectors", "splits", "baselines", "leaderboard"):
+    assert "kgpubench/vendor_figures.csv" in names  # the reviewed vendor table hardware.py reads (issue 39)
+    for folder in ("collectors", "baselines", "leaderboard"):
         assert any(n.startswith(f"kgpubench/_bundled/{folder}/") for n in names), folder
+    # split files are pure functions of the rows: the wheel derives them (kgpubench.tasks.splits.splits_root)
+    assert not any(n.startswith("kgpubench/_bundled/splits/") for n in names)
     for rel in (p.relative_to(ROOT).as_posix() for p in (ROOT / "kgpubench" / "data").rglob("*.parquet")):
         assert rel in names
     templates = sorted((ROOT / "kgpubench" / "board" / "site" / "templates").glob("*.j2"))
@@ -137,3 +140,5 @@ def test_the_installed_wheel_alone_runs_info_loads_every_config_and_evaluates(wh
     committed = json.loads((board / "median.json").read_text())
     assert result["dataset"]["rows"] == committed["dataset"]["rows"] > 0 and set(result["folds"]) == {"holdout"}
     assert result["aggregate"]["male"]["mean"] == committed["aggregate"]["male"]["mean"]  # the board's figure
+    # no split file travels in the wheel: the folds derived from the rows are the committed file's, byte for byte
+    assert result["split_sha256"] == committed["split_sha256"]

@@ -87,3 +87,14 @@ def test_generated_scalar_key_types(values):
     table = decl.from_rows(dicts)
     reference = [row_id_of("made_up", {k: r.get(k) for k in decl.key_columns}) for r in dicts]
     assert table["row_id"].to_pylist() == reference
+
+
+def test_a_large_table_is_hashed_a_slice_at_a_time_with_the_same_ids(monkeypatch):
+    from kgpubench.schema import _rowids
+
+    decl = get_table("operators")
+    rows = [valid_row("operators", dim_b=b, gpu_name=g) for b in range(1, 6) for g in ("A", "B")]
+    table = decl.from_rows(rows)
+    whole = arrow_row_ids(decl, table)
+    monkeypatch.setattr(_rowids, "_CHUNK_ROWS", 3)  # 10 rows: slices of 3, 3, 3 and 1
+    assert arrow_row_ids(decl, table) == whole == row_ids(decl, rows)

@@ -209,3 +209,17 @@ def test_the_fast_split_digest_on_many_random_rows():
     assert split_digest(ids, folds) == split_digest_reference(ids, folds)
     lines = split_digest(ids, folds).decode().splitlines()[1:]
     assert lines == sorted(set(lines)) and len(lines) == len(set(zip(ids, folds)))
+
+
+def test_next_generation_trains_on_ampere_to_hopper_and_tests_every_blackwell():
+    import pyarrow as pa
+
+    from kgpubench.tasks.splits import EXCLUDED, TRAIN_ONLY, FoldSplitter, assign_folds
+
+    task = get_task("gemm-latency")
+    arch = ["ampere", "ada", "hopper", "blackwell", "blackwell2", "xe2-hpg", "cdna3"]
+    table = pa.table({"row_id": [f"{i:016x}" for i in range(len(arch))], "gpu_architecture": arch})
+    folds = assign_folds(task, table, "next-generation")
+    assert list(folds) == [TRAIN_ONLY] * 3 + ["test"] * 2 + [EXCLUDED] * 2
+    (train, test), = FoldSplitter(folds).split()
+    assert list(train) == [0, 1, 2] and list(test) == [3, 4]

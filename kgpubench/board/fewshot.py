@@ -235,6 +235,15 @@ GOALS: tuple[Goal, ...] = (
          groups=("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4")),
     Goal("autotune-config", "leave-one-GPU-out: median top-1 regret over the GPUs, and better than transfer on "
          "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer"),
+    # The LLM operators: no model can agree with one stack's label better than the stacks agree with one another
+    # (the card's label floor: the median max/min time of one GEMM across the three frameworks).
+    Goal("gemm-latency", "next generation (trained on Ampere, Ada and Hopper): median APE on each Blackwell GPU "
+         "(the card gives the label floor across stacks)", "next-generation", 15.0, source="predict"),
+    Goal("gemm-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0),
+    Goal("attention-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0),
+    Goal("conv-time", "leave-one-GPU-out over the AMD GPUs: median APE on each GPU", "by-gpu", 15.0),
+    Goal("conv-solver", "leave-one-GPU-out: median top-1 regret over the AMD GPUs, and better than transfer on "
+         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer"),
 )
 
 

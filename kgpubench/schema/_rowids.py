@@ -39,6 +39,8 @@ class KeyedTable(Protocol):
         ...
 
 _SEP = (",", ":")
+# Rows whose JSON texts are built at once (their memory is about a kilobyte per row, held twice).
+_CHUNK_ROWS = 1 << 18
 
 
 def canonical_value(value: Any) -> Any:
@@ -156,6 +158,8 @@ def arrow_row_ids(table: KeyedTable, data: pa.Table) -> list[str]:
     n = data.num_rows
     if n == 0:
         return []
+    if n > _CHUNK_ROWS:  # the texts of a few million rows take gigabytes at once: a slice at a time
+        return [i for start in range(0, n, _CHUNK_ROWS) for i in arrow_row_ids(table, data.slice(start, _CHUNK_ROWS))]
     keys = sorted(table.key_columns)
     slow = np.zeros(n, dtype=bool)
     pieces: list = [pa.scalar("[" + json.dumps(table.name) + ",[")]

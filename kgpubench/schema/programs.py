@@ -13,7 +13,7 @@ element totals), names in string lists, so a model can use them directly.
 from __future__ import annotations
 
 from kgpubench.schema._core import Column, Table
-from kgpubench.schema.common import MAX_MS, NAME, common_head, power_columns, provenance_columns
+from kgpubench.schema.common import MAX_MS, MEASURED, NAME, common_head, power_columns, provenance_columns
 
 PROBLEM_SETS = ("v0.1", "v0.2")
 COMPILE_MODES = ("eager", "inductor-default", "inductor-reduce-overhead", "inductor-max-autotune",
@@ -92,21 +92,34 @@ def _timing_columns() -> list[Column]:
                "`torch.no_grad()`, timed with a CUDA event pair (wall time on the stream, launch gaps included).",
                values=TIMED_UNITS, required_when=OK),
         Column("l2_flushed", "bool", "Whether L2 was flushed before each timed call (the v0.2 H100_Modal timer; "
-               "not the v0.1 runs nor the v0.2 Lambda run)."),
+               "not the v0.1 runs nor the v0.2 Lambda run); null for a set-up kgpubench has no documented facts for."),
         Column("status_detail", "string", "Why a row is not ok (e.g. the upstream record is null)."),
         Column("framework", "string", "Deep-learning framework that ran the program.", values=("pytorch",)),
         Column("framework_version", "string", "Framework version as upstream states it; `(likely)` where only "
-               "the project's pin at the timing commit says it; null where not recorded (MI250, v0.2 Lambda)."),
+               "the project's pin at the timing commit says it; null where not recorded (MI250, v0.2 Lambda, a set-up "
+               "kgpubench has no documented facts for)."),
     ]
+
+
+def _provenance_columns() -> list[Column]:
+    """The common provenance columns, but ``collected_at`` may be null on imported rows: a set-up folder that
+    PROVENANCE.md does not document carries no date (its commit and software are null too)."""
+    return [Column("collected_at", "timestamp", "When the row was measured (or imported); for KernelBench the "
+                   "upstream commit date of the set-up's timing files, null for a set-up kgpubench has no documented "
+                   "date for (the timing files carry none).", required_when=MEASURED)
+            if c.name == "collected_at" else c for c in provenance_columns()]
 
 
 TABLE = Table(
     name="programs",
-    version="1.0.0",
+    version="1.1.0",
     description="Whole-program forward-pass times of small PyTorch programs (KernelBench references) per compile "
                 "mode and GPU.",
     columns=tuple(common_head() + _key_columns() + _program_columns() + _timing_columns() + power_columns()
-                  + provenance_columns()),
+                  + _provenance_columns()),
     ordered=(("time_ms_min", "time_ms_mean"), ("time_ms_mean", "time_ms_max")),
-    changelog=(("1.0.0", "First declaration (KernelBench import, issue 26)."),),
+    changelog=(("1.0.0", "First declaration (KernelBench import, issue 26)."),
+               ("1.1.0", "collected_at may be null on imported rows: a KernelBench set-up folder kgpubench has no "
+                         "documented facts for imports with null commit, date and software (issue 39). Rows already "
+                         "shipped are unchanged.")),
 )

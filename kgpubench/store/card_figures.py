@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
@@ -388,6 +389,112 @@ def profiles_figures(store: StoreView) -> str:
     return "\n".join(lines) + "\n"
 
 
+_LLM_COLUMNS = ("gpu_name", "system", "operator", "framework", "framework_version", "kernel_source", "dtype", "m",
+                "n", "k", "time_ms", "occurrence", "upstream_provenance", "collected_at", "peak_tensor_tflops")
+
+
+def llm_operators_figures(store: StoreView) -> str:
+    """AIConfigurator: rows per GPU and operator, frameworks and versions per GPU, dtypes, repeats, provenance."""
+    df = read_frame(store, "llm_operators", _LLM_COLUMNS)
+    if df.empty:
+        return NO_ROWS
+    per_gpu = df.groupby(["gpu_name", "operator"]).size().unstack(fill_value=0)
+    ops = ("gemm", "context_attention", "generation_attention")
+    stacks = df.groupby("gpu_name").apply(
+        lambda g: ", ".join(f"{fw} {listed(v['framework_version'])}" for fw, v in g.groupby("framework")),
+        include_groups=False)
+    table = [(gpu, df.loc[df["gpu_name"] == gpu, "system"].iloc[0], *[count(per_gpu.loc[gpu].get(o, 0)) for o in ops],
+              stacks[gpu]) for gpu in per_gpu.index]
+    gemm = df[df["operator"] == "gemm"]
+    no_peak = sorted(df.loc[df["peak_tensor_tflops"].isna(), "gpu_name"].unique())
+    lines = [f"- {count(len(df))} rows on {count(df['gpu_name'].nunique())} GPUs: " + counts_of(df["operator"]) + ".",
+             "- GEMM dtypes: " + counts_of(gemm["dtype"]) + ".",
+             f"- Kernel sources: {count(df['kernel_source'].nunique())}; frameworks: {listed(df['framework'])}.",
+             f"- Keys measured twice in a file (`occurrence` > 0): {count((df['occurrence'] > 0).sum())}.",
+             "- Upstream provenance of the rows: " + counts_of(df["upstream_provenance"].fillna("none")) + ".",
+             f"- Rows without a cited tensor peak for their dtype: {count(df['peak_tensor_tflops'].isna().sum())}"
+             + (f" (GPUs: {', '.join(no_peak)})" if no_peak else "") + ".",
+             f"- `collected_at`: {days(df['collected_at'])}.", ""]
+    lines += _table(["GPU", "system", "gemm", "context attention", "generation attention", "frameworks"], table)
+    return "\n".join(lines) + "\n"
+
+
+def label_floor(df: pd.DataFrame) -> pd.DataFrame:
+    """How far apart the stacks' times of the same GEMM are: per GPU and dtype, over the GEMMs (m, n, k) that at
+    least two frameworks measured (each framework's fastest kernel source for it), the problems compared, the
+    median and 25th-75th percentile of max/min time across the frameworks, and ``male``: the mean over problems
+    and framework pairs of |ln(t_a / t_b)|. ``df`` holds the GEMM rows' gpu_name, dtype, m, n, k, framework and
+    time_ms."""
+    best = df.groupby(["gpu_name", "dtype", "m", "n", "k", "framework"], sort=True)["time_ms"].min()
+    logs = np.log(best).unstack("framework")
+    logs = logs[logs.notna().sum(axis=1) >= 2]
+    spread = logs.max(axis=1) - logs.min(axis=1)
+    fws = list(logs.columns)
+    pair_sum = pd.Series(0.0, index=logs.index)
+    pair_n = pd.Series(0, index=logs.index)
+    for i, a in enumerate(fws):
+        for b in fws[i + 1:]:
+            d = (logs[a] - logs[b]).abs()
+            pair_sum += d.fillna(0.0)
+            pair_n += d.notna().astype(int)
+    per_problem = pd.DataFrame({"ratio": np.exp(spread), "male": pair_sum / pair_n})
+    grouped = per_problem.groupby(level=["gpu_name", "dtype"])
+    return pd.DataFrame({"problems": grouped.size(), "median_ratio": grouped["ratio"].median(),
+                         "p25_ratio": grouped["ratio"].quantile(0.25), "p75_ratio": grouped["ratio"].quantile(0.75),
+                         "male": grouped["male"].mean()})
+
+
+def label_floor_figures(store: StoreView) -> str:
+    """The label floor of gemm-latency: the agreement of the three stacks' times of one GEMM (:func:`label_floor`)."""
+    df = read_frame(store, "llm_operators", ("gpu_name", "operator", "dtype", "m", "n", "k", "framework", "time_ms"))
+    df = df[df["operator"] == "gemm"]
+    if df.empty:
+        return NO_ROWS
+    floor = label_floor(df)
+    if floor.empty:
+        return "No GEMM was measured by two frameworks.\n"
+    rows = [(gpu, dtype, count(r.problems), f"{r.median_ratio:.3f}", f"{r.p25_ratio:.3f}-{r.p75_ratio:.3f}",
+             f"{r.male:.3f}") for (gpu, dtype), r in floor.iterrows()]
+    overall = label_floor(df.assign(gpu_name="all", dtype="all"))
+    lines = [f"- Over every GPU and dtype: {count(overall['problems'].iloc[0])} GEMMs measured by two or three "
+             f"frameworks; median max/min time {overall['median_ratio'].iloc[0]:.3f}, male between frameworks "
+             f"{overall['male'].iloc[0]:.3f}.", ""]
+    lines += _table(["GPU", "dtype", "GEMMs", "median max/min", "25-75 %", "male between frameworks"], rows)
+    return "\n".join(lines) + "\n"
+
+
+_CONV_COLUMNS = ("gpu_name", "gpu_arch", "gpu_compute_units", "gpu_inferred_from", "problem_id", "solver",
+                 "direction", "dtype", "spatial_dims", "time_ms", "entry_format", "collected_at")
+
+
+def convolutions_figures(store: StoreView) -> str:
+    """MIOpen: rows, problems and solvers per GPU (with how the GPU was inferred), directions, dtypes, formats."""
+    df = read_frame(store, "convolutions", _CONV_COLUMNS)
+    if df.empty:
+        return NO_ROWS
+    per_problem = df.groupby(["gpu_name", "problem_id"]).size()
+    choice = (per_problem >= 2).groupby(level="gpu_name").sum()
+    table = []
+    for gpu, g in df.groupby("gpu_name", sort=True):
+        table.append((gpu, f"{g['gpu_arch'].iloc[0]}, {count(g['gpu_compute_units'].iloc[0])} CUs",
+                      g["gpu_inferred_from"].iloc[0], count(len(g)), count(g["problem_id"].nunique()),
+                      count(choice.get(gpu, 0)), count(g["solver"].nunique())))
+    best = df.loc[df.groupby(["gpu_name", "problem_id"])["time_ms"].idxmin(), "solver"]
+    top = best.value_counts().head(5)
+    lines = [f"- {count(len(df))} rows: {count(df['problem_id'].nunique())} distinct problems on "
+             f"{count(df['gpu_name'].nunique())} GPUs, {count(df['solver'].nunique())} solvers.",
+             "- Directions: " + counts_of(df["direction"]) + "; spatial dimensions: "
+             + counts_of(df["spatial_dims"].astype("Int64")) + ".",
+             "- Data types: " + counts_of(df["dtype"]) + ".",
+             "- Entry formats: " + counts_of(df["entry_format"]) + ".",
+             "- Fastest solver of a problem, most often: " + ", ".join(f"{k} {count(v)}" for k, v in top.items())
+             + ".",
+             f"- `collected_at`: {days(df['collected_at'])}.", ""]
+    lines += _table(["GPU", "ISA, compute units", "how the GPU was named", "rows", "problems",
+                     "problems with a choice", "solvers"], table)
+    return "\n".join(lines) + "\n"
+
+
 FIGURE_BLOCKS: dict[str, Callable[[StoreView], str]] = {
     "figures:measured": measured_figures,
     "figures:protocol2": protocol2_figures,
@@ -396,4 +503,7 @@ FIGURE_BLOCKS: dict[str, Callable[[StoreView], str]] = {
     "figures:autotune": autotune_figures,
     "figures:operators": operators_figures,
     "figures:profiles": profiles_figures,
+    "figures:llm_operators": llm_operators_figures,
+    "figures:label_floor": label_floor_figures,
+    "figures:convolutions": convolutions_figures,
 }

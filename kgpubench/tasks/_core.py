@@ -80,6 +80,11 @@ class Task:
     oracle : str, optional
         The measurement oracle (a name in :data:`kgpubench.tasks.scoring.ORACLES`) a measuring strategy may
         query on the test problems (seed 001's Profiling, Exhausting); None: models only learn.
+    split_files : bool
+        Whether ``kgpubench leaderboard run`` writes the task's split files to ``splits/``. The folds are a pure
+        function of the rows (:func:`kgpubench.tasks.splits.assign_folds`) and every result records the sha256 of
+        the split it used, so a task with many rows (the imported LLM-operator and convolution tasks) derives them
+        when it loads and ships no file.
     measured_inputs : bool
         Whether the task may use its config's ``measured`` columns (profiler counters read on the target GPU during
         the very run whose time is the label) as features. Such a task says so in its name, which must end in
@@ -127,6 +132,7 @@ class Task:
     extras: tuple[str, ...] = ()
     sections: tuple[Section, ...] = ()
     gpu_baseline: str | None = None
+    split_files: bool = True
     measured_inputs: bool = False
 
     def __post_init__(self) -> None:

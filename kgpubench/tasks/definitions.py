@@ -67,6 +67,16 @@ AMARIS_REFERENCE = (
     "counters measured on the target GPU, which this task withholds. Leave-one-GPU-out MAPE 1.1-4.5 % (linear "
     "regression), 0.7-8.4 % (random forest), 1.5-4.2 % (SVM); an unseen kernel up to 18.7 / 41.2 / 48.2 %.")
 
+# LLM-serving operators (imported AIConfigurator data): the framework and kernel source called, the operand types,
+# the shape, its nominal work and the GPU's figures, with the dense tensor peak of the call's compute dtype.
+LLM_COMMON = ("framework", "kernel_source", "dtype", "compute_dtype", "flops", "bytes_min", "peak_tensor_tflops")
+GEMM_FEATURES = (*LLM_COMMON, "m", "n", "k", "gpu_vendor", "gpu_architecture", *GPU_FEATURES)
+ATTENTION_FEATURES = (*LLM_COMMON, "operator", "kv_cache_dtype", "batch_size", "isl", "num_heads", "num_kv_heads",
+                      "head_dim", "window_size", "step", "gpu_vendor", "gpu_architecture", *GPU_FEATURES)
+LLM_TIMING = ("Times are AIConfigurator's: mean per call over CUDA-graph replays with warm L2 and locked clocks, "
+              "one measurement per framework (TensorRT-LLM, SGLang, vLLM), whose kernels differ: the card's label "
+              "floor gives how far the three stacks' times of one GEMM apart are.")
+
 # The baseline that reuses the most similar measured GPU's best configuration (baselines/transfer.py).
 TRANSFER = "transfer"
 GOAL_REGRET = 0.10
@@ -219,7 +229,66 @@ ALL_TASKS: tuple[Task, ...] = (
         "Training rows are a fixed hashed subset of at most 10,000 per fold (the test folds are whole)."),
 )
 
+ALL_TASKS += (
+    Task(
+        name="gemm-latency", config="llm_operators", target="time_ms", seed="-", kind="regression",
+        features=GEMM_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu", "next-generation"),
+        filters=(("operator", ("gemm",)),), max_train_rows=150_000, sources=("aiconfigurator",),
+        split_files=False,
+        description="Predict the latency of one GEMM call of an LLM-serving framework (m x n x k in bf16, fp8, "
+        "fp8 block-scaled, nvfp4 or weight-only int8/int4) from the shape, the dtype, the framework and kernel "
+        "source, the nominal work and the GPU's figures with the dtype's tensor peak (imported AIConfigurator data, "
+        "Ampere to Blackwell). Scheme `next-generation`: train on Ampere, Ada and Hopper GPUs, test on every "
+        f"Blackwell GPU. {LLM_TIMING} Training rows are a fixed hashed subset of at most 150,000 per fold (the test "
+        "folds are whole)."),
+    Task(
+        name="attention-latency", config="llm_operators", target="time_ms", seed="-", kind="regression",
+        features=ATTENTION_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu", "next-generation"),
+        filters=(("operator", ("context_attention", "generation_attention")),), max_train_rows=150_000,
+        sources=("aiconfigurator",), split_files=False,
+        description="Predict the latency of one attention call of an LLM-serving framework: context (prefill over "
+        "the input sequence) or generation (one token over a KV cache), from batch, sequence and KV length, "
+        "heads, KV heads, head dimension, window, dtypes, framework and kernel source, the nominal work and the "
+        f"GPU's figures (imported AIConfigurator data). {LLM_TIMING} Training rows are a fixed hashed subset of at "
+        "most 150,000 per fold (the test folds are whole)."),
+)
+
+# MIOpen convolutions (imported find-db): the problem in forward terms, its direction, layout and dtype, the solver,
+# its workspace, the nominal work, and the AMD GPU's figures (the product inferred from ISA and CU count).
+CONV_PROBLEM = (
+    "problem_id", "direction", "spatial_dims", "batch", "in_channels", "in_d", "in_h", "in_w", "out_channels", "out_d",
+    "out_h", "out_w", "filter_d", "filter_h", "filter_w", "pad_d", "pad_h", "pad_w", "stride_d", "stride_h",
+    "stride_w", "dilation_d", "dilation_h", "dilation_w", "groups", "bias", "layout", "dtype", "flops", "bytes_min",
+)
+CONV_FEATURES = (*CONV_PROBLEM, "solver", "algorithm", "workspace_bytes", "gpu_arch", "gpu_compute_units",
+                 "gpu_vendor", "gpu_architecture", *GPU_FEATURES)
+CONV_TIMING = ("Times are MIOpen's Find() figures as AMD stored them in the find database it ships (a short "
+               "warm-up and a few timed runs, count undocumented); each GPU product is inferred from the file's ISA "
+               "target and compute-unit count (the card names the inference).")
+
+ALL_TASKS += (
+    Task(
+        name="conv-time", config="convolutions", target="time_ms", seed="-", kind="regression",
+        features=CONV_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu",), max_train_rows=150_000,
+        sources=("miopen",), split_files=False,
+        description="Predict the time of one MIOpen solver on one convolution problem (2-D or 3-D; forward, "
+        "backward data or backward weights; FP32, FP16 or BF16) on an AMD GPU from the problem, the solver and "
+        "its workspace, the nominal work and the GPU's figures (imported MIOpen find-db; leave one GPU out over "
+        f"the AMD GPUs). {CONV_TIMING} Training rows are a fixed hashed subset of at most 150,000 per fold (the "
+        "test folds are whole)."),
+    Task(
+        name="conv-solver", config="convolutions", target="time_ms", seed="-", kind="recommendation",
+        features=CONV_FEATURES, problem_columns=("gpu_name", "problem_id"), completeness="choice",
+        metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), schemes=("by-gpu",),
+        max_train_rows=150_000, sources=("miopen",), split_files=False, gpu_baseline=TRANSFER,
+        description="Choose the fastest MIOpen solver for a convolution problem on an AMD GPU never trained on "
+        "(leave one GPU out): the problems where at least two solvers were timed, scored by the chosen solver's "
+        f"time against the fastest's (top-1 regret, as autotune-config). {CONV_TIMING} Training rows are a fixed "
+        "hashed subset of at most 150,000 per fold (the test folds are whole)."),
+)
+
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.
 CONFIG_MAIN_TASK = {"kernels": "kernel-time", "npb": "npb-tpb", "stencil": "stencil-tile",
                     "autotune": "autotune-config", "programs": "program-time", "operators": "operator-latency",
-                    "profiles": "rodinia-time"}
+                    "profiles": "rodinia-time", "llm_operators": "gemm-latency",
+                    "convolutions": "conv-time"}

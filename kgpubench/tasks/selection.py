@@ -205,5 +205,18 @@ def _search_space_complete(task: Task, table: pa.Table, measured: pa.Table, rows
     return np.asarray([k not in short for k in keys], dtype=bool), notes
 
 
+def _choice_complete(task: Task, table: pa.Table, measured: pa.Table, rows: pa.Table
+                     ) -> tuple[np.ndarray, list[str]]:
+    """A problem is a choice when it has at least two usable rows (two solvers timed): a problem of one row has
+    nothing to choose, and every model would score it perfectly."""
+    if rows.num_rows == 0:
+        return np.ones(0, dtype=bool), []
+    codes, first = group_codes(rows, task.problem_columns)
+    counts = np.bincount(codes, minlength=first.size)
+    single = int(np.sum(counts < 2))
+    notes = [f"{single} problem(s) with one usable row: nothing to choose"] if single else []
+    return counts[codes] >= 2, notes
+
+
 COMPLETENESS: dict[str, Rule] = {"npb": _npb_complete, "stencil": _stencil_complete,
-                                 "search-space": _search_space_complete}
+                                 "search-space": _search_space_complete, "choice": _choice_complete}

@@ -13,6 +13,8 @@ Rules (a fold is a string):
   split of its NVIDIA GPUs: ``train`` = Tesla P4, P100, V100, T4 and A100-PCIE-40GB; ``test`` = the unseen H100
   80GB HBM3, L4 and A100 80GB PCIe. A value the mapping does not name (the AMD GPUs, a GPU added later) is in
   fold ``excluded``: neither trained on nor tested.
+- ``next-generation``: a mapping of ``gpu_architecture``: ``train`` = Ampere, Ada, Hopper; ``test`` = Blackwell
+  (``blackwell``, ``blackwell2``); any other architecture is ``excluded``.
 
 A row's fold depends on nothing but its own key columns and the scheme: regenerating a file is
 byte-identical, and rows added in a later dataset version never move older rows between folds.
@@ -37,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, SplitError, unknown_name
-from kgpubench.resources import bundled_path, default_data_dir
+from kgpubench.resources import default_data_dir, package_files, source_checkout
 from kgpubench.sources import seed_study
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
@@ -71,6 +73,10 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
                *((g, TRAIN_ONLY) for g in ("Tesla P4", "Tesla P100-PCIE-16GB", "Tesla V100-PCIE-32GB", "Tesla T4",
                                            "NVIDIA A100-PCIE-40GB")),
                *((g, "test") for g in ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100 80GB PCIe")))),
+    Scheme("next-generation", "mapping", "train on the Ampere, Ada and Hopper GPUs; test on every Blackwell GPU "
+           "(data-centre `blackwell`, workstation and desktop `blackwell2`); other GPUs are not used",
+           column="gpu_architecture", mapping=(*((a, TRAIN_ONLY) for a in ("ampere", "ada", "hopper")),
+                                               *((a, "test") for a in ("blackwell", "blackwell2")))),
 )}
 
 
@@ -149,8 +155,12 @@ class FoldSplitter:
 
 # ----- committed files -------------------------------------------------------------------------------------
 def splits_root() -> Path:
-    """The committed ``splits/`` folder (checkout or wheel)."""
-    return bundled_path("splits")
+    """The committed ``splits/`` folder of a source checkout. The wheel ships no split file (they are pure
+    functions of the rows, and the largest part of the package): installed, the folder does not exist and every
+    fold comes from the rule (:func:`assign_folds`), which a test keeps equal to the committed files; a result's
+    ``split_sha256`` records the split it used either way."""
+    checkout = source_checkout()
+    return checkout / "splits" if checkout is not None else package_files() / "_bundled" / "splits"
 
 
 def split_path(task: str, scheme: str, root: Path | None = None) -> Path:
@@ -200,10 +210,13 @@ def render_split_file(task: Task, table: pa.Table, scheme: str) -> bytes:
 
 
 def write_split_files(table: pa.Table, task: Task, root: Path | None = None) -> list[Path]:
-    """Write one file per scheme of ``task`` (none when the task has no rows); returns the paths.
+    """Write one file per scheme of ``task`` (none when the task has no rows, or derives its splits:
+    ``Task.split_files`` false); returns the paths.
 
     Each write is atomic; an existing file is only replaced by a split file (header ``row_id,fold``).
     """
+    if not task.split_files:
+        return []
     rows = task_rows(task, table)
     if rows.num_rows == 0:
         return []

@@ -261,9 +261,33 @@ def test_a_negative_counter_is_refused(tmp_path):
     _refused(tmp_path, snap, "row 1 (line 2)", "'achieved_occupancy'", "never negative")
 
 
-def test_an_unknown_gpu_label_is_refused(tmp_path):
-    snap = _write(tmp_path, _upstream_text(), "calculate_temp-GTX-1080.csv.gz")
-    _refused(tmp_path, snap, "calculate_temp-GTX-1080.csv.gz", "GPU label 'GTX-1080'", "GPU_LABELS")
+def test_a_gpu_label_outside_gpu_labels_imports_by_the_rule(tmp_path):
+    """`-` read as a space (Tesla-K40m -> the alias table's Tesla K40m), the id from the rows, the unit from the
+    first non-zero static.smem (3072: bytes)."""
+    text = _upstream_text().replace('"GTX-680"', '"Tesla-K40m"').replace(',1,"calculate_temp"', ',2,"calculate_temp"')
+    snap = _write(tmp_path, text, "calculate_temp-Tesla-K40m.csv.gz")
+    _, table = import_to_shard(snap, tmp_path / "k40.parquet")
+    assert table["gpu_name"].to_pylist() == ["Tesla K40m"] * 3 and table["upstream_gpu_id"].to_pylist() == [2] * 3
+    assert table["gpu_catalogue_name"].to_pylist() == ["Tesla K40m"] * 3
+    assert table["static_smem_bytes"].to_pylist() == [3072] * 3
+
+
+def test_a_new_labels_kib_file_is_read_as_kib(tmp_path):
+    text = _upstream_text("GTX-980").replace('"GTX-980"', '"GTX-980-B"').replace(',8,"calculate_temp"',
+                                                                                  ',12,"calculate_temp"')
+    snap = _write(tmp_path, text, "calculate_temp-GTX-980-B.csv.gz")
+    with pytest.warns(UserWarning, match="GPU 'GTX 980 B' is not in the GPU alias table"):
+        _, table = import_to_shard(snap, tmp_path / "b.parquet")
+    assert table["static_smem_bytes"].to_pylist() == [3 * 1024] * 3 and table["gpu_sm_count"].null_count == 3
+
+
+@pytest.mark.filterwarnings("ignore:GPU 'GTX X' is not in the GPU alias table")
+def test_a_new_label_with_two_ids_is_refused(tmp_path):
+    text = _upstream_text().replace('"GTX-680"', '"GTX-X"')
+    _write(tmp_path, text.replace(',1,"calculate_temp"', ',2,"calculate_temp"'), "calculate_temp-GTX-X.csv.gz")
+    snap = _write(tmp_path, text.replace('"calculate_temp",6,', '"lud_diagonal",9,'), "lud_diagonal-GTX-X.csv.gz")
+    _refused(tmp_path, snap, "lud_diagonal-GTX-X.csv.gz", "'device'", "is 1, but calculate_temp-GTX-X.csv.gz gives GPU "
+             "'GTX-X' id 2")
 
 
 def test_a_truncated_gzip_is_refused(tmp_path):

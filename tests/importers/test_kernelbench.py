@@ -155,9 +155,11 @@ HOSTILE = {
                       "field 'mean' is -1.0"),
     "NaN mean": ('{"level1": {"1_Mm.py": {"mean": NaN, "std": 0, "min": 1, "max": 2, "num_trials": 100, '
                  '"hardware": "Tesla T4"}}, "level2": {}, "level3": {}}', "holds NaN"),
-    "unknown hardware": (json.dumps({"level1": {"1_Mm.py": _record(hardware="NVIDIA Imaginary X1")},
-                                     "level2": {}, "level3": {}}),
-                         "record level1/1_Mm.py: field 'hardware' is 'NVIDIA Imaginary X1'"),
+    "hardware with a newline": (json.dumps({"level1": {"1_Mm.py": _record(hardware="Tesla\nerror: forged")},
+                                            "level2": {}, "level3": {}}),
+                                "record level1/1_Mm.py: field 'hardware' is 'Tesla\\nerror: forged', not one line"),
+    "empty hardware": (json.dumps({"level1": {"1_Mm.py": _record(hardware=" ")}, "level2": {}, "level3": {}}),
+                       "record level1/1_Mm.py: field 'hardware' is empty"),
     "duplicate key": ('{"level1": {"1_Mm.py": ' + json.dumps(_record()) + ', "1_Mm.py": ' + json.dumps(_record())
                       + '}, "level2": {}, "level3": {}}', "key '1_Mm.py' appears twice"),
     "truncated gzip": (gzip.compress(json.dumps({"level1": {}, "level2": {}, "level3": {}}).encode())[:-12],
@@ -188,7 +190,7 @@ def test_cli_gives_one_red_line_and_no_output(tmp_path):
 
     from kgpubench.cli import app
 
-    folder = _folder(tmp_path, json.dumps({"level1": {"1_Mm.py": _record(hardware="Mystery GPU")}, "level2": {},
+    folder = _folder(tmp_path, json.dumps({"level1": {"1_Mm.py": _record(hardware="Mystery\0GPU")}, "level2": {},
                                            "level3": {}}))
     out = tmp_path / "out.parquet"
     root = Path(__file__).resolve().parents[2]
@@ -198,7 +200,7 @@ def test_cli_gives_one_red_line_and_no_output(tmp_path):
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr
-    assert "Mystery GPU" in lines[0] and "level1/1_Mm.py" in lines[0] and "'hardware'" in lines[0]
+    assert "'Mystery\\x00GPU'" in lines[0] and "level1/1_Mm.py" in lines[0] and "'hardware'" in lines[0]
     assert not out.exists()
     ok = _folder(tmp_path / "again")
     (tmp_path / "again" / "LICENSE").write_text("test data licence\n")

@@ -195,12 +195,20 @@ def test_missing_shape_column_is_refused(tmp_path):
     _refused(root, tmp_path, "bmm.csv.gz", "column 'K'", "missing")
 
 
-def test_unknown_gpu_is_refused(tmp_path):
+def test_unknown_gpu_imports_with_its_name_and_null_figures(tmp_path):
     root = tmp_path / "a"
     _ln_file(root, device="NVIDIA Fancy 9000")
-    msg = _refused(root, tmp_path, "NVIDIA Fancy 9000.csv.gz", "row 1 (line 2)", "column 'Device'", "ALIASES",
-                   "kgpubench/hardware.py")
-    assert "'NVIDIA Fancy 9000'" in msg
+    with pytest.warns(UserWarning, match="GPU 'NVIDIA Fancy 9000' is not in the GPU alias table"):
+        _, table = import_to_shard(root, tmp_path / "out.parquet")
+    assert table["gpu_name"].to_pylist() == ["NVIDIA Fancy 9000"] * 2
+    assert table["gpu_sm_count"].null_count == 2 and table["time_ms"].to_pylist() == [0.05, 0.07]
+
+
+def test_a_gpu_name_that_is_not_one_printable_line_is_refused(tmp_path):
+    root = tmp_path / "a"
+    _ln_file(root, device="NVIDIA\tFancy 9000")
+    _refused(root, tmp_path, "row 1 (line 2)", "column 'Device'", "'NVIDIA\\tFancy 9000'",
+             "not one line of printable text")
 
 
 @pytest.mark.parametrize("bad", ["-0.5", "nan", "inf", "0", "fast"])
@@ -258,7 +266,7 @@ def test_cli_refusal_is_one_red_line_and_writes_nothing(tmp_path):
     import sys
 
     root = tmp_path / "a"
-    _ln_file(root, device="NVIDIA Fancy 9000")
+    _ln_file(root, device="NVIDIA\tFancy 9000")
     env = {k: v for k, v in os.environ.items() if k != "KGPUBENCH_DEBUG"}
     out = tmp_path / "x.parquet"
     proc = subprocess.run([sys.executable, "-m", "kgpubench", "import", "neusight", str(root), "--out", str(out)],
@@ -266,5 +274,5 @@ def test_cli_refusal_is_one_red_line_and_writes_nothing(tmp_path):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert len([line for line in proc.stderr.splitlines() if line.strip()]) == 1
-    assert "column 'Device'" in proc.stderr and "ALIASES" in proc.stderr
+    assert "column 'Device'" in proc.stderr and "printable" in proc.stderr
     assert not out.exists()

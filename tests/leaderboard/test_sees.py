@@ -32,6 +32,11 @@ DOC_TERMS = {
     "operator_transfer": ("the operator, its shape and nominal work", "the GPUs' catalogue figures"),
     "program_transfer": ("the program's identity (set, level, file, compile mode)", "the GPU figures"),
     "roofline_util": ("roofline", "GPU figures", "prof_*"),
+    "tensor_roofline": ("nominal flops and bytes", "tensor peak", "bandwidth"),
+    "roofline_transfer": ("every non-GPU feature", "nominal work", "tensor peak"),
+    "roofline_gbdt": ("the task's features", "nominal work", "tensor peak", "ln t_roof"),
+    "solver_consensus": ("the problem's id", "solver", "training GPUs' times of that problem"),
+    "gemm_waves": ("m, n, k", "compute dtype", "nominal bytes", "tensor peak", "bandwidth"),
 }
 
 

@@ -41,7 +41,7 @@ def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
     names = [t.name for t in list_tasks()]
     assert names == ["kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb",
                      "stencil-tile", "autotune-config", "program-time", "operator-latency", "rodinia-time",
-                     "rodinia-time-counters"]
+                     "rodinia-time-counters", "gemm-latency", "attention-latency", "conv-time", "conv-solver"]
     for task in list_tasks():
         cols = get_table(task.config).column_names
         assert set(task.features) <= set(cols), task.name
@@ -50,6 +50,19 @@ def test_leakage_guard_every_task_uses_only_real_pre_run_columns():
             assert not set(task.features) & forbidden_features(task.config), task.name
         assert task.target not in task.features
         assert not any(f.startswith(("time_", "power_", "energy")) for f in task.features)
+
+
+def test_llm_operator_tasks_never_see_how_a_call_was_timed_or_where_it_came_from():
+    forbidden = forbidden_features("llm_operators")
+    assert {"time_ms", "time_statistic", "upstream_provenance", "source_file", "system", "run_id",
+            "occurrence"} & forbidden >= {"time_ms", "time_statistic", "source_file", "run_id"}
+    for name in ("gemm-latency", "attention-latency"):
+        features = set(get_task(name).features)
+        assert not features & {"time_ms", "system", "framework_version", "occurrence", "upstream_provenance",
+                               "source_file"}, name
+        assert {"flops", "bytes_min", "peak_tensor_tflops", "compute_dtype", "gpu_peak_fp32_gflops"} <= features
+    assert get_task("gemm-latency").filters == (("operator", ("gemm",)),)
+    assert not get_task("gemm-latency").split_files and get_task("kernel-time").split_files
 
 
 def test_operator_latency_never_sees_how_the_call_was_timed_or_what_the_library_launched():

@@ -1,0 +1,460 @@
+"""Import NVIDIA AIConfigurator's per-operator database (ai-dynamo/aiconfigurator, Apache-2.0) as `llm_operators`
+rows.
+
+Input: the database folder as published (``aic-core/src/aiconfigurator_core/systems/data``), the repository's root,
+or a folder holding it as ``data/``. Its layout, which is all this importer relies on (no list of systems,
+frameworks or versions), is::
+
+    <system>/gemm/<framework>/<version>/gemm_perf.parquet
+    <system>/attention/<framework>/<version>/context_attention_perf.parquet
+    <system>/attention/<framework>/<version>/generation_attention_perf.parquet
+    <system>/<family>/<framework>/<version>/collection_meta.yaml   (optional: `provenance: collected|legacy`)
+
+Other tables of the database (moe, mla, communication, ...) are not imported; the count of such files is said in
+one notice. A new system, framework or version folder imports as it is: its GPU is the file's ``device`` column
+(the name the driver reported), resolved through the GPU catalogue (:func:`kgpubench.hardware.gpu_columns`; a name
+the catalogue does not know keeps null figures and gets one warning line).
+
+Quirks of the upstream files, each handled on purpose:
+
+- Column order and string types (``string`` or ``large_string``) differ between files; columns are read by name.
+- Older attention tables have no ``window_size`` column: their rows get a null ``window_size`` (full attention).
+- A few older tables measured a point twice (A100 vLLM context attention: 408 repeats); every measurement is kept,
+  numbered by ``occurrence``.
+- The ``version`` column is the framework version; the folder name may round it (B60's ``0.20.0`` folder holds
+  ``0.20.1.dev3+...``). The file's value is kept.
+- ``framework`` is upper- or mixed-case upstream (``TRTLLM``, ``SGLang``, ``VLLM``); it is stored lower-cased and
+  must equal the framework folder's name.
+
+Nominal work (inputs, from the shape and dtype alone; element sizes in bytes: bf16 2, fp8 1, fp4 0.5, int8 1,
+int4 0.5; outputs in bf16):
+
+=====================  ===========================================  ===================================================
+operator               flops                                        bytes_min
+=====================  ===========================================  ===================================================
+gemm                   2 m n k                                      m k a + k n b + 2 m n (a, b: A and B element sizes)
+context_attention      4 B H S L D, L = S (min(S, W) with window)   B S H D q + 2 B Hkv L D kv + 2 B S H D
+generation_attention   4 B H 1 L D, L = step + 1 (min with window)  B H D q + 2 B Hkv L D kv + 2 B H D
+=====================  ===========================================  ===================================================
+
+with B batch, S the input sequence length (``isl``), H heads, Hkv KV heads, D head dimension, q the query and kv the
+KV-cache element size. No causal halving: a nominal figure for a roofline, not the kernels' work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kgpubench import __version__
+from kgpubench.errors import ImportFormatError
+from kgpubench.hardware import tensor_peak_tflops
+from kgpubench.importers.api import folder_to_shard
+from kgpubench.importers.common import AICONFIGURATOR, Provenance, import_gpu_columns, notice
+from kgpubench.importers.limits import read_capped
+from kgpubench.schema import arrow_row_ids, get_table
+
+CONFIG = "llm_operators"
+TIME_STATISTIC = "mean-per-call-cuda-graph"
+SOURCE_FORMAT = "aiconfigurator-parquet"
+# Upstream table file -> (operator, family folder).
+TABLE_FILES = {"gemm_perf.parquet": ("gemm", "gemm"),
+               "context_attention_perf.parquet": ("context_attention", "attention"),
+               "generation_attention_perf.parquet": ("generation_attention", "attention")}
+TEXT = ("framework", "version", "device", "op_name", "kernel_source")
+GEMM_INTS = ("m", "n", "k")
+ATTENTION_INTS = ("batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "beam_width", "step")
+# Upstream column -> our column, where the names differ.
+RENAME = {"num_key_value_heads": "num_kv_heads", "version": "framework_version", "latency": "time_ms"}
+# Upstream dtype -> (compute dtype, bytes per element of A / the query, of B / the KV cache).
+GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8": ("fp8", 1.0, 1.0), "fp8_block": ("fp8", 1.0, 1.0),
+               "nvfp4": ("fp4", 0.5, 0.5), "int8_wo": ("bf16", 2.0, 1.0), "int4_wo": ("bf16", 2.0, 0.5),
+               "sq": ("int8", 1.0, 1.0)}
+ATTENTION_DTYPES = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0)}
+OUT_BYTES = 2.0  # results are written in bf16
+# What tells two rows of one file apart (the file fixes the GPU, framework and operator).
+KEY_WITHIN_FILE = ("framework_version", "kernel_source", "dtype", "kv_cache_dtype", "m", "n", "k", "batch_size", "isl",
+                   "num_heads", "num_kv_heads", "head_dim", "window_size", "beam_width", "step")
+SHAPE = ("operator", "dtype", "kv_cache_dtype", "m", "n", "k", "batch_size", "isl", "num_heads", "num_kv_heads",
+         "head_dim", "window_size", "beam_width", "step")
+PACKAGED_SHARE = 16
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """One upstream operator table: its path, the name rows record it by, and what its folders say."""
+
+    path: Path
+    source_file: str
+    system: str
+    framework: str
+    operator: str
+    upstream_provenance: str | None
+
+
+def data_root(root: Path | str) -> Path:
+    """The database folder under ``root`` (itself, its ``data/``, or the repository's ``systems/data``)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ImportFormatError(f"{root}: not a folder; pass AIConfigurator's systems/data folder (or the staged "
+                                "folder holding it as data/).")
+    for sub in ("data", "aic-core/src/aiconfigurator_core/systems/data", "src/aiconfigurator_core/systems/data",
+                "systems/data"):
+        if (root / sub).is_dir():
+            return root / sub
+    return root
+
+
+def _meta_provenance(folder: Path) -> str | None:
+    """``provenance`` of ``folder/collection_meta.yaml`` (None without one); a sidecar that is not the upstream
+    YAML mapping, or names another provenance, is one error."""
+    path = folder / "collection_meta.yaml"
+    if not path.is_file():
+        return None
+    import yaml  # a dependency of the package; imported here, as the only reader of YAML
+
+    raw = read_capped(path)
+    try:
+        meta = yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        why = " ".join(str(exc).split())[:120]
+        raise ImportFormatError(f"{path}: not readable YAML ({why}); fetch the file again.") from None
+    value = meta.get("provenance") if isinstance(meta, dict) else None
+    if value is None:
+        return None
+    if value not in ("collected", "legacy"):
+        raise ImportFormatError(f"{path}: provenance {str(value)[:40]!r}; expected `collected` or `legacy` (the "
+                                "upstream sidecar's values).")
+    return value
+
+
+def table_files(root: Path | str) -> tuple[list[TableFile], int]:
+    """The operator tables under ``root`` sorted by path, and how many other ``*_perf.parquet`` tables (not
+    imported) the layout holds.
+
+    Raises
+    ------
+    ImportFormatError
+        When ``root`` is not a folder or holds no table in the layout.
+    """
+    data = data_root(root)
+    found: list[TableFile] = []
+    others = 0
+    for path in sorted(data.glob("*/*/*/*/*.parquet")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        version_dir = path.parent
+        framework_dir = version_dir.parent
+        family_dir = framework_dir.parent
+        system_dir = family_dir.parent
+        spec = TABLE_FILES.get(path.name)
+        if spec is None or family_dir.name != spec[1]:
+            others += path.name.endswith("_perf.parquet")
+            continue
+        found.append(TableFile(path, path.relative_to(data).as_posix(), system_dir.name, framework_dir.name.lower(),
+                               spec[0], _meta_provenance(version_dir)))
+    if not found:
+        raise ImportFormatError(
+            f"{root}: holds none of AIConfigurator's operator tables (<system>/gemm/<framework>/<version>/"
+            "gemm_perf.parquet, <system>/attention/<framework>/<version>/{context,generation}_attention_perf."
+            "parquet); pass the database folder (aic-core/src/aiconfigurator_core/systems/data).")
+    return found, others
+
+
+def _where(tf: TableFile, index: int, column: str) -> str:
+    return f"{tf.path}: row {index + 1}, column {column!r}"
+
+
+def _read(tf: TableFile) -> tuple[pa.Table, str]:
+    raw = read_capped(tf.path)
+    try:
+        table = pq.read_table(pa.BufferReader(raw))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        why = " ".join(str(exc).split())[:140]
+        raise ImportFormatError(f"{tf.path}: not a readable parquet file ({why}); fetch the file again.") from None
+    return table, hashlib.sha256(raw).hexdigest()
+
+
+def _required(table: pa.Table, tf: TableFile, names: tuple[str, ...]) -> None:
+    missing = [c for c in names if c not in table.column_names]
+    if missing:
+        raise ImportFormatError(
+            f"{tf.path}: column {missing[0]!r} is missing (columns: {', '.join(table.column_names[:16])}); expected "
+            f"AIConfigurator's {tf.path.name} table, not a table of another schema.")
+
+
+def _text(table: pa.Table, tf: TableFile, column: str) -> np.ndarray:
+    col = table[column]
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        raise ImportFormatError(f"{_where(tf, 0, column)}: type {col.type}; expected text.")
+    values = col.to_numpy(zero_copy_only=False)
+    codes, uniq = pd.factorize(values, use_na_sentinel=False)
+    for j, u in enumerate(uniq):
+        if not isinstance(u, str) or not u.strip() or not u.isprintable() or u != u.strip() or len(u) > 200:
+            i = int(np.flatnonzero(codes == j)[0])
+            shown = repr(u)[:50]
+            raise ImportFormatError(f"{_where(tf, i, column)}: {shown}; expected one line of printable text (at "
+                                    "most 200 characters). Fix the file or fetch it again.")
+    return values
+
+
+def _ints(table: pa.Table, tf: TableFile, column: str, minimum: int) -> np.ndarray:
+    col = table[column]
+    if not pa.types.is_integer(col.type):
+        raise ImportFormatError(f"{_where(tf, 0, column)}: type {col.type}; expected whole numbers.")
+    if col.null_count:
+        i = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+        raise ImportFormatError(f"{_where(tf, i, column)}: null; every row must give it.")
+    values = col.to_numpy().astype(np.int64)
+    bad = values < minimum
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ImportFormatError(f"{_where(tf, i, column)}: {int(values[i])}; expected a whole number >= {minimum}.")
+    return values
+
+
+def _latency(table: pa.Table, tf: TableFile) -> np.ndarray:
+    col = table["latency"]
+    if not (pa.types.is_floating(col.type) or pa.types.is_integer(col.type)):
+        raise ImportFormatError(f"{_where(tf, 0, 'latency')}: type {col.type}; expected milliseconds as numbers.")
+    values = col.to_numpy(zero_copy_only=False).astype(np.float64)
+    bad = ~np.isfinite(values) | (values <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ImportFormatError(f"{_where(tf, i, 'latency')}: {float(values[i])!r} ms; a time must be a finite "
+                                "number > 0. Fix the file or fetch it again.")
+    return values
+
+
+def _checked_values(values: np.ndarray, tf: TableFile, column: str, allowed) -> None:
+    bad = ~np.isin(values, list(allowed))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ImportFormatError(f"{_where(tf, i, column)}: {str(values[i])[:40]!r} is not a dtype kgpubench knows "
+                                f"(one of {', '.join(allowed)}); nothing was imported.")
+
+
+def _file_columns(tf: TableFile) -> dict[str, np.ndarray]:
+    """The checked, standardised columns of one table file (our names; ``_device`` the raw device name)."""
+    table, digest = _read(tf)
+    n = table.num_rows
+    ints = GEMM_INTS if tf.operator == "gemm" else ATTENTION_INTS
+    dtype_col = "gemm_dtype" if tf.operator == "gemm" else "attn_dtype"
+    extra = () if tf.operator == "gemm" else ("kv_cache_dtype",)
+    _required(table, tf, (*TEXT, dtype_col, *extra, *ints, "latency"))
+    out: dict[str, np.ndarray] = {}
+    text = {c: _text(table, tf, c) for c in (*TEXT, dtype_col, *extra)}
+    wrong_op = text["op_name"] != tf.operator
+    if wrong_op.any():
+        i = int(np.flatnonzero(wrong_op)[0])
+        raise ImportFormatError(f"{_where(tf, i, 'op_name')}: {text['op_name'][i]!r} in a {tf.path.name} file; "
+                                f"expected {tf.operator!r}.")
+    framework = np.char.lower(text["framework"].astype(str))
+    wrong_fw = framework != tf.framework
+    if wrong_fw.any():
+        i = int(np.flatnonzero(wrong_fw)[0])
+        raise ImportFormatError(f"{_where(tf, i, 'framework')}: {text['framework'][i]!r} in the {tf.framework!r} "
+                                "folder; a table's rows belong to the framework its folder names.")
+    out["framework"] = framework.astype(object)
+    out["framework_version"] = text["version"]
+    out["kernel_source"] = text["kernel_source"]
+    out["_device"] = text["device"]
+    dtype = text[dtype_col]
+    if tf.operator == "gemm":
+        _checked_values(dtype, tf, dtype_col, GEMM_DTYPES)
+        out["kv_cache_dtype"] = np.full(n, None, dtype=object)
+    else:
+        _checked_values(dtype, tf, dtype_col, ATTENTION_DTYPES)
+        _checked_values(text["kv_cache_dtype"], tf, "kv_cache_dtype", ATTENTION_DTYPES)
+        out["kv_cache_dtype"] = text["kv_cache_dtype"]
+    out["dtype"] = dtype
+    for col in (*GEMM_INTS, *ATTENTION_INTS, "window_size"):
+        name = RENAME.get(col, col)
+        if col in ints:
+            out[name] = _ints(table, tf, col, 0 if col == "step" else 1).astype(np.float64)
+        elif col == "window_size" and tf.operator != "gemm" and col in table.column_names:
+            out[name] = _ints(table, tf, col, 0).astype(np.float64)
+        else:
+            out[name] = np.full(n, np.nan)
+    out["time_ms"] = _latency(table, tf)
+    out["run_id"] = np.full(n, f"aiconfigurator-{digest[:16]}", dtype=object)
+    out["source_file"] = np.full(n, tf.source_file, dtype=object)
+    out["system"] = np.full(n, tf.system, dtype=object)
+    out["operator"] = np.full(n, tf.operator, dtype=object)
+    out["upstream_provenance"] = np.full(n, tf.upstream_provenance, dtype=object)
+    out["occurrence"] = _occurrence(out, n)
+    return out
+
+
+def _occurrence(cols: dict[str, np.ndarray], n: int) -> np.ndarray:
+    """0 for the first row of each key in one file, 1, 2, ... for its repeats (in file order)."""
+    frame = pd.DataFrame({c: cols[c] for c in KEY_WITHIN_FILE})
+    repeated = frame.duplicated(keep=False).to_numpy()
+    occurrence = np.zeros(n, dtype=np.int64)
+    if repeated.any():
+        sub = frame[repeated]
+        occurrence[repeated] = sub.groupby(list(KEY_WITHIN_FILE), dropna=False, sort=False).cumcount().to_numpy()
+    return occurrence
+
+
+def nominal_work(operator: np.ndarray, dtype: np.ndarray, kv_dtype: np.ndarray,
+                 d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(compute dtype, flops, bytes_min) of every row (the module docstring's table); ``d`` maps our dimension
+    columns to float arrays (NaN where a column does not apply)."""
+    n = len(operator)
+    gemm = operator == "gemm"
+    compute = np.empty(n, dtype=object)
+    a_bytes = np.zeros(n)
+    b_bytes = np.zeros(n)
+    for name, (cd, a, b) in GEMM_DTYPES.items():
+        sel = gemm & (dtype == name)
+        compute[sel], a_bytes[sel], b_bytes[sel] = cd, a, b
+    q_bytes = np.zeros(n)
+    kv_bytes = np.zeros(n)
+    for name, (cd, size) in ATTENTION_DTYPES.items():
+        sel = ~gemm & (dtype == name)
+        compute[sel], q_bytes[sel] = cd, size
+        kv_bytes[~gemm & (kv_dtype == name)] = size
+    m, nn, k = (np.asarray(d[c], dtype=np.float64) for c in ("m", "n", "k"))
+    B, S, H, Hkv, D = (np.asarray(d[c], dtype=np.float64) for c in ("batch_size", "isl", "num_heads",
+                                                                     "num_kv_heads", "head_dim"))
+    step = np.asarray(d["step"], dtype=np.float64)
+    window = np.nan_to_num(np.asarray(d["window_size"], dtype=np.float64), nan=0.0)
+    with np.errstate(invalid="ignore"):
+        attended = np.where(operator == "context_attention", S, step + 1)
+        attended = np.where(window > 0, np.minimum(attended, window), attended)
+        flops = np.where(gemm, 2 * m * nn * k, 4 * B * H * S * attended * D)
+        nbytes = np.where(gemm, m * k * a_bytes + k * nn * b_bytes + OUT_BYTES * m * nn,
+                          B * S * H * D * q_bytes + 2 * B * Hkv * attended * D * kv_bytes + OUT_BYTES * B * S * H * D)
+    return compute, flops, nbytes
+
+
+def nominal_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``compute_dtype``, ``flops`` and ``bytes_min`` of one call given as column values (``operator``, default
+    ``gemm``; ``dtype``, ``kv_cache_dtype`` and the shape columns), by :func:`nominal_work`; empty when the values
+    lack the dtype or a shape column the operator needs, or name a dtype kgpubench does not know."""
+    operator = str(values.get("operator") or "gemm")
+    dtype, kv = values.get("dtype"), values.get("kv_cache_dtype")
+    dims = ("m", "n", "k") if operator == "gemm" else ("batch_size", "isl", "num_heads", "num_kv_heads", "head_dim",
+                                                       "step")
+    known = GEMM_DTYPES if operator == "gemm" else ATTENTION_DTYPES
+    if dtype not in known or (operator != "gemm" and kv not in ATTENTION_DTYPES):
+        return {}
+    d: dict[str, np.ndarray] = {}
+    for col in (*GEMM_INTS, "batch_size", "isl", "num_heads", "num_kv_heads", "head_dim", "step", "window_size"):
+        value = values.get(col)
+        try:
+            d[col] = np.asarray([float(value) if value is not None else np.nan])
+        except (TypeError, ValueError):
+            return {}
+    if any(not np.isfinite(d[c][0]) for c in dims):
+        return {}
+    compute, flops, nbytes = nominal_work(np.asarray([operator], dtype=object), np.asarray([dtype], dtype=object),
+                                          np.asarray([kv], dtype=object), d)
+    return {"compute_dtype": compute[0], "flops": float(flops[0]), "bytes_min": float(nbytes[0])}
+
+
+def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *, share: int | None = None) -> pa.Table:
+    """Every GEMM and attention row under ``root`` as an `llm_operators` arrow table (``row_id`` computed); with
+    ``share``, only the rows of :func:`packaged_selection`'s problems.
+
+    Raises
+    ------
+    ImportFormatError
+        On any bad input (one line naming the file, row and column); nothing is returned.
+    """
+    decl = get_table(CONFIG)
+    files, others = table_files(root)
+    if others:
+        notice(f"{root}: {others} other AIConfigurator table(s) (moe, mla, communication, ...) are not imported; "
+               "kgpubench imports the GEMM and attention tables.")
+    parts = [_file_columns(tf) for tf in files]
+    cols = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    if share:
+        keep = _in_selection(cols, share)
+        cols = {name: values[keep] for name, values in cols.items()}
+    n = len(cols["time_ms"])
+    devices = cols.pop("_device")
+    uniq_devices = pd.unique(devices)
+    gpu_of = {dev: import_gpu_columns(dev) for dev in uniq_devices}
+    codes, uniq = pd.factorize(devices)
+    cols["gpu_name"] = np.asarray([gpu_of[d]["gpu_name"] for d in uniq], dtype=object)[codes]
+    compute, cols["flops"], cols["bytes_min"] = nominal_work(cols["operator"], cols["dtype"], cols["kv_cache_dtype"],
+                                                             cols)
+    cols["compute_dtype"] = compute
+    # The GPU's tensor peak for the row's compute dtype (null where no cited figure exists).
+    pairs = pd.DataFrame({"g": cols["gpu_name"], "c": compute})
+    pair_codes, pair_uniq = pd.factorize(pd.MultiIndex.from_frame(pairs))
+    peaks = []
+    for gpu, cd in pair_uniq:
+        found = tensor_peak_tflops(gpu, cd)
+        peaks.append(found[0] if found else np.nan)
+    cols["peak_tensor_tflops"] = np.asarray(peaks, dtype=np.float64)[pair_codes]
+    # GPU columns: one small table per distinct GPU, repeated by code.
+    g_codes, g_uniq = pd.factorize(cols["gpu_name"])
+    by_name = {gpu_of[d]["gpu_name"]: gpu_of[d] for d in uniq_devices}
+    gpu_table = decl.from_rows([by_name[g] for g in g_uniq], fill_row_id=False).select(
+        [c.name for c in decl.columns if c.name.startswith("gpu_")])
+    gpu_rows = gpu_table.take(pa.array(g_codes))
+    const = {
+        "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": SOURCE_FORMAT, "source": prov.source,
+        "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
+        "source_doi": prov.doi, "source_license": prov.license,
+    }
+    arrays = []
+    for col in decl.columns:
+        if col.name in gpu_rows.column_names:
+            arrays.append(gpu_rows[col.name].combine_chunks())
+        elif col.name in const:
+            arrays.append(pa.repeat(pa.scalar(const[col.name], col.arrow_type), n))
+        elif col.name in cols:
+            values = cols[col.name]
+            if col.type in ("int32", "int64"):
+                mask = ~np.isfinite(values) if values.dtype.kind == "f" else None
+                ints = np.nan_to_num(values, nan=0).astype(np.int64) if mask is not None else values
+                arrays.append(pa.array(ints, type=col.arrow_type, mask=mask))
+            else:
+                arrays.append(pa.array(values, type=col.arrow_type, from_pandas=True))
+        else:
+            arrays.append(pa.nulls(n, col.arrow_type))
+    keys = pa.table({c.name: a for c, a in zip(decl.columns, arrays) if c.key})
+    arrays[decl.column_names.index("row_id")] = pa.array(arrow_row_ids(decl, keys), pa.string())
+    return pa.Table.from_arrays(arrays, schema=decl.arrow_schema())
+
+
+def _in_selection(cols: dict[str, np.ndarray], share: int) -> np.ndarray:
+    """Whether each row's problem (its :data:`SHAPE` columns) falls in hash bucket 0 of ``share``."""
+    frame = pd.DataFrame({c: cols[c] for c in SHAPE})
+    codes, uniq = pd.factorize(pd.MultiIndex.from_frame(frame))
+    keep = np.fromiter((_bucket(problem, share) == 0 for problem in uniq), dtype=bool, count=len(uniq))
+    return keep[codes]
+
+
+def _bucket(problem: tuple, share: int) -> int:
+    text = "\x1f".join("" if v is None or (isinstance(v, float) and np.isnan(v)) else
+                       str(int(v)) if isinstance(v, (float, np.floating)) else str(v) for v in problem)
+    return int.from_bytes(hashlib.sha256(f"packaged\x1f{text}".encode()).digest()[:8], "big") % share
+
+
+def packaged_selection(root: Path | str) -> pa.Table:
+    """The rows the packaged data hold (a declared selection, documented in the card): every row whose problem —
+    the operator, dtype, KV-cache dtype and shape, the same on every GPU and framework — falls in hash bucket 0 of
+    :data:`PACKAGED_SHARE`, so a kept problem keeps all its GPUs, frameworks and kernel sources together."""
+    return import_aiconfigurator(root, share=PACKAGED_SHARE)
+
+
+def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False,
+                    packaged: bool = False) -> tuple[Path, pa.Table]:
+    """Import ``root`` (see :func:`import_aiconfigurator`) and write one validated `llm_operators` shard at ``out``
+    (``packaged``: only :func:`packaged_selection`). Nothing is written on bad input or a schema violation; an
+    existing ``out`` is refused unless ``force``."""
+    build = packaged_selection if packaged else import_aiconfigurator
+    return folder_to_shard(build, CONFIG, root, out, force=force, where=f"{root} (rows in file order)")

