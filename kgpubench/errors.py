@@ -18,6 +18,30 @@ from __future__ import annotations
 
 import difflib
 
+# Bidirectional embeddings, overrides and isolates: they reorder what a terminal or a page shows. They are
+# format characters, which str.isprintable() refuses already; named here so that the rule says so explicitly.
+BIDI_CONTROLS = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+# The rule every text value of every table obeys (strings, lists of strings, parameter names and values).
+ONE_LINE_RULE = ("must be one line of printable text (no control character: ESC, BEL, NUL, newline, tab; no "
+                 "bidi override or other format character)")
+
+
+def is_printable_line(text: str) -> bool:
+    """Whether ``text`` is one line of printable text: ``str.isprintable()`` (which refuses control, format,
+    separator and unassigned characters other than the ASCII space) and no bidi control."""
+    return text.isprintable() and BIDI_CONTROLS.isdisjoint(text)
+
+
+def escape_text(text: object, max_len: int | None = None) -> str:
+    """``text`` as one printable line for a terminal or a page: every character :func:`is_printable_line`
+    refuses is written as its Python escape (``\\x1b``, ``\\u202e``, ``\\n``); ``max_len`` cuts the result."""
+    text = str(text)
+    if not is_printable_line(text):
+        text = "".join(c if c.isprintable() and c not in BIDI_CONTROLS else repr(c)[1:-1] for c in text)
+    if max_len is not None and len(text) > max_len:
+        text = text[:max_len] + "..."
+    return text
+
 
 class KgpubenchError(Exception):
     """Root of every error kgpubench raises on purpose."""
@@ -222,6 +246,12 @@ class ClockLockError(KgpubenchError, ValueError):
 
 class CompileCacheError(KgpubenchError, OSError):
     """The compile cache folder cannot be created or written."""
+
+
+class ModelCacheError(KgpubenchError, PermissionError):
+    """``kgpubench predict``'s model cache holds what kgpubench did not write (a pickle whose sha256 is not the one
+    recorded when it was written, a folder another user owns or others may enter): reading it would run its
+    code, so it is refused, never read and never silently rebuilt."""
 
 
 class CaseFailure(KgpubenchError, RuntimeError):

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import sys
 import time
+import zipfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -50,8 +52,10 @@ from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import THREAD_ENV, Limits
 from kgpubench.sandbox.model_file import module_from_source, read_model_file
 from kgpubench.sandbox.session import ModelSession
+from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import Task, as_task, feature_frame, list_tasks, problem_keys, select
+from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, get_scheme, split_sha256_of
 
@@ -505,7 +509,7 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
                                               limits=limits)
         if predictions is not None:
             predictions.extend(session.predictions)
-    return Result.new(
+    result = Result.new(
         status="ok", task=the_task.name, scheme=scheme, kind="reference" if oracle else "model", model=name,
         model_file=label, model_sha256=session.model_sha256 if session else None,
         predictions_sha256=session.predictions_sha256 if session else None, dataset=data.dataset,
@@ -514,6 +518,9 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
         limits={"threads": limits.threads}, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
         cpu_time_s=time.process_time() - cpu_start,
     )
+    if session is not None and len(session.predictions) == len(fold_records):  # in fold order, as run
+        attach_predictions(result, dict(zip(fold_records, session.predictions)))
+    return result
 
 
 def failure_record(model_path: Path | str, task: Task, scheme: str, message: str, *, data: TaskData | None = None,
@@ -531,3 +538,119 @@ def failure_record(model_path: Path | str, task: Task, scheme: str, message: str
 
 
 _model_label = model_label
+
+
+# ----- a result's predictions: written beside it, and every score recomputed from them before it is trusted ----
+PREDICTIONS_SUFFIX = ".predictions.npz"
+# The biggest predictions file read back: 8 bytes a test row, compressed; a board task has at most millions.
+PREDICTIONS_MAX_BYTES = 256 << 20
+# Recomputed scores must equal the recorded ones up to the result file's rounding (6 significant digits).
+RESCORE_REL_TOL = 1e-5
+# Scores that are not a function of the predictions and the data (the count of a strategy's measurements).
+NOT_RESCORED = frozenset({"measurements"})
+
+
+def predictions_path(result_path: Path | str) -> Path:
+    """The predictions file beside a result file (``NAME.json`` -> ``NAME.predictions.npz``)."""
+    path = Path(result_path)
+    return path.with_name(path.name.removesuffix(".json") + PREDICTIONS_SUFFIX)
+
+
+def attach_predictions(result: Result, folds: dict[str, np.ndarray]) -> Result:
+    """``result`` carrying each fold's predictions in memory, for its writer (:func:`store_predictions`); not a
+    field, so not in its JSON, and lost by ``dataclasses.replace`` (re-attach)."""
+    object.__setattr__(result, "_predictions", {str(k): np.asarray(v, dtype=np.float64) for k, v in folds.items()})
+    return result
+
+
+def attached_predictions(result: Result) -> dict[str, np.ndarray] | None:
+    """The per-fold predictions :func:`attach_predictions` put on ``result`` (None when there are none)."""
+    return result.__dict__.get("_predictions")
+
+
+def _npz_bytes(folds: dict[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    names = list(folds)
+    np.savez_compressed(buf, folds=np.array(names, dtype=str),
+                        **{f"f{i}": np.asarray(folds[n], dtype="<f8") for i, n in enumerate(names)})
+    return buf.getvalue()
+
+
+def store_predictions(result: Result, result_path: Path | str, *, overwrite: bool = True) -> Result:
+    """Write the predictions attached to ``result`` beside ``result_path`` (:func:`predictions_path`) and return
+    the result naming them (``predictions_file``: name and sha256), to be written after them. A result without
+    attached predictions is returned as it is (its stale predictions file, if any, removed)."""
+    folds = attached_predictions(result)
+    path = predictions_path(result_path)
+    if folds is None:
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+        return result
+    data = _npz_bytes(folds)
+    atomic_write_bytes(path, data, overwrite=overwrite)
+    named = {"name": path.name, "sha256": hashlib.sha256(data).hexdigest()}
+    extra = {k: v for k, v in result.extra.items() if k != "predictions_file"}
+    return attach_predictions(replace(result, extra={**extra, "predictions_file": named}), folds)
+
+
+def read_predictions_file(result: Result, result_path: Path | str) -> dict[str, np.ndarray]:
+    """The per-fold predictions a result file names (``predictions_file``), checked: a plain file beside it,
+    under :data:`PREDICTIONS_MAX_BYTES`, with the recorded sha256, read without pickle. Raises ``ValueError``
+    (one line) otherwise."""
+    named = result.extra.get("predictions_file")
+    path = predictions_path(result_path)
+    if not isinstance(named, dict) or named.get("name") != path.name:
+        raise ValueError(f"it names no predictions file ({path.name}) to recompute its scores from")
+    if path.is_symlink() or not path.is_file():
+        raise ValueError(f"its predictions file {path} is missing (or not a plain file)")
+    if path.stat().st_size > PREDICTIONS_MAX_BYTES:
+        raise ValueError(f"its predictions file {path} is larger than {PREDICTIONS_MAX_BYTES:,} bytes")
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != named.get("sha256"):
+        raise ValueError(f"its predictions file {path} does not have the sha256 the result records")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            names = [str(n) for n in npz["folds"]]
+            return {n: np.asarray(npz[f"f{i}"], dtype=np.float64) for i, n in enumerate(names)}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"its predictions file {path} does not read ({type(exc).__name__})") from None
+
+
+def rescore_problem(result: Result, result_path: Path | str, data: TaskData) -> str | None:
+    """Why ``result``'s scores cannot be trusted, or None: each fold's scores recomputed from its predictions
+    (the file beside it, :func:`read_predictions_file`; for the oracle reference, the measured targets) and
+    ``data`` (the task's rows under the result's scheme) equal the recorded ones (:data:`RESCORE_REL_TOL`). A
+    failed result has no score to check."""
+    if result.status != "ok":
+        return None
+    task = data.task
+    if result.kind == "reference":
+        preds = None
+    else:
+        try:
+            preds = read_predictions_file(result, result_path)
+        except ValueError as exc:
+            return str(exc)
+    folds = result.folds or {}
+    if preds is not None and set(preds) != set(folds):
+        return f"its predictions cover folds {sorted(preds)}, its scores {sorted(folds)}"
+    for fold, rec in folds.items():
+        test = np.flatnonzero(data.folds == fold)
+        pred = data.y[test] if preds is None else preds[fold]
+        if test.size == 0 or pred.shape != (test.size,) or not np.all(np.isfinite(pred)):
+            return f"fold {fold}: {pred.size} predictions for {test.size} test rows"
+        recorded = rec.get("scores") or {}
+        row_scores = [recorded.get(m) for m in task.metrics if METRICS[m].scope == "row"]
+        predicts_target = not row_scores or any(v is not None for v in row_scores)
+        fresh = score_fold(task, data.rows.take(pa.array(test)), data.y[test], pred, predicts_target=predicts_target)
+        for name in sorted(set(fresh) | set(recorded)):
+            if name in NOT_RESCORED:
+                continue
+            a, b = recorded.get(name), fresh.get(name)
+            if (a is None) != (b is None) or (a is not None and not _same_score(float(a), float(b))):
+                return f"fold {fold}: {name} is recorded as {a}, but its predictions score {b}"
+    return None
+
+
+def _same_score(a: float, b: float) -> bool:
+    return abs(a - b) <= RESCORE_REL_TOL * max(abs(a), abs(b)) + 1e-12

@@ -31,6 +31,9 @@ from kgpubench.board.evaluation import (
     failure_record,
     file_sha256,
     files_sha256,
+    predictions_path,
+    rescore_problem,
+    store_predictions,
     task_sha256,
     usable_task_data,
 )
@@ -232,14 +235,17 @@ def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha2
 
 
 def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Store,
-                  warn: Callable[[str], None] | None = None) -> tuple[Path, bytes] | None:
+                  warn: Callable[[str], None] | None = None, rescore: bool = False) -> tuple[Path, bytes] | None:
     """The result (or skip status) file under ``folder`` for ``job`` that a rerun would write, with its bytes
     (read once, at most :data:`~kgpubench.board.result.RESULT_MAX_BYTES`), else None.
 
     Kept when it names the job's task, scheme and model, has the same model file sha256, seed and threads, and
     :func:`same_data` (for a scored result also the same ``split_sha256``, when the rows were compared). A failed
     result is kept like a scored one (the same inputs fail the same way). An unreadable, foreign (not a result,
-    or another job's) or linked file is never kept and, with ``warn``, named there."""
+    or another job's) or linked file is never kept and, with ``warn``, named there. With ``rescore`` (a folder
+    other than the run's own output and the committed board), a scored result is kept only when every fold's
+    scores equal what its predictions (the file beside it, sha256 recorded in the result) score on the data
+    (:func:`kgpubench.board.evaluation.rescore_problem`): a score without its predictions is never trusted."""
     where = Path(folder) / job.task.name / job.scheme
     for path in (where / f"{job.name}.json", where / STATUS_FILE):
         if not path.exists() and not path.is_symlink():
@@ -268,8 +274,17 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
         if not (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
                 and isinstance(old.limits, dict) and old.limits.get("threads") == threads):
             continue
-        if same_data(old.dataset, job.task, job.scheme, store, split_sha256=_known(old.split_sha256)):
-            return path, raw
+        if not same_data(old.dataset, job.task, job.scheme, store, split_sha256=_known(old.split_sha256)):
+            continue
+        if rescore:
+            data = usable_task_data(job.task, job.scheme, store.path)
+            why = (rescore_problem(old, path, data) if isinstance(data, TaskData)
+                   else "its scheme cannot be evaluated on the data")
+            if why:
+                if warn:
+                    warn(f"not reused: {path}: {why}")
+                continue
+        return path, raw
     return None
 
 
@@ -344,6 +359,9 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
         fresh_tasks = {j.task for j in jobs}
     write_splits(data_dir, fresh_tasks, splits_root, force=force)  # before any model runs
     written: list[Path] = []
+    # The committed board holds no predictions (a full run would add over 100 MB to the repository): its
+    # results are trusted as the committed folder; any other output carries them (CI artefacts, --from).
+    keep_predictions = results_splits_root(out_dir) is not None
 
     def write(job: Job, record: Record) -> None:
         status_path = out_dir / job.task.name / job.scheme / STATUS_FILE
@@ -355,6 +373,8 @@ def run(*, data_dir: Path | str | None = None, out_dir: Path | None = None, only
                 written.append(status_path)
             return
         status_path.unlink(missing_ok=True)
+        if keep_predictions:  # first: the result names them by sha256
+            record = store_predictions(record, path)
         atomic_write_bytes(path, record.to_json().encode())
         written.append(path)
 
@@ -388,9 +408,14 @@ def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int
         if found is not None:  # a skip status copied for another model of this scheme counts as copied
             copied, here = (copied + 1, here) if found[0] in done else (copied, here + 1)
         elif reuse_from is not None:
-            found = reusable_file(Path(reuse_from), job, seed=seed, threads=threads, store=store, warn=warn)
+            found = reusable_file(Path(reuse_from), job, seed=seed, threads=threads, store=store, warn=warn,
+                                  rescore=results_splits_root(Path(reuse_from)) is not None)
             if found is not None:
                 source, raw = found
+                named = predictions_path(source)
+                if named.is_file() and not named.is_symlink() and results_splits_root(out_dir) is not None:
+                    atomic_write_bytes(predictions_path(out_dir / job.task.name / job.scheme / source.name),
+                                       named.read_bytes())
                 target = out_dir / job.task.name / job.scheme / source.name
                 other = (out_dir / job.task.name / job.scheme /
                          (f"{job.name}.json" if source.name == STATUS_FILE else STATUS_FILE))
@@ -468,6 +493,9 @@ def prune(out_dir: Path, jobs: list[Job]) -> list[Path]:
              if p not in planned and _ours(p) and not is_submission_result(p)]
     for path in stale:
         path.unlink()
+        sidecar = predictions_path(path)  # its predictions go with it
+        if sidecar.is_file() and not sidecar.is_symlink():
+            sidecar.unlink()
     return stale
 
 
@@ -508,6 +536,29 @@ def load_results(root: Path | None = None, *, data_dir: Path | str | None = None
             data["_stale"] = task is not None and is_stale(result.dataset, task, store)
         out.append(data)
     return out
+
+
+def rescore_folder(root: Path, data_dir: Path | str | None = None) -> int:
+    """Recompute the scores of every scored result under ``root`` that names its predictions file
+    (:func:`kgpubench.board.evaluation.rescore_problem`) before they are shown; returns how many results name
+    none (not rescored: the committed board's, or a Ray run's). Raises :class:`VerifyError` (one line) on the
+    first result whose scores its predictions do not give."""
+    data: dict[tuple[str, str], object] = {}
+    unchecked = 0
+    for path, res in read_results(root):
+        if not isinstance(res, Result) or res.status != "ok" or res.kind == "reference":
+            continue
+        if "predictions_file" not in res.extra:
+            unchecked += 1
+            continue
+        key = (str(res.task), str(res.scheme))
+        if key not in data:
+            data[key] = usable_task_data(res.task, res.scheme, data_dir)
+        why = rescore_problem(res, path, data[key]) if isinstance(data[key], TaskData) else None
+        if why:
+            raise VerifyError(f"{path}: refused, its scores are not trusted: {why}; re-run it (`kgpubench "
+                              "leaderboard run`).", [f"{path}: {why}"])
+    return unchecked
 
 
 def is_stale(dataset: object, task: Task, store: Store) -> bool:
@@ -581,7 +632,8 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
            progress: Callable[[str], None] | None = None, trust: bool = False,
            executor: Executor | None = None) -> int:
     """Re-run committed results (only the models named in ``only`` and the tasks named in ``tasks``, if given)
-    and compare (the jobs on ``executor`` when given, see :func:`run_jobs`).
+    and compare (the jobs on ``executor`` when given, see :func:`run_jobs`); a result that names its predictions
+    file has its scores recomputed from it too (:func:`kgpubench.board.evaluation.rescore_problem`).
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
     :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:
@@ -623,6 +675,11 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
         if model != ORACLE and not Path(model).exists():
             problems.append(f"{path}: model file {res.model_file} is missing")
             continue
+        if "predictions_file" in res.extra:  # its scores against its own predictions too, not only a rerun's
+            data = usable_task_data(res.task, res.scheme, data_dir)
+            why = rescore_problem(res, path, data) if isinstance(data, TaskData) else None
+            if why:
+                problems.append(f"{path}: {why}")
         jobs.append(Job(model, res.task, res.scheme))
         committed.append((path, res))
     seeds = {res.seed or 0 for _, res in committed}

@@ -38,8 +38,12 @@ GPUs' figures) are pickled in ``$KGPUBENCH_CACHE_DIR/models`` (default ``$XDG_CA
 ``~/.cache/kgpubench/models``), one file per :func:`cache_key`: the task's declaration, the store files of its
 config (path and sha256 from the store manifest: the rows' identity, read without reading a row), the model
 file's sha256, the scheme, the seed, the library's version and code, and the installed packages' versions.
-Files are written atomically, mode 0644 under the usual umask; an entry that cannot be read back is deleted and
-rebuilt. A cached prediction reads no row.
+The folder is kgpubench's own: created 0700, and refused (:class:`~kgpubench.errors.ModelCacheError`) when another
+user owns it, it is a symbolic link or others may enter it. Each entry is written atomically, 0600, with the sha256
+of its bytes in a file beside it (``.sha256``, written first); an entry read back is checked against it before it
+is unpickled, and one that does not match (or has no such file) was not written by kgpubench: it is refused
+loudly, never read and never rebuilt over. An entry whose bytes match but cannot be read back (a class that moved)
+is deleted and rebuilt. A cached prediction reads no row.
 """
 
 from __future__ import annotations
@@ -48,8 +52,10 @@ import difflib
 import hashlib
 import json
 import math
+import os
 import pickle
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -65,7 +71,14 @@ from kgpubench.board.fewshot import goals_of
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
 from kgpubench.board.result import Record, Result, read_record, read_result_json
-from kgpubench.errors import DataFileNotFoundError, NoDataError, OptionError, SubmissionError, UnknownNameError
+from kgpubench.errors import (
+    DataFileNotFoundError,
+    ModelCacheError,
+    NoDataError,
+    OptionError,
+    SubmissionError,
+    UnknownNameError,
+)
 from kgpubench.features.occupancy import sm_saturation
 from kgpubench.hardware import (
     ALIASES,
@@ -82,6 +95,7 @@ from kgpubench.hardware import (
     vendor_devices,
 )
 from kgpubench.importers.aiconfigurator import nominal_inputs
+from kgpubench.importers.limits import DuplicateKeyError, _refuse_duplicate_keys
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
@@ -359,26 +373,79 @@ def numeric_gpu_figures(task: Task) -> list[str]:
 def cached_model(task: Task, model_path: Path, scheme: str, data_dir: Path | str | None = None, *,
                  seed: int = 0) -> tuple[dict[str, Any], bool]:
     """The cache entry of (task, model, scheme, data) and whether it came from the cache: read it when it is
-    there and sound, else train (:func:`train_model`) and write it. An unreadable entry is deleted first."""
+    there and its bytes are the ones kgpubench wrote, else train (:func:`train_model`) and write it.
+
+    Raises
+    ------
+    kgpubench.errors.ModelCacheError
+        When the folder is not kgpubench's own (:func:`own_cache_dir`) or the entry's bytes are not the ones
+        recorded when it was written: nothing is read, nothing rebuilt.
+    """
     key = cache_key(task, model_path, scheme, data_dir, seed)
-    path = cache_dir() / f"{task.name}-{Path(model_path).stem}-{key}.pkl"
-    if path.is_file():
+    path = own_cache_dir() / f"{task.name}-{Path(model_path).stem}-{key}.pkl"
+    if os.path.lexists(path):
         entry = _read_entry(path, model_path)
         if entry is not None:
             return entry, True
         path.unlink(missing_ok=True)
     entry = train_model(task, model_path, scheme, data_dir, seed=seed)
-    atomic_write_bytes(path, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+    data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+    digest = _digest_path(path)
+    atomic_write_bytes(digest, hashlib.sha256(data).hexdigest().encode() + b"\n")  # first: a pickle never lacks it
+    os.chmod(digest, 0o600)
+    atomic_write_bytes(path, data)
+    os.chmod(path, 0o600)
     return entry, False
 
 
+def _digest_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def own_cache_dir() -> Path:
+    """:func:`cache_dir`, created 0700 when missing, checked to be kgpubench's own: a folder (not a symbolic
+    link) owned by this user that no one else may enter or write. Anything else is a :class:`ModelCacheError`:
+    whoever can write it could plant a pickle."""
+    path = cache_dir()
+    if not os.path.lexists(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    st = os.lstat(path)
+    why = ("is not a folder (a symbolic link or a file)" if not stat.S_ISDIR(st.st_mode)
+           else f"is owned by uid {st.st_uid}, not by you (uid {os.geteuid()})" if st.st_uid != os.geteuid()
+           else f"has mode {stat.S_IMODE(st.st_mode):04o}: others may enter it" if st.st_mode & 0o077 else None)
+    if why:
+        raise ModelCacheError(f"model cache {path} {why}; kgpubench reads pickles (code) only from a folder of its "
+                              f"own, mode 0700: remove it (rm -r {path}) or set {CACHE_ENV} to a new folder.")
+    return path
+
+
 def _read_entry(path: Path, model_path: Path) -> dict[str, Any] | None:
-    """The entry at ``path``, or None when it is not one (truncated, corrupt, another format)."""
+    """The entry at ``path`` when its bytes are the ones kgpubench wrote (:class:`ModelCacheError` otherwise);
+    None when they are but do not unpickle into an entry (deleted and rebuilt by the caller)."""
+    st = os.lstat(path)
+    digest = _digest_path(path)
+    recorded = None
+    if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and not os.path.islink(digest):
+        try:
+            recorded = digest.read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            recorded = None
+        data = path.read_bytes()
+        actual = hashlib.sha256(data).hexdigest()
+    if recorded is None or recorded != actual:
+        what = ("its sha256 is not the one recorded when it was written" if recorded is not None
+                else "it has no sha256 recorded by kgpubench beside it" if stat.S_ISREG(st.st_mode)
+                else "it is not a regular file")
+        raise ModelCacheError(f"model cache entry {path} was not written by kgpubench ({what}); it was not read (a "
+                              f"pickle runs code): delete it (rm {path}) and run again.")
     load_model_module(model_path)  # the model's classes live in its module, registered under a fixed name
     try:
-        with path.open("rb") as fh:
-            entry = pickle.load(fh)  # noqa: S301 - our own cache folder, written by train_model
-    except Exception:  # noqa: BLE001 - any unreadable entry is rebuilt
+        entry = pickle.loads(data)  # noqa: S301 - bytes checked against the digest kgpubench wrote
+    except Exception:  # noqa: BLE001 - our own entry that no longer reads (a class moved) is rebuilt
         return None
     ok = isinstance(entry, dict) and entry.get("format") == CACHE_FORMAT and "model" in entry
     return entry if ok else None
@@ -436,13 +503,16 @@ def read_input_file(path: Path | str, task: Task | str | None = None) -> dict[st
     path = Path(path)
     if not path.is_file():
         raise DataFileNotFoundError(f"--input {path}: no such file; give a JSON object of column -> value.")
-    try:
-        data = json.loads(path.read_text())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise OptionError(f"--input {path}: not JSON ({exc}); give a JSON object of column -> value.") from None
-    if not isinstance(data, dict):
-        raise OptionError(f"--input {path}: a JSON {type(data).__name__}; give a JSON object of column -> value.")
+    data = _input_json(path)
     if {"kernel", "entry", "grid", "block"} <= set(data):  # kgpubench features --json
+        for key, want in (("grid", list), ("block", list), ("mix", dict)):
+            value = data.get(key)
+            if key == "mix" and value is None:
+                continue
+            items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+            if not isinstance(value, want) or not all(_scalar(v) for v in items) or (want is list and len(value) > 3):
+                raise OptionError(f"--input {path}: {key} is {json.dumps(value)[:60]}; `kgpubench features --json` "
+                                  f"writes {'up to 3 numbers' if want is list else 'an object'} there.")
         out = {k: v for k, v in data.items() if not isinstance(v, (dict, list)) and k not in ("kernel", "entry")}
         out.update({f"mix_{k}": v for k, v in (data.get("mix") or {}).items()})
         for dim, values in (("grid", data["grid"]), ("block", data["block"])):
@@ -451,6 +521,66 @@ def read_input_file(path: Path | str, task: Task | str | None = None) -> dict[st
             wanted = set(input_columns(as_task(task)))
             out = {k: v for k, v in out.items() if k in wanted}
         return out
+    return data
+
+
+INPUT_MAX_BYTES = 1 << 20  # an input is a few hundred bytes: a feature row
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, bool, int, float))
+
+
+def _input_json(path: Path) -> dict[str, Any]:
+    """The ``--input`` file as strict JSON: at most :data:`INPUT_MAX_BYTES`, an object, each key once, numbers a
+    float64 holds exactly (no 500-digit integer, no ``1e400``, no NaN), no nesting too deep; values scalars
+    (``kgpubench features --json`` output excepted: :func:`read_input_file` checks its ``grid``, ``block`` and
+    ``mix`` and drops its other lists). Anything else is one
+    :class:`OptionError` naming the file."""
+    fix = "give a JSON object of column -> value"
+    with path.open("rb") as fh:
+        raw = fh.read(INPUT_MAX_BYTES + 1)
+    if len(raw) > INPUT_MAX_BYTES:
+        raise OptionError(f"--input {path}: larger than {INPUT_MAX_BYTES:,} bytes; {fix} (one row of features).")
+
+    def exact_int(text: str) -> int:
+        value = int(text) if len(text) <= 20 else None
+        if value is None or abs(value) > 2**53:
+            raise OptionError(f"--input {path}: the number {text[:24]}{'...' if len(text) > 24 else ''} "
+                              f"({len(text.lstrip('-'))} digits) is larger than a float64 holds exactly (2**53); "
+                              f"{fix}.")
+        return value
+
+    def finite_float(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise OptionError(f"--input {path}: the number {text[:24]} is not finite; {fix}.")
+        return value
+
+    def constant(text: str) -> None:
+        raise OptionError(f"--input {path}: {text} is not a number JSON allows; {fix}.")
+
+    try:
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_refuse_duplicate_keys, parse_int=exact_int,
+                          parse_float=finite_float, parse_constant=constant)
+    except DuplicateKeyError as exc:
+        raise OptionError(f"--input {path}: the key {exc.key[:60]!r} appears twice; which value counts is "
+                          f"ambiguous; {fix}, each key once.") from None
+    except RecursionError:
+        raise OptionError(f"--input {path}: JSON nested too deeply to read; {fix}.") from None
+    except OptionError:
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:
+        why = " ".join(str(exc).split())[:120]
+        raise OptionError(f"--input {path}: not JSON ({why}); {fix}.") from None
+    if not isinstance(data, dict):
+        raise OptionError(f"--input {path}: a JSON {type(data).__name__}; {fix}.")
+    if {"kernel", "entry", "grid", "block"} <= set(data):  # features --json: its lists and objects checked or dropped
+        return data
+    for key, value in data.items():
+        if not _scalar(value):
+            raise OptionError(f"--input {path}: the value of {key[:60]!r} is a JSON {type(value).__name__}; {fix} "
+                              "(numbers, text, true/false or null).")
     return data
 
 

@@ -25,14 +25,19 @@ from pathlib import Path
 from kgpubench.board.evaluation import (
     SubmissionError,
     TaskData,
+    attach_predictions,
+    attached_predictions,
     evaluate,
     file_sha256,
+    predictions_path,
+    rescore_problem,
     result_json,
     scheme_problem,
+    store_predictions,
     task_data,
 )
 from kgpubench.board.leaderboard import baseline_files, load_results, project_root, result_path, results_dir
-from kgpubench.board.result import read_result_json
+from kgpubench.board.result import Result, read_result_json
 from kgpubench.board.site import render_all
 from kgpubench.board.submission import (
     check_factory,
@@ -383,21 +388,27 @@ def run_submission(folder: Path | str, out_dir: Path | str, *, data_dir: Path | 
                               trust=trust)
         else:
             result = score_predictions(run.file, run.task, run.scheme, data=run.data)
+        given = attached_predictions(result)
         result = replace(result, model=sub.name, model_file=_label(run.file),
                          extra={**result.extra, "submission": sub.record()})
+        if given is not None:
+            result = store_predictions(attach_predictions(result, given), run.out, overwrite=force)
         atomic_write_bytes(run.out, result_json(result).encode(), overwrite=force)
         written.append(run.out)
     return written
 
 
 def accept(folder: Path | str, results: Path | str, *, board: Path | str | None = None,
-           force: bool = False, render: bool = True) -> list[Path]:
+           force: bool = False, render: bool = True, data_dir: Path | str | None = None) -> list[Path]:
     """The maintainer's step: copy the CI results of a submission into the board's results folder ``board``
     (default ``leaderboard/results``) and re-render the board next to it.
 
-    Each result must exist, be for this submission and pair, and have been made from the folder's files as they
-    are now (sha256); an existing result of the same name is replaced only with ``force``. Returns the result
-    files written.
+    Each result must exist, be for this submission and pair, have been made from the folder's files as they
+    are now (sha256), carry the folder's submission record, and have every fold's scores equal to what its
+    predictions (the file beside it, sha256 recorded in the result) score on the data (``data_dir``, default the
+    packaged data; :func:`kgpubench.board.evaluation.rescore_problem`); an existing result of the same name is
+    replaced only with ``force``. Returns the result files written (their predictions files copied beside them,
+    except into the committed ``leaderboard/results``, which holds none).
     """
     sub = read_submission(folder)
     board = Path(board or results_dir())
@@ -420,12 +431,24 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
         if res.get("model_sha256") != now:
             raise SubmissionError(f"{where} made from a file with sha256 {str(res.get('model_sha256'))[:12]}..., "
                                   f"but {sub.file_for(task, scheme)} is now {now[:12]}...; re-run the CI job.")
+        if res.get("submission") != sub.record():
+            raise SubmissionError(f"{where} its submission record is not the one {folder} holds now; re-run the CI "
+                                  "job.")
+        record = Result.from_dict(res, where=str(src))
+        why = rescore_problem(record, src, task_data(task, scheme, data_dir))
+        if why:
+            raise SubmissionError(f"{where} refused, its scores are not trusted: {why}; re-run the CI job "
+                                  "(`kgpubench submission run`).")
         dest = result_file(board, sub, task, scheme)
         if dest.exists() and not force:
             raise SubmissionError(f"{dest}: a result of {sub.name} is already on the board; pass --force to "
                                   "replace it.")
         plan.append((src, dest))
+    committed = board.resolve() == results_dir().resolve()  # the committed board holds no predictions (size)
     for src, dest in plan:
+        named = predictions_path(src)
+        if named.is_file() and not named.is_symlink() and not committed:  # checked above (sha256)
+            atomic_write_bytes(predictions_path(dest), named.read_bytes())
         atomic_write_bytes(dest, src.read_bytes())
     if render:
         render_all(load_results(board, mark_stale=True), board.parent, results_dir=board)

@@ -20,6 +20,7 @@ from kgpubench.board.evaluation import (
     SubmissionError,
     TaskData,
     aggregate,
+    attach_predictions,
     evaluate,
     file_sha256,
     task_data,
@@ -248,15 +249,17 @@ def score_predictions(path: Path | str, task: Task | str, scheme: str, *,
         data = task_data(the_task, scheme, data_dir)
     ids = np.asarray(data.rows["row_id"].to_pylist(), dtype=object)
     folds = {}
-    for fold, pred in prediction_folds(df, path, data).items():
+    given = prediction_folds(df, path, data)
+    for fold, pred in given.items():
         test = np.flatnonzero(data.folds == fold)
         folds[fold] = {"n_train": int(len(ids) - test.size), "n_test": int(test.size),
                        "scores": score_fold(the_task, data.rows.take(test), data.y[test], pred)}
-    return Result.new(
+    result = Result.new(
         status="ok", task=the_task.name, scheme=scheme, kind="predictions", model=Path(path).stem,
         model_file=model_label(path), model_sha256=file_sha256(Path(path)), predictions_sha256=file_sha256(Path(path)),
         dataset=data.dataset,
         split_sha256=data.split_sha256, folds=folds, aggregate=aggregate(folds), samples=[], seed=None,
         train_subsample=None, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
     )
+    return attach_predictions(result, given)
 

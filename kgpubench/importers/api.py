@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,5 +224,51 @@ def folder_to_shard(build: Callable[[Path | str], pa.Table], config: str, folder
     with ``build(folder)``, then validate and write it (:func:`write_import_shard`; ``where``, default the
     folder, names the input in violation messages)."""
     check_output(Path(out), force=force)
+    refuse_links_out(folder)
+    require_licence_file(folder)
     table = build(folder)
     return write_import_shard(table, config, out, where=where or str(folder), force=force), table
+
+
+LICENCE_NAMES = ("LICENSE", "LICENCE", "COPYING")
+
+
+def require_licence_file(folder: Path | str) -> Path | None:
+    """The upstream's licence file staged with the data: a ``LICENSE``/``LICENCE``/``COPYING`` file (any suffix)
+    in the staged folder (the folder of a file given directly) or the folder above it (a staged ``data/``
+    passed on its own). None when the folder does not exist (the importer says what is missing); otherwise an
+    :class:`ImportFormatError` when there is none: the rows would be stamped with a licence nothing stages."""
+    root = Path(folder)
+    if root.is_file():
+        root = root.parent
+    if not root.is_dir():
+        return None
+    for where in (root, root.parent):
+        for path in sorted(where.iterdir()):
+            if path.name.upper().startswith(LICENCE_NAMES) and path.is_file() and not path.is_symlink():
+                return path
+    raise ImportFormatError(f"{root}: no LICENSE file in the staged folder (or the folder above it); the rows would "
+                            "carry the upstream's licence with nothing to show it: stage the upstream's LICENSE "
+                            "with its data (see its PROVENANCE.md).")
+
+
+def refuse_links_out(folder: Path | str) -> None:
+    """Refuse (:class:`ImportFormatError`, one line, before anything is read) a symbolic link under the staged
+    ``folder`` (the folder of a file given directly) that leads out of it, or that is broken: an importer would
+    otherwise read a host file (``data/x.csv -> /etc/passwd``) as upstream data."""
+    root = Path(folder)
+    if root.is_file():
+        root = root.parent
+    if not root.is_dir():
+        return  # the importer says what is missing
+    real = root.resolve()
+    for here, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            path = Path(here) / name
+            if not path.is_symlink():
+                continue
+            target = path.resolve()
+            if not target.exists() or not (target == real or target.is_relative_to(real)):
+                where = "which does not exist" if not target.exists() else f"outside the staged folder {root}"
+                raise ImportFormatError(f"{path}: a symbolic link to {os.readlink(path)!r}, {where}; nothing was "
+                                        "read: copy the upstream file into the folder instead.")

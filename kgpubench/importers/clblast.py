@@ -13,7 +13,6 @@ give figures to 19 AMD devices of the staged table, whose shipped rows have none
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 from pathlib import Path
@@ -26,7 +25,7 @@ from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
 from kgpubench.importers.api import folder_to_shard, table_of_rows
 from kgpubench.importers.common import CLBLAST, check_label, is_number, run_id_for
-from kgpubench.importers.limits import open_capped_text
+from kgpubench.importers.limits import CheckedDictReader, DuplicateKeyError, _refuse_duplicate_keys, open_capped_text
 from kgpubench.schema.tunings import DEVICE_TYPES, KINDS, PRECISIONS
 
 CONFIG = "tunings"
@@ -54,7 +53,13 @@ def gpu_of(row: dict[str, str]) -> dict[str, Any]:
 
 def _params(text: str, where: str) -> list[dict]:
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except DuplicateKeyError as exc:
+        raise ImportFormatError(f"{where}: column params names parameter {exc.key[:60]!r} twice; which value counts "
+                                "is ambiguous (fetch the file again).") from None
+    except RecursionError:
+        raise ImportFormatError(f"{where}: column params is JSON nested too deeply; expected an object of "
+                                "parameter -> integer.") from None
     except ValueError:
         raise ImportFormatError(f"{where}: column params is not JSON; expected an object of parameter -> integer "
                                 "(fetch the file again).") from None
@@ -75,7 +80,7 @@ def import_rows(folder: Path | str) -> list[dict]:
         raise DataFileNotFoundError(f"{path}: no such file; pass the staged CLBlast folder (with {FILE}).")
     stream = open_capped_text(path)
     digest = hashlib.sha256(stream.getvalue().encode("utf-8")).hexdigest()
-    reader = csv.DictReader(stream)
+    reader = CheckedDictReader(stream, path)
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         raise ImportFormatError(f"{path}: column {missing[0]!r} is missing; expected {', '.join(COLUMNS)}.")

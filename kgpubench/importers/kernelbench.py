@@ -21,7 +21,6 @@ JSON keys, non-finite or negative times and unknown fields' shapes are refused w
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
 import hashlib
 import json
@@ -47,7 +46,7 @@ from kgpubench.importers.common import (
     run_id_for,
     shown_path,
 )
-from kgpubench.importers.limits import open_capped_text, read_capped
+from kgpubench.importers.limits import CheckedDictReader, open_capped_text, read_capped
 from kgpubench.schema.programs import PROBLEM_SETS
 
 CONFIG = "programs"
@@ -251,7 +250,7 @@ MANIFEST_COLUMNS = ("level", "problem_file", "source_bytes", "constants", "nn_mo
 
 def read_manifest(path: Path, key_column: str | None = None) -> dict[tuple, dict[str, Any]]:
     """``(level, problem_file)`` (or ``(key, level, problem_file)``) -> program facts, from a staged CSV."""
-    reader = csv.DictReader(open_capped_text(path))
+    reader = CheckedDictReader(open_capped_text(path), path)
     needed = MANIFEST_COLUMNS + ((key_column,) if key_column else ())
     missing = [c for c in needed if c not in (reader.fieldnames or [])]
     if missing:

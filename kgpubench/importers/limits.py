@@ -13,6 +13,7 @@ benchmark_hub's biggest cache, is under 100 MB), or the ``KGPUBENCH_IMPORT_MAX_B
 from __future__ import annotations
 
 import bz2
+import csv
 import io
 import json
 import os
@@ -216,3 +217,35 @@ def loads_json(raw: bytes | str, path: Path | str, *, expected: str = "a JSON do
         raise ImportFormatError(f"{path}: JSON nested too deeply to read; expected {expected}.") from None
     except ValueError as exc:
         raise ImportFormatError(f"{path}: not valid JSON ({exc}); expected {expected}.") from None
+
+
+class CheckedDictReader(csv.DictReader):
+    """:class:`csv.DictReader` over an upstream CSV whose :class:`csv.Error` (a field over the module's field
+    limit of 131,072 characters, a NUL byte, an unterminated quote) is one :class:`ImportFormatError` naming
+    ``path`` and the line, never an internal error."""
+
+    def __init__(self, stream: io.StringIO, path: Path | str) -> None:
+        super().__init__(stream)
+        self._path = path
+
+    def _refuse(self, exc: csv.Error) -> ImportFormatError:
+        why = " ".join(str(exc).split())[:120]
+        return ImportFormatError(f"{self._path}: line {self.line_num + 1}: not a readable CSV row ({why}); expected "
+                                 "the upstream CSV as published (fetch it again).")
+
+    @property
+    def fieldnames(self):  # the header is read on first use
+        try:
+            return csv.DictReader.fieldnames.fget(self)
+        except csv.Error as exc:
+            raise self._refuse(exc) from None
+
+    @fieldnames.setter
+    def fieldnames(self, value) -> None:
+        csv.DictReader.fieldnames.fset(self, value)
+
+    def __next__(self) -> dict[str, Any]:
+        try:
+            return super().__next__()
+        except csv.Error as exc:
+            raise self._refuse(exc) from None

@@ -211,13 +211,13 @@ def _numbers(frame: pd.DataFrame, pf: PrimaryFile, column: str, *, integer: bool
     bad = ~np.isfinite(values)
     if not required:
         bad &= present if present is not None else ~np.isnan(values)
-    if integer:
-        bad |= np.isfinite(values) & (values != np.round(values))
+    if integer:  # a whole number beyond 2**53 has lost its last digits in float64 (2**60 + 1 reads as 2**60)
+        bad |= np.isfinite(values) & ((values != np.round(values)) | (np.abs(values) > 2.0**53))
     if minimum is not None:
         bad |= np.isfinite(values) & (values < minimum)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        want = "a whole number" if integer else "a finite number"
+        want = "a whole number a float64 holds exactly (at most 2**53)" if integer else "a finite number"
         bound = f" >= {minimum:g}" if minimum is not None else ""
         raise ImportFormatError(f"{_where(pf, i, column)}: value {str(original.iloc[i])[:40]!r}; expected {want}"
                                 f"{bound}. Fix the file or fetch it again.")

@@ -306,6 +306,8 @@ def _apply_limits(limits: dict, isolated: bool) -> None:
     cap(resource.RLIMIT_CORE, 0)
     if isolated:  # outside a user namespace the count would be every process of the caller's user
         cap(resource.RLIMIT_NPROC, limits["processes"])
+        for name, value in lx.RLIMITS.items():  # per-user accounting shared with other sandboxes
+            cap(getattr(resource, name), value)
 
 
 def serve(cfg: dict, isolated: bool, has_proc: bool = False) -> int:
@@ -417,7 +419,7 @@ def launch(cfg: dict) -> int:
     ok = os.read(ready_r, 1) == b"U"
     if ok:
         try:
-            lx.write_id_maps(pid)
+            lx.write_id_maps(pid, launcher)
             os.write(go_w, b"M")
         except OSError as exc:
             os.kill(pid, signal.SIGKILL)

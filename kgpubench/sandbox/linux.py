@@ -15,8 +15,9 @@ The steps, in the order :mod:`kgpubench.sandbox.child` calls them:
 4. :func:`install_seccomp` (the server, last): a seccomp filter, built with libseccomp through its ctypes binding
    ``pyseccomp`` (imported by :func:`load_seccomp` before the namespaces, while the library can still be found),
    refuses with ``EPERM`` the system calls that would open a channel to another sandbox running at the same
-   time (file locks, leases and directory notices on the shared read-only files, inotify/fanotify, page-cache
-   residency, SysV IPC, keyrings), nested namespaces (``unshare``, ``setns``, ``clone`` with a ``CLONE_NEW*``
+   time or to the next fold's (file locks, leases and directory notices on the shared read-only files,
+   inotify/fanotify, the page cache: residency, eviction and non-blocking reads; SysV IPC, keyrings, grown
+   pipes), nested namespaces (``unshare``, ``setns``, ``clone`` with a ``CLONE_NEW*``
    flag; ``clone3``, whose flags a filter cannot read, answers ``ENOSYS`` so that libc falls back to ``clone``)
    and calls that only widen the kernel's surface (mount, ptrace, bpf, perf events, io_uring, modules, ...).
 
@@ -55,14 +56,19 @@ _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, 
 NOBODY = 65534
 DEVICES = ("null", "zero", "full", "random", "urandom")
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+# Host-wide counters of open files, inodes and dentries (another sandbox's opens move them): read as empty.
+PROC_MASKED = ("sys/fs/file-nr", "sys/fs/inode-nr", "sys/fs/inode-state", "sys/fs/dentry-state")
 
 
 # System calls refused (EPERM) in the model's process and everything it starts; see install_seccomp.
 SECCOMP_DENY = (
     # file locks, leases and notices: two sandboxes share the same read-only inodes (/usr, the venv)
     "flock", "inotify_init", "inotify_init1", "fanotify_init", "fanotify_mark",
-    # page-cache residency of shared files (a reader of another sandbox's reads)
-    "mincore", "cachestat",
+    # the page cache of shared files (the next fold's child or another sandbox reading it back): residency
+    # probes, eviction (fadvise DONTNEED; madvise MADV_PAGEOUT and MADV_COLD are refused below) and the
+    # asynchronous reads that answer "not cached" (Linux AIO with RWF_NOWAIT; io_uring below)
+    "mincore", "cachestat", "fadvise64", "fadvise64_64", "arm_fadvise64_64", "process_madvise", "io_setup",
+    "io_submit", "io_cancel", "io_destroy", "io_getevents", "io_pgetevents",
     # SysV IPC and keyrings (the IPC namespace is private, keyrings are per user before Linux 5.3)
     "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl",
     "semtimedop", "add_key", "request_key", "keyctl",
@@ -78,7 +84,21 @@ SECCOMP_DENY = (
 # fcntl commands refused: record locks (F_GETLK 5, F_SETLK 6, F_SETLKW 7), open-file-description locks
 # (F_OFD_GETLK 36, F_OFD_SETLK 37, F_OFD_SETLKW 38), leases (F_SETLEASE 1024, F_GETLEASE 1025), dnotify
 # (F_NOTIFY 1026).
-SECCOMP_FCNTL_DENY = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
+SECCOMP_FCNTL_DENY = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026, 1031)
+# (F_SETPIPE_SZ 1031: a pipe grown to 1 MiB charges 256 pages to its user's pipe-user-pages-soft, shared by
+# every process of that user.)
+# madvise advice refused: MADV_COLD 20 and MADV_PAGEOUT 21 evict (or age) the page cache of a mapped shared file.
+SECCOMP_MADVISE_DENY = (20, 21)
+# preadv2 and pwritev2 with RWF_NOWAIT (8) in their flags (argument 5) answer EAGAIN when a page is not cached:
+# refused with EOPNOTSUPP, what a file system without non-blocking reads answers.
+RWF_NOWAIT = 8
+# Per-user kernel accounting that every sandbox of one host user shares: the model may queue this many
+# signals (RLIMIT_SIGPENDING) and create no POSIX message queue (RLIMIT_MSGQUEUE 0), so what one sandbox
+# holds can never bring another to the host user's limit. See also sandbox_uid().
+RLIMITS = {"RLIMIT_SIGPENDING": 64, "RLIMIT_MSGQUEUE": 0}
+# Root runs each sandbox's model as a host uid of its own, SANDBOX_UID_BASE + the launcher's pid, so no two
+# sandboxes running at once share a user's accounting (pipe buffer pages above all).
+SANDBOX_UID_BASE = 0x7A000000
 _SECCOMP = None
 
 
@@ -126,21 +146,31 @@ def unshare_all() -> None:
     _call(libc.unshare(NAMESPACES), "unshare(user, mount, net, pid, ipc, uts namespaces)")
 
 
-def id_maps() -> tuple[str, str, int]:
+def sandbox_uid(launcher: int) -> int:
+    """The host uid (and gid) root runs the model of the sandbox of ``launcher`` (a pid) as: one of its own,
+    unused by any account, distinct from every other sandbox alive (pids are), so per-user kernel accounting
+    (pipe buffer pages, queued signals, message queues, processes) is never shared between sandboxes."""
+    return SANDBOX_UID_BASE + launcher % (1 << 24)
+
+
+def id_maps(launcher: int | None = None) -> tuple[str, str, int]:
     """(uid_map, gid_map, the model's id inside) for a new user namespace created by this user.
 
     A normal user maps the namespace's root to itself (the only map it may write). Root maps root to root,
-    so that the sandbox can be assembled from paths only root may walk (``/root/.pyenv``), and id 1 to
-    ``nobody``: the model runs as 1, without root's exemption from the process limit or its file access.
+    so that the sandbox can be assembled from paths only root may walk (``/root/.pyenv``), and id 1 to an
+    unprivileged host id of the sandbox's own (:func:`sandbox_uid` of ``launcher``; ``nobody`` when no
+    launcher is named): the model runs as 1, without root's exemption from the process limit or its file
+    access, and shares no per-user accounting with another sandbox.
     """
     if os.geteuid() == 0:
-        return f"0 0 1\n1 {NOBODY} 1\n", f"0 0 1\n1 {NOBODY} 1\n", 1
+        outside = NOBODY if launcher is None else sandbox_uid(launcher)
+        return f"0 0 1\n1 {outside} 1\n", f"0 0 1\n1 {outside} 1\n", 1
     return f"0 {os.geteuid()} 1\n", f"0 {os.getegid()} 1\n", 0
 
 
-def write_id_maps(pid: int) -> None:
+def write_id_maps(pid: int, launcher: int | None = None) -> None:
     """Write ``pid``'s user namespace id maps (:func:`id_maps`), from its parent outside."""
-    uid_map, gid_map, _ = id_maps()
+    uid_map, gid_map, _ = id_maps(launcher)
     for name, text in (("setgroups", "deny"), ("uid_map", uid_map), ("gid_map", gid_map)):
         path = f"/proc/{pid}/{name}"
         try:
@@ -279,6 +309,10 @@ def _mount_proc(stage: str) -> bool:
         if os.path.exists(path):
             mount(path, path, None, MS_BIND | MS_REC)
             _remount_read_only([path])
+    for name in PROC_MASKED:  # counters of the whole host that move with what other sandboxes open
+        path = f"{proc}/{name}"
+        if os.path.exists(path):
+            mount("/dev/null", path, None, MS_BIND)
     return True
 
 
@@ -345,6 +379,13 @@ def install_seccomp() -> None:
             continue
     for cmd in SECCOMP_FCNTL_DENY:
         filt.add_rule(deny, "fcntl", sc.Arg(1, sc.EQ, cmd))
+    for advice in SECCOMP_MADVISE_DENY:
+        filt.add_rule(deny, "madvise", sc.Arg(2, sc.EQ, advice))
+    for name in ("preadv2", "pwritev2"):
+        try:
+            filt.add_rule(sc.ERRNO(95), name, sc.Arg(5, sc.MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))  # EOPNOTSUPP
+        except (OSError, RuntimeError, ValueError):
+            continue
     for flag in (CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
                  0x02000000, 0x00000080):  # CLONE_NEWCGROUP, CLONE_NEWTIME
         filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kgpubench.errors import unknown_name
+from kgpubench.errors import ONE_LINE_RULE, escape_text, is_printable_line, unknown_name  # noqa: F401
 from kgpubench.schema._rowids import arrow_row_ids, canonical_value, row_id_of  # noqa: F401 (re-exported)
 
 # Scalar type names a column may declare, with their arrow type.
@@ -39,6 +39,7 @@ _COMPOSITE_TYPES: dict[str, pa.DataType] = {
     "list<string>": pa.list_(pa.string()),
 }
 ARROW_TYPES: dict[str, pa.DataType] = {**_SCALAR_TYPES, **_COMPOSITE_TYPES}
+
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench.errors import SchemaValidationError
+from kgpubench.errors import ONE_LINE_RULE, SchemaValidationError, is_printable_line
 from kgpubench.schema import Column, Table, arrow_row_ids, get_table
 from kgpubench.store.shards import read_shard
 
@@ -94,11 +94,43 @@ def _check_column(out: list, file: str, table: pa.Table, col: Column) -> None:
     if col.pattern is not None:
         bad = pc.and_(pc.invert(_full_match(arr, col.pattern)), pc.invert(nulls))
         _emit(out, file, arr, col.name, bad, f"must match `{col.pattern}`")
+    if _text_leaves(arr.combine_chunks().slice(0, 0)):
+        _check_printable(out, file, arr, col.name)
     if col.not_values:
         refused = pa.array([v.lower() for v in col.not_values])
         bad = pc.fill_null(pc.is_in(pc.utf8_lower(arr), value_set=refused), False)
         fix = "use null or the real value" if col.nullable else "give the real value"
         _emit(out, file, arr, col.name, bad, f"is the text of a missing value; {fix}")
+
+
+def _text_leaves(arr: pa.Array) -> list[tuple[pa.Array, np.ndarray]]:
+    """Every string inside ``arr`` (a column of text, of lists of text, of (name, value) structs) as a flat
+    string array with, for each of its values, the index of the row that holds it."""
+    t = arr.type
+    if _is_text(t):
+        return [(arr, np.arange(len(arr)))]
+    if pa.types.is_dictionary(t):
+        return _text_leaves(arr.cast(t.value_type))
+    if _is_list(t):
+        parents = pc.list_parent_indices(arr).to_numpy(zero_copy_only=False)
+        return [(leaf, parents[rows]) for leaf, rows in _text_leaves(pc.list_flatten(arr))]
+    if pa.types.is_struct(t):
+        return [leaf for i in range(t.num_fields) for leaf in _text_leaves(pc.struct_field(arr, [i]))]
+    return []
+
+
+def _check_printable(out: list, file: str, arr: pa.ChunkedArray, name: str) -> None:
+    """Every text value of the column (nested ones included) is one printable line: a control character (ESC,
+    BEL, NUL, a newline) or a bidi override would reach terminals, the card and the board pages."""
+    bad_rows: set[int] = set()
+    for leaf, rows in _text_leaves(arr.combine_chunks()):
+        uniques = pc.unique(leaf).drop_null()
+        refused = [v for v in uniques.to_pylist() if not is_printable_line(v)]
+        if refused:
+            hit = pc.fill_null(pc.is_in(leaf, value_set=pa.array(refused, leaf.type)), False)
+            bad_rows.update(int(rows[i]) for i in _rows(hit))
+    for i in sorted(bad_rows):
+        out.append(Violation(file, i, name, arr[i].as_py(), ONE_LINE_RULE))
 
 
 def _is_text(t: pa.DataType) -> bool:

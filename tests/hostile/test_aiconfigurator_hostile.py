@@ -8,6 +8,12 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_helpers import cli
 
+
+@pytest.fixture(autouse=True)
+def _licence(tmp_path):
+    """The staged folders of these cases carry their upstream LICENSE (in the folder or the one above it)."""
+    (tmp_path / "LICENSE").write_text("test data licence\n")
+
 GEMM = "h200_sxm/gemm/trtllm/1.0/gemm_perf.parquet"
 
 

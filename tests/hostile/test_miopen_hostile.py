@@ -13,6 +13,12 @@ from hostile_helpers import MIB, cli
 from kgpubench.errors import ImportFormatError
 from kgpubench.importers.miopen import import_to_shard
 
+
+@pytest.fixture(autouse=True)
+def _licence(tmp_path):
+    """The staged folders of these cases carry their upstream LICENSE (in the folder or the one above it)."""
+    (tmp_path / "LICENSE").write_text("test data licence\n")
+
 KEY = "64-56-56-3x3-128-56-56-8-1x1-1x1-1x1-0-NCHW-FP32-F"
 GOOD = f"{KEY}=GemmFwdRest:1.25,4096,miopenConvolutionFwdAlgoGEMM\n"
 NAME = "gfx90a6e.HIP.fdb.txt.bz2"

@@ -21,6 +21,9 @@ from kgpubench.importers.aiconfigurator import (
 from kgpubench.importers.common import ImportNotice
 from kgpubench.store.validation import validate_table
 
+# Staged folders carry their upstream LICENSE (kgpubench.importers.api.require_licence_file).
+pytestmark = pytest.mark.usefixtures("_staged_licence")
+
 STAGED = Path(__file__).resolve().parents[3] / "shared" / "external" / "aiconfigurator" / "data"
 needs_staged = pytest.mark.skipif(not STAGED.is_dir(), reason="../shared/external/aiconfigurator is not staged here")
 

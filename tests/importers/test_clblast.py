@@ -11,6 +11,8 @@ import pytest
 from kgpubench.errors import ImportFormatError
 from kgpubench.importers.clblast import import_rows, import_to_shard, unknown_devices
 
+pytestmark = pytest.mark.usefixtures("_staged_licence")  # staged folders carry their LICENSE
+
 STAGED = Path(__file__).resolve().parents[3] / "shared" / "external" / "clblast"
 needs_staged = pytest.mark.skipif(not (STAGED / "best_configs.csv.gz").is_file(),
                                   reason="../shared/external/clblast is not beside this checkout")

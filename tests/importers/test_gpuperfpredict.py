@@ -22,6 +22,8 @@ from kgpubench.importers.gpuperfpredict import (
 )
 from kgpubench.schema import get_table, row_ids
 
+pytestmark = pytest.mark.usefixtures("_staged_licence")  # staged folders carry their LICENSE
+
 SNAPSHOT = Path(__file__).resolve().parents[3] / "shared" / "external" / "gpuperfpredict"
 needs_snapshot = pytest.mark.skipif(not (SNAPSHOT / "datasets").is_dir(),
                                     reason="../shared/external/gpuperfpredict is not beside this checkout")

@@ -16,6 +16,8 @@ from kgpubench.importers.kernelbench import import_rows, import_to_shard
 from kgpubench.schema import get_table
 from kgpubench.store.validation import validate_table
 
+pytestmark = pytest.mark.usefixtures("_staged_licence")  # staged folders carry their LICENSE
+
 STAGED = Path(__file__).resolve().parents[3] / "shared" / "external" / "kernelbench"
 needs_staged = pytest.mark.skipif(not (STAGED / "v0.1").is_dir(),
                                   reason="../shared/external/kernelbench is not beside this checkout")
@@ -201,6 +203,7 @@ def test_cli_gives_one_red_line_and_no_output(tmp_path):
     assert "'Mystery\\x00GPU'" in lines[0] and "level1/1_Mm.py" in lines[0] and "'hardware'" in lines[0]
     assert not out.exists()
     ok = _folder(tmp_path / "again")
+    (tmp_path / "again" / "LICENSE").write_text("test data licence\n")
     result = CliRunner().invoke(app, ["import", "kernelbench", str(ok), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "wrote 1 programs rows (ok 1)" in result.output and out.exists()

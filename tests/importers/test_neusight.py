@@ -17,6 +17,8 @@ from kgpubench.importers.neusight import import_neusight, import_to_shard, prima
 from kgpubench.schema import get_table, row_ids
 from kgpubench.store.shards import read_shard
 
+pytestmark = pytest.mark.usefixtures("_staged_licence")  # staged folders carry their LICENSE
+
 STAGED = Path(__file__).resolve().parents[3] / "shared" / "external" / "neusight"
 needs_staged = pytest.mark.skipif(not (STAGED / "data").is_dir(),
                                   reason="../shared/external/neusight is not beside this checkout")

@@ -20,6 +20,9 @@ from kgpubench import hardware
 from kgpubench.cli import app
 from kgpubench.store.shards import read_shard
 
+# Staged folders carry their upstream LICENSE (kgpubench.importers.api.require_licence_file).
+pytestmark = pytest.mark.usefixtures("_staged_licence")
+
 EXTERNAL = Path(__file__).resolve().parents[3] / "shared" / "external"
 KB, GPP, NS, CLB = (EXTERNAL / n for n in ("kernelbench", "gpuperfpredict", "neusight", "clblast"))
 GIB = 2**30

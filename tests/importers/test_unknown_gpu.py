@@ -13,6 +13,8 @@ from kgpubench import hardware
 from kgpubench.cli import app
 from kgpubench.store.shards import read_shard
 
+pytestmark = pytest.mark.usefixtures("_staged_licence")  # staged folders carry their LICENSE
+
 MILO = Path(__file__).resolve().parents[3] / "shared" / "external" / "benchmark_hub" / "milo"
 A4000 = MILO / "convolution_A4000.json.gz"
 

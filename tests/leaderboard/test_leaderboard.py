@@ -89,9 +89,11 @@ def test_verify_passes_then_lists_every_tampered_score(board, store, tmp_path):
     with pytest.raises(lb.VerifyError) as err:
         lb.verify(root=copy, data_dir=store.path, only=["median"])
     problems = err.value.problems
-    assert len(problems) == 3
+    assert len(problems) == 4
     assert any("fold GPU A mdape" in p for p in problems) and any("fold GPU B top1_regret" in p for p in problems)
     assert any("model sha256" in p for p in problems)
+    # and against its own predictions (the file beside it), before any rerun
+    assert any("fold GPU A: mdape is recorded as" in p for p in problems), problems
 
 
 def test_rendering_is_pure_and_ranks_by_the_primary_metric():

@@ -4,6 +4,7 @@ train are marked slow; the errors, the cache's own rules and the input readers a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import pickle
@@ -18,7 +19,6 @@ from kgpubench.board.leaderboard import results_dir
 from kgpubench.cli import main
 from kgpubench.errors import NoDataError, OptionError, UnknownNameError
 from kgpubench.hardware import ALIASES, catalogue_entry
-from kgpubench.store.shards import file_mode
 from kgpubench.tasks import get_task
 
 TASK = "program-time"
@@ -142,9 +142,12 @@ def test_a_gpu_of_the_data_says_so_and_predicts_near_its_measured_time(first, ro
 
 
 @pytest.mark.slow  # trains a model (seconds) on the shipped data
-def test_the_cache_file_is_readable_by_others_and_keyed_by_the_model_file(first, cache):
+def test_the_cache_file_is_private_and_keyed_by_the_model_file(first, cache):
     files = list((cache / "models").glob(f"{TASK}-{BEST}-*.pkl"))
-    assert len(files) == 1 and files[0].stat().st_mode & 0o777 == file_mode()  # 0o644 under the usual umask 022
+    assert len(files) == 1 and files[0].stat().st_mode & 0o777 == 0o600
+    assert (cache / "models").stat().st_mode & 0o777 == 0o700
+    digest = files[0].with_name(files[0].name + ".sha256")
+    assert digest.read_text().strip() == hashlib.sha256(files[0].read_bytes()).hexdigest()
     task = get_task(TASK)
     choice = P.choose_model(task)
     key = P.cache_key(task, choice.path, "by-gpu")
@@ -152,10 +155,7 @@ def test_the_cache_file_is_readable_by_others_and_keyed_by_the_model_file(first,
     assert key != P.cache_key(task, choice.path, "random10") != P.cache_key(task, choice.path, "by-gpu", seed=1)
 
 
-def test_a_corrupt_cache_entry_is_discarded_and_rebuilt(tmp_path, monkeypatch):
-    monkeypatch.setenv(P.CACHE_ENV, str(tmp_path))
-    task = get_task("kernel-time")
-    model = P.choose_model(task, "median").path
+def _fake_training(monkeypatch):
     calls = []
 
     def fake_train(*args, **kwargs):
@@ -163,18 +163,23 @@ def test_a_corrupt_cache_entry_is_discarded_and_rebuilt(tmp_path, monkeypatch):
         return {"format": P.CACHE_FORMAT, "model": {"fitted": len(calls)}}
 
     monkeypatch.setattr(P, "train_model", fake_train)
+    return calls
+
+
+def test_an_entry_kgpubench_wrote_that_no_longer_reads_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv(P.CACHE_ENV, str(tmp_path))
+    task = get_task("kernel-time")
+    model = P.choose_model(task, "median").path
+    calls = _fake_training(monkeypatch)
     entry, cached = P.cached_model(task, model, "random10")
     assert not cached and entry["model"] == {"fitted": 1}
     path = next((tmp_path / "models").glob("kernel-time-median-*.pkl"))
     assert P.cached_model(task, model, "random10") == (entry, True) and len(calls) == 1
-    for damage in (path.read_bytes()[:10], b"not a pickle", pickle.dumps({"format": -1})):
-        path.write_bytes(damage)
-        again, cached = P.cached_model(task, model, "random10")
-        assert not cached and again["model"] == {"fitted": len(calls)}
-        assert pickle.loads(path.read_bytes()) == again  # the rebuilt entry replaced the damaged one
-    assert len(calls) == 4
-
-
+    damage = pickle.dumps({"format": -1})  # an entry of another format, recorded as kgpubench's own
+    path.write_bytes(damage)
+    path.with_name(path.name + ".sha256").write_text(hashlib.sha256(damage).hexdigest())
+    again, cached = P.cached_model(task, model, "random10")
+    assert not cached and again["model"] == {"fitted": 2} and pickle.loads(path.read_bytes()) == again
 @pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_json_output_parses_with_the_documented_keys(first, row, tmp_path, monkeypatch, capsys):
     (tmp_path / "in.json").write_text(json.dumps(row[0]))

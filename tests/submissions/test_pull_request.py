@@ -97,13 +97,14 @@ def test_ci_run_then_accept_puts_the_result_on_a_board(tmp_path, store):
                                                                                               "GPU C"]
     assert res["submission"]["name"] == "mean-model" and res["submission"]["url"] is None
     board = tmp_path / "board" / "results"
-    assert accept(sub, tmp_path / "ci", board=board) == [board / "autotune-config/by-gpu/mean-model.json"]
+    assert accept(sub, tmp_path / "ci", board=board, data_dir=store.path) == [
+        board / "autotune-config/by-gpu/mean-model.json"]
     assert (board / "autotune-config/by-gpu/mean-model.json").read_bytes() == written[0].read_bytes()
     page = (tmp_path / "board" / "task-autotune-config.html").read_text()
     assert "mean-model by Ada Example, Bo Example" in page
     with pytest.raises(SubmissionError, match="already on the board; pass --force"):
-        accept(sub, tmp_path / "ci", board=board)
-    assert accept(sub, tmp_path / "ci", board=board, force=True, render=False)
+        accept(sub, tmp_path / "ci", board=board, data_dir=store.path)
+    assert accept(sub, tmp_path / "ci", board=board, force=True, render=False, data_dir=store.path)
     # the model changed after CI ran it: refused
     (sub / "model.py").write_text(MODEL + "\n# changed\n")
     with pytest.raises(SubmissionError, match="re-run the CI job"):
