@@ -686,6 +686,8 @@ def _peak_tensor(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float | N
 # Input features that depend on the GPU as well as on the kernel: left null by `kgpubench features` without the
 # GPU's figures, computed here from the other inputs and the catalogue entry of --gpu.
 GPU_DEPENDENT: dict[str, Any] = {"sm_saturation": _sm_saturation, "peak_tensor_tflops": _peak_tensor}
+# GPU-dependent inputs that are null where no cited figure exists (rows of the data have them null too).
+NULL_WHEN_UNCITED = frozenset({"peak_tensor_tflops"})
 # Inputs that follow from the others of a config's row (a call's nominal work from its dtype and shape), by the rule
 # its importer computes them with: left out, they are computed here.
 NOMINAL_INPUTS: dict[str, Any] = {"llm_operators": nominal_inputs}
@@ -706,6 +708,10 @@ def with_gpu_features(task: Task, values: Mapping[str, Any], spec: GpuSpec) -> t
     for column, rule in GPU_DEPENDENT.items():
         if column in task.features and out.get(column) is None:
             value = rule(out, gpu)
+            if value is None and column in NULL_WHEN_UNCITED:
+                out[column] = None
+                notes.append(f"{column}: no cited figure for {spec.name} (kgpubench/vendor_figures.csv), so it is "
+                             "null, as on the data's rows without one")
             if value is not None:
                 out[column] = value
                 notes.append(f"{column} = {value:.4g}, computed for {spec.name} ({gpu.get('gpu_sm_count')} SMs)")
