@@ -234,7 +234,7 @@ ALL_TASKS += (
         name="gemm-latency", config="llm_operators", target="time_ms", seed="-", kind="regression",
         features=GEMM_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu", "next-generation"),
         filters=(("operator", ("gemm",)),), max_train_rows=150_000, sources=("aiconfigurator",),
-        split_files=False,
+        split_files=False, extras=("fewshot", "goals"),
         description="Predict the latency of one GEMM call of an LLM-serving framework (m x n x k in bf16, fp8, "
         "fp8 block-scaled, nvfp4 or weight-only int8/int4) from the shape, the dtype, the framework and kernel "
         "source, the nominal work and the GPU's figures with the dtype's tensor peak (imported AIConfigurator data, "
@@ -245,7 +245,7 @@ ALL_TASKS += (
         name="attention-latency", config="llm_operators", target="time_ms", seed="-", kind="regression",
         features=ATTENTION_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu", "next-generation"),
         filters=(("operator", ("context_attention", "generation_attention")),), max_train_rows=150_000,
-        sources=("aiconfigurator",), split_files=False,
+        sources=("aiconfigurator",), split_files=False, extras=("fewshot", "goals"),
         description="Predict the latency of one attention call of an LLM-serving framework: context (prefill over "
         "the input sequence) or generation (one token over a KV cache), from batch, sequence and KV length, "
         "heads, KV heads, head dimension, window, dtypes, framework and kernel source, the nominal work and the "
@@ -270,7 +270,7 @@ ALL_TASKS += (
     Task(
         name="conv-time", config="convolutions", target="time_ms", seed="-", kind="regression",
         features=CONV_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu",), max_train_rows=150_000,
-        sources=("miopen",), split_files=False,
+        sources=("miopen",), split_files=False, extras=("fewshot", "goals"),
         description="Predict the time of one MIOpen solver on one convolution problem (2-D or 3-D; forward, "
         "backward data or backward weights; FP32, FP16 or BF16) on an AMD GPU from the problem, the solver and "
         "its workspace, the nominal work and the GPU's figures (imported MIOpen find-db; leave one GPU out over "
@@ -281,6 +281,7 @@ ALL_TASKS += (
         features=CONV_FEATURES, problem_columns=("gpu_name", "problem_id"), completeness="choice",
         metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), schemes=("by-gpu",),
         max_train_rows=150_000, sources=("miopen",), split_files=False, gpu_baseline=TRANSFER,
+        extras=("goals",),
         description="Choose the fastest MIOpen solver for a convolution problem on an AMD GPU never trained on "
         "(leave one GPU out): the problems where at least two solvers were timed, scored by the chosen solver's "
         f"time against the fastest's (top-1 regret, as autotune-config). {CONV_TIMING} Training rows are a fixed "

@@ -1,0 +1,67 @@
+"""Issue 39's import target for the two new folders together: `import aiconfigurator` and `import miopen` against
+reading the same files with pyarrow and bz2 alone (target: at most 3x), measured in one run.
+
+- reference: ``pyarrow.parquet.read_table`` of every AIConfigurator GEMM and attention table, and
+  ``bz2.open(path).read()`` of every MIOpen find-db file split into lines;
+- import: :func:`kgpubench.importers.aiconfigurator.import_aiconfigurator` and
+  :func:`kgpubench.importers.miopen.import_miopen` (checks, parsing, nominal work, GPU columns, row ids, the arrow
+  tables; the schema validation and the shard write of ``kgpubench import`` are timed apart by
+  ``benchmarks/import_aiconfigurator.py``).
+
+Wall and CPU time of this process; on a shared machine the CPU ratio is the steadier one.
+
+    PYTHONPATH=. python benchmarks/import_external.py [--aiconfigurator DIR] [--miopen DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import time
+import warnings
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from kgpubench.importers.aiconfigurator import import_aiconfigurator, table_files
+from kgpubench.importers.miopen import find_db_files, import_miopen
+
+EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+TARGET_RATIO = 3.0
+
+
+def timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def read_alone(aic: Path, miopen: Path) -> int:
+    """Rows and lines read by pyarrow and bz2 alone (the floor any importer pays)."""
+    n = sum(pq.read_table(f.path).num_rows for f in table_files(aic)[0])
+    for f in find_db_files(miopen):
+        with bz2.open(f.path) if f.path.name.endswith(".bz2") else open(f.path, "rb") as fh:
+            n += len(fh.read().splitlines())
+    return n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--aiconfigurator", type=Path, default=EXTERNAL / "aiconfigurator")
+    parser.add_argument("--miopen", type=Path, default=EXTERNAL / "miopen")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    n, ref_wall, ref_cpu = timed(lambda: read_alone(args.aiconfigurator, args.miopen))
+    print(f"reference: pyarrow + bz2 read of both folders ({n:,} rows and lines): {ref_wall:.1f} s wall, "
+          f"{ref_cpu:.1f} s CPU")
+    a, a_wall, a_cpu = timed(lambda: import_aiconfigurator(args.aiconfigurator).num_rows)
+    print(f"import aiconfigurator: {a:,} rows, {a_wall:.1f} s wall, {a_cpu:.1f} s CPU")
+    m, m_wall, m_cpu = timed(lambda: import_miopen(args.miopen).num_rows)
+    print(f"import miopen: {m:,} rows, {m_wall:.1f} s wall, {m_cpu:.1f} s CPU")
+    wall, cpu = (a_wall + m_wall) / ref_wall, (a_cpu + m_cpu) / ref_cpu
+    print(f"ratio, both folders: {wall:.2f}x wall, {cpu:.2f}x CPU (target <= {TARGET_RATIO:g}x): "
+          f"{'met' if cpu <= TARGET_RATIO else 'not met'} by CPU time")
+
+
+if __name__ == "__main__":
+    main()
