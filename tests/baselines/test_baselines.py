@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from task_fixtures import (
     autotune_table,
+    convolutions_table,
     kernels_table,
+    llm_operators_table,
     npb_table,
     operators_table,
     profiles_table,
@@ -22,7 +24,7 @@ from kgpubench.tasks.scoring import with_scoring_columns
 
 TABLES = {"kernels": kernels_table, "autotune": autotune_table, "stencil": stencil_table, "npb": npb_table,
           "programs": programs_table, "operators": operators_table,
-          "profiles": profiles_table}
+          "profiles": profiles_table, "llm_operators": llm_operators_table, "convolutions": convolutions_table}
 _CACHE = {}
 
 
@@ -48,7 +50,9 @@ def test_every_baseline_declares_tasks_and_a_factory():
                             "npb_profiling", "npb_qlearning", "npb_warp", "nearest_gpu", "power_nonlinear",
                             "program_floor", "program_transfer", "random_forest",
                             "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker",
-                            "neusight_wave", "operator_roofline", "operator_transfer", "roofline_util"])
+                            "neusight_wave", "operator_roofline", "operator_transfer", "roofline_util",
+                            "tensor_roofline", "roofline_transfer", "roofline_gbdt", "gemm_waves",
+                            "solver_consensus", "solver_ranker"])
     for path in baseline_files():
         module = load_model_module(path)
         assert model_tasks(module), path.name

@@ -214,3 +214,36 @@ def make_store(path: Path, *tables: pa.Table) -> Store:
         shards.append(write_shard(table, path.parent / f"{path.name}-shard{i}.parquet"))
     store.merge(shards, today="2026-01-01")
     return store
+
+
+def _packaged(config: str) -> pa.Table:
+    from kgpubench.resources import default_data_dir
+
+    return Store(default_data_dir()).read(config)
+
+
+def llm_operators_table(per_gpu: int = 40) -> pa.Table:
+    """Real rows of the packaged `llm_operators`: the first ``per_gpu`` GEMM and ``per_gpu`` attention rows of
+    every GPU (every framework and GPU stays, so transfer and next-generation have something to do)."""
+    import pyarrow.compute as pc
+
+    table = _packaged("llm_operators")
+    parts = []
+    for gpu in sorted(set(table["gpu_name"].to_pylist())):
+        mine = table.filter(pc.equal(table["gpu_name"], gpu))
+        for gemm in (True, False):
+            ops = pc.equal(mine["operator"], "gemm")
+            parts.append(mine.filter(ops if gemm else pc.invert(ops)).slice(0, per_gpu))
+    return pa.concat_tables(parts)
+
+
+def convolutions_table(problems: int = 30) -> pa.Table:
+    """Real rows of the packaged `convolutions`: every row (every GPU and solver) of the ``problems`` problems
+    that the most GPUs timed, whole, so conv-solver has choices on every GPU."""
+    import pyarrow.compute as pc
+
+    table = _packaged("convolutions")
+    ids = table.group_by("problem_id").aggregate([("gpu_name", "count_distinct")]).sort_by(
+        [("gpu_name_count_distinct", "descending"), ("problem_id", "ascending")])
+    keep = ids["problem_id"].slice(0, problems)
+    return table.filter(pc.is_in(table["problem_id"], value_set=keep.combine_chunks()))
