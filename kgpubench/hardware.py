@@ -267,7 +267,7 @@ AMD_PRODUCTS: dict[tuple[str, int], str] = {
     ("gfx906", 64): "AMD Radeon Instinct MI60",
     ("gfx908", 120): "AMD Instinct MI100",
     ("gfx90a", 104): "AMD Instinct MI210",
-    ("gfx90a", 110): "AMD Instinct MI250X",  # one of the package's two GCDs (each a HIP device)
+    ("gfx90a", 110): "AMD Instinct MI250X/MI250",  # one GCD of the package (each a HIP device; ROCm's name)
     ("gfx942", 304): "AMD Instinct MI300X",
 }
 

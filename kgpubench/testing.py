@@ -58,6 +58,11 @@ _KEYS = {
                      "solver": "GemmFwdRest", "algorithm": "miopenConvolutionFwdAlgoGEMM",
                      "problem_id": "0123456789abcdef", "solvers_in_problem": 1, "workspace_bytes": 0, "time_ms": 1.0,
                      "time_statistic": "miopen-find", "entry_format": "solver-first"},
+    "llm_operators": {"operator": "gemm", "framework": "trtllm", "framework_version": "1.3.0rc20",
+                      "kernel_source": "torch_flow", "system": "h200_sxm", "dtype": "bfloat16", "compute_dtype": "bf16",
+                      "m": 1024, "n": 4096, "k": 4096, "occurrence": 0, "flops": 2.0 * 1024 * 4096 * 4096,
+                      "bytes_min": 2.0 * (1024 * 4096 * 2 + 4096 * 4096), "time_ms": 0.05,
+                      "time_statistic": "mean-per-call-cuda-graph", "source_format": "aiconfigurator-parquet"},
 }
 
 

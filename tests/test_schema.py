@@ -26,7 +26,7 @@ def test_written_file_schema_equals_declared_schema(tmp_path, config):
 # their own timing columns (NeuSight's `operators`: one upstream statistic, no median/min/std, no power;
 # gpuperfpredict's `profiles`: one profiled launch, no repeats, no power; MIOpen's `convolutions`: the one figure
 # Find() stored per solver).
-TIMELESS = {"tunings", "operators", "profiles", "convolutions"}
+TIMELESS = {"tunings", "operators", "profiles", "convolutions", "llm_operators"}
 
 
 @pytest.mark.parametrize("config", sorted(TABLES))
@@ -43,6 +43,9 @@ def test_every_table_carries_the_common_columns(config):
     if config == "profiles":  # single profiled launches: one time, no power
         assert get_table(config).column("repeats").max == 1
         assert {"time_ms", "timed_unit"} <= names and not names & {"time_ms_median", "power_w_avg"}
+    if config == "llm_operators":  # one mean per call, the framework and kernel source in the key
+        assert {"time_ms", "time_statistic", "framework", "kernel_source"} <= names
+        assert {"framework", "framework_version", "kernel_source", "dtype"} <= set(get_table(config).key_columns)
     if config == "convolutions":  # a product inferred from the ISA and CU count says so, and they are in the key
         assert {"time_ms", "time_statistic", "gpu_inferred_from"} <= names
         assert {"gpu_arch", "gpu_compute_units", "solver", "direction"} <= set(get_table(config).key_columns)

@@ -260,8 +260,8 @@ CONV_PROBLEM = (
     "out_h", "out_w", "filter_d", "filter_h", "filter_w", "pad_d", "pad_h", "pad_w", "stride_d", "stride_h",
     "stride_w", "dilation_d", "dilation_h", "dilation_w", "groups", "bias", "layout", "dtype", "flops", "bytes_min",
 )
-CONV_FEATURES = (*CONV_PROBLEM, "solver", "algorithm", "workspace_bytes", "gpu_compute_units", "gpu_vendor",
-                 "gpu_architecture", *GPU_FEATURES)
+CONV_FEATURES = (*CONV_PROBLEM, "solver", "algorithm", "workspace_bytes", "gpu_vendor", "gpu_architecture",
+                 *GPU_FEATURES)
 CONV_TIMING = ("Times are MIOpen's Find() figures as AMD stored them in the find database it ships (a short "
                "warm-up and a few timed runs, count undocumented); each GPU product is inferred from the file's ISA "
                "target and compute-unit count (the card names the inference).")

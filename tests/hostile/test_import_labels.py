@@ -11,6 +11,12 @@ from pathlib import Path
 import pytest
 from hostile_helpers import cli
 
+
+@pytest.fixture(autouse=True)
+def _licence(tmp_path):
+    """The staged folders of these cases carry their upstream LICENSE (in the folder or the one above it)."""
+    (tmp_path / "LICENSE").write_text("test data licence\n")
+
 MANIFEST = ("version,level,problem_file,problem_id,name,upstream_commit,upstream_path,git_blob,source_bytes,constants,"
             "nn_modules,forward_calls,get_inputs,parse\n"
             'v0.1,level1,1_Mm.py,1,Mm,{c},KernelBench/level1/1_Mm.py,{b},794,"{{""N"":8}}",,torch.matmul,'

@@ -76,7 +76,8 @@ def test_packaged_gpus_are_all_in_the_alias_table_but_clblasts_untuned_devices_a
     result = CliRunner().invoke(app, ["info", "--json"])
     unknown = set(json.loads(result.stdout)["gpus_not_in_alias_table"])
     others = set()
-    for config in ("kernels", "npb", "stencil", "autotune", "programs", "operators", "profiles", "convolutions"):
+    for config in ("kernels", "npb", "stencil", "autotune", "programs", "operators", "profiles", "convolutions",
+                   "llm_operators"):
         others |= set(pc.unique(kgpubench.load_dataset(config, format="arrow")["gpu_name"]).to_pylist())
     # MIOpen's find-db names a GPU by ISA and CUs: a pair no single product has keeps a name made of the pair
     conv = kgpubench.load_dataset("convolutions", format="arrow")

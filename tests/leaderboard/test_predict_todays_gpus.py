@@ -18,7 +18,7 @@ CONV = {"problem_id": "0000000000000000", "direction": "F", "spatial_dims": 2, "
         "filter_d": None, "filter_h": 3, "filter_w": 3, "pad_d": None, "pad_h": 1, "pad_w": 1, "stride_d": None,
         "stride_h": 1, "stride_w": 1, "dilation_d": None, "dilation_h": 1, "dilation_w": 1, "groups": 1, "bias": 0,
         "layout": "NCHW", "dtype": "FP32", "solver": "ConvBinWinogradRxSf2x3", "algorithm":
-        "miopenConvolutionFwdAlgoWinograd", "workspace_bytes": 0, "gpu_compute_units": 304,
+        "miopenConvolutionFwdAlgoWinograd", "workspace_bytes": 0,
         "flops": 2 * 16 * 64 * 64 * 56 * 56 * 9, "bytes_min": 4 * (16 * 64 * 56 * 56 * 2 + 64 * 64 * 9)}
 
 

@@ -68,7 +68,8 @@ def test_autotune_spans_two_parts_in_manifest_order(store):
 def test_an_empty_table_is_declared_and_says_so(store, offline):
     meta = readme_yaml(store)
     assert [c["config_name"] for c in meta["configs"]] == sorted(TABLES) == [
-        "autotune", "convolutions", "kernels", "npb", "operators", "profiles", "programs", "stencil", "tunings"]
+        "autotune", "convolutions", "kernels", "llm_operators", "npb", "operators", "profiles", "programs", "stencil",
+        "tunings"]
     npb = next(c for c in meta["configs"] if c["config_name"] == "npb")
     assert npb["data_files"][0]["path"] == [empty_data_files("npb")]
     info = next(i for i in meta["dataset_info"] if i["config_name"] == "npb")
