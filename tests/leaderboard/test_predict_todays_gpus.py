@@ -13,13 +13,17 @@ from kgpubench.board.predict import predict
 pytestmark = pytest.mark.slow
 
 GEMM = {"framework": "trtllm", "kernel_source": "torch_flow", "dtype": "bfloat16", "m": 4096, "n": 4096, "k": 4096}
-CONV = {"problem_id": "0000000000000000", "direction": "F", "spatial_dims": 2, "batch": 16, "in_channels": 64,
-        "in_d": None, "in_h": 56, "in_w": 56, "out_channels": 64, "out_d": None, "out_h": 56, "out_w": 56,
-        "filter_d": None, "filter_h": 3, "filter_w": 3, "pad_d": None, "pad_h": 1, "pad_w": 1, "stride_d": None,
-        "stride_h": 1, "stride_w": 1, "dilation_d": None, "dilation_h": 1, "dilation_w": 1, "groups": 1, "bias": 0,
-        "layout": "NCHW", "dtype": "FP32", "solver": "ConvBinWinogradRxSf2x3", "algorithm":
-        "miopenConvolutionFwdAlgoWinograd", "workspace_bytes": 0,
-        "flops": 2 * 16 * 64 * 64 * 56 * 56 * 9, "bytes_min": 4 * (16 * 64 * 56 * 56 * 2 + 64 * 64 * 9)}
+def a_shipped_convolution() -> dict:
+    """The inputs of the first MI300X row of the packaged `convolutions` (its problem and solver, no GPU figure)."""
+    import pyarrow.compute as pc
+
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store.store import Store
+    from kgpubench.tasks import get_task
+
+    table = Store(default_data_dir()).read("convolutions")
+    row = table.filter(pc.equal(table["gpu_name"], "AMD Instinct MI300X")).slice(0, 1).to_pylist()[0]
+    return {c: row[c] for c in get_task("conv-time").features if not c.startswith("gpu_")}
 
 
 @pytest.fixture(autouse=True)
@@ -44,6 +48,6 @@ def test_a_prediction_moves_with_the_gpu():
 
 @pytest.mark.parametrize("task", ["conv-time", "conv-solver"])
 def test_the_convolution_tasks_answer_for_mi300x(task):
-    answer = predict(task, "MI300X", CONV, model="tensor_roofline")
+    answer = predict(task, "MI300X", a_shipped_convolution(), model="tensor_roofline")
     assert answer.gpu == "AMD Instinct MI300X" and answer.gpu_in_data
     assert math.isfinite(answer.prediction) and answer.prediction > 0
