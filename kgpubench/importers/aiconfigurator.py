@@ -60,7 +60,7 @@ from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, import_gpu_columns, notice
 from kgpubench.importers.limits import read_capped
-from kgpubench.schema import arrow_row_ids, get_table
+from kgpubench.schema import get_table
 
 CONFIG = "llm_operators"
 TIME_STATISTIC = "mean-per-call-cuda-graph"
@@ -409,25 +409,17 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
         "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license,
     }
-    arrays = []
+    arrays = {name: gpu_rows[name] for name in gpu_rows.column_names}
     for col in decl.columns:
-        if col.name in gpu_rows.column_names:
-            arrays.append(gpu_rows[col.name].combine_chunks())
-        elif col.name in const:
-            arrays.append(pa.repeat(pa.scalar(const[col.name], col.arrow_type), n))
-        elif col.name in cols:
+        if col.name in cols and col.name not in arrays:
             values = cols[col.name]
-            if col.type in ("int32", "int64"):
-                mask = ~np.isfinite(values) if values.dtype.kind == "f" else None
-                ints = np.nan_to_num(values, nan=0).astype(np.int64) if mask is not None else values
-                arrays.append(pa.array(ints, type=col.arrow_type, mask=mask))
+            if col.type in ("int32", "int64") and values.dtype.kind == "f":  # NaN: the column does not apply
+                mask = ~np.isfinite(values)
+                arrays[col.name] = pa.array(np.nan_to_num(values, nan=0).astype(np.int64), type=col.arrow_type,
+                                            mask=mask)
             else:
-                arrays.append(pa.array(values, type=col.arrow_type, from_pandas=True))
-        else:
-            arrays.append(pa.nulls(n, col.arrow_type))
-    keys = pa.table({c.name: a for c, a in zip(decl.columns, arrays) if c.key})
-    arrays[decl.column_names.index("row_id")] = pa.array(arrow_row_ids(decl, keys), pa.string())
-    return pa.Table.from_arrays(arrays, schema=decl.arrow_schema())
+                arrays[col.name] = pa.array(values, type=col.arrow_type, from_pandas=True)
+    return decl.from_columns(arrays, n, constants=const)
 
 
 def _in_selection(cols: dict[str, np.ndarray], share: int) -> np.ndarray:
