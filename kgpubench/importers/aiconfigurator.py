@@ -58,7 +58,7 @@ from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
 from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
-from kgpubench.importers.common import AICONFIGURATOR, Provenance, import_gpu_columns, notice
+from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import get_table
 
@@ -410,15 +410,8 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
         "source_doi": prov.doi, "source_license": prov.license,
     }
     arrays = {name: gpu_rows[name] for name in gpu_rows.column_names}
-    for col in decl.columns:
-        if col.name in cols and col.name not in arrays:
-            values = cols[col.name]
-            if col.type in ("int32", "int64") and values.dtype.kind == "f":  # NaN: the column does not apply
-                mask = ~np.isfinite(values)
-                arrays[col.name] = pa.array(np.nan_to_num(values, nan=0).astype(np.int64), type=col.arrow_type,
-                                            mask=mask)
-            else:
-                arrays[col.name] = pa.array(values, type=col.arrow_type, from_pandas=True)
+    arrays.update({c.name: arrow_column(c, cols[c.name]) for c in decl.columns
+                   if c.name in cols and c.name not in arrays})
     return decl.from_columns(arrays, n, constants=const)
 
 

@@ -114,6 +114,16 @@ def import_gpu_columns(name: str) -> dict[str, Any]:
     return gpu_columns(dev)
 
 
+def arrow_column(col: Any, values: np.ndarray) -> Any:
+    """``values`` (a numpy column of an importer) as the arrow array of schema column ``col``: floats bound for an
+    integer column become integers, NaN (the column does not apply to the row) null; anything else as it is."""
+    import pyarrow as pa
+
+    if col.type in ("int32", "int64") and values.dtype.kind == "f":
+        return pa.array(np.nan_to_num(values, nan=0).astype(np.int64), type=col.arrow_type, mask=~np.isfinite(values))
+    return pa.array(values, type=col.arrow_type, from_pandas=True)
+
+
 def source_name(source: str) -> str:
     """The ``<name>`` of ``imported:<name>`` for ``source`` (given with or without the prefix), checked."""
     name = source.removeprefix("imported:")

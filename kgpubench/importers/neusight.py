@@ -56,13 +56,14 @@ from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import (
     NEUSIGHT,
     Provenance,
+    arrow_column,
     check_label,
     import_gpu_columns,
     label_device_name,
     shown_path,
 )
 from kgpubench.importers.limits import read_capped
-from kgpubench.schema import arrow_row_ids, get_table
+from kgpubench.schema import get_table
 
 # Upstream OPName -> (operator, operator_class, shape family, elementwise arity for bytes).
 OPERATOR_OF = {"bmm": "bmm", "linear": "linear", "conv": "conv2d", "ln": "layernorm", "softmax": "softmax",
@@ -376,27 +377,11 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
         "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license, "kernels": kernels,
     }
-    arrays = []
-    for col in decl.columns:
-        if col.name.startswith("gpu_"):
-            arrays.append(gpu_rows[col.name].combine_chunks())
-        elif col.name in const:
-            value = const[col.name]
-            arrays.append(value if isinstance(value, pa.Array) else pa.repeat(pa.scalar(value, col.arrow_type), n))
-        elif col.name in cols:
-            values = cols[col.name]
-            if col.type in ("int32", "int64"):
-                mask = ~np.isfinite(values) if values.dtype.kind == "f" else None
-                ints = np.nan_to_num(values, nan=0).astype(np.int64) if mask is not None else values
-                arrays.append(pa.array(ints, type=col.arrow_type, mask=mask))
-            else:
-                arrays.append(pa.array(values, type=col.arrow_type, from_pandas=True))
-        else:
-            arrays.append(pa.nulls(n, col.arrow_type))
-    # row ids by the schema's rule, from the typed key columns (kgpubench.schema.arrow_row_ids)
-    keys = pa.table({c.name: a for c, a in zip(decl.columns, arrays) if c.key})
-    arrays[decl.column_names.index("row_id")] = pa.array(arrow_row_ids(decl, keys), pa.string())
-    return pa.Table.from_arrays(arrays, schema=decl.arrow_schema())
+    arrays = {name: gpu_rows[name] for name in gpu_rows.column_names}
+    arrays["kernels"] = const.pop("kernels")
+    arrays.update({c.name: arrow_column(c, cols[c.name]) for c in decl.columns
+                   if c.name in cols and c.name not in arrays and c.name not in const})
+    return decl.from_columns(arrays, n, constants=const)
 
 
 def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False) -> tuple[Path, pa.Table]:
