@@ -71,6 +71,7 @@ from kgpubench.board.fewshot import goals_of
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
 from kgpubench.board.result import Record, Result, read_record, read_result_json
+from kgpubench.board.roofline_transfer import SCORED_ON, WORK_RULES, bound_ms, limiter, scored, work_of
 from kgpubench.errors import (
     DataFileNotFoundError,
     ModelCacheError,
@@ -115,7 +116,14 @@ GPU_PREFIX = "gpu_"
 JSON_KEYS = ("task", "target", "unit", "gpu", "gpu_in_data", "gpu_rows_in_data", "gpu_catalogue_name", "gpu_catalogue",
              "gpu_figures", "gpu_figures_missing", "gpu_figures_derived", "model", "model_file", "scheme",
              "prediction", "predicts_target", "interval", "nearest_gpus", "rows_to_measure", "trained_rows",
-             "cached", "notes")
+             "cached", "transfer", "notes")
+# Units of a target that is a time: a task with one of these, too few GPUs to be scored on unseen ones and a work rule
+# for its config (:data:`kgpubench.board.roofline_transfer.WORK_RULES`) answers for a GPU its data lacks by the
+# roofline transfer.
+TIME_UNITS = ("ms", "s", "us")
+# What an input of a `kgpubench features --json` file says besides the task's columns: the architecture it was
+# compiled for.
+ARCH_KEY = "arch"
 
 
 # ----- what comes back ---------------------------------------------------------------------------------------
@@ -150,6 +158,31 @@ class RowsToMeasure:
 
 
 @dataclass(frozen=True)
+class Transfer:
+    """How a prediction for a GPU the data lacks was carried from the data's GPU ``source`` by the roofline
+    transfer (:mod:`kgpubench.board.roofline_transfer`): the model's prediction there times ``ratio`` =
+    ``target_bound_ms / source_bound_ms`` for the kernel's ``flops`` and ``bytes``; its error measured leave one GPU
+    out on ``scored_on`` (``scored_pairs`` launches x ordered GPU pairs of ``scored_gpus``, median APE in %); the
+    architecture the input's features were compiled for (``input_arch``) and the target's (``target_arch``)."""
+
+    source_gpu: str
+    source_prediction: float
+    flops: float
+    bytes: float
+    source_bound_ms: float
+    target_bound_ms: float
+    source_limiter: str
+    target_limiter: str
+    ratio: float
+    scored_on: str
+    scored_pairs: int
+    scored_gpus: int
+    scored_median_ape: float
+    input_arch: str | None
+    target_arch: str | None
+
+
+@dataclass(frozen=True)
 class Prediction:
     """One answer of :func:`predict` (``prediction`` in ``unit``; see the module docstring for each part)."""
 
@@ -174,6 +207,7 @@ class Prediction:
     rows_to_measure: RowsToMeasure | None
     trained_rows: int
     cached: bool
+    transfer: Transfer | None = None
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -490,6 +524,16 @@ def gpu_inputs(task: Task, entry: Mapping[str, Any], spec: GpuSpec, model: str) 
 
 
 # ----- the input row -------------------------------------------------------------------------------------------
+def transfer_inputs(task: Task) -> list[str]:
+    """What the roofline transfer reads besides the task's inputs: the work columns of its config
+    (:data:`~kgpubench.board.roofline_transfer.WORK_RULES`) the task does not read, and the architecture a
+    ``kgpubench features --json`` file was compiled for (``arch``); none for a config without a work rule."""
+    rule = WORK_RULES.get(task.config)
+    if rule is None:
+        return []
+    return [*(c for c in rule.columns if c not in task.features), ARCH_KEY]
+
+
 def input_columns(task: Task) -> list[str]:
     """The columns a caller gives: the task's features other than the GPU figures (a ``params`` column stands for
     its ``param.<name>`` columns, each optional)."""
@@ -518,7 +562,7 @@ def read_input_file(path: Path | str, task: Task | str | None = None) -> dict[st
         for dim, values in (("grid", data["grid"]), ("block", data["block"])):
             out.update({f"{dim}_{a}": v for a, v in zip("xyz", values)})
         if task is not None:
-            wanted = set(input_columns(as_task(task)))
+            wanted = {*input_columns(as_task(task)), *transfer_inputs(as_task(task))}
             out = {k: v for k, v in out.items() if k in wanted}
         return out
     return data
@@ -821,20 +865,7 @@ def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToM
 
 
 # ----- the whole answer ------------------------------------------------------------------------------------------
-def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str | None = None,
-            data_dir: Path | str | None = None, seed: int = 0, root: Path | None = None) -> Prediction:
-    """The prediction of ``task``'s target for the inputs ``values`` (column -> value, the task's features other
-    than the GPU figures) on the catalogue GPU ``gpu``, with its interval, the nearest GPUs of the data and the
-    rows to measure (see the module docstring). ``root``: the results folder (default ``leaderboard/results``)."""
-    task = as_task(task)
-    spec = gpu_spec(gpu)
-    choice = choose_model(task, model, root=root)
-    values, filled = with_gpu_features(task, values, spec)
-    check_names(task, values)  # before any training: a wrong name costs no time
-    entry, cached = cached_model(task, choice.path, choice.scheme, data_dir, seed=seed)
-    name = entry["model_name"]
-    figures, figure_notes = gpu_inputs(task, entry, spec, name)  # before predicting: a missing figure refuses
-    X = input_frame(task, entry, spec, values)
+def _run_model(name: str, entry: Mapping[str, Any], X: pd.DataFrame) -> float:
     try:
         raw = entry["model"].predict(X)
         arr = np.asarray(raw)
@@ -843,18 +874,148 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
     why = not_numbers(raw, arr)
     if why:
         raise refusal(name, why, 1)
-    value = float(checked_predictions(arr, 1, name)[0])
-    notes = list(choice.notes) + filled
+    return float(checked_predictions(arr, 1, name)[0])
+
+
+def needs_transfer(task: Task, choice: Choice, in_data: bool) -> bool:
+    """Whether the answer for a GPU is carried by the roofline transfer: the GPU has no rows in the task's data and
+    the predicting model has no leave-one-GPU-out result (the data holds too few GPUs to score, let alone learn, how
+    the GPU's figures move the target)."""
+    return not in_data and choice.scheme != gpu_scheme(task)
+
+
+def arch_of(spec: GpuSpec) -> str | None:
+    """``sm_XY`` of an NVIDIA GPU with a compute capability, else None."""
+    cc = spec.columns().get("gpu_compute_capability")
+    if spec.columns().get("gpu_vendor") != "nvidia" or not cc:
+        return None
+    return "sm_" + str(cc).replace(".", "")
+
+
+def arch_notes(input_arch: str | None, source: GpuSpec, target: GpuSpec) -> list[str]:
+    """What the reader must know about the architecture the input's features were compiled for, against the
+    target's (whose bytes and flops the transfer wants) and the data GPU's (whose rows the model learnt from)."""
+    want, learnt = arch_of(target), arch_of(source)
+    if input_arch is None:
+        return ["the input does not say which architecture its features were compiled for (give the output of "
+                "`kgpubench features --json`, which does): the transfer's bytes and flops are read as given"]
+    notes = []
+    if want is None:
+        notes.append(f"{target.name} is not an NVIDIA GPU ({target.columns().get('gpu_vendor')}, "
+                     f"{target.columns().get('gpu_architecture')}): nothing here compiles CUDA for it, so the "
+                     f"transfer's bytes and flops are counted from the {input_arch} PTX of the input")
+    elif input_arch == want:
+        notes.append(f"features compiled for {input_arch}, the architecture of {target.name}: the transfer's bytes "
+                     "and flops are the target's")
+    else:
+        notes.append(f"features compiled for {input_arch}, not for {target.name}'s {want}: the transfer's bytes and "
+                     f"flops are counted from {input_arch} PTX; rerun `kgpubench features ... --arch {want} --json` "
+                     "to count them for the target")
+    if learnt is not None and input_arch != learnt:
+        notes.append(f"the model learnt from {source.name} rows compiled for {learnt}; it reads these "
+                     f"{input_arch} features as if they were")
+    return notes
+
+
+def transfer_interval(prediction: float, result: Result | None, ratios: Any, pairs: int, median_ape: float,
+                      source: str, coverage: float = COVERAGE) -> Interval:
+    """The band of :data:`COVERAGE` of (the model's measured / predicted on the data's GPU) x (the transfer's
+    measured / predicted on a held-out GPU), the two taken as independent, around ``prediction``."""
+    transfer = np.asarray(ratios, dtype=float)
+    model = np.ones(1)
+    what = "the transfer's error alone (the model has no committed held-out rows)"
+    if result is not None:
+        pairs_ = np.asarray(result.samples or [], dtype=float).reshape(-1, 2)
+        ok = (pairs_[:, 0] > 0) & (pairs_[:, 1] > 0) & np.isfinite(pairs_).all(axis=1)
+        if ok.sum() >= 2:
+            model = pairs_[ok, 0] / pairs_[ok, 1]
+            what = (f"{result.model} under {result.scheme} on {source}: measured/predicted of its {int(ok.sum())} "
+                    "held-out rows, times")
+    product = np.outer(model, transfer).ravel()
+    tail = (1.0 - coverage) / 2
+    lo, hi = np.quantile(product, [tail, 1.0 - tail])
+    return Interval(float(prediction * lo), float(prediction * hi), coverage, int(pairs),
+                    f"{what} the roofline transfer's measured/predicted on {SCORED_ON} leave-one-GPU-out (every launch "
+                    f"of a held-out GPU carried from each other GPU; median APE {median_ape:.0f} %)")
+
+
+def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str | None = None,
+            data_dir: Path | str | None = None, seed: int = 0, root: Path | None = None) -> Prediction:
+    """The prediction of ``task``'s target for the inputs ``values`` (column -> value, the task's features other
+    than the GPU figures) on the catalogue GPU ``gpu``, with its interval, the nearest GPUs of the data and the
+    rows to measure (see the module docstring). ``root``: the results folder (default ``leaderboard/results``)."""
+    task = as_task(task)
+    spec = gpu_spec(gpu)
+    choice = choose_model(task, model, root=root)
+    values = dict(values)
+    extra = {c: values.pop(c) for c in transfer_inputs(task) if c in values}  # the transfer's, not the model's
+    values, filled = with_gpu_features(task, values, spec)
+    check_names(task, values)  # before any training: a wrong name costs no time
+    entry, cached = cached_model(task, choice.path, choice.scheme, data_dir, seed=seed)
+    name = entry["model_name"]
     gpus = entry["gpus"]
     dev = spec.name
     same = data_names(spec, gpus)
     in_data, rows = bool(same), sum(int(gpus[g]["rows"]) for g in same)
+    predicts_target = bool(entry["predicts_target"])
+    unit = get_table(task.config).column(task.target).unit
+    near = nearest_gpus(spec, gpus)
+    transfer = None
+    if needs_transfer(task, choice, in_data):
+        if WORK_RULES.get(task.config) is None or unit not in TIME_UNITS or not predicts_target:
+            raise NoDataError(
+                f"task {task.name!r}: its data holds {len(gpus)} GPU(s) ({', '.join(sorted(gpus))}) and no model of it "
+                f"is scored on a GPU it has not seen, and its target {task.target} cannot be carried to {dev} by the "
+                "roofline transfer (a time with a work rule for its config); an answer would be the data GPU's, "
+                "whatever --gpu says. Pick a GPU of the data or a task with a by-gpu result (`kgpubench tasks`).")
+        source = gpu_spec(near[0].gpu)
+        flops, moved = work_of(task.config, {**values, **extra})
+        figures, figure_notes = gpu_inputs(task, entry, source, name)
+        source_value = _run_model(name, entry, input_frame(task, entry, source, values))
+        target_figures = spec.columns()
+        roof_s, roof_t = bound_ms(flops, moved, source.columns()), bound_ms(flops, moved, target_figures)
+        if not (math.isfinite(roof_t) and roof_t > 0):
+            lacking = [c for c in ("gpu_memory_bandwidth_gbs", "gpu_peak_fp32_gflops") if target_figures.get(c) is None]
+            raise NoDataError(f"GPU {dev!r} ({spec.origin()}) has no {' or '.join(lacking) or 'usable figures'}: the "
+                              "roofline transfer reads its memory bandwidth and fp32 peak; add the figure, cited, to "
+                              "kgpubench/vendor_figures.csv.")
+        score, _ = scored(data_dir)
+        value = source_value * roof_t / roof_s
+        transfer = Transfer(
+            source_gpu=source.name, source_prediction=source_value, flops=flops, bytes=moved, source_bound_ms=roof_s,
+            target_bound_ms=roof_t, source_limiter=limiter(flops, moved, source.columns()),
+            target_limiter=limiter(flops, moved, target_figures), ratio=roof_t / roof_s, scored_on=score.task,
+            scored_pairs=score.pairs, scored_gpus=len(score.gpus), scored_median_ape=score.median_ape,
+            input_arch=extra.get(ARCH_KEY) if isinstance(extra.get(ARCH_KEY), str) else None,
+            target_arch=arch_of(spec))
+        interval = transfer_interval(value, choice.result, score.quantiles, score.pairs, score.median_ape, source.name)
+        figures = {c: target_figures.get(c) for c in figures}
+    else:
+        figures, figure_notes = gpu_inputs(task, entry, spec, name)  # before predicting: a missing figure refuses
+        value = _run_model(name, entry, input_frame(task, entry, spec, values))
+        interval = interval_of(value, choice.result) if predicts_target else None
+    notes = list(choice.notes) + filled
+    if transfer is not None:  # the interval holds the transfer's error on unseen GPUs: say so instead
+        notes = [n for n in notes if not n.startswith("the model and its interval come from scheme")]
+        notes.append(f"the model's error on {transfer.source_gpu} comes from scheme {choice.scheme!r} (GPUs in the "
+                     f"data), the error of carrying a time to a GPU nobody measured from {transfer.scored_on} "
+                     "(leave-one-GPU-out): the interval combines the two as independent")
     if dev not in gpus and len(same) == 1:
         notes.append(f"{dev} is called {same[0]!r} in the data (both map to catalogue entry "
                      f"{spec.catalogue_name!r})")
         dev = same[0]
     if in_data:
         notes.append(f"{', '.join(same)} is in the data ({rows} rows): the model was trained on its rows")
+    elif transfer is not None:
+        t = transfer
+        notes.append(f"{dev} has no rows in the data of task {task.name!r}, which holds {len(gpus)} GPU(s): too few "
+                     f"to learn how a GPU's figures move times, so the answer is {name}'s prediction on "
+                     f"{t.source_gpu} ({_short(t.source_prediction)} {unit}) times the ratio of the two GPUs' roofline "
+                     f"bounds for this kernel's {t.flops:.4g} flops and {t.bytes:.4g} bytes "
+                     f"({_short(t.target_bound_ms)} ms, "
+                     f"{t.target_limiter}-bound on {dev} / {_short(t.source_bound_ms)} ms, {t.source_limiter}-bound on "
+                     f"{t.source_gpu}: x{t.ratio:.3g}); figures of {dev} ({spec.origin()})")
+        notes += arch_notes(transfer.input_arch, gpu_spec(transfer.source_gpu), spec)
     else:
         notes.append(f"{dev} has no rows in the data of task {task.name!r}: the prediction is a pure unseen-GPU "
                      f"extrapolation from its catalogue figures ({spec.origin()})")
@@ -864,16 +1025,13 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
         notes.append(f"no device name of kgpubench/hardware.py ALIASES maps to catalogue entry {dev!r}: rows "
                      "measured on it would need that alias to get these figures")
     notes += figure_notes
-    if len(gpus) == 1:
+    if len(gpus) == 1 and transfer is None:
         notes.append(f"the data holds one GPU ({next(iter(gpus))}): the model cannot tell GPUs apart, so the "
                      "prediction is that GPU's")
-    predicts_target = bool(entry["predicts_target"])
-    interval = interval_of(value, choice.result) if predicts_target else None
     if not predicts_target:
         notes.append(f"{name} predicts a ranking score, not {task.target}: no interval")
     elif interval is not None and not interval.low <= value <= interval.high:
         notes.append("the interval does not contain the prediction: the model's held-out errors lean one way")
-    unit = get_table(task.config).column(task.target).unit
     return Prediction(
         task=task.name, target=task.target, unit=unit, gpu=dev, gpu_in_data=in_data,
         gpu_rows_in_data=rows, gpu_catalogue_name=spec.catalogue_name,
@@ -882,12 +1040,17 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
         gpu_figures_missing=[c for c, v in figures.items() if v is None],
         gpu_figures_derived=sorted(c for c in figures if c in spec.derived), model=name,
         model_file=f"baselines/{choice.path.name}", scheme=choice.scheme, prediction=value,
-        predicts_target=predicts_target, interval=interval, nearest_gpus=nearest_gpus(spec, gpus),
+        predicts_target=predicts_target, interval=interval, nearest_gpus=near,
         rows_to_measure=None if in_data else rows_to_measure(task, name, root), trained_rows=entry["trained_rows"],
-        cached=cached, notes=notes)
+        cached=cached, transfer=transfer, notes=notes)
+
+
+def _short(value: float) -> str:
+    return f"{value:.4g}"
 
 
 __all__ = ["CACHE_ENV", "COVERAGE", "JSON_KEYS", "Choice", "Interval", "NearGpu", "Prediction", "RowsToMeasure",
+           "Transfer", "arch_notes", "arch_of", "needs_transfer", "transfer_inputs", "transfer_interval",
            "cache_dir", "cache_key", "cached_model", "choose_model", "close_gpu_names", "data_names", "gpu_inputs",
            "gpu_scheme", "gpu_spec", "input_columns", "input_frame", "interval_of", "nearest_gpus", "parse_sets",
            "predict", "read_input_file", "rows_to_measure", "train_model"]

@@ -46,7 +46,8 @@ def lines(a) -> list[str]:
     """The answer for a person (a :class:`kgpubench.board.predict.Prediction`)."""
     unit = f" {a.unit}" if a.unit and a.predicts_target else ""
     where = (f"in the data, {a.gpu_rows_in_data:,} rows" if a.gpu_in_data
-             else "no rows in the data: a pure unseen-GPU extrapolation")
+             else f"no rows in the data: carried from {a.transfer.source_gpu} by the roofline transfer"
+             if a.transfer is not None else "no rows in the data: a pure unseen-GPU extrapolation")
     what = f"{a.target} = {_n(a.prediction)}{unit}" if a.predicts_target else (
         f"ranking score {_n(a.prediction)} (lower: faster; not {a.target})")
     out = [f"{a.task} on {a.gpu} ({where}): {what}"]
@@ -59,11 +60,18 @@ def lines(a) -> list[str]:
         out.append(f"  missing in the catalogue (null): {', '.join(a.gpu_figures_missing)}")
     if a.interval is not None:
         i = a.interval
-        out.append(f"  {i.coverage:.0%} interval: [{_n(i.low)}, {_n(i.high)}]{unit} ({i.source}, {i.samples} rows)")
+        what = "pairs" if a.transfer is not None else "rows"
+        out.append(f"  {i.coverage:.0%} interval: [{_n(i.low)}, {_n(i.high)}]{unit} ({i.source}, {i.samples:,} {what})")
     else:
         out.append("  interval: none")
     out.append(f"  model: {a.model} ({a.model_file}), scheme {a.scheme}; trained on {a.trained_rows:,} rows"
                f"{' (cached)' if a.cached else ''}")
+    if a.transfer is not None:
+        t = a.transfer
+        out.append(f"  roofline transfer from {t.source_gpu}: {_n(t.source_prediction)}{unit} there x "
+                   f"{_n(t.target_bound_ms)} / {_n(t.source_bound_ms)} ms (bounds for {_n(t.flops)} flops, "
+                   f"{_n(t.bytes)} bytes: {t.target_limiter}-bound here, {t.source_limiter}-bound there); its error, "
+                   f"leave-one-GPU-out on {t.scored_on} ({t.scored_gpus} GPUs): median APE {t.scored_median_ape:.0f} %")
     near = ", ".join(f"{g.gpu} ({g.distance:.2f}, {g.rows:,} rows)" for g in a.nearest_gpus)
     out.append(f"  nearest GPUs in the data (distance in standardised log figures): {near}")
     if a.rows_to_measure is not None:
