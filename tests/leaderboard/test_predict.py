@@ -254,7 +254,8 @@ def test_a_gpu_is_named_by_device_or_catalogue_name():
 @pytest.mark.slow  # trains a model (seconds) on the shipped data
 def test_a_kernel_file_of_a_one_gpu_task_falls_back_and_says_so(cache, tmp_path):
     """kernel-time's data holds the H100 only: no by-gpu result, so the board's best under random10 answers, and
-    the notes say the model cannot tell GPUs apart. The input is a `kgpubench features --json` file."""
+    the notes say the model cannot tell GPUs apart. The input is a `kgpubench features --json` file. (Another GPU's
+    answer is carried by the roofline transfer: tests/leaderboard/test_predict_transfer.py.)"""
     data = task_data("kernel-time", "random10")
     i = data.rows["kernel"].to_pylist().index("vector_add")
     r = data.rows.slice(i, 1).to_pylist()[0]
@@ -265,8 +266,8 @@ def test_a_kernel_file_of_a_one_gpu_task_falls_back_and_says_so(cache, tmp_path)
         "block": [r["block_x"], r["block_y"], r["block_z"]], "mix": {"fp32": 0.1}, "occupancy": 1.0, **features}))
     values = P.read_input_file(tmp_path / "f.json", "kernel-time")
     assert "occupancy" not in values and "mix_fp32" not in values and values["grid_x"] == r["grid_x"]
-    got = P.predict("kernel-time", "NVIDIA L4", values)
-    assert (got.model, got.scheme, got.gpu_in_data) == ("xgb", "random10", False)
+    got = P.predict("kernel-time", H100, values)
+    assert (got.model, got.scheme, got.gpu_in_data, got.transfer) == ("xgb", "random10", True, None)
     assert [g.gpu for g in got.nearest_gpus] == [H100] and got.rows_to_measure is None
     assert any("no leave-one-GPU-out result (by-gpu: every row has one GPU" in n for n in got.notes)
     assert any("the model cannot tell GPUs apart" in n for n in got.notes)
