@@ -57,7 +57,7 @@ import pickle
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,15 @@ import pandas as pd
 import pyarrow as pa
 
 from kgpubench import __version__
+from kgpubench.board.answer import (
+    Interval,
+    NearGpu,
+    Prediction,
+    RowsToMeasure,
+    Transfer,
+    answer_bytes,
+    answer_path,
+)
 from kgpubench.board.evaluation import hashed_order, inputs_sha256, load_model_module, model_factory, pinned, task_data
 from kgpubench.board.fewshot import goals_of
 from kgpubench.board.leaderboard import baseline_files, results_dir
@@ -124,95 +133,6 @@ TIME_UNITS = ("ms", "s", "us")
 # What an input of a `kgpubench features --json` file says besides the task's columns: the architecture it was
 # compiled for.
 ARCH_KEY = "arch"
-
-
-# ----- what comes back ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Interval:
-    """``[low, high]`` in the target's unit: the prediction times the ``(1 - coverage) / 2`` and
-    ``(1 + coverage) / 2`` quantiles of measured / predicted over ``samples`` out-of-fold rows of ``source``."""
-
-    low: float
-    high: float
-    coverage: float
-    samples: int
-    source: str
-
-
-@dataclass(frozen=True)
-class NearGpu:
-    """A GPU of the task's data, its distance (root mean square of standardised log figures) and its rows."""
-
-    gpu: str
-    distance: float
-    rows: int
-
-
-@dataclass(frozen=True)
-class RowsToMeasure:
-    """How many rows of the GPU a contributor would measure (``k`` of the few-shot curve) and why."""
-
-    k: int
-    reason: str
-    curve_model: str
-
-
-@dataclass(frozen=True)
-class Transfer:
-    """How a prediction for a GPU the data lacks was carried from the data's GPU ``source`` by the roofline
-    transfer (:mod:`kgpubench.board.roofline_transfer`): the model's prediction there times ``ratio`` =
-    ``target_bound_ms / source_bound_ms`` for the kernel's ``flops`` and ``bytes``; its error measured leave one GPU
-    out on ``scored_on`` (``scored_pairs`` launches x ordered GPU pairs of ``scored_gpus``, median APE in %); the
-    architecture the input's features were compiled for (``input_arch``) and the target's (``target_arch``)."""
-
-    source_gpu: str
-    source_prediction: float
-    flops: float
-    bytes: float
-    source_bound_ms: float
-    target_bound_ms: float
-    source_limiter: str
-    target_limiter: str
-    ratio: float
-    scored_on: str
-    scored_pairs: int
-    scored_gpus: int
-    scored_median_ape: float
-    input_arch: str | None
-    target_arch: str | None
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One answer of :func:`predict` (``prediction`` in ``unit``; see the module docstring for each part)."""
-
-    task: str
-    target: str
-    unit: str | None
-    gpu: str
-    gpu_in_data: bool
-    gpu_rows_in_data: int
-    gpu_catalogue_name: str | None
-    gpu_catalogue: str
-    gpu_figures: dict[str, Any]
-    gpu_figures_missing: list[str]
-    gpu_figures_derived: list[str]
-    model: str
-    model_file: str
-    scheme: str
-    prediction: float
-    predicts_target: bool
-    interval: Interval | None
-    nearest_gpus: list[NearGpu]
-    rows_to_measure: RowsToMeasure | None
-    trained_rows: int
-    cached: bool
-    transfer: Transfer | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``kgpubench predict --json`` (keys :data:`JSON_KEYS`)."""
-        return asdict(self)
 
 
 # ----- the GPU -------------------------------------------------------------------------------------------------
@@ -430,6 +350,16 @@ def cached_model(task: Task, model_path: Path, scheme: str, data_dir: Path | str
     atomic_write_bytes(path, data)
     os.chmod(path, 0o600)
     return entry, False
+
+
+def keep_answer(key: str | None, answer: Prediction) -> None:
+    """Keep ``answer`` under ``key`` (:mod:`kgpubench.board.answer`) in the model cache folder, atomically, 0600
+    (nothing when the question has no key)."""
+    if key is None:
+        return
+    path = own_cache_dir() / answer_path(key).name
+    atomic_write_bytes(path, answer_bytes(key, answer))
+    os.chmod(path, 0o600)
 
 
 def _digest_path(path: Path) -> Path:
@@ -1051,6 +981,7 @@ def _short(value: float) -> str:
 
 __all__ = ["CACHE_ENV", "COVERAGE", "JSON_KEYS", "Choice", "Interval", "NearGpu", "Prediction", "RowsToMeasure",
            "Transfer", "arch_notes", "arch_of", "needs_transfer", "transfer_inputs", "transfer_interval",
-           "cache_dir", "cache_key", "cached_model", "choose_model", "close_gpu_names", "data_names", "gpu_inputs",
+           "cache_dir", "cache_key", "keep_answer", "cached_model", "choose_model", "close_gpu_names", "data_names",
+           "gpu_inputs",
            "gpu_scheme", "gpu_spec", "input_columns", "input_frame", "interval_of", "nearest_gpus", "parse_sets",
            "predict", "read_input_file", "rows_to_measure", "train_model"]

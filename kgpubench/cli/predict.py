@@ -21,13 +21,20 @@ _JSON = typer.Option(False, "--json", help="One JSON object on standard output (
 def predict(task: str = _TASK, gpu: str = _GPU, input_file: Path | None = _INPUT, sets: list[str] | None = _SET,
             model: str | None = _MODEL, data: Path | None = _DATA, as_json: bool = _JSON) -> None:
     """Predict a task's target for one input on a GPU of the catalogue, with an interval, the data's nearest GPUs
-    and how many rows of that GPU to measure (a trained model is cached: later calls take well under a second)."""
-    from kgpubench.board.predict import parse_sets, read_input_file
-    from kgpubench.board.predict import predict as run
+    and how many rows of that GPU to measure (a trained model is cached, and so is the answer: later calls take well
+    under a second)."""
+    from kgpubench.board.answer import answer_key, read_answer
 
-    values = read_input_file(input_file, task) if input_file is not None else {}
-    values.update(parse_sets(sets))
-    answer = run(task, gpu, values, model=model, data_dir=data)
+    key = answer_key(task, gpu, input_file, sets, model, data)
+    answer = read_answer(key)  # the same question on the same data, code and packages: no model is loaded
+    if answer is None:
+        from kgpubench.board.predict import keep_answer, parse_sets, read_input_file
+        from kgpubench.board.predict import predict as run
+
+        values = read_input_file(input_file, task) if input_file is not None else {}
+        values.update(parse_sets(sets))
+        answer = run(task, gpu, values, model=model, data_dir=data)
+        keep_answer(key, answer)
     if as_json:
         typer.echo(json.dumps(answer.to_dict(), indent=2, sort_keys=True))
         return
