@@ -112,8 +112,8 @@ LAYERS = (
     ("result records", ("board", "board.result", "board.ownership", "board.tolerance", "board.sees")),
     ("models", ("sandbox", "board.evaluation", "board.fewshot", "board.submission")),
     ("board", ("board.leaderboard", "board.counts", "board.render", "board.ranking", "board.budget", "board.site",
-               "board.pull_request", "board.summary", "board.predict", "board.answer", "board.roofline_transfer", "ray", "cli",
-               "__main__", "")),
+               "board.pull_request", "board.summary", "board.predict", "board.answer", "board.roofline_transfer", "ray",
+               "cli", "__main__", "")),
 )
 
 
