@@ -18,6 +18,7 @@ that only learn from the training folds).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -150,7 +151,7 @@ class TaskData:
             self.__dict__["_sample_rank"] = hashed_order(self.rows["row_id"].to_pylist(), "samples")
         return self.__dict__["_sample_rank"]
 
-    @property
+    @functools.cached_property
     def split_sha256(self) -> str:
         """sha256 of the split file these rows and folds make (:func:`kgpubench.tasks.splits.split_digest`)."""
         return split_sha256_of(self.rows["row_id"].to_pylist(), self.folds)
@@ -245,6 +246,23 @@ def current_rows_sha256(task: Task, data_dir: Path | str | None = None) -> str |
     return _ROWS[key]
 
 
+_TABLES: dict[tuple, pa.Table] = {}
+
+
+def config_table(store: Store, config: str) -> pa.Table:
+    """``store.read(config)``, kept for the next call on the same store folder, manifest and config (the last
+    :data:`KEPT_TABLES` configs read): the jobs of one config's tasks and schemes read its files once."""
+    key = (str(store.path.resolve()), store.manifest_sha256(), config)
+    if key not in _TABLES:
+        while len(_TABLES) >= KEPT_TABLES:
+            _TABLES.pop(next(iter(_TABLES)))
+        _TABLES[key] = store.read(config)
+    return _TABLES[key]
+
+
+KEPT_TABLES = 2
+
+
 def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
               table: pa.Table | None = None) -> TaskData:
     """Load the task's rows from a store (default: the packaged data) and assign folds (``task``: a name is
@@ -253,7 +271,7 @@ def task_data(task: Task | str, scheme: str, data_dir: Path | str | None = None,
     store = Store(data_dir or default_data_dir())
     table_given = table
     if table is None:
-        table = store.read(task.config)
+        table = config_table(store, task.config)
     selection = select(task, table)
     rows = with_scoring_columns(task, table, selection.rows)
     if rows.num_rows == 0:

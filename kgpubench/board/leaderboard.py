@@ -217,6 +217,18 @@ def job_order(jobs: list[Job], wall_times: list[float | None] | None = None) -> 
 _ANY_SPLIT = object()  # same_data's default: the split is not compared
 
 
+_FILES: dict[tuple, str] = {}
+
+
+def _files_sha256(task: Task, store: Store) -> str:
+    """:func:`~kgpubench.board.evaluation.files_sha256`, kept per (config, store folder, manifest): the manifest is
+    parsed once per config, not once per result."""
+    key = (task.config, str(store.path), store.manifest_sha256())
+    if key not in _FILES:
+        _FILES[key] = files_sha256(task, store)
+    return _FILES[key]
+
+
 def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha256: object = _ANY_SPLIT) -> bool:
     """Whether a result's dataset block (and, given ``split_sha256``, the result's split hash) describes the rows
     ``task`` reads in ``store`` now: the same task declaration (:func:`~kgpubench.board.evaluation.task_sha256`) and
@@ -226,7 +238,7 @@ def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha2
     moves a score). A block without ``task_sha256`` (a result made before it existed) never matches."""
     if not isinstance(dataset, dict) or dataset.get("task_sha256") != task_sha256(task):
         return False
-    if dataset.get("files_sha256") == files_sha256(task, store):
+    if dataset.get("files_sha256") == _files_sha256(task, store):
         return True
     now = usable_task_data(task, scheme, store.path)
     if not now.dataset or now.dataset.get("rows_sha256") != dataset.get("rows_sha256"):
@@ -235,9 +247,10 @@ def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha2
 
 
 def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Store,
-                  warn: Callable[[str], None] | None = None, rescore: bool = False) -> tuple[Path, bytes] | None:
+                  warn: Callable[[str], None] | None = None, rescore: bool = False
+                  ) -> tuple[Path, bytes, Record] | None:
     """The result (or skip status) file under ``folder`` for ``job`` that a rerun would write, with its bytes
-    (read once, at most :data:`~kgpubench.board.result.RESULT_MAX_BYTES`), else None.
+    (read once, at most :data:`~kgpubench.board.result.RESULT_MAX_BYTES`) and its record, else None.
 
     Kept when it names the job's task, scheme and model, has the same model file sha256, seed and threads, and
     :func:`same_data` (for a scored result also the same ``split_sha256``, when the rows were compared). A failed
@@ -268,7 +281,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
             continue
         if isinstance(old, Skipped):  # the scheme cannot be evaluated on these rows, whatever the model
             if path.name == STATUS_FILE and same_data(old.dataset, job.task, job.scheme, store):
-                return path, raw
+                return path, raw, old
             continue
         model_sha = None if job.name == ORACLE else file_sha256(Path(job.model))
         if not (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
@@ -284,7 +297,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
                 if warn:
                     warn(f"not reused: {path}: {why}")
                 continue
-        return path, raw
+        return path, raw, old
     return None
 
 
@@ -403,7 +416,9 @@ def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int
     reused: dict[Job, Record] = {}
     here = copied = 0
     done: set[Path] = set()
-    for job in jobs:
+    # checked config by config, task by task: the rows a changed config's results are compared with are read once per
+    # (task, scheme) (usable_task_data keeps the last few), not once per result; the jobs keep their order
+    for job in sorted(jobs, key=lambda j: (j.task.config, j.task.name, j.scheme)):
         found = reusable_file(out_dir, job, seed=seed, threads=threads, store=store)
         if found is not None:  # a skip status copied for another model of this scheme counts as copied
             copied, here = (copied + 1, here) if found[0] in done else (copied, here + 1)
@@ -411,7 +426,7 @@ def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int
             found = reusable_file(Path(reuse_from), job, seed=seed, threads=threads, store=store, warn=warn,
                                   rescore=results_splits_root(Path(reuse_from)) is not None)
             if found is not None:
-                source, raw = found
+                source, raw, _ = found
                 named = predictions_path(source)
                 if named.is_file() and not named.is_symlink() and results_splits_root(out_dir) is not None:
                     atomic_write_bytes(predictions_path(out_dir / job.task.name / job.scheme / source.name),
@@ -427,7 +442,9 @@ def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int
         if found is None:
             rerun.append(job)
         else:
-            reused[job] = read_record(loads_json(found[1], found[0]), where=str(found[0]))
+            reused[job] = found[2]
+    rerun = [j for j in jobs if j in set(rerun)]
+    reused = {j: reused[j] for j in jobs if j in reused}
     if progress:
         source = f", {copied} copied from {reuse_from}" if reuse_from is not None else ""
         progress(f"reused {len(reused)} of {len(jobs)} results (same task declaration and rows, split, model file, "

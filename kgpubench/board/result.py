@@ -16,6 +16,7 @@ share it without importing each other.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import math
 import sys
@@ -252,14 +253,20 @@ def read_record(data: dict[str, Any], *, where: str = "result") -> Record:
 
 
 def package_versions() -> dict[str, str]:
-    """Python's and the installed versions of kgpubench and :data:`PACKAGES` (``absent`` if not installed)."""
+    """Python's and the installed versions of kgpubench and :data:`PACKAGES` (``absent`` if not installed), read
+    once per process (each look-up parses a package's metadata: 60 ms for the nine under load, once per result)."""
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> tuple[tuple[str, str], ...]:
     out = {"python": ".".join(map(str, sys.version_info[:3]))}
     for name in ("kgpubench", *PACKAGES):
         try:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = "absent"
-    return out
+    return tuple(out.items())
 
 
 def as_record(record: Record | dict[str, Any]) -> Record:

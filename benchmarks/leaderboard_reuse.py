@@ -1,0 +1,87 @@
+"""``kgpubench leaderboard run --reuse`` when every result is reused, against reading the results' JSON (target: at
+most 10x).
+
+Usage: python benchmarks/leaderboard_reuse.py [--out DIR] [--repeats 3] [--target 10]
+
+1. Setup (timed and printed, not part of the ratio): unless ``--out`` names a folder that already holds a board,
+   ``kgpubench leaderboard run --jobs 2 --reuse --from leaderboard/results --out TMP/results`` in a fresh process:
+   what ``make demo`` runs (copies every reusable committed result, runs the others, renders the board).
+2. Reference: every result and status file of that folder read and parsed into its record
+   (:func:`kgpubench.board.result.read_record`), the least a reuse check can do.
+3. The reuse-everything run: :func:`kgpubench.board.leaderboard.run` with ``reuse=True`` on that folder (nothing to
+   run, the board current, so nothing rendered), in this process with the data caches emptied before each repeat.
+
+The best of ``--repeats`` of each is compared; libraries are imported before either is timed. Exits 1 above
+``--target``.
+
+Measured on the shared 2-core development machine (load average about 5, 2026-11-29; 316 committed results):
+
+==========================================  ========================
+before (one ``task_data`` per result of a   41.6 s (profiled), most of it reading the kernels config again for
+config whose files changed: 122 reads)      each kernel-time result and parsing package metadata per result
+after (checked config by config; the last   4.2 s best of 3 against 0.55 s of JSON: 7.6x
+two configs' tables and the package
+versions kept)
+==========================================  ========================
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kgpubench.board import evaluation
+from kgpubench.board.leaderboard import STATUS_FILE, results_dir, run
+from kgpubench.board.result import read_record, read_result_json
+
+
+def read_all(folder: Path) -> int:
+    """Parse every result and status file under ``folder``; the number read."""
+    paths = sorted(folder.glob("*/*/*.json"))
+    for path in paths:
+        read_record(read_result_json(path), where=str(path))
+    return len(paths)
+
+
+def _best(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        evaluation._USABLE.clear()  # noqa: SLF001 - what a fresh process starts with
+        evaluation._TABLES.clear()  # noqa: SLF001
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, help="a results folder a reuse run already filled (skips the setup)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--target", type=float, default=10.0)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="kgpubench-reuse-") as tmp:
+        out = args.out or Path(tmp) / "results"
+        if args.out is None:
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "kgpubench", "leaderboard", "run", "--jobs", "2", "--reuse", "--from",
+                            str(results_dir()), "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
+            print(f"setup: leaderboard run --reuse --from the committed results into a new folder "
+                  f"{time.perf_counter() - start:.1f} s (copies, renders the board)")
+        count = read_all(out)
+        statuses = len(list(out.glob(f"*/*/{STATUS_FILE}")))
+        reading = _best(lambda: read_all(out), args.repeats)
+        reusing = _best(lambda: run(out_dir=out, reuse=True, progress=lambda _msg: None), args.repeats)
+    ratio = reusing / reading
+    print(f"reading {count} result and status files ({statuses} status): {reading:.3f} s best of {args.repeats}")
+    print(f"leaderboard run --reuse, every result reused: {reusing:.3f} s best of {args.repeats}: {ratio:.1f}x "
+          f"reading (target <= {args.target:g}x)")
+    return 0 if ratio <= args.target else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
