@@ -21,8 +21,8 @@ _JSON = typer.Option(False, "--json", help="One JSON object on standard output (
 def predict(task: str = _TASK, gpu: str = _GPU, input_file: Path | None = _INPUT, sets: list[str] | None = _SET,
             model: str | None = _MODEL, data: Path | None = _DATA, as_json: bool = _JSON) -> None:
     """Predict a task's target for one input on a GPU of the catalogue, with an interval, the data's nearest GPUs
-    and how many rows of that GPU to measure (a trained model is cached, and so is the answer: later calls take well
-    under a second)."""
+    and how many rows of that GPU to measure (the trained model and the answer are cached: the same question again
+    takes about as long as --help, another one on a cached model a few seconds)."""
     from kgpubench.board.answer import answer_key, read_answer
 
     key = answer_key(task, gpu, input_file, sets, model, data)
