@@ -80,8 +80,8 @@ def lines(a) -> list[str]:
                    f"{_n(t.bytes)} bytes: {t.target_limiter}-bound here, {t.source_limiter}-bound there); its error, "
                    f"leave-one-GPU-out on {t.scored_on} ({t.scored_gpus} GPUs): median APE "
                    f"{t.scored_median_ape:.0f} %; "
-                   f"features compiled for {t.input_arch or 'an architecture the input does not name'}, the target's "
-                   f"is {t.target_arch or 'no CUDA architecture'}")
+                   f"features compiled for {t.input_arch or 'an architecture the input does not name'}, "
+                   + (f"the target's is {t.target_arch}" if t.target_arch else "the target has no CUDA architecture"))
     near = ", ".join(f"{g.gpu} ({g.distance:.2f}, {g.rows:,} rows)" for g in a.nearest_gpus)
     out.append(f"  nearest GPUs in the data (distance in standardised log figures): {near}")
     if a.rows_to_measure is not None:
