@@ -74,7 +74,8 @@ class Transfer:
     """How a prediction for a GPU the data lacks was carried from the data's GPU ``source`` by the roofline
     transfer (:mod:`kgpubench.board.roofline_transfer`): the model's prediction there times ``ratio`` =
     ``target_bound_ms / source_bound_ms`` for the kernel's ``flops`` and ``bytes``; its error measured leave one GPU
-    out on ``scored_on`` (``scored_pairs`` launches x ordered GPU pairs of ``scored_gpus``, median APE in %); the
+    out on ``scored_on`` (``scored_pairs`` launches x ordered GPU pairs of ``scored_gpus``, median APE in %, and
+    that of the source's time carried unchanged, ``scored_unchanged_median_ape``); the
     architecture the input's features were compiled for (``input_arch``) and the target's (``target_arch``)."""
 
     source_gpu: str
@@ -90,6 +91,7 @@ class Transfer:
     scored_pairs: int
     scored_gpus: int
     scored_median_ape: float
+    scored_unchanged_median_ape: float
     input_arch: str | None
     target_arch: str | None
 

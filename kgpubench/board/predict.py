@@ -916,6 +916,7 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
             target_bound_ms=roof_t, source_limiter=limiter(flops, moved, source.columns()),
             target_limiter=limiter(flops, moved, target_figures), ratio=roof_t / roof_s, scored_on=score.task,
             scored_pairs=score.pairs, scored_gpus=len(score.gpus), scored_median_ape=score.median_ape,
+            scored_unchanged_median_ape=score.unchanged_median_ape,
             input_arch=extra.get(ARCH_KEY) if isinstance(extra.get(ARCH_KEY), str) else None,
             target_arch=arch_of(spec))
         interval = transfer_interval(value, choice.result, score.quantiles, score.pairs, score.median_ape, source.name)

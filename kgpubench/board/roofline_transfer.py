@@ -16,7 +16,8 @@ How wrong that is on a GPU nobody measured is measured, not assumed (:func:`scor
 (``rodinia-time``: the same launches profiled on 8 NVIDIA GPUs), every launch measured on a held-out GPU ``B`` is
 predicted from its measured time on every other GPU ``A`` (the work from ``A``'s profiler counters: flops executed
 and bytes requested by global loads and stores, the counterparts of the static counts), and measured / predicted is
-kept. The transfer fits nothing, so every GPU is held out in turn without a training fold. :func:`scored` caches
+kept, and so is the error of answering with ``A``'s time unchanged (what ignoring the GPU gives), for comparison.
+The transfer fits nothing, so every GPU is held out in turn without a training fold. :func:`scored` caches
 the distribution (quantiles of measured / predicted over every ordered GPU pair and launch) as JSON under
 ``$KGPUBENCH_CACHE_DIR/transfer``, keyed by the scored task's store files and this module's source.
 """
@@ -49,7 +50,7 @@ LAUNCH_KEY = ("application", "kernel", "input_size_1", "input_size_2", "launch_i
               "block_x", "block_y", "block_z")
 FIGURES = ("gpu_memory_bandwidth_gbs", "gpu_peak_fp32_gflops")
 QUANTILES = 1001  # the measured / predicted distribution is kept as this many evenly spaced quantiles
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ class TransferScore:
     median_ape: float
     per_gpu_median_ape: dict[str, float]
     store_files: str
+    unchanged_median_ape: float  # the same pairs answered with the source GPU's time as it is (GPU ignored)
 
     def ratio_quantile(self, q: float) -> float:
         """The ``q`` quantile of measured / predicted (interpolated in the kept grid)."""
@@ -162,7 +164,7 @@ def score(data_dir: Path | str | None = None, task: str = SCORED_ON) -> Transfer
     df = df[np.isfinite(df["_bound"]) & (df[the_task.target] > 0)]
     by_gpu = {g: part.drop_duplicates("_key").set_index("_key") for g, part in df.groupby("gpu_name")}
     gpus = sorted(by_gpu)
-    logs, per_gpu = [], {}
+    logs, per_gpu, unchanged = [], {}, []
     for target in gpus:
         mine = []
         for source in gpus:
@@ -173,6 +175,7 @@ def score(data_dir: Path | str | None = None, task: str = SCORED_ON) -> Transfer
             predicted = (a.loc[common, the_task.target] * b.loc[common, "_bound"] / a.loc[common, "_bound"]).to_numpy()
             measured = b.loc[common, the_task.target].to_numpy()
             mine.append(np.log(measured / predicted))
+            unchanged.append(np.abs(measured / a.loc[common, the_task.target].to_numpy() - 1.0))
         if mine:
             held = np.concatenate(mine)
             per_gpu[target] = float(np.median(np.abs(np.expm1(held))) * 100)
@@ -183,7 +186,7 @@ def score(data_dir: Path | str | None = None, task: str = SCORED_ON) -> Transfer
     grid = np.exp(np.quantile(every, np.linspace(0.0, 1.0, QUANTILES)))
     return TransferScore(task, gpus, int(every.size), [float(x) for x in grid],
                          float(np.median(np.abs(np.expm1(every))) * 100), per_gpu,
-                         files_sha256(the_task, store))
+                         files_sha256(the_task, store), float(np.median(np.concatenate(unchanged)) * 100))
 
 
 def _source_sha256() -> str:

@@ -79,7 +79,7 @@ def lines(a) -> list[str]:
                    f"{_n(t.target_bound_ms)} / {_n(t.source_bound_ms)} ms (bounds for {_n(t.flops)} flops, "
                    f"{_n(t.bytes)} bytes: {t.target_limiter}-bound here, {t.source_limiter}-bound there); its error, "
                    f"leave-one-GPU-out on {t.scored_on} ({t.scored_gpus} GPUs): median APE "
-                   f"{t.scored_median_ape:.0f} %; "
+                   f"{t.scored_median_ape:.0f} % (the source's time unchanged: {t.scored_unchanged_median_ape:.0f} %); "
                    f"features compiled for {t.input_arch or 'an architecture the input does not name'}, "
                    + (f"the target's is {t.target_arch}" if t.target_arch else "the target has no CUDA architecture"))
     near = ", ".join(f"{g.gpu} ({g.distance:.2f}, {g.rows:,} rows)" for g in a.nearest_gpus)

@@ -31,7 +31,7 @@ def _answer() -> A.Prediction:
         nearest_gpus=[A.NearGpu("NVIDIA H100 80GB HBM3", 1.09, 1557)], rows_to_measure=None, trained_rows=1557,
         cached=False,
         transfer=A.Transfer("NVIDIA H100 80GB HBM3", 0.011, 4096.0, 49152.0, 1.5e-5, 1.6e-4, "memory", "memory",
-                            11.2, "rodinia-time", 1000, 8, 40.0, "sm_90", "sm_89"),
+                            11.2, "rodinia-time", 1000, 8, 40.0, 50.0, "sm_90", "sm_89"),
         notes=["a note"])
 
 

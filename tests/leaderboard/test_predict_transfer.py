@@ -121,6 +121,8 @@ def test_the_transfer_is_scored_on_every_launch_of_every_ordered_gpu_pair(score)
     assert score.pairs == int((per_launch * (per_launch - 1)).sum()) > 100_000
     assert score.gpus == sorted(rows["gpu_name"].unique()) and len(score.gpus) == 8
     assert set(score.per_gpu_median_ape) == set(score.gpus)
+    # carrying a time by the roofline beats carrying it unchanged (ignoring the GPU) on the held-out GPUs
+    assert 0 < score.median_ape < score.unchanged_median_ape
     assert score.ratio_quantile(0.05) < 1 < score.ratio_quantile(0.95)
     assert np.all(np.diff(score.quantiles) >= 0) and len(score.quantiles) == T.QUANTILES
     # both directions of each pair are kept: the log ratios are symmetric, so their median is exactly 1
@@ -186,6 +188,7 @@ def test_the_text_and_json_say_the_transfer_its_interval_and_the_architecture(an
                               f"transfer): time_ms_median = {a.prediction:.4g} ms")
         assert f"90% interval: [{a.interval.low:.4g}, {a.interval.high:.4g}] ms" in out
         assert f"roofline transfer from {H100}: " in out and "leave-one-GPU-out on rodinia-time (8 GPUs)" in out
+        assert f"(the source's time unchanged: {a.transfer.scored_unchanged_median_ape:.0f} %)" in out
         assert "memory-bound here, memory-bound there" in out
         assert any(line.startswith("  note: ") and "sm_90" in line for line in out.splitlines())
     code, out, _ = cli(monkeypatch, capsys, "predict", "kernel-time", "--gpu", "L4", "--input", path, "--json")
