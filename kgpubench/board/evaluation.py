@@ -56,6 +56,7 @@ from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import Task, as_task, feature_frame, list_tasks, problem_keys, select
 from kgpubench.tasks.metrics import METRICS
+from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, get_scheme, split_sha256_of
 
@@ -447,8 +448,6 @@ def aggregate(folds: dict) -> dict:
                    "folds": len(vals)} if vals else None)
     return out
 
-
-ORACLE = "oracle"
 
 
 def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None, *,

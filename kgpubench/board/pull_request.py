@@ -52,6 +52,7 @@ from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidatio
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.store.shards import atomic_write_bytes, check_writable, refuse_stdout
 from kgpubench.tasks import get_task
+from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.splits import EXCLUDED
 
 META = "submission.yaml"
@@ -238,7 +239,7 @@ def read_submission(folder: Path | str) -> Submission:
         shown = repr(name)[:60] if isinstance(name, str) else f"a {type(name).__name__}"
         raise _bad(folder, f"name {shown} must equal the folder's name and use a-z, 0-9, '-' and '_' "
                            f"(folder: {folder.name!r})")
-    if name in {p.stem for p in baseline_files()} or name == "oracle":
+    if name in {p.stem for p in baseline_files()} or name == ORACLE:
         raise _bad(folder, f"name {name!r} is taken by a baseline; choose another")
     authors = meta["authors"]
     if isinstance(authors, str):
