@@ -57,6 +57,7 @@ from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import Task, as_task, feature_frame, list_tasks, problem_keys, select
 from kgpubench.tasks.intervals import percentile_interval
 from kgpubench.tasks.metrics import METRICS
+from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, get_scheme, split_sha256_of
 
@@ -461,9 +462,6 @@ def fold_interval(folds: dict, metric: str) -> list[float] | None:
             vals.append(float(v))
     ci = percentile_interval(vals, np.mean)
     return None if ci is None else [ci[0], ci[1]]
-
-
-ORACLE = "oracle"
 
 
 def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None, *,

@@ -1,4 +1,5 @@
-"""Leaderboard commands: ``evaluate``, ``leaderboard run|verify|splits|render``, ``submit``, ``score``."""
+"""Leaderboard commands: ``evaluate``, ``check-model``, ``leaderboard run|verify|splits|render``, ``submit``,
+``score``."""
 
 from __future__ import annotations
 
@@ -67,6 +68,23 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
         typer.echo(result.to_json(), nl=False)
         return
     typer.echo(write_and_summarise(result, out, force=force), nl=False)
+
+
+def check_model(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
+                task: str = TASK, data: Path | None = DATA, seed: int = SEED, trust: bool = TRUST) -> None:
+    """Check that MODEL gives reproducible predictions on a small sample of TASK's rows (its code in the sandbox):
+    one finite prediction per row (also for a single row), the same predictions from a second model of the same
+    seed, with 2 threads as with 1, and after a refit (also after a fit on other rows). Prints one line per check;
+    exit 1 if one fails."""
+    from kgpubench.board.model_checks import refusal, run_model_checks
+    from kgpubench.errors import ContractError
+
+    outcomes = run_model_checks(model, task, seed=seed, data_dir=data, trust=trust)
+    for outcome in outcomes:
+        typer.echo(escape_text(outcome.line))
+    why = refusal(model, task, outcomes)
+    if why:
+        raise ContractError(why)
 
 
 def submit(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
@@ -241,6 +259,7 @@ def tasks() -> None:
 
 def register(app: typer.Typer) -> None:
     app.command("evaluate")(evaluate)
+    app.command("check-model")(check_model)
     app.command("submit")(submit)
     app.command("score")(score)
     app.add_typer(board_app, name="leaderboard")
