@@ -12,8 +12,10 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The demo needs the package alone; tests also need the dev extra, the features extra (the CUDA 12
-# NVRTC and ptxas wheels, so the sm_70 compile checks run where the system nvcc is CUDA 13) and the ray
-# extra (the Ray collection and board tests run on a small local Ray instance).
+# NVRTC and ptxas wheels, so the sm_70 compile checks run where the system nvcc is CUDA 13), the browser
+# extra (Playwright, for the board site's browser test), the croissant extra (mlcroissant) and the ray
+# extra (the Ray collection and board tests run on a small local Ray instance). README.md says what
+# `make test` installs; tests/test_readme_make.py holds it to this file.
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(DEMO_STAMP)

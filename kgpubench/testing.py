@@ -1,5 +1,5 @@
 """Helpers for tests: valid rows of any config, built from the schema; conformance checks of a suite
-(:func:`check_suite`) and a backend (:func:`check_backend`).
+(:func:`check_suite`), a backend (:func:`check_backend`) and a model file (:func:`check_model`).
 
 Rows made here are marked ``source = "imported:test"`` so they validate (the logic under test needs valid
 rows) while staying recognisable; never merge them into a real store.
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from kgpubench.board.model_checks import CheckOutcome, refusal, run_model_checks
 from kgpubench.errors import ContractError
 from kgpubench.hardware import DeviceInfo
 from kgpubench.measure.runner import case_row_base
@@ -257,3 +258,18 @@ def _check_capabilities(backend: Any, what: str, unit: Any, nvml: Any) -> None:
         samples = _samples(backend, unit, "graph", 2)
         _require(len(samples) == 2 and all(math.isfinite(t) and t >= 0 for t in samples), what,
                  f"capabilities.graphs is declared but a graph sampler gave {samples}")
+
+
+def check_model(model: Path | str, task: Any, *, seed: int = 0, table: pa.Table | None = None,
+                data_dir: Path | str | None = None, sandbox: bool = True, trust: bool = False,
+                allowed: tuple[str, ...] = ()) -> list[CheckOutcome]:
+    """Check that the model file ``model`` (``make_model(task, seed)``) gives reproducible predictions on
+    ``task`` (:mod:`kgpubench.board.model_checks`: finite predictions of the right shape, seed determinism, thread
+    invariance, refit), on a small sample of the task's rows (of ``table``, a config table, or of the store
+    ``data_dir``); raise :class:`~kgpubench.errors.ContractError` naming every failed check but those in
+    ``allowed``. ``sandbox=False`` runs the model in this process (trusted code only). Returns the outcomes."""
+    outcomes = run_model_checks(model, task, seed=seed, table=table, data_dir=data_dir, sandbox=sandbox, trust=trust)
+    why = refusal(model, task, [o for o in outcomes if o.check not in allowed])
+    if why:
+        raise ContractError(why)
+    return outcomes

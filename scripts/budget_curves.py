@@ -28,6 +28,7 @@ from kgpubench.errors import OptionError
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import get_task
+from kgpubench.tasks.reference import ORACLE
 
 
 def board_models(results: Path, task: str, scheme: str) -> dict[str, dict]:
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     plans = plan_folds(data)
     doc = {"task": task.name, "scheme": args.scheme, "plan": plan_record(data, plans, budgets),
            "strategies": {}, "models": {}, "wall_s": {}}
-    doc["strategies"]["oracle"] = oracle_curve(data, plans, budgets)
+    doc["strategies"][ORACLE] = oracle_curve(data, plans, budgets)
     doc["strategies"][RANDOM] = {"by_construction": 0.0}
     for m in names:
         sha = hashlib.sha256(files[m].read_bytes()).hexdigest()

@@ -105,12 +105,13 @@ LAYERS = (
     ("rows", ("store.validation", "store.card", "store.card_figures", "store.croissant")),
     # the importers' package (its __init__ re-exports api, common and t4) sits below the store: store.bundle reads
     # through importers.limits, and importing any importer runs the package's __init__
-    ("suites", ("measure", "features", "importers", "testing")),
+    ("suites", ("measure", "features", "importers")),
     ("store", ("store", "store.store", "store.checks", "store.bundle", "store.hub", "store.upgrade")),
     # the T4 export reads through load_dataset
     ("tasks", ("tasks", "store.loading", "importers.export")),
     ("result records", ("board", "board.result", "board.ownership", "board.tolerance", "board.sees")),
-    ("models", ("sandbox", "board.evaluation", "board.fewshot", "board.submission")),
+    # testing: the suites' and backends' checks, and check_model, which runs a model (nothing in the package imports it)
+    ("models", ("sandbox", "board.evaluation", "board.fewshot", "board.submission", "board.model_checks", "testing")),
     ("board", ("board.leaderboard", "board.counts", "board.render", "board.ranking", "board.budget", "board.site",
                "board.pull_request", "board.summary", "board.predict", "board.answer", "board.roofline_transfer", "ray",
                "cli", "__main__", "")),

@@ -48,7 +48,6 @@ from kgpubench.tasks.splits import EXCLUDED, get_scheme
 
 BUDGETS = (1, 5, 20, 100)
 RANDOM = "random"
-ORACLE = "oracle"
 DEGENERATE_RTOL = 1e-12
 
 

@@ -56,7 +56,9 @@ from kgpubench.sandbox.session import ModelSession
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import Task, as_task, feature_frame, list_tasks, problem_keys, select
+from kgpubench.tasks.intervals import percentile_interval
 from kgpubench.tasks.metrics import METRICS
+from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.scoring import oracle_of, problem_choices, score_fold, with_scoring_columns
 from kgpubench.tasks.splits import EXCLUDED, evaluated_folds, fold_column, get_scheme, split_sha256_of
 
@@ -456,17 +458,28 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
 
 
 def aggregate(folds: dict) -> dict:
-    """Mean, population std and median over folds of every score (folds where a score is None are skipped)."""
+    """Mean, population std and median over folds of every score (folds where a score is None are skipped), and
+    ``ci95``: the 95 % percentile bootstrap interval of the mean over the folds in name order, the one the board
+    and the summary print (:func:`kgpubench.board.ranking.interval`, the same draw; None under two folds)."""
     names = sorted({m for f in folds.values() for m in f["scores"]})
     out = {}
     for m in names:
         vals = [f["scores"][m] for f in folds.values() if f["scores"].get(m) is not None]
         out[m] = ({"mean": float(np.mean(vals)), "std": float(np.std(vals)), "median": float(np.median(vals)),
-                   "folds": len(vals)} if vals else None)
+                   "folds": len(vals), "ci95": fold_interval(folds, m)} if vals else None)
     return out
 
 
-ORACLE = "oracle"
+def fold_interval(folds: dict, metric: str) -> list[float] | None:
+    """The 95 % bootstrap interval of ``metric``'s mean over ``folds`` (taken in fold-name order, finite numbers
+    only, as :func:`kgpubench.board.ranking.fold_values` takes them), or None for fewer than two."""
+    vals = []
+    for name in sorted(folds):
+        v = ((folds[name] or {}).get("scores") or {}).get(metric)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v):
+            vals.append(float(v))
+    ci = percentile_interval(vals, np.mean)
+    return None if ci is None else [ci[0], ci[1]]
 
 
 def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None, *,
@@ -534,7 +547,7 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
         split_sha256=data.split_sha256, train_subsample=the_task.max_train_rows, folds=fold_records,
         aggregate=aggregate(fold_records), samples=[] if oracle else samples, seed=seed,
         limits={"threads": limits.threads}, wall_time_s=(time.perf_counter_ns() - start) / 1e9,
-        cpu_time_s=time.process_time() - cpu_start,
+        cpu_time_s=time.process_time() - cpu_start + (session.cpu_s if session else 0.0),
     )
     if session is not None and len(session.predictions) == len(fold_records):  # in fold order, as run
         attach_predictions(result, dict(zip(fold_records, session.predictions)))

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgpubench.board.evaluation import (
-    ORACLE,
     NoDataError,
     SubmissionError,
     TaskData,
@@ -60,6 +59,7 @@ from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks import Task, as_task, list_tasks
+from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.splits import split_path, write_split_files
 
 # The fast baselines: the floor and the reference rows, quick on the packaged data (`make test` re-runs a subset

@@ -14,7 +14,8 @@ data):
   ``max_train_rows``, applies as on the board). The model is the board's best learned model of the task under
   its leave-one-GPU-out scheme (a ``column`` scheme on ``gpu_name``, ``by-gpu``) by the board's one ranking
   rule (:func:`kgpubench.board.ranking.best`; ties: the first by name), or ``--model NAME`` (a baseline in
-  ``baselines/``: model code runs here, unsandboxed, so only our own files). A task with no scored
+  ``baselines/``: model code runs here, unsandboxed, so only our own files; a file path is refused with one line
+  saying so and pointing to ``kgpubench evaluate``, which runs it in the sandbox). A task with no scored
   leave-one-GPU-out result (its data holds one GPU) falls back to the first scheme of the board that has one,
   and says so.
 * **An interval**: the 5th and 95th percentiles of measured / predicted over the committed result's plotted
@@ -217,6 +218,12 @@ def choose_model(task: Task, model: str | None = None, *, root: Path | None = No
         ``model`` is None and the board has no ranked model of the task.
     """
     baselines = {p.stem: p for p in baseline_files()}
+    if model is not None and model not in baselines and looks_like_a_file(model):
+        raise OptionError(f"--model {model}: predict takes a baseline's name, not a model file. It trains the model "
+                          "and predicts in this process, outside the sandbox, and caches the trained model as a "
+                          "pickle it loads again, so it runs only kgpubench's own baselines; run your file in the "
+                          f"sandbox with `kgpubench evaluate {model} --task {task.name}`. Baselines: "
+                          f"{', '.join(sorted(baselines))}.")
     if model is not None and model not in baselines:
         raise UnknownNameError(f"unknown model {model!r} for --model; baselines: {', '.join(sorted(baselines))}.")
     first = gpu_scheme(task)
@@ -253,6 +260,11 @@ def choose_model(task: Task, model: str | None = None, *, root: Path | None = No
                       (f"model {model!r} has no committed result of task {task.name!r}: no interval",))
     raise NoDataError(f"task {task.name!r}: the board has no ranked model under any scheme "
                       f"({', '.join(order)}); pass --model NAME (a baseline).")
+
+
+def looks_like_a_file(model: str) -> bool:
+    """Whether ``--model`` was given a path (a ``.py`` name, a folder separator, an existing file), not a name."""
+    return model.endswith(".py") or "/" in model or os.sep in model or Path(model).is_file()
 
 
 # ----- training and the cache ----------------------------------------------------------------------------------
@@ -629,6 +641,13 @@ def _value(task: Task, column: str, value: Any, is_string: bool, categories: lis
         return float(value)
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return float(value.strip().lower() == "true")
+    decl = get_table(task.config)
+    if column in decl.column_names and decl.column(column).type == "bool":
+        number = _number(value)
+        if number not in (0.0, 1.0):
+            raise OptionError(f"column {column!r} is boolean: {value!r} is not one of its values; give true or false "
+                              f"(or 1 or 0; null where it does not apply), e.g. --set {column}=true.")
+        return number
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -637,6 +656,14 @@ def _value(task: Task, column: str, value: Any, is_string: bool, categories: lis
     if math.isinf(number):
         raise OptionError(f"column {column!r}: {value!r} is not a finite number.")
     return number
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a float, or None when it is not a number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _sm_saturation(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float | None:

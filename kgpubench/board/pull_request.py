@@ -10,7 +10,8 @@ scheme pairs to score) and either
 
 :func:`read_submission` reads and checks a folder; :func:`check_submission` (``submission check``) makes every
 check the CI job makes before it runs model code (the folder, each run's data, each predictions file against the
-test rows, the result files); :func:`run_submission` is the CI job: it calls :func:`check_submission` first, then
+test rows, the result files), and with ``--model-checks`` :func:`check_submission_model` runs the model's contract
+checks in the sandbox; :func:`run_submission` is the CI job: it calls :func:`check_submission` first, then
 writes one result file per pair into an output folder; :func:`accept` is the maintainer's step: it checks
 that each result was made from the folder's files as they are now, copies it into the board's results and
 re-renders the board.
@@ -37,6 +38,7 @@ from kgpubench.board.evaluation import (
     task_data,
 )
 from kgpubench.board.leaderboard import baseline_files, load_results, project_root, result_path, results_dir
+from kgpubench.board.model_checks import CheckOutcome, refusal, run_model_checks
 from kgpubench.board.result import Result, read_result_json
 from kgpubench.board.site import render_all
 from kgpubench.board.submission import (
@@ -50,6 +52,7 @@ from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidatio
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.store.shards import atomic_write_bytes, check_writable, refuse_stdout
 from kgpubench.tasks import get_task
+from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.splits import EXCLUDED
 
 META = "submission.yaml"
@@ -236,7 +239,7 @@ def read_submission(folder: Path | str) -> Submission:
         shown = repr(name)[:60] if isinstance(name, str) else f"a {type(name).__name__}"
         raise _bad(folder, f"name {shown} must equal the folder's name and use a-z, 0-9, '-' and '_' "
                            f"(folder: {folder.name!r})")
-    if name in {p.stem for p in baseline_files()} or name == "oracle":
+    if name in {p.stem for p in baseline_files()} or name == ORACLE:
         raise _bad(folder, f"name {name!r} is taken by a baseline; choose another")
     authors = meta["authors"]
     if isinstance(authors, str):
@@ -362,6 +365,28 @@ def check_submission(folder: Path | str, out_dir: Path | str = DEFAULT_OUT, *, d
             prediction_folds(read_predictions(path), path, data)
         runs.append(CheckedRun(task, scheme, path, out, data))
     return CheckedSubmission(sub, tuple(runs))
+
+
+def check_submission_model(checked: CheckedSubmission, *, data_dir: Path | str | None = None,
+                           trust: bool = False) -> list[tuple[str, CheckOutcome]]:
+    """The model contract checks (:mod:`kgpubench.board.model_checks`: finite predictions, seed determinism, thread
+    invariance, refit) of a checked model submission, once per task of its runs, with the model's code in the
+    sandbox (``trust`` as :class:`~kgpubench.sandbox.session.ModelSession` takes it), on a sample of the store
+    ``data_dir``. Returns (task, outcome) pairs; a failed check raises a one-line
+    :class:`~kgpubench.errors.SubmissionError` naming the model file, the task and the checks. A predictions
+    submission has no model: nothing is run, the list is empty."""
+    sub = checked.submission
+    if sub.kind != "model":
+        return []
+    out = []
+    for task in dict.fromkeys(run.task for run in checked.runs):
+        path = sub.file_for(task, next(r.scheme for r in checked.runs if r.task == task))
+        outcomes = run_model_checks(path, task, data_dir=data_dir, trust=trust)
+        why = refusal(path, task, outcomes)
+        if why:
+            raise SubmissionError(f"{path}: {why}")
+        out += [(task, o) for o in outcomes]
+    return out
 
 
 def run_submission(folder: Path | str, out_dir: Path | str, *, data_dir: Path | str | None = None,

@@ -36,12 +36,12 @@ from kgpubench.sources import seed_study
 from kgpubench.tasks import Task
 from kgpubench.tasks.intervals import RESAMPLES, SEED, percentile_interval
 from kgpubench.tasks.metrics import METRICS
+from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.splits import SCHEMES
 
 AnyRecord = Record | dict[str, Any]
 
 DIGITS = 4
-ORACLE = "oracle"
 MEASUREMENTS = "measurements"
 REFERENCE_LABEL = "upper bound (measures the test rows)"
 MEASURES_LABEL = "measures the target"

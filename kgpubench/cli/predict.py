@@ -13,7 +13,9 @@ _GPU = typer.Option(..., "--gpu", help="A catalogue GPU: device name (\"NVIDIA L
 _INPUT = typer.Option(None, "--input", help="JSON object of column -> value, or the output of "
                       "`kgpubench features --json` (a kernel file with its launch and sizes).")
 _SET = typer.Option(None, "--set", help="COLUMN=VALUE (repeatable; over --input; null where it does not apply).")
-_MODEL = typer.Option(None, "--model", help="A baseline's name (default: the board's best under by-gpu).")
+_MODEL = typer.Option(None, "--model", help="A baseline's name (default: the board's best under by-gpu); not a "
+                      "file of yours: predict runs model code outside the sandbox (`kgpubench evaluate FILE` runs "
+                      "it inside).")
 _DATA = typer.Option(None, "--data", help="Dataset store folder (default: the packaged data).")
 _JSON = typer.Option(False, "--json", help="One JSON object on standard output (keys: docs/PREDICT.md).")
 

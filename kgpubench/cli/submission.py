@@ -25,16 +25,24 @@ RUN_ONLY = ("Only running the model finds: an import that fails (a missing packa
                  "checks before it runs model code (one shared check): the folder and submission.yaml, model.py "
                  "read as Python (make_model, TASKS), each run's data, each predictions file against the test rows "
                  "of every fold (columns, row ids, folds, finite numbers, sizes), and that the result files can be "
-                 "written to --out. " + RUN_ONLY)
+                 "written to --out. " + RUN_ONLY + " With --model-checks it then runs the model, in the sandbox, on a "
+                 "small sample of each run's task (`kgpubench check-model`): one finite prediction per row, the same "
+                 "predictions from the same seed, with 2 threads as with 1, and after a refit.")
 def check(folder: Path = FOLDER, out: Path = OUT, data: Path | None = DATA,
           force: bool = typer.Option(False, "--force", help="Accept result files already in --out (run will "
-                                     "overwrite them with --force).")) -> None:
-    from kgpubench.board.pull_request import check_submission
+                                     "overwrite them with --force)."),
+          model_checks: bool = typer.Option(False, "--model-checks", help="Also run the model's contract checks "
+                                            "(its code in the sandbox, a few seconds per task)."),
+          trust: bool = TRUST) -> None:
+    from kgpubench.board.pull_request import check_submission, check_submission_model
 
     checked = check_submission(folder, out, data_dir=data, force=force)
     sub = checked.submission
     runs = ", ".join(f"{r.task}/{r.scheme}" for r in checked.runs)
     typer.echo(escape_text(f"{sub.name}: {sub.kind} by {', '.join(sub.authors)}; runs {runs}"))
+    if model_checks:
+        for task, outcome in check_submission_model(checked, data_dir=data, trust=trust):
+            typer.echo(escape_text(f"{task}: {outcome.line}"))
 
 
 @sub_app.command("run", help="The CI job: check the folder as `submission check` does, then score every run of "

@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from kgpubench.board.evaluation import (
-    ORACLE,
     SAMPLE_POINTS,
     NoDataError,
     SubmissionError,
@@ -50,6 +49,7 @@ from kgpubench.board.result import Result, Skipped
 from kgpubench.errors import ClusterError
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.sandbox.session import predictions_sha256
+from kgpubench.tasks.reference import ORACLE
 
 GIB = 1 << 30
 # From this many task slots on, a job runs as one task per fold (below, one task per job is faster: on the full

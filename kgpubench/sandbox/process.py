@@ -274,6 +274,40 @@ def drop_zygote() -> None:
         z.close()
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user and system) of process ``root`` and of every live process below it, each with the
+    children it has reaped, as the host's ``/proc`` reports them (0.0 where it cannot be read: not Linux).
+
+    A sandbox session's processes (the launcher, its namespaces' stages, the model's server and what the model
+    starts) are not this process's children when the zygote forked them, so ``RUSAGE_CHILDREN`` never sees them;
+    they are read here, by their parent ids, before :meth:`Child.stop` kills them."""
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except (OSError, ValueError, AttributeError):
+        return 0.0
+    below: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                text = fh.read().decode(errors="replace")
+            fields = text[text.rindex(")") + 2:].split()  # after the name: state, ppid, ...
+            ticks[int(name)] = sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+            below.setdefault(int(fields[1]), []).append(int(name))
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or not readable
+    total, todo, seen = 0, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen or pid not in ticks:
+            continue
+        seen.add(pid)
+        total += ticks[pid]
+        todo += below.get(pid, [])
+    return total / tick
+
+
 class Child:
     """One launched session: the launcher (forked by the zygote, else its own interpreter), pipes, deadline."""
 
@@ -308,6 +342,7 @@ class Child:
         self.isolate = bool(cfg.get("isolate"))
         self.channel = Channel(to_w, from_r, log_r, output_bytes)
         self.stopped = False
+        self.cpu_s = 0.0  # the session's processes' CPU seconds, read when it is stopped (tree_cpu_seconds)
 
     def _launcher_alive(self) -> bool:
         if self.proc is not None:
@@ -321,6 +356,7 @@ class Child:
             return
         self.stopped = True
         if self._launcher_alive():
+            self.cpu_s = tree_cpu_seconds(self.pid)
             try:
                 os.killpg(self.pid, signal.SIGKILL)
             except OSError:

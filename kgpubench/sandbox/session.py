@@ -191,6 +191,9 @@ class ModelSession:
         Every fold's checked predictions (float64, one per test row), in the order :meth:`predict` made them.
     predictions_sha256 : str
         Their hash (:class:`PredictionsDigest`).
+    cpu_s : float
+        CPU seconds the session's sandboxed processes used, summed over the children stopped so far
+        (:func:`kgpubench.sandbox.process.tree_cpu_seconds`; complete once the session is closed).
     """
 
     def __init__(self, model: Path | str, task: Any, *, seed: int = 0, limits: Limits | None = None,
@@ -219,6 +222,7 @@ class ModelSession:
         self._plan: dict | None = None
         self.predictions: list[np.ndarray] = []
         self._digest = PredictionsDigest()
+        self.cpu_s = 0.0  # CPU seconds of the children stopped so far (Child.cpu_s)
 
     # -- lifecycle
     def __enter__(self) -> ModelSession:
@@ -283,6 +287,7 @@ class ModelSession:
         self._retire()
         if self._next is not None:
             self._next.stop()
+            self.cpu_s += self._next.cpu_s
             self._next = None
 
     def _retire(self) -> None:
@@ -290,6 +295,7 @@ class ModelSession:
         if self._child is not None and not self._child.stopped:
             self._child.channel.drain_log(0.0)
             self._child.stop()
+            self.cpu_s += self._child.cpu_s
 
     @property
     def token(self) -> str | None:

@@ -23,6 +23,7 @@ from typing import ClassVar
 from kgpubench.errors import KgpubenchError, unknown_name
 from kgpubench.importers.limits import loads_json
 from kgpubench.tasks.intervals import median_interval
+from kgpubench.tasks.reference import ORACLE
 
 # NeuSight's operator classes and the paper's per-class errors on its unseen GPUs (kgpubench.tasks.paper_metric
 # computes ours; they live here so that the board reads them without importing the trace reader).
@@ -224,7 +225,7 @@ def budget(doc: dict) -> ExtraTable:
     def first(s: str) -> float:
         med = ((curves[s]["summary"].get(budgets[0]) or {}).get("median") if budgets else None)
         return -med if isinstance(med, (int, float)) else float("inf")
-    order = sorted(curves, key=lambda s: (s != "oracle", first(s), s))
+    order = sorted(curves, key=lambda s: (s != ORACLE, first(s), s))
     rows = [(s, *(_interval((curves[s]["summary"].get(n) or {}).get("median"),
                             (curves[s]["summary"].get(n) or {}).get("interval")) for n in budgets)) for s in order]
     rows += [(s, *("0 (by construction)" for _ in budgets)) for s, c in sorted(strategies.items()) if s not in curves]

@@ -319,3 +319,30 @@ def test_a_good_folder_passes_check_and_run(tmp_path, store, good_predictions, m
     p = predictions_folder(tmp_path / "p", good_predictions)
     assert run_submission(p, tmp_path / "p/ci", data_dir=store.path) == [tmp_path / "p/ci/autotune-config/by-gpu/"
                                                                          "attack.json"]
+
+
+@pytest.mark.integration  # the model runs in the sandbox
+def test_check_with_model_checks_runs_the_model_contract_in_the_sandbox(tmp_path, store, monkeypatch, capsys):
+    """``submission check --model-checks``: the read-only checks, then the model checks per task (a line each); a
+    model that keeps what it learnt between fits is refused in one line naming its file, task and check."""
+    f = model_folder(tmp_path)
+    code, stdout, _ = cli(monkeypatch, capsys, "submission", "check", f, "--out", tmp_path / "ci", "--data",
+                          store.path, "--model-checks")
+    lines = stdout.splitlines()
+    assert code == 0 and lines[0] == "attack: model by Ada Example; runs autotune-config/by-gpu"
+    assert [line.split(":")[0] for line in lines[1:]] == ["autotune-config"] * 4
+    assert [line.split()[1:3] for line in lines[1:]] == [["pass", c + ":"] for c in
+                                                         ("predictions", "seed-determinism", "thread-invariance",
+                                                          "refit")]
+    _model(f, textwrap.dedent(MODEL).replace("self.m = float(np.mean(y)); return self",
+                                             "_KEPT.append(float(np.mean(y))); self.m = float(np.mean(_KEPT)); "
+                                             "return self").replace("def make_model", "_KEPT = []\ndef make_model"))
+    code, stdout, stderr = cli(monkeypatch, capsys, "submission", "check", f, "--out", tmp_path / "ci", "--data",
+                               store.path, "--model-checks")
+    text = " ".join(stderr.split())
+    assert code == 1 and stdout.splitlines() == lines[:1]
+    assert f"{f / 'model.py'}: model.py on autotune-config: fails refit (fitting on them after a fit on other rows" \
+        in text
+    code, stdout, _ = cli(monkeypatch, capsys, "submission", "check", f, "--out", tmp_path / "ci", "--data",
+                          store.path)
+    assert code == 0 and stdout.splitlines() == lines[:1]  # without --model-checks nothing runs the model

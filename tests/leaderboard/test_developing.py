@@ -4,8 +4,10 @@ tests/measure/test_contracts.py). If a recipe changes, this file changes with it
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,18 +16,27 @@ from task_fixtures import autotune_table, make_store
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import evaluate, run_folds, task_data
 from kgpubench.board.submission import check_factory, declared_tasks
+from kgpubench.errors import ImportFormatError
 from kgpubench.importers import api as importers
+from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import (
     TimingBatch,
+    arrow_column,
     base_row,
     check_times,
     collected_at,
+    import_gpu_columns,
     problem_size_text,
     resolve_gpu,
     run_id_for,
     split_params,
 )
-from kgpubench.schema import TABLES
+from kgpubench.importers.limits import read_capped
+from kgpubench.schema import TABLES, Column, Table
+from kgpubench.schema.common import common_head, provenance_columns
+from kgpubench.sources import KNOWN_SOURCES, Provenance
+from kgpubench.store.shards import read_shard
+from kgpubench.store.store import Store
 from kgpubench.store.validation import validate_table
 from kgpubench.tasks import Task, TaskRegistry, metrics
 from kgpubench.tasks.definitions import GPU_FEATURES
@@ -135,6 +146,67 @@ def test_add_an_importer(tmp_path, monkeypatch):
     assert rows["time_ms_median"].to_pylist() == [2.0, 0.5] and rows["repeats"].to_pylist() == [3, 2]
     assert set(rows["source_format"].to_pylist()) == {"toy-json"} and rows["problem_size"][0].as_py() == "64x64"
     assert validate_table(rows, "autotune", file=str(path)) == []
+
+
+def test_add_a_folder_importer(tmp_path, monkeypatch):
+    """The folder-importer recipe: a table of its own, a Provenance, a module reading the upstream folder into columns
+    and ``from_columns``, ``folder_to_shard`` writing the validated shard; the store then takes it like any shard."""
+    # 1. The table: kgpubench/schema/<table>.py (common head, the source's own key columns, a time, provenance),
+    #    registered in TABLES (kgpubench/schema/__init__.py).
+    table = Table(name="toy_ops", version="1.0.0", description="toy operator times", changelog=(("1.0.0", "first"),),
+                  columns=tuple(common_head() + [
+                      Column("op", "string", "operator name", nullable=False, key=True),
+                      Column("size", "int64", "problem size", min=1, key=True),
+                      Column("time_ms", "float64", "mean time per call", min=0.0)]
+                      + provenance_columns()))  # source, collected_at, source_file, source_license, ...
+    monkeypatch.setitem(TABLES, table.name, table)
+    # 2. Where the rows come from: a Provenance in kgpubench/sources.py (KNOWN_SOURCES: the card cites it).
+    prov = Provenance(name="toy", license="MIT", undated=datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone.utc))
+    monkeypatch.setitem(KNOWN_SOURCES, prov.name, prov)
+
+    # 3. kgpubench/importers/<source>.py: find the files by the upstream layout, read each through
+    #    importers/limits.py into numpy columns (bad input: one ImportFormatError naming file, row, column), resolve
+    #    each device once (import_gpu_columns), and build the table with Table.from_columns.
+    def import_toy(root):
+        files = sorted(Path(root).glob("*/times.csv"))
+        if not files:
+            raise ImportFormatError(f"{root}: holds no <gpu>/times.csv; pass the toy folder.")
+        cols = {"op": [], "size": [], "time_ms": [], "source_file": [], "_device": []}
+        for path in files:
+            for i, line in enumerate(read_capped(path).decode().splitlines()[1:]):
+                op, size, ms = line.split(",")
+                if not size.isdigit():
+                    raise ImportFormatError(f"{path}: row {i + 1}, column 'size': {size!r}; expected a whole number.")
+                for name, value in zip(("op", "size", "time_ms", "source_file", "_device"),
+                                       (op, int(size), float(ms), path.relative_to(root).as_posix(), path.parent.name)):
+                    cols[name].append(value)
+        gpus = {d: import_gpu_columns(d) for d in dict.fromkeys(cols["_device"])}
+        n = len(cols["op"])
+        arrays = {c.name: arrow_column(c, np.asarray(cols[c.name])) for c in table.columns if c.name in cols}
+        arrays.update({g: [gpus[d].get(g) for d in cols["_device"]] for g in next(iter(gpus.values()))
+                       if g in table.column_names})
+        return table.from_columns(arrays, n, constants={
+            "status": "ok", "run_id": "toy-0001", "source": prov.source, "collected_at": prov.undated,
+            "kgpubench_version": "0.1.0", "source_license": prov.license})
+
+    # 4. import_to_shard: folder_to_shard refuses an existing --out, links out of the folder and a folder without the
+    #    upstream's LICENSE, then validates and writes (a `kgpubench import <source>` command in cli/importexport.py).
+    root = tmp_path / "toy"
+    (root / "NVIDIA A100-SXM4-80GB").mkdir(parents=True)
+    (root / "NVIDIA A100-SXM4-80GB/times.csv").write_text("op,size,ms\ngemm,64,0.5\ngemm,128,1.5\n")
+    (root / "LICENSE").write_text("MIT")
+    path, rows = folder_to_shard(import_toy, "toy_ops", root, tmp_path / "toy.parquet")
+    assert rows.num_rows == 2 and rows["time_ms"].to_pylist() == [0.5, 1.5]
+    assert rows["gpu_memory_bandwidth_gbs"][0].as_py() > 1000  # the catalogue's figure for the A100
+    assert read_shard(path)[0] == "toy_ops" and validate_table(rows, "toy_ops", file=str(path)) == []
+    (root / "NVIDIA A100-SXM4-80GB/times.csv").write_text("op,size,ms\ngemm,big,0.5\n")
+    with pytest.raises(ImportFormatError, match="row 1, column 'size'"):
+        folder_to_shard(import_toy, "toy_ops", root, tmp_path / "bad.parquet")
+    assert not (tmp_path / "bad.parquet").exists()
+    # 5. The store takes the shard like any other (kgpubench merge); the card, README and hostile corpus follow.
+    store = Store(tmp_path / "store")
+    store.merge([path], today="2026-01-01")
+    assert store.read("toy_ops").num_rows == 2
 
 
 def test_add_a_metric(monkeypatch):

@@ -138,7 +138,8 @@ def test_join_folds_keeps_the_serial_sample_and_hash():
                                samples=[[0.0, 1.0]] * 300, wall_time_s=1.5, cpu_time_s=0.5, model="x")}
              for i in range(2)]
     out = join_folds(parts)
-    assert out.aggregate["m"] == {"mean": 1.5, "std": 0.5, "median": 1.5, "folds": 2}
+    # two folds (1 and 2): the bootstrap's 2.5 % and 97.5 % quantiles of the resampled means are 1 and 2
+    assert out.aggregate["m"] == {"mean": 1.5, "std": 0.5, "median": 1.5, "folds": 2, "ci95": [1.0, 2.0]}
     assert len(out.samples) == 400 and out.wall_time_s == 3.0 and out.model == "x"
     expected = hashlib.sha256(b"0:2:" + np.array([1.0, 2.0]).tobytes() + b"1:1:" + np.array([3.5]).tobytes())
     assert out.predictions_sha256 == expected.hexdigest()

@@ -9,9 +9,10 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from kgpubench.board.ranking import headline
-from kgpubench.board.render import BY_GPU, ORACLE, per_gpu_scores, ranked
+from kgpubench.board.render import BY_GPU, per_gpu_scores, ranked
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
+from kgpubench.tasks.reference import ORACLE
 
 CDF_MODELS = 5
 BAR_MODELS = 3
