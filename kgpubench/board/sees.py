@@ -28,6 +28,8 @@ _RANKER = "The task's features of each row; in training, each problem's configur
 SEES: dict[str, str] = {
     "c45": "The problem's features (all but the configuration's) and each training problem's fastest configuration",
     "elm": _TABULAR,
+    "kernel_scaling": ("Launch (kernel, inputs, grid, block, registers, smem), GPU architecture and catalogue figures; "
+                       "nothing else"),
     "knn": _TABULAR,
     "gemm_waves": ("The GEMM's m, n, k, compute dtype, nominal bytes; the GPU's SMs, tensor peak of the dtype, "
                    "bandwidth"),
