@@ -234,11 +234,12 @@ class KernelScaling(RegressorMixin, BaseEstimator):
         return float(np.median(np.abs(np.exp(pred - log_y) - 1.0)) * 100)
 
     def select(self, launch, z, kernels, gpus, arch, figs, log_y) -> tuple[tuple[float, float], dict]:
-        """(shrinkage, mix) by leave-one-GPU-out over the GPUs of these rows; with the inner scores."""
+        """(shrinkage, mix) by leave-one-GPU-out over the GPUs of these rows, and every candidate's score on each
+        held-out GPU (median APE, %); the candidate with the smallest median over the GPUs wins."""
         held = sorted(pd.unique(gpus))
         if len(held) < 3:
             return DEFAULT, {}
-        scores: dict[tuple[float, float], list[float]] = {(s, w): [] for s in self.shrinkage for w in self.mix}
+        scores: dict[tuple[float, float], dict] = {(s, w): {} for s in self.shrinkage for w in self.mix}
         for g in held:
             out, inn = gpus == g, gpus != g
             for s_fit in self.shrinkage:
@@ -246,12 +247,11 @@ class KernelScaling(RegressorMixin, BaseEstimator):
                                   (s_fit,))
                 train = {"z": z[inn], "kernels": kernels[inn], "gpus": gpus[inn], "arch": arch[inn], "figs": figs[inn]}
                 for w in self.mix:
-                    scores[(s_fit, w)].append(self._score(core, train, launch[out].reset_index(drop=True), z[out],
-                                                          kernels[out], gpus[out], arch[out], figs[out],
-                                                          log_y[out], s_fit, w))
-        summary = {k: float(np.median(v)) for k, v in scores.items()}
-        best = min(summary, key=lambda k: (summary[k], -k[0], k[1]))
-        return best, summary
+                    scores[(s_fit, w)][g] = self._score(core, train, launch[out].reset_index(drop=True), z[out],
+                                                        kernels[out], gpus[out], arch[out], figs[out], log_y[out],
+                                                        s_fit, w)
+        best = min(scores, key=lambda k: (float(np.median(list(scores[k].values()))), -k[0], k[1]))
+        return best, scores
 
     def fit(self, X, y):
         X = pd.DataFrame(X).reset_index(drop=True)
