@@ -27,7 +27,11 @@ _RANKER = "The task's features of each row; in training, each problem's configur
 # Baseline name (its file's stem) -> what it sees, one line of at most MAX_CHARS characters.
 SEES: dict[str, str] = {
     "c45": "The problem's features (all but the configuration's) and each training problem's fastest configuration",
+    "config_consensus": ("The problem (kernel, problem size) and each row's configuration; training GPUs' times of "
+                         "that problem"),
     "elm": _TABULAR,
+    "kernel_scaling": ("Launch (kernel, inputs, grid, block, registers, smem), GPU architecture and catalogue figures; "
+                       "nothing else"),
     "knn": _TABULAR,
     "gemm_waves": ("The GEMM's m, n, k, compute dtype, nominal bytes; the GPU's SMs, tensor peak of the dtype, "
                    "bandwidth"),

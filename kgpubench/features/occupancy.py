@@ -1,4 +1,4 @@
-"""Theoretical occupancy and SM saturation from per-SM limits of compute capability 7.0 to 9.0.
+"""Theoretical occupancy and SM saturation from per-SM limits of compute capability 3.0 to 9.0.
 
 The limits are NVIDIA's published figures (CUDA C++ Programming Guide, "Technical Specifications per
 Compute Capability", and the allocation rules of the CUDA Occupancy Calculator / ``cuda_occupancy.h``):
@@ -6,7 +6,10 @@ registers are allocated per warp in units of 256, and each of the 4 SM sub-parti
 of the register file; shared memory is allocated per block in units of 256 bytes (cc 7.x) or 128 bytes
 (cc 8.0 and later), and the CUDA driver reserves 1 KB of shared memory per block from cc 8.0 on.
 The shared memory per SM used is the largest carveout (the default when the kernel does not ask for a
-smaller one).
+smaller one). Kepler, Maxwell and Pascal (3.x-6.x, the GPUs of the Rodinia profiles): the same guide's table
+(2048 threads per SM; 16 resident blocks on 3.x, 32 on 5.x-6.x; 64 K registers per SM, 63 per thread on 3.0;
+shared memory 48 KB per SM on 3.x, 64 KB on 5.0 and 6.0, 96 KB on 5.2 and 6.1, 48 KB per block), shared memory
+in units of 256 bytes, registers per warp in units of 256 over 4 sub-partitions (2 on 6.0, cuda_occupancy.h).
 """
 
 from __future__ import annotations
@@ -46,15 +49,22 @@ class SmLimits:
         return self.max_threads_per_sm // self.warp_size
 
 
-def _limits(cc, threads, blocks, smem_sm_kb, smem_block_kb, unit, reserved) -> SmLimits:
+def _limits(cc, threads, blocks, smem_sm_kb, smem_block_kb, unit, reserved, *, regs_per_thread=255,
+            sub_partitions=4) -> SmLimits:
     return SmLimits(cc=cc, max_threads_per_sm=threads, max_blocks_per_sm=blocks, max_threads_per_block=1024,
-                    registers_per_sm=65536, max_registers_per_block=65536, max_registers_per_thread=255,
-                    register_unit=256, sub_partitions=4, smem_per_sm=smem_sm_kb * KB,
+                    registers_per_sm=65536, max_registers_per_block=65536, max_registers_per_thread=regs_per_thread,
+                    register_unit=256, sub_partitions=sub_partitions, smem_per_sm=smem_sm_kb * KB,
                     max_smem_per_block=smem_block_kb * KB, smem_unit=unit, smem_reserved_per_block=reserved)
 
 
-#: Limits by compute capability (V100, Xavier, Turing, A100, GA10x, Orin, Ada, H100).
+#: Limits by compute capability (Kepler, Maxwell, Pascal, V100, Xavier, Turing, A100, GA10x, Orin, Ada, H100).
 LIMITS: dict[str, SmLimits] = {
+    "3.0": _limits("3.0", 2048, 16, 48, 48, 256, 0, regs_per_thread=63),
+    "3.5": _limits("3.5", 2048, 16, 48, 48, 256, 0),
+    "5.0": _limits("5.0", 2048, 32, 64, 48, 256, 0),
+    "5.2": _limits("5.2", 2048, 32, 96, 48, 256, 0),
+    "6.0": _limits("6.0", 2048, 32, 64, 48, 256, 0, sub_partitions=2),
+    "6.1": _limits("6.1", 2048, 32, 96, 48, 256, 0),
     "7.0": _limits("7.0", 2048, 32, 96, 96, 256, 0),
     "7.2": _limits("7.2", 2048, 32, 96, 96, 256, 0),
     "7.5": _limits("7.5", 1024, 16, 64, 64, 256, 0),

@@ -117,6 +117,24 @@ def test_occupancy_sm90_by_hand():
     assert occupancy("sm_86", threads_per_block=512, registers_per_thread=16).blocks_per_sm == 3
 
 
+def test_occupancy_kepler_maxwell_pascal_by_hand():
+    # cc 3.5: 16 blocks per SM; 64-thread blocks (2 warps), 16 regs -> 512/warp, 32 warps per sub-partition ->
+    # 128 per SM -> 64 blocks; warps 64 // 2 = 32 blocks: the 16-block limit binds, 32/64 warps.
+    occ = occupancy("3.5", threads_per_block=64, registers_per_thread=16)
+    assert (occ.blocks_per_sm, occ.occupancy, occ.limiter) == (16, 0.5, "blocks")
+    # 3.0 runs at most 63 registers per thread.
+    assert occupancy("3.0", threads_per_block=32, registers_per_thread=64).blocks_per_sm == 0
+    # cc 5.2: 96 KiB per SM, 48 KiB per block: 20000 B -> 20224 B in 256-byte units -> 98304 // 20224 = 4 blocks.
+    occ = occupancy("5.2", threads_per_block=256, registers_per_thread=32, shared_bytes_per_block=20000)
+    assert (occ.blocks_per_sm, occ.limiter) == (4, "shared")
+    assert occupancy("5.2", threads_per_block=256, shared_bytes_per_block=50 * 1024,
+                     registers_per_thread=32).blocks_per_sm == 0
+    # cc 6.0: two sub-partitions of 32768 registers; 40 regs -> 1280/warp -> 25 warps each -> 50 per SM -> 25 blocks
+    # of 2 warps; 6.1's four sub-partitions of 16384 hold 12 warps each -> 48 -> 24 blocks.
+    assert occupancy("6.0", threads_per_block=64, registers_per_thread=40).limit_registers == 25
+    assert occupancy("6.1", threads_per_block=64, registers_per_thread=40).limit_registers == 24
+
+
 def test_sm_saturation():
     assert sm_saturation(100, 108, 8) == pytest.approx(100 / 108)
     assert sm_saturation(300, 132, 2) == pytest.approx((1 + 36 / 132) / 2)

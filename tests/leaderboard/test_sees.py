@@ -24,6 +24,8 @@ DOC_TERMS = {
     # the tree ensembles also run on rodinia-time-counters, which adds the launch's prof_* counters
     **dict.fromkeys(("lgbm", "random_forest", "regression_tree", "xgb"),
                     ("the task's features", "launch, binary, inputs, GPU figures", "prof_*")),
+    "config_consensus": ("the problem", "configuration", "training gpus' times of that problem"),
+    "kernel_scaling": ("launch", "architecture", "catalogue figures"),
     "median": ("nothing but the training target",),
     "nearest_gpu": ("kernel", "launch_index", "gpu_architecture", "catalogue figures"),
     "neusight_wave": ("the operator, its shape and nominal work, and the GPU's catalogue figures (SMs, peak fp32, "
