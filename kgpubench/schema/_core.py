@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from kgpubench.errors import ONE_LINE_RULE, escape_text, is_printable_line, unknown_name  # noqa: F401
@@ -233,7 +234,7 @@ class Table:
                     array = _column_array(self.name, c, list(values))
             elif c.name in constants and constants[c.name] is not None:
                 if zeros is None:
-                    zeros = pa.array([0] * num_rows, pa.int32())
+                    zeros = pa.array(np.zeros(num_rows, dtype=np.int32))
                 array = _column_array(self.name, c, [constants[c.name]]).take(zeros)
             else:
                 array = pa.nulls(num_rows, c.arrow_type)
