@@ -433,13 +433,13 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     by_name = {gpu_of[d]["gpu_name"]: gpu_of[d] for d in uniq_devices}
     gpu_table = decl.from_rows([by_name[g] for g in g_uniq], fill_row_id=False).select(
         [c.name for c in decl.columns if c.name.startswith("gpu_")])
-    gpu_rows = gpu_table.take(pa.array(g_codes))
+    gpu_rows = _spread(gpu_table, g_codes)
     const = {
         "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": SOURCE_FORMAT, "source": prov.source,
         "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license,
     }
-    arrays = {name: gpu_rows[name] for name in gpu_rows.column_names}
+    arrays = dict(gpu_rows)
     file_index = pa.array(cols["_file"])
     for c in decl.columns:
         if c.name in per_file[0]:  # one value per file
@@ -449,6 +449,27 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
             arrays[c.name] = _text_array(values) if c.type == "string" and values.dtype == object \
                 else arrow_column(c, values)
     return decl.from_columns(arrays, n, constants=const)
+
+
+def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array]:
+    """Row ``codes[i]`` of ``small`` for every i, column by column (``Table.take``'s values): a list column is
+    rebuilt from its lists' offsets and one take of their elements, which arrow's take of lists does slowly."""
+    index = pa.array(codes)
+    out = {}
+    for name in small.column_names:
+        col = small[name].combine_chunks()
+        if not pa.types.is_list(col.type):
+            out[name] = col.take(index)
+            continue
+        offsets = col.offsets.to_numpy().astype(np.int64)
+        starts, lengths = offsets[:-1][codes], np.diff(offsets)[codes]
+        ends = np.cumsum(lengths)
+        first = np.repeat(starts - (ends - lengths), lengths)  # element j of row i is element first + j
+        elements = col.values.take(pa.array(first + np.arange(ends[-1] if len(ends) else 0)))
+        new_offsets = pa.array(np.concatenate([[0], ends]).astype(np.int32))
+        mask = col.is_null().take(index) if col.null_count else None
+        out[name] = pa.ListArray.from_arrays(new_offsets, elements, type=col.type, mask=mask)
+    return out
 
 
 def _text_array(values: np.ndarray) -> pa.Array:
