@@ -10,6 +10,20 @@ reading the same files with pyarrow and bz2 alone (target: at most 3x), measured
 
 Wall and CPU time of this process; on a shared machine the CPU ratio is the steadier one.
 
+Measured (2 cores shared with other jobs, load 4-6, so absolute times swing by 1.5x between runs):
+
+- before (ef2a1d0): reference 12.2 s wall / 10.0 s CPU; aiconfigurator 147.9 s / 66.4 s, miopen 112.0 s /
+  59.8 s: 21.34x wall, 12.61x CPU (an earlier, quieter count: 6.58x CPU);
+- after (speed39): reference 23.4 s / 15.0 s; aiconfigurator 47.2 s / 46.3 s, miopen 44.9 s / 42.7 s: 3.94x
+  wall, 5.94x CPU. Not met.
+
+Where the import's time goes now (cProfile with a CPU clock; per-row Python calls are over-counted by it):
+one sha256 per row (4.1M + 2.9M rows, and 0.93M MIOpen problem ids) is a Python call each, about 1.1 us with
+SHA-NI whatever the text's length (measured on 1M texts): about 9 s of CPU that no arrow or numpy kernel can
+take over (neither computes sha256); MIOpen's bz2 decompression (the same work as the reference's, about 8-12 s
+of CPU); then arrow's element-wise joins and takes that build the key texts and spread line and GPU columns
+to rows (a few seconds each), parquet reads, and the checks.
+
     PYTHONPATH=. python benchmarks/import_external.py [--aiconfigurator DIR] [--miopen DIR]
 """
 
