@@ -10,6 +10,24 @@ reading the same files with pyarrow and bz2 alone (target: at most 3x), measured
 
 Wall and CPU time of this process; on a shared machine the CPU ratio is the steadier one.
 
+Measured (2 cores shared with other jobs: CPU times of one build swing by 1.5x between runs, and the reference
+is often timed under a different load than the imports, so compare runs taken back to back):
+
+- before (ef2a1d0), at 06:09 UTC: reference 8.1 s wall / 8.1 s CPU; aiconfigurator 55.2 s / 52.4 s, miopen
+  47.0 s / 44.5 s: 12.63x wall, 12.03x CPU (at 05:00, load 5: 21.34x wall, 12.61x CPU; an earlier, quieter
+  count: 6.58x CPU);
+- after (speed39), at 06:12 UTC, right after: reference 9.9 s / 9.9 s; aiconfigurator 45.0 s / 44.6 s, miopen
+  41.4 s / 40.1 s: 8.70x wall, 8.57x CPU (other runs of this build: 5.94x and 9.96x CPU). Not met.
+
+Where the import's time goes now (cProfile with a CPU clock; per-row Python calls are over-counted by it):
+one sha256 per row (4.1M + 2.9M rows, and 0.93M MIOpen problem ids) is a Python call each, about 1.1 us with
+SHA-NI whatever the text's length (measured on 1M texts): about 9 s of CPU that no arrow or numpy kernel can
+take over (neither computes sha256); MIOpen's bz2 decompression (the same work as the reference's, about 8-12 s
+of CPU); arrow's take of MIOpen's constant ``gpu_specs_source`` (a list of 14 structs) to every row in
+``Table.from_columns`` (6.4 s of takes in one instrumented run; tiling its elements directly was no faster);
+then arrow's element-wise joins and takes that build the key texts and spread line columns to rows (a few
+seconds each), parquet reads, and the checks.
+
     PYTHONPATH=. python benchmarks/import_external.py [--aiconfigurator DIR] [--miopen DIR]
 """
 

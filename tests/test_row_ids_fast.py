@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgpubench.resources import default_data_dir as data_dir
-from kgpubench.schema import TABLES, arrow_row_ids, get_table, row_id_of, row_ids
+from kgpubench.schema import TABLES, arrow_row_id_array, arrow_row_ids, get_table, row_id_of, row_ids
 from kgpubench.testing import valid_row
 
 
@@ -98,3 +98,20 @@ def test_a_large_table_is_hashed_a_slice_at_a_time_with_the_same_ids(monkeypatch
     whole = arrow_row_ids(decl, table)
     monkeypatch.setattr(_rowids, "_CHUNK_ROWS", 3)  # 10 rows: slices of 3, 3, 3 and 1
     assert arrow_row_ids(decl, table) == whole == row_ids(decl, rows)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 1 << 30])
+def test_merging_few_valued_keys_gives_the_same_ids(monkeypatch, limit):
+    """Adjacent scalar keys are merged into one fragment per value combination while the combinations are few;
+    each merge limit (every key alone, pairs, the default) gives the reference's ids."""
+    from kgpubench.schema import _rowids
+
+    decl = get_table("operators")
+    rows = [valid_row("operators", dim_b=b, dim_m=m, gpu_name=g) for b in (1, 2, 3) for m in (None, 7, 8)
+            for g in ("A", "B")] * 2
+    reference = row_ids(decl, rows)
+    monkeypatch.setattr(_rowids, "_GROUP_TEXTS", limit)
+    table = decl.from_rows(rows)
+    assert table["row_id"].to_pylist() == reference
+    assert arrow_row_id_array(decl, table).to_pylist() == reference
+    assert len(set(reference)) == len(rows) // 2  # each row twice: equal keys, equal ids

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kgpubench import __version__
@@ -191,19 +192,31 @@ def _required(table: pa.Table, tf: TableFile, names: tuple[str, ...]) -> None:
             f"AIConfigurator's {tf.path.name} table, not a table of another schema.")
 
 
-def _text(table: pa.Table, tf: TableFile, column: str) -> np.ndarray:
+def _text(table: pa.Table, tf: TableFile, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """(value per row as an object array, code per row) of a text column, each distinct value checked once (in
+    the order of first appearance); the values are the distinct texts gathered by code (no Python string made
+    per row)."""
     col = table[column]
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         raise ImportFormatError(f"{_where(tf, 0, column)}: type {col.type}; expected text.")
-    values = col.to_numpy(zero_copy_only=False)
-    codes, uniq = pd.factorize(values, use_na_sentinel=False)
-    for j, u in enumerate(uniq):
+    encoded = col.combine_chunks().dictionary_encode()
+    uniq = encoded.dictionary.to_pylist() + [None]
+    codes = pc.fill_null(encoded.indices, len(uniq) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
+    present, first = np.unique(codes, return_index=True)
+    for j, i in sorted(zip(present.tolist(), first.tolist()), key=lambda p: p[1]):
+        u = uniq[j]
         if not isinstance(u, str) or not u.strip() or not u.isprintable() or u != u.strip() or len(u) > 200:
-            i = int(np.flatnonzero(codes == j)[0])
             shown = repr(u)[:50]
             raise ImportFormatError(f"{_where(tf, i, column)}: {shown}; expected one line of printable text (at "
                                     "most 200 characters). Fix the file or fetch it again.")
-    return values
+    return _objects(uniq)[codes], codes
+
+
+def _objects(values: list) -> np.ndarray:
+    """``values`` as a one-dimensional object array (never split into a 2-D array of characters or items)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _ints(table: pa.Table, tf: TableFile, column: str, minimum: int) -> np.ndarray:
@@ -251,26 +264,28 @@ def _file_columns(tf: TableFile) -> dict[str, np.ndarray]:
     extra = () if tf.operator == "gemm" else ("kv_cache_dtype",)
     _required(table, tf, (*TEXT, dtype_col, *extra, *ints, "latency"))
     out: dict[str, np.ndarray] = {}
-    text = {c: _text(table, tf, c) for c in (*TEXT, dtype_col, *extra)}
+    coded = {c: _text(table, tf, c) for c in (*TEXT, dtype_col, *extra)}
+    text = {c: v for c, (v, _) in coded.items()}
     wrong_op = text["op_name"] != tf.operator
     if wrong_op.any():
         i = int(np.flatnonzero(wrong_op)[0])
         raise ImportFormatError(f"{_where(tf, i, 'op_name')}: {text['op_name'][i]!r} in a {tf.path.name} file; "
                                 f"expected {tf.operator!r}.")
-    framework = np.char.lower(text["framework"].astype(str))
-    wrong_fw = framework != tf.framework
+    # every row's lower-cased framework must be the folder's: checked on each distinct value
+    codes = coded["framework"][1]
+    lowered = _objects([None if v is None else str(v).lower() for v in _distinct(text["framework"], codes)])
+    wrong_fw = lowered[codes] != tf.framework
     if wrong_fw.any():
         i = int(np.flatnonzero(wrong_fw)[0])
         raise ImportFormatError(f"{_where(tf, i, 'framework')}: {text['framework'][i]!r} in the {tf.framework!r} "
                                 "folder; a table's rows belong to the framework its folder names.")
-    out["framework"] = framework.astype(object)
     out["framework_version"] = text["version"]
     out["kernel_source"] = text["kernel_source"]
     out["_device"] = text["device"]
     dtype = text[dtype_col]
     if tf.operator == "gemm":
         _checked_values(dtype, tf, dtype_col, GEMM_DTYPES)
-        out["kv_cache_dtype"] = np.full(n, None, dtype=object)
+        out["kv_cache_dtype"] = _objects([None])[np.zeros(n, dtype=np.intp)]
     else:
         _checked_values(dtype, tf, dtype_col, ATTENTION_DTYPES)
         _checked_values(text["kv_cache_dtype"], tf, "kv_cache_dtype", ATTENTION_DTYPES)
@@ -285,12 +300,24 @@ def _file_columns(tf: TableFile) -> dict[str, np.ndarray]:
         else:
             out[name] = np.full(n, np.nan)
     out["time_ms"] = _latency(table, tf)
-    out["run_id"] = np.full(n, f"aiconfigurator-{digest[:16]}", dtype=object)
-    out["source_file"] = np.full(n, tf.source_file, dtype=object)
-    out["system"] = np.full(n, tf.system, dtype=object)
-    out["operator"] = np.full(n, tf.operator, dtype=object)
-    out["upstream_provenance"] = np.full(n, tf.upstream_provenance, dtype=object)
-    out["occurrence"] = _occurrence(out, n)
+    # text codes stand for the texts in the key (one code per distinct text of this file)
+    key_codes = {"framework_version": coded["version"][1], "kernel_source": coded["kernel_source"][1],
+                 "dtype": coded[dtype_col][1],
+                 "kv_cache_dtype": coded["kv_cache_dtype"][1] if extra else np.zeros(n, dtype=np.int64)}
+    out["occurrence"] = _occurrence({c: key_codes.get(c, out.get(c)) for c in KEY_WITHIN_FILE}, n)
+    # the columns every row of the file shares: one value per file, spread over the rows at the end
+    out["_file_values"] = {"framework": tf.framework, "run_id": f"aiconfigurator-{digest[:16]}",
+                           "source_file": tf.source_file, "system": tf.system, "operator": tf.operator,
+                           "upstream_provenance": tf.upstream_provenance}
+    return out
+
+
+def _distinct(values: np.ndarray, codes: np.ndarray) -> list:
+    """The value of each code (``values`` at the code's first row; None for a code no row has)."""
+    present, first = np.unique(codes, return_index=True)
+    out = [None] * (int(codes.max()) + 1 if len(codes) else 0)
+    for j, i in zip(present.tolist(), first.tolist()):
+        out[j] = values[i]
     return out
 
 
@@ -377,7 +404,10 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
         notice(f"{root}: {others} other AIConfigurator table(s) (moe, mla, communication, ...) are not imported; "
                "kgpubench imports the GEMM and attention tables.")
     parts = [_file_columns(tf) for tf in files]
+    per_file = [p.pop("_file_values") for p in parts]
     cols = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    cols["_file"] = np.repeat(np.arange(len(parts)), [len(p["time_ms"]) for p in parts])
+    cols["operator"] = _objects([v["operator"] for v in per_file])[cols["_file"]]
     if share:
         keep = _in_selection(cols, share)
         cols = {name: values[keep] for name, values in cols.items()}
@@ -391,28 +421,61 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
                                                              cols)
     cols["compute_dtype"] = compute
     # The GPU's tensor peak for the row's compute dtype (null where no cited figure exists).
-    pairs = pd.DataFrame({"g": cols["gpu_name"], "c": compute})
-    pair_codes, pair_uniq = pd.factorize(pd.MultiIndex.from_frame(pairs))
+    g_codes, g_uniq = pd.factorize(cols["gpu_name"])
+    c_codes, c_uniq = pd.factorize(compute, use_na_sentinel=False)
+    pair_codes, pair_uniq = pd.factorize(g_codes.astype(np.int64) * len(c_uniq) + c_codes)
     peaks = []
-    for gpu, cd in pair_uniq:
-        found = tensor_peak_tflops(gpu, cd)
+    for pair in pair_uniq.tolist():
+        found = tensor_peak_tflops(g_uniq[pair // len(c_uniq)], c_uniq[pair % len(c_uniq)])
         peaks.append(found[0] if found else np.nan)
     cols["peak_tensor_tflops"] = np.asarray(peaks, dtype=np.float64)[pair_codes]
     # GPU columns: one small table per distinct GPU, repeated by code.
-    g_codes, g_uniq = pd.factorize(cols["gpu_name"])
     by_name = {gpu_of[d]["gpu_name"]: gpu_of[d] for d in uniq_devices}
     gpu_table = decl.from_rows([by_name[g] for g in g_uniq], fill_row_id=False).select(
         [c.name for c in decl.columns if c.name.startswith("gpu_")])
-    gpu_rows = gpu_table.take(pa.array(g_codes))
+    gpu_rows = _spread(gpu_table, g_codes)
     const = {
         "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": SOURCE_FORMAT, "source": prov.source,
         "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license,
     }
-    arrays = {name: gpu_rows[name] for name in gpu_rows.column_names}
-    arrays.update({c.name: arrow_column(c, cols[c.name]) for c in decl.columns
-                   if c.name in cols and c.name not in arrays})
+    arrays = dict(gpu_rows)
+    file_index = pa.array(cols["_file"])
+    for c in decl.columns:
+        if c.name in per_file[0]:  # one value per file
+            arrays[c.name] = pc.take(pa.array([v[c.name] for v in per_file], c.arrow_type), file_index)
+        elif c.name in cols and c.name not in arrays:
+            values = cols[c.name]
+            arrays[c.name] = _text_array(values) if c.type == "string" and values.dtype == object \
+                else arrow_column(c, values)
     return decl.from_columns(arrays, n, constants=const)
+
+
+def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array]:
+    """Row ``codes[i]`` of ``small`` for every i, column by column (``Table.take``'s values): a list column is
+    rebuilt from its lists' offsets and one take of their elements, which arrow's take of lists does slowly."""
+    index = pa.array(codes)
+    out = {}
+    for name in small.column_names:
+        col = small[name].combine_chunks()
+        if not pa.types.is_list(col.type):
+            out[name] = col.take(index)
+            continue
+        offsets = col.offsets.to_numpy().astype(np.int64)
+        starts, lengths = offsets[:-1][codes], np.diff(offsets)[codes]
+        ends = np.cumsum(lengths)
+        first = np.repeat(starts - (ends - lengths), lengths)  # element j of row i is element first + j
+        elements = col.values.take(pa.array(first + np.arange(ends[-1] if len(ends) else 0)))
+        new_offsets = pa.array(np.concatenate([[0], ends]).astype(np.int32))
+        mask = col.is_null().take(index) if col.null_count else None
+        out[name] = pa.ListArray.from_arrays(new_offsets, elements, type=col.type, mask=mask)
+    return out
+
+
+def _text_array(values: np.ndarray) -> pa.Array:
+    """An object array of texts (None: null) as an arrow string array, each distinct text converted once."""
+    codes, uniq = pd.factorize(values)
+    return pc.take(pa.array(uniq, pa.string()), pa.array(codes, mask=codes < 0))
 
 
 def _in_selection(cols: dict[str, np.ndarray], share: int) -> np.ndarray:

@@ -56,7 +56,7 @@ from kgpubench.importers.common import (
     shown_path,
 )
 from kgpubench.importers.limits import open_capped_text
-from kgpubench.schema import arrow_row_ids, get_table
+from kgpubench.schema import arrow_row_id_array, get_table
 from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
 
 CONFIG = "profiles"
@@ -353,7 +353,7 @@ def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.T
         else:
             arrays.append(pa.repeat(pa.scalar(constants.get(col.name), type=col.arrow_type), n))
     keys = pa.table({c.name: a for c, a in zip(decl.columns, arrays) if c.key})
-    arrays[decl.column_names.index("row_id")] = pa.array(arrow_row_ids(decl, keys), pa.string())
+    arrays[decl.column_names.index("row_id")] = arrow_row_id_array(decl, keys)
     return pa.Table.from_arrays(arrays, schema=decl.arrow_schema())
 
 

@@ -85,6 +85,7 @@ from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import canonical_value, get_table
+from kgpubench.schema._rowids import hashed_texts, row_ids_of_digests
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
 
 CONFIG = "convolutions"
@@ -465,37 +466,47 @@ def _key_text(name: str, keys: list[str], columns: dict, *, open_: bool, close: 
     return pieces
 
 
-def _joined(pieces: list) -> tuple[memoryview, list[int]]:
-    """The texts of the joined ``pieces`` as one buffer and its offsets (text i is ``buffer[o[i]:o[i + 1]]``)."""
-    arrays = [p if isinstance(p, pa.Array) else pa.scalar(p) for p in pieces]
-    joined = pc.binary_join_element_wise(*arrays, pa.scalar(""))
-    _, offsets, data = joined.buffers()
-    o = np.frombuffer(offsets, dtype=np.int32)[joined.offset:joined.offset + len(joined) + 1]
+def _join(pieces: list) -> pa.Array:
+    """The element-wise join of ``pieces`` (arrow arrays and separator texts)."""
+    return pc.binary_join_element_wise(*[p if isinstance(p, pa.Array) else pa.scalar(p) for p in pieces],
+                                       pa.scalar(""))
+
+
+def _buffer(texts: pa.Array) -> tuple[memoryview, list[int]]:
+    """The texts of a string array as one buffer and its offsets (text i is ``buffer[o[i]:o[i + 1]]``)."""
+    _, offsets, data = texts.buffers()
+    o = np.frombuffer(offsets, dtype=np.int32)[texts.offset:texts.offset + len(texts) + 1]
     return memoryview(data), o.tolist()
 
 
 def _problem_and_row_ids(decl, frags: dict[str, pa.Array], solver: pa.Array,
-                         row_line: np.ndarray) -> tuple[pa.Array, pa.Array]:
-    """(problem_id per line, row_id per row), byte for byte :func:`kgpubench.schema.row_id_of`'s: the row text
-    is hashed as the line's part before ``solver`` (hashed once per line), then the solver and the rest."""
+                         row_line: np.ndarray) -> tuple[pa.Array, bytes]:
+    """(problem_id per line, the sha256 digest of each row's key text, concatenated), byte for byte
+    :func:`kgpubench.schema.row_id_of`'s: the row text is hashed as the line's part before ``solver`` (hashed
+    once per line), then the rest (the solver and the line's part after it, joined by arrow)."""
     sha = hashlib.sha256
-    text, o = _joined(_key_text(PROBLEM_TABLE, sorted(PROBLEM_COLUMNS), frags, open_=True, close=True))
-    problem_id = pa.array([sha(text[a:b]).hexdigest()[:16] for a, b in zip(o[:-1], o[1:])], pa.string())
+    problem_id = hashed_texts(_join(_key_text(PROBLEM_TABLE, sorted(PROBLEM_COLUMNS), frags, open_=True,
+                                              close=True)))
     keys = sorted(decl.key_columns)
     cut = keys.index("solver")
-    text, o = _joined(_key_text(CONFIG, keys[:cut], frags, open_=True, close=False) + [',["solver",'])
+    text, o = _buffer(_join(_key_text(CONFIG, keys[:cut], frags, open_=True, close=False) + [',["solver",']))
     heads = [sha(text[a:b]) for a, b in zip(o[:-1], o[1:])]
-    text, o = _joined(["]"] + _key_text(CONFIG, keys[cut + 1:], frags, open_=False, close=True))
-    tails = [text[a:b] for a, b in zip(o[:-1], o[1:])]
     enc = solver.dictionary_encode()
-    solver_text = [json.dumps(s).encode() for s in enc.dictionary.to_pylist()]
-    ids = []
-    for line, code in zip(row_line.tolist(), _np(enc.indices).tolist()):
+    solver_text = pa.array([json.dumps(v) for v in enc.dictionary.to_pylist()], pa.string())
+    take_line = pa.array(row_line)
+    tail = _join(["]"] + _key_text(CONFIG, keys[cut + 1:], frags, open_=False, close=True))
+    rest, o = _buffer(pc.binary_join_element_wise(pc.take(solver_text, enc.indices), pc.take(tail, take_line), ""))
+    digests = []
+    for line, a, b in zip(row_line.tolist(), o[:-1], o[1:]):
         h = heads[line].copy()
-        h.update(solver_text[code])
-        h.update(tails[line])
-        ids.append(h.hexdigest()[:16])
-    return problem_id, pa.array(ids, pa.string())
+        h.update(rest[a:b])
+        digests.append(h.digest())
+    return problem_id, b"".join(digests)
+
+
+def _digest_keys(digests: bytes) -> np.ndarray:
+    """The first 8 bytes of each 32-byte digest as a big-endian integer: ordered as the row ids' hex texts."""
+    return np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[:, :8].copy().view(">u8").ravel()
 
 
 def _column(name: str, values: np.ndarray) -> pa.Array:
@@ -607,7 +618,11 @@ def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict]) -> pa.
     const_keys = {"gpu_name": gpu["gpu_name"], "gpu_arch": f.arch, "gpu_target_features": f.features,
                   "gpu_compute_units": f.compute_units, "backend": f.backend}
     frags.update({k: json.dumps(canonical_value(v), separators=(",", ":")) for k, v in const_keys.items()})
-    problem_id, row_ids = _problem_and_row_ids(decl, frags, ent["solver"].take(pa.array(rows)), row_line)
+    problem_id, digests = _problem_and_row_ids(decl, frags, ent["solver"].take(pa.array(rows)), row_line)
+    # rows in their final order: by line, and within a line by row id (stable: equal ids keep file order)
+    order = np.lexsort((_digest_keys(digests), row_line))
+    rows, row_line = rows[order], row_line[order]
+    row_ids = row_ids_of_digests(np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[order].tobytes())
     flops, nbytes = nominal_work(cols)
     line_cols["spatial_dims"] = pa.array(cols["spatial_dims"], pa.int32())
     line_cols["problem_id"] = problem_id
@@ -668,7 +683,10 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN) -> pa.Table:
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     # Upstream lists a problem's solvers fastest first: kept in that order, the rows would tell a model that
     # breaks ties by position which solver wins. Within a line, rows go by row id (a hash: no order of time).
-    table = table.sort_by([("source_file", "ascending"), ("source_line", "ascending"), ("row_id", "ascending")])
+    # Each file's rows are in that order already (_file_table); files go by name.
+    names = [f.source_file for f in files]
+    if names != sorted(names):
+        table = table.sort_by([("source_file", "ascending"), ("source_line", "ascending"), ("row_id", "ascending")])
     zero = {k: v for k, v in counts["zero"].items() if v}
     legacy = counts["legacy"]
     dupes = {k: v for k, v in dropped_dupes.items() if v}

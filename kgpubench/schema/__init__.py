@@ -19,7 +19,7 @@ from kgpubench.schema import (
     tunings,
 )
 from kgpubench.schema._core import ARROW_TYPES, Column, Table, canonical_value, row_id_of, row_ids
-from kgpubench.schema._rowids import arrow_row_ids
+from kgpubench.schema._rowids import arrow_row_id_array, arrow_row_ids
 from kgpubench.schema.common import STATUSES
 
 TABLES: dict[str, Table] = {t.name: t for t in (kernels.TABLE, npb.TABLE, stencil.TABLE, autotune.TABLE,
@@ -36,6 +36,6 @@ def get_table(name: str) -> Table:
 
 
 __all__ = [
-    "ARROW_TYPES", "Column", "STATUSES", "TABLES", "Table", "arrow_row_ids", "canonical_value", "get_table",
-    "row_id_of", "row_ids",
+    "ARROW_TYPES", "Column", "STATUSES", "TABLES", "Table", "arrow_row_id_array", "arrow_row_ids", "canonical_value",
+    "get_table", "row_id_of", "row_ids",
 ]

@@ -11,10 +11,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from kgpubench.errors import ONE_LINE_RULE, escape_text, is_printable_line, unknown_name  # noqa: F401
-from kgpubench.schema._rowids import arrow_row_ids, canonical_value, row_id_of  # noqa: F401 (re-exported)
+from kgpubench.schema._rowids import arrow_row_id_array, canonical_value, row_id_of  # noqa: F401 (re-exported)
 
 # Scalar type names a column may declare, with their arrow type.
 _SCALAR_TYPES: dict[str, pa.DataType] = {
@@ -205,7 +206,7 @@ class Table:
         table = pa.Table.from_arrays(arrays, schema=self.arrow_schema())
         if fill_row_id and "row_id" in names:
             index = self.column_names.index("row_id")
-            ids = pa.array(arrow_row_ids(self, table), pa.string())
+            ids = arrow_row_id_array(self, table)
             table = table.set_column(index, self.arrow_schema().field(index), ids)
         return table
 
@@ -233,7 +234,7 @@ class Table:
                     array = _column_array(self.name, c, list(values))
             elif c.name in constants and constants[c.name] is not None:
                 if zeros is None:
-                    zeros = pa.array([0] * num_rows, pa.int32())
+                    zeros = pa.array(np.zeros(num_rows, dtype=np.int32))
                 array = _column_array(self.name, c, [constants[c.name]]).take(zeros)
             else:
                 array = pa.nulls(num_rows, c.arrow_type)
@@ -241,7 +242,7 @@ class Table:
         table = pa.Table.from_arrays(arrays, schema=self.arrow_schema())
         if fill_row_id and "row_id" in self.column_names:
             index = self.column_names.index("row_id")
-            ids = pa.array(arrow_row_ids(self, table), pa.string())
+            ids = arrow_row_id_array(self, table)
             table = table.set_column(index, self.arrow_schema().field(index), ids)
         return table
 

@@ -3,8 +3,10 @@
 :func:`row_id_of` dumps ``[table, [[key, canonical value], ...]]`` as compact JSON and hashes it, one Python
 call per row. Here the same JSON text is assembled with arrow string kernels: each distinct value of a key
 column is turned into its JSON fragment once (with :func:`canonical_value` and :func:`json.dumps`, so the
-fragment is exactly the text the reference writes for it), fragments are gathered per row, parameter lists are
-joined element-wise, and only the sha256 of each row's text is left to a Python loop. JSON text composes: a
+fragment is exactly the text the reference writes for it), adjacent scalar keys whose value combinations are few
+are merged into one fragment per combination, fragments are gathered per row, parameter lists are joined
+element-wise, and only the sha256 of each row's text is left to a Python loop (over slices of the joined
+buffer: no Python string per row; the hex text of the digests is built with numpy). JSON text composes: a
 fragment dumped alone is the same text as inside the whole dump (same separators; the payload holds no
 objects, so ``sort_keys`` changes nothing).
 
@@ -152,37 +154,115 @@ def _fragments(arr: pa.Array) -> tuple[pa.Array | None, np.ndarray | None]:
     return None, None
 
 
+# Adjacent scalar key columns are merged into one piece while their distinct value combinations stay this few
+# (each combination's text is written once; fewer, longer pieces make the element-wise join cheaper).
+_GROUP_TEXTS = 1 << 15
+
+
+def _coded(arr: pa.Array) -> tuple[np.ndarray, list[str]]:
+    """(code per row, JSON fragment per code) of a scalar column; nulls take the last code, ``null``."""
+    if pa.types.is_null(arr.type):
+        return np.zeros(len(arr), dtype=np.int64), ["null"]
+    encoded = arr.dictionary_encode()
+    texts = [_dump(v) for v in encoded.dictionary.to_pylist()] + ["null"]
+    codes = pc.fill_null(encoded.indices, len(texts) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, texts
+
+
+def _merged(group: tuple[np.ndarray, list[str]], codes: np.ndarray, texts: list[str], limit: int,
+            pieces: list) -> tuple[np.ndarray, list[str]]:
+    """``group`` with the next column appended (each row's text followed by the column's), or, when that makes
+    more than ``limit`` distinct texts, the column alone as a new group (``group`` goes to ``pieces``)."""
+    width = len(texts)
+    combined = pa.array(group[0] * width + codes).dictionary_encode()
+    if len(combined.dictionary) > limit:
+        pieces.append(_group_texts(group))
+        return codes, texts
+    head = group[1]
+    merged = [head[c // width] + texts[c % width] for c in combined.dictionary.to_pylist()]
+    return combined.indices.to_numpy(zero_copy_only=False).astype(np.int64), merged
+
+
+def _group_texts(group: tuple[np.ndarray, list[str]]) -> pa.Array:
+    codes, texts = group
+    return pc.take(pa.array(texts, pa.string()), pa.array(codes))
+
+
 def arrow_row_ids(table: KeyedTable, data: pa.Table) -> list[str]:
     """Row ids of every row of the arrow table ``data`` of ``table``: equal to :func:`row_id_of` of the row's
     key values (``table.select(keys).to_pylist()``), a key column missing from ``data`` counting as null."""
+    return arrow_row_id_array(table, data).to_pylist()
+
+
+def arrow_row_id_array(table: KeyedTable, data: pa.Table) -> pa.Array:
+    """:func:`arrow_row_ids` as an arrow string array (what a table's ``row_id`` column holds)."""
     n = data.num_rows
     if n == 0:
-        return []
+        return pa.array([], pa.string())
     if n > _CHUNK_ROWS:  # the texts of a few million rows take gigabytes at once: a slice at a time
-        return [i for start in range(0, n, _CHUNK_ROWS) for i in arrow_row_ids(table, data.slice(start, _CHUNK_ROWS))]
+        return pa.concat_arrays([arrow_row_id_array(table, data.slice(start, _CHUNK_ROWS))
+                                 for start in range(0, n, _CHUNK_ROWS)])
     keys = sorted(table.key_columns)
     slow = np.zeros(n, dtype=bool)
-    pieces: list = [pa.scalar("[" + json.dumps(table.name) + ",[")]
+    pieces: list = []
+    group: tuple[np.ndarray, list[str]] | None = None  # the adjacent scalar keys merged so far: (codes, texts)
+    limit = min(_GROUP_TEXTS, n // 8 + 1)
     for i, key in enumerate(keys):
-        if key in data.column_names:
-            frags, col_slow = _fragments(data[key].combine_chunks())
-        else:
-            frags, col_slow = pa.array(["null"] * n, pa.string()), None
+        lead = ("[" + json.dumps(table.name) + ",[" if i == 0 else ",") + "[" + json.dumps(key) + ","
+        col = data[key].combine_chunks() if key in data.column_names else pa.nulls(n)
+        if _is_scalar(col.type):
+            codes, texts = _coded(col)
+            texts = [lead + t + "]" for t in texts]
+            group = (codes, texts) if group is None else _merged(group, codes, texts, limit, pieces)
+            continue
+        frags, col_slow = _fragments(col)
         if frags is None:
             slow[:] = True
             break
         if col_slow is not None:
             slow |= col_slow
-        pieces += [pa.scalar(("," if i else "") + "[" + json.dumps(key) + ","), frags, pa.scalar("]")]
+        if group is not None:
+            pieces.append(_group_texts(group))
+            group = None
+        pieces += [pa.scalar(lead), frags, pa.scalar("]")]
+    if group is not None:
+        pieces.append(_group_texts(group))
     if slow.all():
-        texts: list = [None] * n
+        ids = pa.nulls(n, pa.string())
     else:
         pieces.append(pa.scalar("]]"))
-        texts = pc.binary_join_element_wise(*pieces, pa.scalar("")).to_pylist()
-    ids = [None if t is None else hashlib.sha256(t.encode()).hexdigest()[:16] for t in texts]
-    if slow.any():
-        present = [k for k in keys if k in data.column_names]
-        for i in np.flatnonzero(slow):
-            row = data.slice(int(i), 1).select(present).to_pylist()[0]
-            ids[int(i)] = row_id_of(table.name, {k: row.get(k) for k in keys})
-    return ids
+        ids = hashed_texts(pc.binary_join_element_wise(*pieces, pa.scalar("")))
+    if not slow.any():
+        return ids
+    fixed = ids.to_pylist()
+    present = [k for k in keys if k in data.column_names]
+    for i in np.flatnonzero(slow):
+        row = data.slice(int(i), 1).select(present).to_pylist()[0]
+        fixed[int(i)] = row_id_of(table.name, {k: row.get(k) for k in keys})
+    return pa.array(fixed, pa.string())
+
+
+# Two lower-case hex digits of each byte value, as one uint16 each (the byte order of the machine).
+_HEX_PAIRS = np.frombuffer(b"".join(f"{i:02x}".encode() for i in range(256)), dtype=np.uint16)
+
+
+def row_ids_of_digests(digests: bytes) -> pa.Array:
+    """Row ids (the first 16 hex digits) of concatenated 32-byte sha256 digests, as an arrow string array."""
+    first = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[:, :8]
+    n = len(first)
+    data = _HEX_PAIRS[first].tobytes()  # 16 characters per row
+    offsets = np.arange(0, 16 * n + 1, 16, dtype=np.int32)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def hashed_texts(texts: pa.Array) -> pa.Array:
+    """The row id (first 16 hex digits of the sha256 of the utf-8 text) of every text of a string array whose
+    values are all valid (no null): hashed from arrow's buffer, one hashlib call per text and no Python string."""
+    if texts.null_count:
+        raise ValueError("hashed_texts: a null text has no row id")
+    _, offsets, data = texts.buffers()
+    width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+    o = np.frombuffer(offsets, dtype=width)[texts.offset:texts.offset + len(texts) + 1].tolist()
+    view = memoryview(data) if data is not None else memoryview(b"")
+    sha = hashlib.sha256
+    return row_ids_of_digests(b"".join([sha(view[a:b]).digest() for a, b in zip(o[:-1], o[1:])]))

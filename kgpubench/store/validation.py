@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgpubench.errors import ONE_LINE_RULE, SchemaValidationError, is_printable_line
-from kgpubench.schema import Column, Table, arrow_row_ids, get_table
+from kgpubench.schema import Column, Table, arrow_row_id_array, get_table
 from kgpubench.store.shards import read_shard
 
 
@@ -210,7 +210,7 @@ def _check_rows(out: list, file: str, table: pa.Table, decl: Table) -> None:
                                                                             f"({table[a][int(i)].as_py()!r})"))
     keys = decl.key_columns
     if "row_id" in table.column_names and keys:
-        expected = pa.array(arrow_row_ids(decl, table.select(keys)), pa.string())
+        expected = arrow_row_id_array(decl, table.select(keys))
         got = table["row_id"]
         for i in _rows(pc.fill_null(pc.not_equal(got, expected), False)):
             g = got[int(i)].as_py()
