@@ -1,8 +1,7 @@
 """The table-at-once row ids (:func:`kgpubench.schema.arrow_row_ids`, used by ``Table.from_rows`` and validation)
 are byte for byte the stored ids on every row of every packaged config (the promise that no existing row id
 moved), and those of the reference :func:`kgpubench.schema.row_id_of` on a fixed sample of them and on
-generated rows with floats, ints, None, unicode
-names and parameter lists in and out of order."""
+generated rows with floats, ints, None, unicode names and parameter lists in and out of order."""
 
 from __future__ import annotations
 
