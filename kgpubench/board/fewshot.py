@@ -220,30 +220,54 @@ class Goal:
     percent: float = 1.0
     over: str = "each"
     beats: str = ""
+    scaling: str = ""  # the scaling-aware baseline whose figures the board shows beside the target
+    why: str = ""  # the evidence of what limits the goal, said beside "not met"
 
 
 UNSEEN = ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100 80GB PCIe")
+# Evidence of what limits a goal, from the shipped data: an independent calibration at main 8300b4b
+# (leave-one-GPU-out, hyper-parameters from the training GPUs only) and, for the LLM operators, the card's label floor.
+OPERATOR_WHY = ("L4's sustained GEMM reaches 0.40 of its catalogue fp32 peak (training GPUs 0.61-0.97) and GEMM "
+                "is 79 % of L4's rows; A100-80's conv2d (52 % of its rows) has no Ampere source in training; "
+                "the same shape measured twice on one GPU agrees within about 1 %")
+LABEL_FLOOR_WHY = ("the label floor: one GEMM measured by two or three frameworks differs by a median max/min of 1.38 "
+                   "(B200: bf16 1.07, fp8 1.74, fp8_block 12.3, nvfp4 1.42; the card's figures:label_floor)")
 GOALS: tuple[Goal, ...] = (
     Goal("operator-latency", "NeuSight's split, per call: pooled median APE on each unseen GPU", "neusight", 10.0,
-         source="predict", groups=UNSEEN),
+         source="predict", groups=UNSEEN, scaling="neusight_wave", why=OPERATOR_WHY),
     Goal("operator-latency", "NeuSight's split, per call: median APE of H100 bmm and of H100 linear", "neusight",
          15.0, source="predict", groups=("bmm", "linear"), group_by="operator",
-         where=(("gpu_name", ("NVIDIA H100 80GB HBM3",)),)),
+         where=(("gpu_name", ("NVIDIA H100 80GB HBM3",)),), scaling="neusight_wave", why=OPERATOR_WHY),
     Goal("rodinia-time", "leave-one-GPU-out, without counters: per-GPU median APE on at least 7 of the 8 GPUs",
-         "by-gpu", 10.0, at_least=7),
+         "by-gpu", 10.0, at_least=7, scaling="kernel_scaling",
+         why="the error is one speed factor per kernel per GPU that the catalogue's figures do not follow (within "
+         "Kepler a kernel's clock-normalised time ranges 0.37-1.09; P100 runs bpnn about 6x faster than TITAN X on "
+         "1.6x the bandwidth), while single-run labels agree with 10-run medians within 0.03-0.4 %"),
     Goal("program-time", "leave-one-GPU-out: median APE on H100 (both) and on L4", "by-gpu", 15.0,
-         groups=("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4")),
+         groups=("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4"), scaling="program_floor",
+         why="the host's launch floor: two set-ups with the same GPU (L40S) differ by a median 108 % under 0.1 ms "
+         "and 30 % of H100 SXM rows are under 0.1 ms; H100 SXM's v0.2 rows were timed with L2 flushed, the other "
+         "v0.2 GPU's were not"),
     Goal("autotune-config", "leave-one-GPU-out: median top-1 regret over the GPUs, and better than transfer on "
-         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer"),
+         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer",
+         scaling="config_consensus",
+         why="each GPU has 2-3 problems, and on near twins transfer already picks from the best possible source "
+         "GPU, so a strict win on every GPU cannot be had there"),
     # The LLM operators: no model can agree with one stack's label better than the stacks agree with one another
     # (the card's label floor: the median max/min time of one GEMM across the three frameworks).
     Goal("gemm-latency", "next generation (trained on Ampere, Ada and Hopper): median APE on each Blackwell GPU "
-         "(the card gives the label floor across stacks)", "next-generation", 15.0, source="predict"),
-    Goal("gemm-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0),
-    Goal("attention-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0),
-    Goal("conv-time", "leave-one-GPU-out over the AMD GPUs: median APE on each GPU", "by-gpu", 15.0),
+         "(the card gives the label floor across stacks)", "next-generation", 15.0, source="predict",
+         scaling="roofline_transfer", why=LABEL_FLOOR_WHY),
+    Goal("gemm-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0, scaling="roofline_transfer",
+         why=LABEL_FLOOR_WHY),
+    Goal("attention-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0,
+         scaling="roofline_transfer",
+         why="one label per framework, whose kernels differ (for GEMM, " + LABEL_FLOOR_WHY.removeprefix("the ") + ")"),
+    Goal("conv-time", "leave-one-GPU-out over the AMD GPUs: median APE on each GPU", "by-gpu", 15.0,
+         scaling="roofline_transfer"),
     Goal("conv-solver", "leave-one-GPU-out: median top-1 regret over the AMD GPUs, and better than transfer on "
-         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer"),
+         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer",
+         scaling="solver_consensus"),
 )
 
 
@@ -269,9 +293,19 @@ def judge(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
 
     ``over == "each"``: the best has the most groups met, then the smallest worst figure. ``over == "median"``: the
     best meets the goal if any model does, then has the smallest median; the record adds ``metric``, ``over``,
-    ``median``, and with ``beats`` the baseline's figures and the groups where the best does not beat it."""
-    if goal.over == "median":
-        return _judge_median(goal, per_model)
+    ``median``, and with ``beats`` the baseline's figures and the groups where the best does not beat it. The
+    goal's ``scaling`` model and ``why`` evidence are recorded as ``scaling_model`` and ``why`` when declared."""
+    rec = _judge_median(goal, per_model) if goal.over == "median" else _judge_each(goal, per_model)
+    rec.update(declared_notes(goal))
+    return rec
+
+
+def declared_notes(goal: Goal) -> dict:
+    """The goal's declared ``scaling_model`` and ``why`` (each only when set), as its record carries them."""
+    return {k: v for k, v in (("scaling_model", goal.scaling), ("why", goal.why)) if v}
+
+
+def _judge_each(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
 
     def rank(m):
         figs = per_model[m]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from statistics import median
 from typing import ClassVar
 
 from kgpubench.errors import KgpubenchError, unknown_name
@@ -190,15 +191,30 @@ def _goal_figures(g: dict) -> str:
     return (f"median {med:.1f}{lost}; " if isinstance(med, (int, float)) else "") + per
 
 
+def _scaling_figures(g: dict) -> str:
+    """The goal's declared scaling-aware model beside the target: its median over the groups and how many groups
+    meet the target (``—`` when none is declared; "not run" when the record has no figures of it)."""
+    name = g.get("scaling_model")
+    if not name:
+        return "—"
+    figs = (g.get("per_model") or {}).get(name) or {}
+    if not figs:
+        return f"{name}: not run"
+    met = sum(v <= g.get("target_pct", float("inf")) for v in figs.values())
+    return f"{name}: median {median(figs.values()):.1f}, {met} of {len(figs)} within {g.get('target_pct')} %"
+
+
 def goals(doc: dict) -> ExtraTable:
     """The goals the task reports against (``scripts/fewshot_curves.py --goals-out``): target, best, met."""
     units = sorted({FIGURE_UNITS.get(g.get("metric", "mdape"), f"{g.get('metric')}, %")
                     for g in doc.get("goals") or []})
-    header = ("goal", "target", "best model", f"its figures ({'; '.join(units) or FIGURE_UNITS['mdape']})", "met")
+    header = ("goal", "target", "best model", f"its figures ({'; '.join(units) or FIGURE_UNITS['mdape']})",
+              "scaling-aware model", "met")
     rows = []
     for g in doc.get("goals") or []:
+        verdict = "met" if g.get("met") else ("not met: " + str(g["why"]) if g.get("why") else "not met")
         rows.append((str(g.get("goal")), _goal_target(g), str(g.get("best_model") or "—"), _goal_figures(g) or "—",
-                     "met" if g.get("met") else "not met"))
+                     _scaling_figures(g), verdict))
     on_median = any(g.get("over") == "median" for g in doc.get("goals") or [])
     rule = ("; for a goal on the median over the groups, a model that meets it, then the smallest median"
             if on_median else "")

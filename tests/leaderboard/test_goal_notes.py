@@ -1,0 +1,71 @@
+"""Each goal line shows a scaling-aware model's figure beside its target, and a goal out of reach says why."""
+
+import json
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from kgpubench.board.fewshot import GOALS, LABEL_FLOOR_WHY, Goal, judge
+from kgpubench.tasks.extras import goals
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "leaderboard" / "results"
+BASELINES = ROOT / "baselines"
+
+
+def test_judge_records_the_declared_scaling_model_and_evidence():
+    goal = Goal("t", "label", "by-gpu", 10.0, scaling="slow", why="labels disagree by 20 %")
+    rec = judge(goal, {"fast": {"A": 5.0, "B": 9.0}, "slow": {"A": 12.0, "B": 30.0}})
+    assert rec["best_model"] == "fast" and rec["met"]
+    assert rec["scaling_model"] == "slow" and rec["why"] == "labels disagree by 20 %"
+    assert "why" not in judge(Goal("t", "label", "by-gpu", 10.0), {"fast": {"A": 5.0}})
+
+
+def test_the_goals_table_puts_the_scaling_models_figures_and_the_evidence_beside_the_target():
+    doc = {"goals": [judge(Goal("t", "label", "by-gpu", 10.0, scaling="slow", why="labels disagree"),
+                           {"fast": {"A": 11.0, "B": 9.0, "C": 8.0}, "slow": {"A": 12.0, "B": 30.0, "C": 7.0}})]}
+    table = goals(doc)
+    header, row = table.header, table.rows[0]
+    assert row[header.index("scaling-aware model")] == "slow: median 12.0, 1 of 3 within 10.0 %"
+    assert row[header.index("met")] == "not met: labels disagree"
+
+
+def test_every_goal_names_a_scaling_aware_baseline_that_exists_and_runs_on_its_task():
+    for goal in GOALS:
+        assert goal.scaling, goal.label
+        text = (BASELINES / f"{goal.scaling}.py").read_text()
+        assert f'"{goal.task}"' in text, (goal.scaling, goal.task)
+
+
+def _card_block(name: str) -> str:
+    card = (ROOT / "DATASET_CARD.md").read_text()
+    return card.split(f"<!-- BEGIN kgpubench:{name} -->")[1].split("<!-- END")[0]
+
+
+def test_the_label_floor_quoted_as_evidence_is_the_cards_figure_of_the_shipped_data():
+    block = _card_block("figures:label_floor")
+    overall = re.search(r"median max/min time ([0-9.]+)", block).group(1)
+    assert f"median max/min of {float(overall):.2f}" in LABEL_FLOOR_WHY
+    for dtype, fmt in (("bfloat16", "bf16 {:.2f}"), ("fp8", "fp8 {:.2f}"), ("fp8_block", "fp8_block {:.1f}"),
+                       ("nvfp4", "nvfp4 {:.2f}")):
+        ratio = re.search(rf"\| NVIDIA B200 \| {dtype} \| [0-9,]+ \| ([0-9.]+) \|", block).group(1)
+        assert fmt.format(float(ratio)) in LABEL_FLOOR_WHY, dtype
+
+
+@pytest.mark.parametrize("task", sorted({g.task for g in GOALS if g.source == "board"}))
+def test_the_shipped_goal_rows_show_the_scaling_models_board_figures(task):
+    doc = json.loads((RESULTS / task / "goals.json").read_text())
+    table = goals(doc)
+    col = table.header.index("scaling-aware model")
+    for goal_rec, row in zip(doc["goals"], table.rows):
+        goal = next(g for g in GOALS if g.task == task and g.label == goal_rec["goal"])
+        if goal.source != "board":
+            continue
+        result = json.loads((RESULTS / task / goal.scheme / f"{goal.scaling}.json").read_text())
+        figs = [s["scores"][goal.metric] * goal.percent for f, s in result["folds"].items()
+                if s.get("scores", {}).get(goal.metric) is not None and (not goal.groups or f in goal.groups)]
+        assert row[col].startswith(f"{goal.scaling}: median {statistics.median(figs):.1f}, "), row[col]
+        if not goal_rec["met"] and goal.why:
+            assert row[-1] == "not met: " + goal.why
