@@ -104,7 +104,7 @@ from kgpubench.schema import get_table
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
-from kgpubench.tasks.splits import EXCLUDED, get_scheme
+from kgpubench.tasks.splits import EXCLUDED, gpu_scheme  # noqa: F401 - gpu_scheme re-exported
 
 CACHE_FORMAT = 1
 COVERAGE = 0.90
@@ -221,15 +221,6 @@ def close_gpu_names(name: str, n: int = 5) -> list[str]:
 
 
 # ----- the model -------------------------------------------------------------------------------------------------
-def gpu_scheme(task: Task) -> str | None:
-    """The task's leave-one-GPU-out scheme (a ``column`` scheme on ``gpu_name``), or None."""
-    for s in task.evaluated_schemes:
-        sch = get_scheme(s)
-        if sch.kind == "column" and sch.column == "gpu_name":
-            return s
-    return None
-
-
 def scheme_records(task: Task, scheme: str, root: Path | None = None) -> list[Record]:
     """The committed records (results and status) of one task and scheme."""
     folder = Path(root or results_dir()) / task.name / scheme
