@@ -48,7 +48,6 @@ class ExtraPlot:
     file: str = ""
     ylim: tuple[float, ...] = ()  # (bottom, top) of the y axis, or () for matplotlib's choice
     xscale: str = "log"  # "symlog" (linear below 1) where x holds 0
-    legend: str = "lower right"  # matplotlib's legend location
 
 
 @dataclass(frozen=True)
@@ -162,7 +161,7 @@ def fewshot(doc: dict) -> ExtraTable:
                      f"`{metric}` (median over the held-out GPUs) after k rows of the held-out GPU are revealed; "
                      f"lower is better, k = 0 is the GPU never seen.{cut}",
                      "k (revealed rows of the held-out GPU)", f"{metric} (median over GPUs)", tuple(series),
-                     ylim=ylim, xscale="symlog", legend="upper right")
+                     ylim=ylim, xscale="symlog")
     return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows), plot)
 
 
