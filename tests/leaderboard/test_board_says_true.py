@@ -95,3 +95,15 @@ def test_the_overview_names_the_model_predict_uses_beside_the_first_scheme_s(shi
         assert choose_model(task).model in names.split(" = "), task.name
         named += 1
     assert named >= 10
+
+
+def test_the_goals_table_says_tied_groups_apart_from_lost_ones():
+    from kgpubench.tasks.extras import goals
+
+    rec = {"goal": "g", "over": "median", "beats": "transfer", "target_pct": 10.0, "groups": 3, "best_model": "m",
+           "figures": {"a": 5.0, "b": 7.0, "c": 9.0}, "baseline_figures": {"a": 5.0, "b": 6.0, "c": 12.0},
+           "losses": ["a", "b"], "median": 7.0, "met": False, "metric": "top1_regret"}
+    cell = goals({"goals": [rec]}).rows[0][3]
+    assert "does not beat transfer on 2 of 3 (1 lost, 1 tied)" in cell
+    lost_only = goals({"goals": [{**rec, "losses": ["b"]}]}).rows[0][3]
+    assert "loses to transfer on 1 of 3" in lost_only and "tied" not in lost_only
