@@ -205,7 +205,7 @@ FEWSHOT_TASKS = [t.name for t in list_tasks() if "fewshot" in t.extras]
 # scripts/fewshot_curves.py (docs/FEWSHOT.md) and drop them from here.
 OLD = (0, 5, 20, 100)
 OLD_GRID: dict[str, tuple[tuple[int, ...], str]] = dict.fromkeys(
-    ("attention-latency", "autotune-config", "conv-time", "program-time", "rodinia-time-counters"),
+    ("attention-latency", "autotune-config", "program-time", "rodinia-time-counters"),
     (OLD, "not regenerated yet"))
 
 
