@@ -1,12 +1,13 @@
 """Few-shot curves on the unseen-GPU scheme of a task, and its goal figures, as board extras.
 
-For k = 0, 5, 20, 100 (``--ks``) every held-out GPU reveals k of its rows (a fixed hashed order, the same for
-every model) and each baseline is trained on the other GPUs' rows plus those k, then scored on the GPU's remaining
-rows (:mod:`kgpubench.board.fewshot`). Baselines are our own files, run in this process (trusted code, no sandbox),
-with one thread. ``--goals-out`` also writes the task's goals (:data:`kgpubench.board.fewshot.GOALS`): read from the
-committed board results (``--results``), or, for a goal computed from predictions, by training each model on the
-goal's scheme (the task's training subsample rule) and predicting its test fold. ``--models ""`` runs no model:
-with ``--goals-out`` it writes only goals read from the board (autotune-config's).
+For k = 0, 1, 2, 5, 10, 20, 50, 100, 200 (``--ks``) every held-out GPU reveals k of its rows (a fixed hashed order,
+the same for every model) and each baseline is trained on the other GPUs' rows plus those k, then scored on the
+GPU's remaining rows (:mod:`kgpubench.board.fewshot`). Baselines are our own files, run in this process (trusted
+code, no sandbox), with one thread. ``--goals-out`` also writes the task's goals
+(:data:`kgpubench.board.fewshot.GOALS`): read from the committed board results (``--results``), or, for a goal
+computed from predictions, by training each model on the goal's scheme (the task's training subsample rule) and
+predicting its test fold. ``--models ""`` runs no model: with ``--goals-out`` it writes only goals read from the
+board (autotune-config's).
 
     PYTHONPATH=. python scripts/fewshot_curves.py --data STORE --task T [--models median,lgbm,...] \
         --out leaderboard/results/T/fewshot.json --goals-out leaderboard/results/T/goals.json

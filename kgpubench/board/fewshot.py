@@ -36,11 +36,13 @@ from kgpubench.board.result import Result
 from kgpubench.errors import OptionError
 from kgpubench.importers.limits import loads_json
 from kgpubench.tasks import Task
+from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.metrics import METRICS, mdape
 from kgpubench.tasks.scoring import score_fold
 from kgpubench.tasks.splits import EXCLUDED, get_scheme
 
-KS = (0, 5, 20, 100)
+# fine enough near zero to say how few rows suffice (a contributor measures 1, 2 or 10 rows, not only 5 or 100)
+KS = (0, 1, 2, 5, 10, 20, 50, 100, 200)
 MIN_TEST_ROWS = 20
 
 
@@ -149,7 +151,8 @@ def kept_metrics(task: Task) -> tuple[str, ...]:
 def fewshot_curve(data: TaskData, factory: Callable[..., Any], plans: list[FewshotPlan], ks=KS, *,
                   model_name: str = "model", seed: int = 0, metrics: tuple[str, ...] | None = None,
                   limits=None) -> dict:
-    """Per ``k``: per held-out GPU the training/revealed/scored counts and scores, and the median over GPUs.
+    """Per ``k``: per held-out GPU the training/revealed/scored counts and scores, the median over GPUs and its
+    95 % bootstrap interval (:func:`median_over_gpus`).
 
     ``metrics``: the task's metrics kept (default: :func:`kept_metrics`).
     """
@@ -168,12 +171,20 @@ def fewshot_curve(data: TaskData, factory: Callable[..., Any], plans: list[Fewsh
                                 predicts_target=res.predicts_target)
             per[plan.fold] = {"n_train": int(train.size), "n_revealed": int(min(k, plan.reveal.size)),
                               "n_test": int(plan.test.size), "scores": {m: scores.get(m) for m in keep}}
-        med = {}
+        med, interval = {}, {}
         for m in keep:
-            vals = [f["scores"][m] for f in per.values() if f["scores"][m] is not None]
-            med[m] = float(np.median(vals)) if vals else None
-        out[str(k)] = {"folds": per, "median": med}
+            med[m], interval[m] = median_over_gpus(per, m)
+        out[str(k)] = {"folds": per, "median": med, "interval": interval}
     return out
+
+
+def median_over_gpus(folds: dict[str, dict], metric: str) -> tuple[float | None, list[float] | None]:
+    """The median over held-out GPUs of ``metric`` (a curve point's ``folds``: GPU -> ``{"scores": ...}``) and
+    its 95 % percentile bootstrap interval (the GPUs resampled, :func:`kgpubench.tasks.intervals.median_interval`;
+    None with fewer than two GPUs scored)."""
+    vals = [f["scores"][metric] for f in folds.values() if (f.get("scores") or {}).get(metric) is not None]
+    ci = median_interval(vals)
+    return (float(np.median(vals)) if vals else None), (list(ci) if ci else None)
 
 
 def plan_record(data: TaskData, plans: list[FewshotPlan], skipped: dict[str, str], ks, *,

@@ -27,9 +27,11 @@ data):
   ``log``, standardised by the data GPUs' mean and standard deviation, divided by the square root of the
   number of figures both GPUs have (a root mean square, in standard deviations): :data:`NEAREST` of them.
 * **Rows to measure**: from the task's committed few-shot curve (``leaderboard/results/<task>/fewshot.json``,
-  :mod:`kgpubench.board.fewshot`): the smallest ``k`` whose median APE over the held-out GPUs meets the task's
-  per-GPU goal (:data:`kgpubench.board.fewshot.GOALS`), else the smallest ``k`` within :data:`FLAT` (10 %) of
-  the curve's best (where it flattens); the curve of the predicting model, else of the curve's best model.
+  :mod:`kgpubench.board.fewshot`, k = 0, 1, 2, 5, 10, 20, 50, 100, 200): the smallest ``k`` whose 95 % bootstrap
+  interval of the median APE over the held-out GPUs lies within the task's per-GPU goal
+  (:data:`kgpubench.board.fewshot.GOALS`; the median alone with fewer than two GPUs), else the smallest ``k``
+  whose median is within :data:`FLAT` (10 %) of the curve's best (where it flattens); the curve of the predicting
+  model, else of the curve's best model.
 
 Inputs that depend on the GPU as well as on the kernel (:data:`GPU_DEPENDENT`: ``sm_saturation``), left null or
 out, are computed for the GPU asked for, with a note.
@@ -77,7 +79,7 @@ from kgpubench.board.answer import (
     answer_path,
 )
 from kgpubench.board.evaluation import hashed_order, inputs_sha256, load_model_module, model_factory, pinned, task_data
-from kgpubench.board.fewshot import goals_of
+from kgpubench.board.fewshot import goals_of, median_over_gpus
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
 from kgpubench.board.result import Record, Result, read_record, read_result_json
@@ -115,7 +117,7 @@ from kgpubench.schema import get_table
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
-from kgpubench.tasks.splits import EXCLUDED, get_scheme
+from kgpubench.tasks.splits import EXCLUDED, gpu_scheme  # noqa: F401 - gpu_scheme re-exported
 
 CACHE_FORMAT = 1
 COVERAGE = 0.90
@@ -176,15 +178,6 @@ def close_gpu_names(name: str, n: int = 5) -> list[str]:
 
 
 # ----- the model -------------------------------------------------------------------------------------------------
-def gpu_scheme(task: Task) -> str | None:
-    """The task's leave-one-GPU-out scheme (a ``column`` scheme on ``gpu_name``), or None."""
-    for s in task.evaluated_schemes:
-        sch = get_scheme(s)
-        if sch.kind == "column" and sch.column == "gpu_name":
-            return s
-    return None
-
-
 def scheme_records(task: Task, scheme: str, root: Path | None = None) -> list[Record]:
     """The committed records (results and status) of one task and scheme."""
     folder = Path(root or results_dir()) / task.name / scheme
@@ -778,7 +771,9 @@ def _log(value: Any) -> float:
 
 
 def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToMeasure | None:
-    """How many rows of a new GPU the few-shot curve says to measure (None: the task has no curve)."""
+    """How many rows of a new GPU the few-shot curve says to measure (None: the task has no curve): the smallest
+    ``k`` whose 95 % interval of the median over the held-out GPUs lies within the goal (its upper bound at most
+    the target; the median alone where fewer than two GPUs were scored), else where the curve flattens."""
     path = Path(root or results_dir()) / task.name / "fewshot.json"
     if not path.is_file():
         return None
@@ -791,34 +786,45 @@ def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToM
     metric = goal.metric if goal is not None else "mdape" if has_mdape else saved.get("metric", "mdape")
     scale = goal.percent if goal is not None else 1.0
     what = "median APE" if metric == "mdape" else f"median {metric} (%)" if scale == 100 else f"median {metric}"
-    curve = {}
+    curve: dict[str, dict[int, tuple[float, list[float] | None]]] = {}
     for name, by_k in (saved.get("models") or {}).items():
-        points = {int(k): (v.get("median") or {}).get(metric) for k, v in by_k.items()}
-        points = {k: float(v) * scale for k, v in points.items() if v is not None}
+        points = {}
+        for k, v in by_k.items():
+            med, ci = median_over_gpus(v.get("folds") or {}, metric)
+            if med is not None:
+                points[int(k)] = (med * scale, [c * scale for c in ci] if ci else None)
         if points:
             curve[name] = points
     if not curve:
         return None
-    chosen = model if model in curve else min(curve, key=lambda m: (curve[m][max(curve[m])], m))
+    chosen = model if model in curve else min(curve, key=lambda m: (curve[m][max(curve[m])][0], m))
     points = dict(sorted(curve[chosen].items()))
     kmax = max(points)
-    shown = ", ".join(f"k={k}: {v:.1f} %" if scale == 100 or metric == "mdape" else f"k={k}: {v:.3g}"
-                      for k, v in points.items())
+    pct = scale == 100 or metric == "mdape"
+
+    def shown_point(k: int, v: float, ci: list[float] | None) -> str:
+        band = "" if ci is None else (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if pct else f" [{ci[0]:.3g}, {ci[1]:.3g}]")
+        return f"k={k}: {v:.1f} %{band}" if pct else f"k={k}: {v:.3g}{band}"
+
+    shown = ", ".join(shown_point(k, v, ci) for k, (v, ci) in points.items())
+    shown = f"{shown}; [95 % interval over the held-out GPUs]"
     whose = "" if chosen == model else f"the few-shot curve of {chosen} ({model} has none): "
     if goal is not None:
-        met = [k for k, v in points.items() if v <= goal.target_pct]
+        met = [k for k, (v, ci) in points.items() if (ci[1] if ci else v) <= goal.target_pct]
         if met:
-            return RowsToMeasure(met[0], f"{whose}the {what} over held-out GPUs meets the goal "
-                                         f"({goal.target_pct:g} %) from k={met[0]} ({shown})", chosen)
-    best_value = min(points.values())
-    flat = next(k for k, v in points.items() if v <= best_value * (1 + FLAT))
-    goal_text = f"; the goal ({goal.target_pct:g} %) is met at no k up to {kmax}" if goal is not None else ""
-    before = [v for k, v in points.items() if k < kmax]
-    if flat == kmax and before and points[kmax] < min(before) * (1 - FLAT):
+            return RowsToMeasure(met[0], f"{whose}the {what} over held-out GPUs, its 95 % interval included, meets "
+                                         f"the goal ({goal.target_pct:g} %) from k={met[0]} ({shown})", chosen)
+    medians = {k: v for k, (v, _) in points.items()}
+    best_value = min(medians.values())
+    flat = next(k for k, v in medians.items() if v <= best_value * (1 + FLAT))
+    goal_text = (f"; the goal ({goal.target_pct:g} %) is met, its 95 % interval included, at no k up to {kmax}"
+                 if goal is not None else "")
+    before = [v for k, v in medians.items() if k < kmax]
+    if flat == kmax and before and medians[kmax] < min(before) * (1 - FLAT):
         return RowsToMeasure(kmax, f"{whose}at least {kmax}: the curve still improves at its last point ({shown})"
                                    f"{goal_text}", chosen)
-    return RowsToMeasure(flat, f"{whose}the curve flattens there (within {FLAT:.0%} of its best; {shown})"
-                               f"{goal_text}", chosen)
+    return RowsToMeasure(flat, f"{whose}the curve flattens there (its median within {FLAT:.0%} of its best; "
+                               f"{shown}){goal_text}", chosen)
 
 
 # ----- the whole answer ------------------------------------------------------------------------------------------

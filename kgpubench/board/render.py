@@ -416,25 +416,45 @@ def unseen_gpu_goal_blocks(task: Task, section: UnseenGpuGoal, results: list[dic
     med = best["aggregate"][metric]["median"]
     gpus = sorted(best["folds"])
     rows = [("GPU", f"{best['model']} {metric}", f"{base} {metric}", f"beats {base}")]
-    losses = []
+    outcome: dict[str, list[str]] = {"yes": [], "tie": [], "no": [], "—": []}
     for g in gpus:
         b = best["folds"][g]["scores"].get(metric)
         t = baseline["folds"].get(g, {}).get("scores", {}).get(metric) if baseline else None
         beats = "—" if t is None or b is None else ("yes" if b < t else ("tie" if b == t else "no"))
-        if beats == "no":
-            losses.append(g)
+        outcome[beats].append(g)
         rows.append((g, "—" if b is None else f"{b:.3g}", "—" if t is None else f"{t:.3g}", beats))
     t_med = baseline["aggregate"][metric]["median"] if baseline and baseline["aggregate"].get(metric) else None
     rows.append(("median", f"{med:.3g}", "—" if t_med is None else f"{t_med:.3g}", ""))
-    # the tables show regrets as fractions: the verdict gives the same number, then as a percentage
+    # the tables show regrets as fractions: the verdict gives the same number, then as a percentage; the distance
+    # to the goal is a difference of percentages, so in percentage points
     verdict = (f"met ({med:.3g}, {med:.1%} ≤ {goal:.0%})" if med <= goal else
-               f"not met: {med:.3g} ({med:.1%}), {med - goal:.1%} above the goal")
-    beat = (f"beats {base} on every GPU" if baseline and not losses else
-            f"loses to {base} on {len(losses)} of {len(gpus)} GPUs ({', '.join(losses)})" if baseline else
-            f"has no {base} result to compare with")
+               f"not met: {med:.3g} ({med:.1%}), {100 * (med - goal):.1f} percentage points (pp) above the goal "
+               f"of {goal:.0%}")
+    beat = beats_phrase(base, gpus, outcome) if baseline else f"has no {base} result to compare with"
     return [Block("h3", f"{task.name}: best model `{best['model']}`"),
             Block("p", f"Median regret over the held-out GPUs {verdict}; it {beat}. Its mean, which ranks it: "
                   f"{cell(best, metric)}."), Block("table", rows=tuple(rows))]
+
+
+def beats_phrase(base: str, gpus: list[str], outcome: dict[str, list[str]]) -> str:
+    """How a model fares against ``base`` over ``gpus``, every outcome counted: ``outcome`` maps ``yes`` (strictly
+    lower), ``tie`` (equal), ``no`` (higher) and ``—`` (a score missing) to the GPUs. A tie is not a win: "beats
+    on every GPU" only when it is strictly lower on each."""
+    n = len(gpus)
+    if n and len(outcome.get("yes", ())) == n:
+        return f"beats {base} on every GPU ({n} of {n})"
+
+    def listed(names: list[str]) -> str:
+        return f"{len(names)} of {n} GPUs ({', '.join(names)})"
+
+    parts = [f"beats {base} on {len(outcome.get('yes', ()))} of {n} GPUs"]
+    if outcome.get("tie"):
+        parts.append(f"ties on {listed(outcome['tie'])}")
+    if outcome.get("no"):
+        parts.append(f"loses on {listed(outcome['no'])}")
+    if outcome.get("—"):
+        parts.append(f"has no score to compare on {listed(outcome['—'])}")
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
 
 
 SectionRenderer = Callable[[Task, Section, list[dict]], list[Block]]

@@ -281,7 +281,7 @@ ALL_TASKS += (
         features=CONV_FEATURES, problem_columns=("gpu_name", "problem_id"), completeness="choice",
         metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), schemes=("by-gpu",),
         max_train_rows=150_000, sources=("miopen",), split_files=False, gpu_baseline=TRANSFER,
-        extras=("goals",),
+        extras=("fewshot", "goals"),
         description="Choose the fastest MIOpen solver for a convolution problem on an AMD GPU never trained on "
         "(leave one GPU out): the problems where at least two solvers were timed, scored by the chosen solver's "
         f"time against the fastest's (top-1 regret, as autotune-config). {CONV_TIMING} Training rows are a fixed "

@@ -50,7 +50,6 @@ class ExtraPlot:
     file: str = ""
     ylim: tuple[float, ...] = ()  # (bottom, top) of the y axis, or () for matplotlib's choice
     xscale: str = "log"  # "symlog" (linear below 1) where x holds 0
-    legend: str = "lower right"  # matplotlib's legend location
 
 
 @dataclass(frozen=True)
@@ -164,7 +163,7 @@ def fewshot(doc: dict) -> ExtraTable:
                      f"`{metric}` (median over the held-out GPUs) after k rows of the held-out GPU are revealed; "
                      f"lower is better, k = 0 is the GPU never seen.{cut}",
                      "k (revealed rows of the held-out GPU)", f"{metric} (median over GPUs)", tuple(series),
-                     ylim=ylim, xscale="symlog", legend="upper right")
+                     ylim=ylim, xscale="symlog")
     return ExtraTable("Few-shot curves on an unseen GPU", note, header, tuple(rows), plot)
 
 
@@ -186,8 +185,13 @@ def _goal_figures(g: dict) -> str:
     base = g.get("baseline_figures") or {}
     per = ", ".join(f"{k} {v:.1f}" + (f" ({g['beats']} {base[k]:.1f})" if k in base else "") for k, v in figs.items())
     med = g.get("median")
-    lost = (f", loses to {g['beats']} on {len(g.get('losses') or ())} of {len(figs)}"
-            if g.get("beats") and g.get("losses") else "")
+    lost = ""
+    if g.get("beats") and g.get("losses"):  # the groups not beaten: lost (higher) and tied (equal) said apart
+        tied = [k for k in g["losses"] if k in base and figs.get(k) == base[k]]
+        lost_n = len(g["losses"]) - len(tied)
+        lost = (f", does not beat {g['beats']} on {len(g['losses'])} of {len(figs)}"
+                f" ({lost_n} lost, {len(tied)} tied)" if tied else
+                f", loses to {g['beats']} on {lost_n} of {len(figs)}")
     return (f"median {med:.1f}{lost}; " if isinstance(med, (int, float)) else "") + per
 
 

@@ -88,6 +88,16 @@ def get_scheme(name: str) -> Scheme:
         raise unknown_name("scheme", name, SCHEMES) from None
 
 
+def gpu_scheme(task) -> str | None:
+    """The first of ``task.evaluated_schemes`` that leaves one GPU out (a ``column`` scheme on ``gpu_name``,
+    ``by-gpu``), or None: the scheme whose best model ``kgpubench predict`` answers with, and the overview shows."""
+    for s in task.evaluated_schemes:
+        sch = get_scheme(s)
+        if sch.kind == "column" and sch.column == "gpu_name":
+            return s
+    return None
+
+
 def hash_bucket(key: str, scheme: str, n: int) -> int:
     """``int.from_bytes(sha256(scheme + '\\x1f' + key)[:8], 'big') mod n``."""
     digest = hashlib.sha256(f"{scheme}\x1f{key}".encode()).digest()

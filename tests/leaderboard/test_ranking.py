@@ -202,6 +202,7 @@ def test_the_goal_names_the_same_best_model_as_the_tables():
     headings = [b.text for b in goal_blocks([x, y, oracle]) if b.kind == "h3"]
     assert headings == ["autotune-config: best model `y`"]
     text = " ".join(b.text for b in goal_blocks([x, y, oracle]) if b.kind == "p")
-    assert "Median regret over the held-out GPUs not met: 0.15 (15.0%), 5.0% above the goal" in text
+    assert ("Median regret over the held-out GPUs not met: 0.15 (15.0%), 5.0 percentage points (pp) above the goal "
+            "of 10%" in text)
     assert "it has no transfer result to compare with" in text
     assert "Its mean, which ranks it: 0.15 [0.15, 0.15]." in text

@@ -55,3 +55,44 @@ def test_every_page_loads_in_chromium(rendered_site, tmp_path):
             assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 10_000, name
     assert problems == []
     assert len(pages) == 9  # 4 fixed pages and 5 task pages (tests/site/conftest.py)
+
+
+PHONE = 390  # px: a phone's CSS width
+# Elements that reach past the right edge of the screen and are not inside a box that scrolls or clips them.
+OVERFLOW_JS = """() => {
+  const W = document.documentElement.clientWidth, out = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.getBoundingClientRect().right <= W + 0.5) continue;
+    let p = e.parentElement, boxed = false;
+    for (; p; p = p.parentElement) {
+      if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) { boxed = true; break; }
+    }
+    if (!boxed) out.push(e.tagName.toLowerCase() + ': ' + (e.textContent || '').trim().slice(0, 50));
+  }
+  return out.slice(0, 5);
+}"""
+TABLES_JS = """() => [...document.querySelectorAll('table')].filter(t => {
+  const box = t.parentElement; return !(box && getComputedStyle(box).overflowX === 'auto'); }).length"""
+
+
+@pytest.mark.slow
+def test_the_committed_board_fits_a_phone_screen(tmp_path):
+    """Every committed page (leaderboard/*.html) at 390 px wide: the page never scrolls sideways (a wide table
+    scrolls inside its own box, long words and code wrap) and every table sits in a box that scrolls."""
+    folder = Path(__file__).parents[2] / "leaderboard"
+    pages = sorted(p.name for p in folder.glob("*.html"))
+    if not pages:
+        pytest.skip("no committed board")
+    wide: list[str] = []
+    with browser.serve(folder) as url, browser.browser(tmp_path / "profile") as context:
+        page = context.new_page()
+        page.set_viewport_size({"width": PHONE, "height": 800})
+        for name in pages:
+            page.goto(url + name, wait_until="load")
+            width = page.evaluate("document.documentElement.scrollWidth")
+            if width > PHONE:
+                wide.append(f"{name}: {width} px wide ({'; '.join(page.evaluate(OVERFLOW_JS))})")
+            assert page.evaluate(TABLES_JS) == 0, f"{name}: a table outside a scrolling box"
+            assert page.locator("table").count() == parse_page((folder / name).read_text()).tables, name
+    assert wide == []
+    assert len(pages) >= 10

@@ -107,6 +107,10 @@ def test_the_score_at_k_rows_by_hand():
         assert (rec["n_train"], rec["n_revealed"], rec["n_test"]) == (24 + k, k, 8)
     meds = [curve["2"]["folds"][g]["scores"]["male"] for g in ("GPU A", "GPU B", "GPU C")]
     assert curve["2"]["median"]["male"] == pytest.approx(float(np.median(meds)))
+    # its 95 % interval: the GPUs resampled (the board's one bootstrap), inside the range of the GPUs' figures
+    lo, hi = curve["2"]["interval"]["male"]
+    assert [lo, hi] == pytest.approx(list(median_interval(meds)))
+    assert min(meds) <= lo <= curve["2"]["median"]["male"] <= hi <= max(meds) and lo < hi
     # a test cap keeps the first rows after the revealed ones, in the same hashed order
     capped, _ = plan_folds(data, KS, min_test_rows=4, max_test_rows=3)
     ids = data.rows["row_id"].to_pylist()

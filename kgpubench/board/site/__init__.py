@@ -17,7 +17,7 @@ from kgpubench.board.ownership import ours as _ours
 from kgpubench.board.render import BOARD_KEY, board, render_markdown
 from kgpubench.board.result import project_root
 from kgpubench.board.site import plots
-from kgpubench.board.site.data import PlotSpec, extra_plot_specs, plots_for
+from kgpubench.board.site.data import PlotSpec, extra_plot_specs, plots_for, with_colours
 from kgpubench.board.site.html import STYLE, css
 from kgpubench.board.site.pages import (
     INDEX,
@@ -73,7 +73,7 @@ def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Pa
         specs += mine + extra_plot_specs((extras or {}).get(task.name))
         pages[task_page_name(task.name)] = task_page(task, grouped[task.name], mine, nav, base,
                                                      (extras or {}).get(task.name), (counts or {}).get(task.name))
-    return pages, specs
+    return pages, with_colours(specs)
 
 
 def draw(spec: PlotSpec, board_dir: Path) -> Path:

@@ -1,6 +1,6 @@
 """Structural check of a rendered board site, without a browser: every page parses, has a title, navigation
-and its tables, carries no script, every image is a file holding an SVG (or PNG) and every relative link
-reaches a file of the site and, with a ``#fragment``, an element with that id.
+and its tables (each in a horizontally scrolling box), carries no script, every image is a file holding an SVG
+(or PNG) and every relative link reaches a file of the site and, with a ``#fragment``, an element with that id.
 
 Used by the tests on every render and on the committed board; :func:`check_site` returns the problems found.
 """
@@ -30,6 +30,7 @@ class PageInfo:
     has_nav: bool = False
     handlers: list[str] = field(default_factory=list)  # on* attributes (inline JavaScript)
     ragged: list[str] = field(default_factory=list)  # tables whose rows hold different numbers of cells
+    unwrapped: list[str] = field(default_factory=list)  # tables outside a scroll box (<div class="scroll">)
 
 
 class _Parser(html.parser.HTMLParser):
@@ -38,6 +39,7 @@ class _Parser(html.parser.HTMLParser):
         self.info = PageInfo()
         self._in_title = False
         self._tables: list[list[int]] = []  # cells per row of each open table
+        self._divs: list[bool] = []  # each open <div>: whether it is a scroll box
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
@@ -53,9 +55,14 @@ class _Parser(html.parser.HTMLParser):
             info.images.append((a.get("src", ""), a.get("alt", "")))
         elif tag == "link" and a.get("rel") == "stylesheet":
             info.stylesheets.append(a.get("href", ""))
+        elif tag == "div":
+            self._divs.append("scroll" in a.get("class", "").split())
         elif tag == "table":
             info.tables += 1
             self._tables.append([])
+            if not any(self._divs):
+                info.unwrapped.append(f"table {info.tables} is not inside a <div class=\"scroll\"> (a wide table "
+                                      "would widen the page on a phone)")
         elif tag == "tr" and self._tables:
             self._tables[-1].append(0)
         elif tag in ("td", "th") and self._tables and self._tables[-1]:
@@ -72,6 +79,8 @@ class _Parser(html.parser.HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self._in_title = False
+        elif tag == "div" and self._divs:
+            self._divs.pop()
         elif tag == "table" and self._tables:
             rows = self._tables.pop()
             if len(set(rows)) > 1:
@@ -128,7 +137,7 @@ def check_site(folder: Path, *, min_tables: dict[str, int] | None = None) -> lis
             problems.append(f"{where} no <title>")
         if not (info.has_main and info.has_nav):
             problems.append(f"{where} no <main> or no <nav>")
-        problems += [f"{where} {r}" for r in info.ragged]
+        problems += [f"{where} {r}" for r in info.ragged + info.unwrapped]
         if info.duplicate_ids:
             problems.append(f"{where} duplicate ids {', '.join(sorted(set(info.duplicate_ids))[:5])}")
         if info.scripts or info.handlers:

@@ -3,13 +3,14 @@ and each result's provenance."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 import numpy as np
 
 from kgpubench.board.ranking import headline
 from kgpubench.board.render import BY_GPU, per_gpu_scores, ranked
+from kgpubench.board.site.plots import colour_map
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.reference import ORACLE
@@ -33,12 +34,28 @@ class PlotSpec:
     options: dict = field(default_factory=dict)
 
 
+def plot_labels(spec: PlotSpec) -> tuple[str, ...]:
+    """The models (or strategies) a plot draws, each in its own colour: its series' labels, or a scatter's
+    model."""
+    if spec.kind == "curves":
+        return tuple(label for label, _ in spec.data)
+    if spec.kind in ("regret", "per-gpu"):
+        return tuple(spec.data)
+    return (spec.options["model"],) if spec.options.get("model") else ()
+
+
+def with_colours(specs: list[PlotSpec]) -> list[PlotSpec]:
+    """``specs`` with ``options["colors"]`` (label -> colour) set from one map over all of them
+    (:func:`kgpubench.board.site.plots.colour_map`): a model has one colour on every plot of the site."""
+    colours = colour_map([plot_labels(s) for s in specs])
+    return [replace(s, options={**s.options, "colors": {m: colours[m] for m in plot_labels(s)}}) for s in specs]
+
+
 def extra_plot_specs(extras) -> list[PlotSpec]:
     """The plots of a task's extra tables (:class:`kgpubench.tasks.extras.ExtraPlot`, drawn as lines)."""
     return [PlotSpec(e.plot.file, "curves", e.plot.series, e.plot.title, e.plot.title, e.plot.caption,
                      {"xlabel": e.plot.xlabel, "ylabel": e.plot.ylabel, "ylim": e.plot.ylim,
-                      **({"xscale": e.plot.xscale} if e.plot.xscale != "log" else {}),
-                      **({"legend": e.plot.legend} if e.plot.legend != "lower right" else {})})
+                      **({"xscale": e.plot.xscale} if e.plot.xscale != "log" else {})})
             for e in extras or () if e.plot is not None and e.plot.file]
 
 
@@ -90,7 +107,7 @@ def plots_for(task: Task, grouped: dict[str, list[dict]]) -> list[PlotSpec]:
                 "log-log axes",
                 f"Predicted vs measured {quantity} of `{best['model']}` (the best-ranked model whose predictions "
                 f"are times), {n} test rows drawn evenly from the folds; log-log, the dashed lines are a "
-                "factor of 2 off.", {"quantity": quantity}))
+                "factor of 2 off.", {"quantity": quantity, "model": best["model"]}))
         if regret_metric(task):
             series, unit = {}, "folds"
             for r in learned(task, recs)[:CDF_MODELS]:

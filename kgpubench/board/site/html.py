@@ -34,9 +34,22 @@ def _finalize(value):
     return value if hasattr(value, "__html__") else esc(value)
 
 
+SCROLL = '<div class="scroll">'  # a wide table scrolls inside this box, not the page (style.css.j2: .scroll)
+
+
 @functools.lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+    def table_open(self, tokens, idx, options, env):  # every Markdown table in its scroll box, as table() does
+        return SCROLL + self.renderToken(tokens, idx, options, env)
+
+    def table_close(self, tokens, idx, options, env):
+        return self.renderToken(tokens, idx, options, env).rstrip("\n") + "</div>\n"
+
+    md.add_render_rule("table_open", table_open)
+    md.add_render_rule("table_close", table_close)
+    return md
 
 
 def inline(text: str) -> Markup:
@@ -45,7 +58,7 @@ def inline(text: str) -> Markup:
 
 
 def markdown(text: str) -> Markup:
-    """A Markdown document (with tables) as HTML; raw HTML is escaped."""
+    """A Markdown document (with tables, each in a horizontally scrolling box) as HTML; raw HTML is escaped."""
     return Markup(_markdown().render(str(text)))
 
 

@@ -44,7 +44,7 @@ from kgpubench.board.site.data import (
 from kgpubench.board.site.html import Cell, NavItem, inline, macro, markdown, render, slug, table
 from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.metrics import METRICS
-from kgpubench.tasks.splits import SCHEMES
+from kgpubench.tasks.splits import SCHEMES, gpu_scheme
 
 INDEX = "index.html"
 SEEDS = "seeds.html"
@@ -266,6 +266,19 @@ def _best_line(task: Task, grouped: dict[str, list[dict]]) -> tuple[str, str]:
     return "—", "—"
 
 
+def _unseen_gpu_line(task: Task, grouped: dict[str, list[dict]]) -> tuple[str, str]:
+    """The best learned model(s) and score under the task's leave-one-GPU-out scheme
+    (:func:`kgpubench.board.predict.gpu_scheme`): the model ``kgpubench predict`` answers with for a GPU; "—" with
+    why when the task has no such scheme or no ranked result under it."""
+    scheme = gpu_scheme(task)
+    if scheme is None:
+        return "— (no leave-one-GPU-out scheme)", "—"
+    top = best(task, grouped.get(scheme, []))
+    if not top:
+        return f"— (no ranked {scheme} result)", "—"
+    return f"{' = '.join(r['model'] for r in top)} ({scheme})", cell(top[0], task.primary_metric)
+
+
 def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], board_tables=None) -> str:
     """The overview (``overview.html.j2``): every task with its data and best model, the goal, the board's
     tables, what each baseline sees."""
@@ -277,14 +290,17 @@ def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], bo
         n_rows = next(((r.get("dataset") or {}).get("rows") for r in recs if (r.get("dataset") or {}).get("rows")),
                       None)
         top, score = _best_line(t, grouped[t.name])
+        unseen, unseen_score = _unseen_gpu_line(t, grouped[t.name])
         evaluated = [s for s in t.evaluated_schemes if ok(grouped[t.name].get(s, []))]
         rows.append([Cell(t.name, href=task_page_name(t.name)), Cell(html=inline(t.description), cls="text"),
                      Cell(f"{n_rows:,} rows, {len(gpus)} GPU(s)" if n_rows else "no data yet"),
                      Cell(t.primary_metric, href=metric_link(t.primary_metric), cls="text"), Cell(top, cls="text"),
-                     Cell(score),
+                     Cell(score), Cell(unseen, cls="text"), Cell(unseen_score),
                      Cell(", ".join(evaluated) or "—", cls="text")])
     header = [Cell("task"), Cell("what it asks", cls="text"), Cell("data"), Cell("ranked by", cls="text"),
-              Cell("best model (scheme)", cls="text"), Cell("score"), Cell("schemes with results", cls="text")]
+              Cell("best model (first scheme)", cls="text"), Cell("score"),
+              Cell("best on an unseen GPU (what predict uses)", cls="text"), Cell("its score"),
+              Cell("schemes with results", cls="text")]
     return _page("overview.html.j2", "Overview", nav, INDEX, rule=RULE, tolerance=TOLERANCE_NOTE, header=header,
                  rows=rows, goal_blocks=goal_blocks(results, tasks), board_tables=board_tables or (),
                  sees_blocks=sees_blocks(results, tasks), seeds=SEEDS,
