@@ -39,7 +39,6 @@ from kgpubench.board.evaluation import (
     SAMPLE_POINTS,
     NoDataError,
     SubmissionError,
-    TaskData,
     aggregate,
     evaluate,
     usable_task_data,
@@ -55,17 +54,6 @@ GIB = 1 << 30
 # From this many task slots on, a job runs as one task per fold (below, one task per job is faster: on the full
 # board the longest job only sets the wall time beyond about 16 workers; docs/RAY.md).
 FOLD_TASKS_FROM = 16
-
-
-@dataclasses.dataclass
-class _SharedTaskData(TaskData):
-    """:class:`~kgpubench.board.evaluation.TaskData` that computes its split hash once (the fold tasks share it)."""
-
-    @property
-    def split_sha256(self) -> str:
-        if "_split_sha256" not in self.__dict__:
-            self.__dict__["_split_sha256"] = TaskData.split_sha256.fget(self)
-        return self.__dict__["_split_sha256"]
 
 
 def _call(env: dict[str, str], fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
@@ -104,9 +92,8 @@ def load_data(task: str, scheme: str, data_dir: Any = None) -> Any:
     data = usable_task_data(task, scheme, data_dir)
     if isinstance(data, Skipped):
         return data
-    shared = _SharedTaskData(**{f.name: getattr(data, f.name) for f in dataclasses.fields(data)})
-    _ = shared.split_sha256, shared.sample_rank  # computed before pickling, so every fold task has them
-    return shared
+    _ = data.split_sha256, data.sample_rank  # both cached in the instance before pickling: every fold task has them
+    return data
 
 
 def run_fold(job: Any, fold: str, data: Any, seed: int = 0, threads: int = 1, trust: bool = False) -> dict[str, Any]:

@@ -116,4 +116,4 @@ def test_the_fewshot_and_goals_tables_render_on_the_board(tmp_path):
     assert [t.title for t in tables] == ["Few-shot curves on an unseen GPU", "Goals"]
     text = render_markdown([], [task], {task.name: tables})
     assert "| lgbm | 5 | 0.2 | 12.5 | 1 |" in text
-    assert "| 7 of 8 | ≤ 10.0 % on 7 of 8 | lgbm | A 9.9 | not met |" in text
+    assert "| 7 of 8 | ≤ 10.0 % on 7 of 8 | lgbm | A 9.9 | — | not met |" in text

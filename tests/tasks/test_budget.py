@@ -270,7 +270,7 @@ def test_the_goal_line_renders_on_the_board(tmp_path):
     assert [t.title for t in tables] == ["Tuning-budget curves on an unseen GPU", "fewshot", "Goals"]  # no file
     text = render_markdown([], [task], {task.name: tables})
     line = next(row for row in text.splitlines() if row.startswith(f"| {rec['goal']} |"))
-    verdict = "met" if rec["met"] else "not met"
+    verdict = "met" if rec["met"] else ("not met: " + rec["why"] if rec.get("why") else "not met")
     assert line.startswith(f"| {rec['goal']} | median ≤ 10.0 % over 8, below transfer on each | {rec['best_model']} | "
                            f"median {rec['median']:.1f}") and line.endswith(f" | {verdict} |")
     if rec["losses"]:

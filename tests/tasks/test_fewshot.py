@@ -152,7 +152,7 @@ def test_the_board_tables_by_hand():
     assert "at most 20000" in table.note and "GPU Z (3 rows)" in table.note
     g = goals({"goals": [{"goal": "H100 and L4", "target_pct": 15.0, "need": 2, "groups": 2, "best_model": "lgbm",
                           "figures": {"H100": 14.04, "L4": 16.0}, "met": False}], "note": "n."})
-    assert g.rows == (("H100 and L4", "≤ 15.0 % on 2 of 2", "lgbm", "H100 14.0, L4 16.0", "not met"),)
+    assert g.rows == (("H100 and L4", "≤ 15.0 % on 2 of 2", "lgbm", "H100 14.0, L4 16.0", "—", "not met"),)
 
 
 def test_the_script_writes_the_curves_and_the_goals_from_the_board_results(tmp_path):
