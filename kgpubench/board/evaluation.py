@@ -460,13 +460,15 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
 def aggregate(folds: dict) -> dict:
     """Mean, population std and median over folds of every score (folds where a score is None are skipped), and
     ``ci95``: the 95 % percentile bootstrap interval of the mean over the folds in name order, the one the board
-    and the summary print (:func:`kgpubench.board.ranking.interval`, the same draw; None under two folds)."""
+    and the summary print (:func:`kgpubench.board.ranking.interval`, the same draw; None under two folds), drawn
+    from the fold scores as the result file stores them (rounded), so that the board's recomputation equals it."""
     names = sorted({m for f in folds.values() for m in f["scores"]})
+    stored = round_floats({k: {"scores": f["scores"]} for k, f in folds.items()})
     out = {}
     for m in names:
         vals = [f["scores"][m] for f in folds.values() if f["scores"].get(m) is not None]
         out[m] = ({"mean": float(np.mean(vals)), "std": float(np.std(vals)), "median": float(np.median(vals)),
-                   "folds": len(vals), "ci95": fold_interval(folds, m)} if vals else None)
+                   "folds": len(vals), "ci95": fold_interval(stored, m)} if vals else None)
     return out
 
 

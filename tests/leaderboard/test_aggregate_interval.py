@@ -7,6 +7,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kgpubench.board.evaluation import aggregate, fold_interval
@@ -78,3 +79,13 @@ def test_committed_results_with_the_interval_are_still_reused(scheme):
     for job in jobs:
         found = reusable_file(results_dir(), job, seed=0, threads=Limits().threads, store=store)
         assert found is not None and b'"ci95"' in found[1], job.name
+
+
+def test_the_interval_written_at_run_time_is_the_one_the_board_recomputes_from_the_stored_scores():
+    """A run's fold scores have more digits than the result file keeps: the interval is drawn from the stored
+    (rounded) scores, else a new result's ci95 differed from the board's in the last digit (0.320425 vs 0.320424)."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        folds = {f"f{i}": {"scores": {"m": float(rng.uniform(0.1, 0.9))}} for i in range(8)}
+        written = round_floats(aggregate(folds)["m"]["ci95"])
+        assert written == round_floats(fold_interval(round_floats(folds), "m"))
