@@ -12,7 +12,11 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
-import tomllib
+
+try:  # Python 3.11 has tomllib; 3.10 (requires-python) gets tomli from the dev extra
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import tomllib
+try:  # Python 3.11 has tomllib; 3.10 (requires-python) gets tomli from the dev extra
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALLS = "What `make test` installs:"
