@@ -7,7 +7,8 @@ is a result too (``status: failed`` with its message); a scheme that cannot be e
 ``<task>/<scheme>/_status.json`` with the reason (a :class:`~kgpubench.board.result.Skipped`). Every model runs
 with one thread (:class:`Limits`), in ``jobs`` worker processes started with that thread count in their
 environment. Records travel as :class:`~kgpubench.board.result.Result` and :class:`~kgpubench.board.result.Skipped`
-from the job to the file; :func:`load_results` turns them into plain dicts for the renderer only.
+from the job to the file and to the board: :func:`load_results` hands the renderer each as a
+:class:`~kgpubench.board.result.BoardEntry` (the record, its file, whether it is stale).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from kgpubench.board.ownership import ours as _ours
 from kgpubench.board.result import (
     ABSENT,
     RESULT_MAX_BYTES,
+    BoardEntry,
     Record,
     Result,
     Skipped,
@@ -535,23 +537,23 @@ def write_splits(data_dir, tasks: Iterable[Task], root: Path | None, *, force: b
 
 
 def load_results(root: Path | None = None, *, data_dir: Path | str | None = None,
-                 mark_stale: bool = False) -> list[dict]:
+                 mark_stale: bool = False) -> list[BoardEntry]:
     """Every result and status file under ``root`` (default ``leaderboard/results``), in path order, read
-    through :func:`read_results` and handed over as plain dicts, each with its ``_path``: the renderer's input
-    (:func:`kgpubench.board.site.render_all`); everything else reads :func:`read_results`.
+    through :func:`read_results`, each as a :class:`~kgpubench.board.result.BoardEntry` with its file: the
+    renderer's input (:func:`kgpubench.board.site.render_all`); everything else reads :func:`read_results`.
 
-    With ``mark_stale``, each dict also gets ``_stale``: whether it was made from other rows than its task reads
-    in the store at ``data_dir`` (default: the packaged data) now (:func:`is_stale`); the board marks those."""
+    With ``mark_stale``, each entry's ``stale`` says whether it was made from other rows than its task reads in
+    the store at ``data_dir`` (default: the packaged data) now (:func:`is_stale`); the board marks those. Without
+    it, no entry is stale."""
     out = []
     store = Store(data_dir or default_data_dir()) if mark_stale else None
     known = {t.name: t for t in list_tasks()}
-    for path, result in read_results(root):
-        data = result.to_dict()
-        data["_path"] = str(path)
+    for path, record in read_results(root):
+        stale = False
         if store is not None:
-            task = known.get(_known(result.task))
-            data["_stale"] = task is not None and is_stale(result.dataset, task, store)
-        out.append(data)
+            task = known.get(_known(record.task))
+            stale = task is not None and is_stale(record.dataset, task, store)
+        out.append(BoardEntry(record, path, stale))
     return out
 
 

@@ -18,8 +18,9 @@ The rule, said once (:data:`RULE`):
   that measures the test rows) and strategies that measure the target instead of predicting it (their
   folds record ``measurements`` > 0, e.g. the Profiling and Exhausting strategies of seed study 001).
 
-Records are :class:`~kgpubench.board.result.Result` (and :class:`~kgpubench.board.result.Skipped`, never scored);
-the renderer's plain dicts (:func:`kgpubench.board.leaderboard.load_results`) are read key by key, the same fields.
+Records are :class:`~kgpubench.board.result.Result` (and :class:`~kgpubench.board.result.Skipped`, never scored),
+for ``evaluate``'s summary, ``predict`` and the board alike (the board ranks the records of its
+:class:`~kgpubench.board.result.BoardEntry` items).
 """
 
 from __future__ import annotations
@@ -31,15 +32,13 @@ from typing import Any
 import numpy as np
 
 from kgpubench.board.counts import SchemeProblems
-from kgpubench.board.result import ABSENT, Record
+from kgpubench.board.result import ABSENT, Record, Result
 from kgpubench.sources import seed_study
 from kgpubench.tasks import Task
 from kgpubench.tasks.intervals import RESAMPLES, SEED, percentile_interval
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.splits import SCHEMES
-
-AnyRecord = Record | dict[str, Any]
 
 DIGITS = 4
 MEASUREMENTS = "measurements"
@@ -73,26 +72,27 @@ def bootstrap_interval(values, *, resamples: int = RESAMPLES, seed: int = SEED) 
     return _bootstrap(tuple(float(v) for v in values if v is not None and np.isfinite(v)), resamples, seed)
 
 
-def field(result: AnyRecord, name: str, default: Any = None) -> Any:
-    """A record's field (``default`` when it has none): an attribute of a typed record, a key of a dict."""
-    value = result.get(name, default) if isinstance(result, dict) else getattr(result, name, default)
+def field(result: Record, name: str, default: Any = None) -> Any:
+    """A record's field, ``default`` when it has none (:data:`~kgpubench.board.result.ABSENT`, or a field its kind
+    of record does not declare: a :class:`~kgpubench.board.result.Skipped` names no model)."""
+    value = getattr(result, name, default)
     return default if value is ABSENT else value
 
 
-def status(result: AnyRecord) -> str:
-    """``ok``, ``failed`` or ``skipped`` (a dict without one is ``ok``, as a result file without one reads)."""
-    return field(result, "status", "ok")
+def status(result: Record) -> str:
+    """``ok``, ``failed`` or ``skipped``."""
+    return result.status
 
 
-def _folds(result: AnyRecord) -> dict:
+def _folds(result: Record) -> dict:
     return field(result, "folds") or {}
 
 
-def _aggregate(result: AnyRecord) -> dict:
+def _aggregate(result: Record) -> dict:
     return field(result, "aggregate") or {}
 
 
-def fold_values(result: AnyRecord, metric: str) -> list[float]:
+def fold_values(result: Record, metric: str) -> list[float]:
     """The per-fold scores of ``metric`` (folds without one are left out), in fold order."""
     out = []
     folds = _folds(result)
@@ -103,18 +103,18 @@ def fold_values(result: AnyRecord, metric: str) -> list[float]:
     return out
 
 
-def headline(result: AnyRecord, metric: str) -> float | None:
+def headline(result: Record, metric: str) -> float | None:
     """The headline value of ``metric``: the mean over folds recorded in the result's aggregate."""
     agg = _aggregate(result).get(metric)
     return float(agg["mean"]) if agg else None
 
 
-def interval(result: AnyRecord, metric: str) -> tuple[float, float] | None:
+def interval(result: Record, metric: str) -> tuple[float, float] | None:
     """The 95 % bootstrap interval of ``metric``'s mean over the result's folds."""
     return bootstrap_interval(fold_values(result, metric))
 
 
-def cell(result: AnyRecord, metric: str, digits: int = DIGITS) -> str:
+def cell(result: Record, metric: str, digits: int = DIGITS) -> str:
     """``0.1234 [0.1011, 0.1502]``: the headline value and its interval (``—`` without a score)."""
     value = headline(result, metric)
     if value is None:
@@ -123,22 +123,22 @@ def cell(result: AnyRecord, metric: str, digits: int = DIGITS) -> str:
     return number(value, digits) + ("" if ci is None else f" [{number(ci[0], 3)}, {number(ci[1], 3)}]")
 
 
-def is_reference(result: AnyRecord) -> bool:
+def is_reference(result: Record) -> bool:
     return field(result, "kind") == "reference" or field(result, "model") == ORACLE
 
 
-def measures_target(result: AnyRecord) -> bool:
+def measures_target(result: Record) -> bool:
     """Whether the strategy measured the test problems (mean ``measurements`` above 0)."""
     agg = _aggregate(result).get(MEASUREMENTS)
     return bool(agg) and (agg.get("mean") or 0) > 0
 
 
-def role(result: AnyRecord) -> str:
+def role(result: Record) -> str:
     """``reference``, ``measures`` or ``model``."""
     return "reference" if is_reference(result) else ("measures" if measures_target(result) else "model")
 
 
-def label(result: AnyRecord) -> str:
+def label(result: Record) -> str:
     """The model's name with its mark when it is not a ranked model."""
     r, name = role(result), field(result, "model")
     return (f"{name} — {REFERENCE_LABEL}" if r == "reference" else
@@ -147,10 +147,9 @@ def label(result: AnyRecord) -> str:
 
 @dataclass(frozen=True)
 class Standing:
-    """One record's place: ``result`` is the record as given (a :class:`~kgpubench.board.result.Result`, or the
-    renderer's dict)."""
+    """One scored record's place (``result``: the record as given)."""
 
-    result: AnyRecord
+    result: Result
     rank: int | None  # None: not ranked (reference, measures the target, or no score)
     tied: bool
 
@@ -163,17 +162,17 @@ def _key_value(value: float, higher: bool) -> float:
     return -value if higher else value
 
 
-def standings(task: Task, results: list[AnyRecord]) -> list[Standing]:
+def standings(task: Task, results: list[Record]) -> list[Standing]:
     """Every scored (``status == "ok"``) result of one task and scheme: the references first, then the strategies
     that measure the target (both unranked), then the learned models ranked by :data:`RULE` (ties share the
     rank), then those without a primary score (unranked)."""
     metric = task.primary_metric
     higher = METRICS[metric].higher_is_better if metric in METRICS else False
 
-    def model(r: AnyRecord) -> str:
+    def model(r: Record) -> str:
         return field(r, "model")
 
-    def value(r: AnyRecord) -> float | None:
+    def value(r: Record) -> float | None:
         return headline(r, metric)
 
     ok = [r for r in results if status(r) == "ok"]
@@ -192,12 +191,12 @@ def standings(task: Task, results: list[AnyRecord]) -> list[Standing]:
     return out + [Standing(r, None, False) for r in unscored]
 
 
-def ranked(task: Task, results: list[AnyRecord]) -> list[AnyRecord]:
+def ranked(task: Task, results: list[Record]) -> list[Result]:
     """The ranked learned models, best first (what "best" means everywhere)."""
     return [s.result for s in standings(task, results) if s.rank is not None]
 
 
-def best(task: Task, results: list[AnyRecord]) -> list[AnyRecord]:
+def best(task: Task, results: list[Record]) -> list[Result]:
     """The best learned model(s) of one task and scheme: every model holding rank 1 (ties), empty when none."""
     return [s.result for s in standings(task, results) if s.rank == 1]
 
@@ -207,7 +206,7 @@ def _listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def folds_note(scheme: str, results: list[AnyRecord], counts: SchemeProblems | None = None) -> str:
+def folds_note(scheme: str, results: list[Record], counts: SchemeProblems | None = None) -> str:
     """The caption of one task's table under ``scheme``: the test folds its scored results cover (the widest of
     them), against the scheme's nominal count where a hash scheme evaluates fewer, and why (the hash buckets that
     drew no row or problem); then the task's problems.

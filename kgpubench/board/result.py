@@ -9,6 +9,8 @@ board and ``leaderboard verify`` read committed files back through :func:`read_r
 ``status``). The file format is unchanged (``format`` 2): a field a kind of record never had is left out of its
 file (:data:`ABSENT`), so committed files read and re-serialise to the same bytes.
 
+The board reads each file as a :class:`BoardEntry`: the record with its file and whether it is stale.
+
 This module sits below evaluation, submission and the leaderboard (it imports none of them), so the three
 share it without importing each other.
 """
@@ -225,6 +227,26 @@ class Skipped:
 
 
 Record = Result | Skipped
+
+
+@dataclass(frozen=True)
+class BoardEntry:
+    """One record as the board shows it (:func:`kgpubench.board.leaderboard.load_results`; the renderer's and the
+    site's input).
+
+    Parameters
+    ----------
+    record : Result or Skipped
+        The record as read from its file (:func:`read_record`).
+    path : Path or None
+        The file it was read from (None for a record that has none); the site links it.
+    stale : bool
+        Whether it was made from other task rows than the store holds now; the board marks it.
+    """
+
+    record: Record
+    path: Path | None = None
+    stale: bool = False
 _RESULT_FIELDS = frozenset(f.name for f in fields(Result)) - {"extra"}
 _SKIPPED_FIELDS = frozenset(("task", "scheme", "reason", "dataset"))
 
@@ -270,12 +292,6 @@ def _package_versions() -> tuple[tuple[str, str], ...]:
         except PackageNotFoundError:
             out[name] = "absent"
     return tuple(out.items())
-
-
-def as_record(record: Record | dict[str, Any]) -> Record:
-    """``record`` as a :class:`Result` or :class:`Skipped` (a dict, e.g. a record the renderer holds, is read with
-    :func:`read_record`)."""
-    return record if isinstance(record, (Result, Skipped)) else read_record(record)
 
 
 def round_floats(obj: Any, digits: int = 6) -> Any:

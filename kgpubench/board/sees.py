@@ -11,7 +11,9 @@ declares says so ("the task's features"): what that means per task is the task's
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+
+from kgpubench.board.result import Record, Result
 
 # The longest line, in characters: one table row on the board, one sentence.
 MAX_CHARS = 110
@@ -87,15 +89,17 @@ def sees(model: str) -> str | None:
     return SEES.get(model)
 
 
-def baseline_name(result: Mapping) -> str | None:
-    """The baseline a result record (the renderer's dict) comes from: its model name when its model file is
-    ``baselines/<model>.py``; None for a submission or the oracle."""
-    model = result.get("model")
-    return model if model and result.get("model_file") == f"{BASELINES}/{model}.py" else None
+def baseline_name(result: Record) -> str | None:
+    """The baseline a result record comes from: its model name when its model file is ``baselines/<model>.py``;
+    None for a submission, the oracle or a skipped scheme's record."""
+    if not isinstance(result, Result):
+        return None
+    model = result.model
+    return model if model and result.model_file == f"{BASELINES}/{model}.py" else None
 
 
-def seen_rows(results: Iterable[Mapping]) -> list[tuple[str, str]]:
+def seen_rows(results: Iterable[Record]) -> list[tuple[str, str]]:
     """``(baseline, what it sees)`` for every baseline with a scored result among ``results``, by name; a
     baseline that has no line here is left out (a test keeps every file of ``baselines/`` in :data:`SEES`)."""
-    names = {baseline_name(r) for r in results if r.get("status", "ok") == "ok"}
+    names = {baseline_name(r) for r in results if r.status == "ok"}
     return [(n, SEES[n]) for n in sorted(n for n in names if n in SEES)]

@@ -25,16 +25,16 @@ AUTOTUNE = "autotune-config"
 
 @pytest.fixture(scope="module")
 def shipped_board():
-    """``(README text, {page name: html}, results)`` of the committed results, with the problems counted on the
-    packaged data (what ``kgpubench leaderboard render`` writes)."""
+    """``(README text, {page name: html}, scored results)`` of the committed results, with the problems counted on
+    the packaged data (what ``kgpubench leaderboard render`` writes)."""
     if not lb.results_dir().is_dir():
         pytest.skip("no committed leaderboard/results in this checkout")
-    results = lb.load_results(lb.results_dir())
+    entries = lb.load_results(lb.results_dir())
     tasks = list_tasks()
-    with_results = {r["task"] for r in results if r.get("status", "ok") == "ok"}
-    counts = problem_counts([t for t in tasks if t.name in with_results])
-    pages, _ = site_pages(results, tasks, counts=counts)
-    return render_markdown(results, tasks, counts=counts), pages, results
+    results = [e.record for e in entries if e.record.status == "ok"]
+    counts = problem_counts([t for t in tasks if t.name in {r.task for r in results}])
+    pages, _ = site_pages(entries, tasks, counts=counts)
+    return render_markdown(entries, tasks, counts=counts), pages, results
 
 
 def _section(readme: str, task: str, scheme: str) -> str:
@@ -93,8 +93,7 @@ def test_autotune_captions_give_its_19_problems_and_why_random10_has_9_folds(shi
     assert note in _section(readme, AUTOTUNE, "random10")
     page = html.unescape(re.sub(r"<[^>]+>", "", pages[task_page_name(AUTOTUNE)]))
     assert note.replace("`", "") in page  # the backticks are <code> there
-    recorded = {len(r["folds"]) for r in results if r["task"] == AUTOTUNE and r["scheme"] == "random10"
-                and r.get("status", "ok") == "ok"}
+    recorded = {len(r.folds) for r in results if r.task == AUTOTUNE and r.scheme == "random10"}
     assert recorded == {9}
     by_gpu = _section(readme, AUTOTUNE, "by-gpu")
     assert "19 problems (gpu_name, kernel, problem_size), each in one test fold. Test folds: 8." in by_gpu
@@ -102,7 +101,7 @@ def test_autotune_captions_give_its_19_problems_and_why_random10_has_9_folds(shi
 
 def test_every_table_caption_states_its_folds_and_the_problems_where_the_task_has_them(shipped_board):
     readme, _, results = shipped_board
-    tables = {(r["task"], r["scheme"]) for r in results if r.get("status", "ok") == "ok" and r.get("folds")}
+    tables = {(r.task, r.scheme) for r in results if r.folds}
     assert tables
     for task_name, scheme in tables:
         caption = _section(readme, task_name, scheme)
@@ -134,9 +133,8 @@ def test_every_leave_one_gpu_out_mean_has_its_per_gpu_breakdown_beside_it(shippe
     readme, _, results = shipped_board
     checked = 0
     for task in list_tasks():
-        recs = [r for r in results if r["task"] == task.name and r["scheme"] == "by-gpu"
-                and r.get("status", "ok") == "ok" and r["model"] != "oracle"]
-        gpus = sorted({g for r in recs for g in r["folds"]})
+        recs = [r for r in results if r.task == task.name and r.scheme == "by-gpu" and r.model != "oracle"]
+        gpus = sorted({g for r in recs for g in r.folds})
         rows = _per_gpu_table(readme, task.name) if recs else []
         if len(gpus) < 2:
             assert rows == [], task.name
@@ -144,12 +142,12 @@ def test_every_leave_one_gpu_out_mean_has_its_per_gpu_breakdown_beside_it(shippe
         header, body = rows[0], rows[1:]
         assert [r[0] for r in body] == gpus, task.name
         for r in recs:
-            col = next((i for i, h in enumerate(header) if h.split(" ")[0] == r["model"]), None)
-            assert col is not None, (task.name, r["model"])
+            col = next((i for i, h in enumerate(header) if h.split(" ")[0] == r.model), None)
+            assert col is not None, (task.name, r.model)
             for row in body:
-                fold = r["folds"].get(row[0])
+                fold = r.folds.get(row[0])
                 want = "—" if fold is None else f"{fold['scores'][task.primary_metric]:.4g}"
-                assert row[col] == want, (task.name, r["model"], row[0])
+                assert row[col] == want, (task.name, r.model, row[0])
         checked += 1
     assert checked >= 7  # autotune, programs, operators, rodinia x2, npb-tpb, stencil-tile, kernel-power...
     assert _per_gpu_table(readme, "kernel-time") == []  # regular rows of one GPU: the scheme is skipped
@@ -157,11 +155,12 @@ def test_every_leave_one_gpu_out_mean_has_its_per_gpu_breakdown_beside_it(shippe
 
 def test_a_scheme_of_one_gpu_gets_no_per_gpu_table():
     from kgpubench.board.render import per_gpu_blocks
+    from kgpubench.board.result import BoardEntry, read_record
 
     task = get_task("kernel-power")
     one = {"task": task.name, "scheme": "by-gpu", "model": "xgb", "model_file": "baselines/xgb.py",
            "aggregate": {"male": {"mean": 0.1}}, "folds": {"GPU A": {"scores": {"male": 0.1}}}}
     two = {**one, "folds": {"GPU A": {"scores": {"male": 0.1}}, "GPU B": {"scores": {"male": 0.3}}}}
-    assert per_gpu_blocks(task, [one]) == []
-    blocks = per_gpu_blocks(task, [two])
+    assert per_gpu_blocks(task, [BoardEntry(read_record(one))]) == []
+    blocks = per_gpu_blocks(task, [BoardEntry(read_record(two))])
     assert blocks[1].rows == (("held-out GPU", "xgb"), ("GPU A", "0.1"), ("GPU B", "0.3"))

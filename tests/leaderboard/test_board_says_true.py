@@ -86,12 +86,12 @@ def test_the_overview_names_the_model_predict_uses_beside_the_first_scheme_s(shi
     for task in list_tasks():
         row = cells_of_row(index, task.name)
         scheme = gpu_scheme(task)
-        top = best(task, grouped[task.name].get(scheme, [])) if scheme else []
+        top = best(task, [e.record for e in grouped[task.name].get(scheme, [])]) if scheme else []
         if not top:
             assert row[col].startswith("—"), task.name
             continue
         names, _, shown_scheme = row[col].rpartition(" (")
-        assert shown_scheme == f"{scheme})" and names.split(" = ") == [r["model"] for r in top], task.name
+        assert shown_scheme == f"{scheme})" and names.split(" = ") == [r.model for r in top], task.name
         assert choose_model(task).model in names.split(" = "), task.name
         named += 1
     assert named >= 10

@@ -12,6 +12,7 @@ from task_fixtures import autotune_table, make_store
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import SubmissionError, evaluate, task_data
 from kgpubench.board.render import render_markdown
+from kgpubench.board.result import BoardEntry, read_record
 from kgpubench.board.submission import check_factory, score_predictions, submit
 from kgpubench.errors import SchemaValidationError
 
@@ -98,9 +99,10 @@ def test_verify_passes_then_lists_every_tampered_score(board, store, tmp_path):
 
 def test_rendering_is_pure_and_ranks_by_the_primary_metric():
     def fake(model, regret):
-        return {"task": "autotune-config", "scheme": "by-gpu", "model": model, "date": "2026-01-01",
-                "dataset": {"version": "1.0.0"}, "folds": {"a": {"scores": {"top1_regret": regret}}},
-                "aggregate": {"top1_regret": {"mean": regret, "std": 0.0, "median": regret}}}
+        return BoardEntry(read_record({
+            "task": "autotune-config", "scheme": "by-gpu", "model": model, "date": "2026-01-01",
+            "dataset": {"version": "1.0.0"}, "folds": {"a": {"scores": {"top1_regret": regret}}},
+            "aggregate": {"top1_regret": {"mean": regret, "std": 0.0, "median": regret}}}))
     text = render_markdown([fake("worse", 0.5), fake("better", 0.1)])
     assert text.index("| 1 | better |") < text.index("| 2 | worse |")
     assert text == render_markdown([fake("worse", 0.5), fake("better", 0.1)])

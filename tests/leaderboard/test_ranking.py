@@ -5,6 +5,7 @@ model and ``evaluate``'s "would rank" agreeing, on a synthetic board and on the 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -20,7 +21,7 @@ from kgpubench.board.ranking import (
     standings,
 )
 from kgpubench.board.render import board, render_markdown, table_rows
-from kgpubench.board.result import as_record
+from kgpubench.board.result import BoardEntry, Result, read_record
 from kgpubench.board.site.pages import _best_line, score_table
 from kgpubench.board.summary import board_rank
 from kgpubench.tasks import get_task, list_tasks
@@ -28,7 +29,7 @@ from kgpubench.tasks import get_task, list_tasks
 TASK = get_task("autotune-config")  # top1_regret, lower is better; first evaluated scheme random10
 
 
-def _res(model, per_fold, *, kind="model", measurements=None, scheme="random10", problems=0):
+def _res(model, per_fold, *, kind="model", measurements=None, scheme="random10", problems=0) -> Result:
     folds = {}
     for i, v in enumerate(per_fold):
         scores = {"top1_regret": v}
@@ -39,8 +40,14 @@ def _res(model, per_fold, *, kind="model", measurements=None, scheme="random10",
     agg = {"top1_regret": {"mean": sum(per_fold) / len(per_fold), "std": 0.0, "median": 0.0, "folds": len(folds)}}
     if measurements is not None:
         agg["measurements"] = {"mean": measurements, "std": 0.0, "median": measurements, "folds": len(folds)}
-    return {"task": TASK.name, "scheme": scheme, "model": model, "kind": kind, "status": "ok", "folds": folds,
-            "aggregate": agg, "date": "2026-11-25", "dataset": {"version": "0.1.0"}, "wall_time_s": 1.0}
+    return read_record({"task": TASK.name, "scheme": scheme, "model": model, "kind": kind, "status": "ok",
+                        "folds": folds, "aggregate": agg, "date": "2026-11-25", "dataset": {"version": "0.1.0"},
+                        "wall_time_s": 1.0})
+
+
+def _entries(records: list[Result]) -> list[BoardEntry]:
+    """The records as the board holds them (no file, not stale)."""
+    return [BoardEntry(r) for r in records]
 
 
 # ----- the interval by hand -----------------------------------------------------------------------------------
@@ -83,15 +90,15 @@ def test_the_fold_note_says_how_many_folds_and_why_fewer():
 
 def test_the_fold_note_states_the_problems_counted_on_the_store():
     nine = [_res("a", [0.1] * 9)]
-    nine[0]["dataset"]["rows"] = 500
+    nine[0].dataset["rows"] = 500
     cols = ("gpu_name", "kernel", "problem_size")
     counts = SchemeProblems(rows=500, columns=cols, problems=19, per_fold={str(i): 2 + (i == 0) for i in range(9)})
     assert folds_note("random10", nine, counts) == (
         "19 problems (gpu_name, kernel, problem_size), each in one test fold. Test folds: 9 of 10: `random10` hashes "
         "each problem into one of 10 buckets, one bucket a test fold, and bucket 9 drew none of them.")
-    holdout = [_res("a", [0.1], scheme="holdout80")]
-    holdout[0]["folds"] = {"holdout": holdout[0]["folds"]["0"]}
-    holdout[0]["dataset"]["rows"] = 500
+    one = _res("a", [0.1], scheme="holdout80")
+    holdout = [replace(one, folds={"holdout": one.folds["0"]})]
+    holdout[0].dataset["rows"] = 500
     counts = SchemeProblems(rows=500, columns=cols, problems=19, per_fold={"holdout": 8})
     assert folds_note("holdout80", holdout, counts) == (
         "19 problems (gpu_name, kernel, problem_size), 8 of them in the test fold. Test folds: 1 (one split: no "
@@ -116,16 +123,16 @@ def records():
 
 def test_ties_share_a_rank_and_references_stand_apart(records):
     st = standings(TASK, records)
-    assert [(s.result["model"], s.rank_text) for s in st] == [
+    assert [(s.result.model, s.rank_text) for s in st] == [
         ("oracle", "—"), ("npb_profiling", "—"), ("a", "=1"), ("b", "=1"), ("c", "3"), ("learned", "4")]
-    assert [r["model"] for r in best(TASK, records)] == ["a", "b"]
+    assert [r.model for r in best(TASK, records)] == ["a", "b"]
     # the oracle and a measuring strategy are never best, even alone
-    assert best(TASK, [r for r in records if r["model"] in ("oracle", "npb_profiling")]) == []
+    assert best(TASK, [r for r in records if r.model in ("oracle", "npb_profiling")]) == []
 
 
 def test_readme_site_best_line_and_evaluate_agree(records):
-    readme = table_rows(TASK, records)
-    site = score_table(TASK, records)
+    readme = table_rows(TASK, _entries(records))
+    site = score_table(TASK, _entries(records))
     site_rows = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
                  for row in re.findall(r"<tr[^>]*>(.*?)</tr>", site, re.S)]
     site_rows = [r for r in site_rows if r]
@@ -135,16 +142,16 @@ def test_readme_site_best_line_and_evaluate_agree(records):
     col = readme[0].index("top1_regret ↓")
     assert [r[col] for r in readme[1:]] == [r[col] for r in site_rows]  # the same cells, intervals and all
     assert readme[3][col] == "0.12 [0.1, 0.14]" and "±" not in str(readme) + site
-    assert _best_line(TASK, {"random10": records}) == ("a = b (random10)", "0.12 [0.1, 0.14]")
+    assert _best_line(TASK, {"random10": _entries(records)}) == ("a = b (random10)", "0.12 [0.1, 0.14]")
     # evaluate's "would rank": each model against the rest of the board gets the rank the tables show
     for r in records:
         others = [o for o in records if o is not r]
-        expected = {"a": (1, 4), "b": (1, 4), "c": (3, 4), "learned": (4, 4)}.get(r["model"])
-        assert board_rank(as_record(r), [as_record(o) for o in others]) == expected, r["model"]
+        expected = {"a": (1, 4), "b": (1, 4), "c": (3, 4), "learned": (4, 4)}.get(r.model)
+        assert board_rank(r, others) == expected, r.model
 
 
 def test_the_rule_is_said_once_in_the_header_text(records):
-    text = render_markdown(records, tasks=[TASK])
+    text = render_markdown(_entries(records), tasks=[TASK])
     assert text.count(RULE) == 1 and "population std" not in text
     assert "95 % bootstrap interval" in RULE and "ties" in RULE
 
@@ -160,33 +167,35 @@ def test_the_committed_board_agrees_everywhere():
     grouped = board(results, tasks)
     checked = 0
     for task in tasks:
-        for scheme, recs in grouped[task.name].items():
+        for scheme, entries in grouped[task.name].items():
+            recs = [e.record for e in entries]
             st = standings(task, recs)
             if not st:
                 continue
-            rows = table_rows(task, recs)
+            rows = table_rows(task, entries)
             assert [r[0] for r in rows[1:]] == [s.rank_text for s in st]
             section = readme[readme.index(f"### {task.name} — `{scheme}`"):]
             assert folds_note(scheme, recs) in section.split("| rank |")[0]
             for s in st:
                 r = s.result
-                if r.get("kind") == "reference":
+                if r.kind == "reference":
                     assert s.rank is None and "upper bound (measures the test rows)" in rows[st.index(s) + 1][1]
                 if s.rank is not None:
                     pool = [o for o in recs if o is not r]
-                    got = board_rank(as_record(r), [as_record(o) for o in pool])
-                    assert got is None or got[0] == s.rank, (task.name, scheme, r["model"])
+                    got = board_rank(r, pool)
+                    assert got is None or got[0] == s.rank, (task.name, scheme, r.model)
                     checked += 1
         top, score = _best_line(task, grouped[task.name])
-        first = next((s for s in task.evaluated_schemes if best(task, grouped[task.name].get(s, []))), None)
+        schemes = {s: [e.record for e in es] for s, es in grouped[task.name].items()}
+        first = next((s for s in task.evaluated_schemes if best(task, schemes.get(s, []))), None)
         if first:
-            winners = best(task, grouped[task.name][first])
-            assert top == " = ".join(w["model"] for w in winners) + f" ({first})"
+            winners = best(task, schemes[first])
+            assert top == " = ".join(w.model for w in winners) + f" ({first})"
             assert score == cell(winners[0], task.primary_metric)
-            assert all(w.get("kind") != "reference" and "measures" not in top for w in winners)
+            assert all(w.kind != "reference" and "measures" not in top for w in winners)
     assert checked > 20
-    npb = [s for s in standings(get_task("npb-tpb"), grouped["npb-tpb"].get("random10", []))
-           if s.result["model"] in ("npb_profiling", "npb_exhausting")]
+    npb = [s for s in standings(get_task("npb-tpb"), [e.record for e in grouped["npb-tpb"].get("random10", [])])
+           if s.result.model in ("npb_profiling", "npb_exhausting")]
     assert npb and all(s.rank is None for s in npb)  # they measure the target: shown apart
     assert number(0.12) == "0.12"
 
@@ -196,12 +205,12 @@ def test_the_goal_names_the_same_best_model_as_the_tables():
 
     # x: perfect on two GPUs, bad on the third (median 0, mean 0.3); y: 0.15 everywhere (mean 0.15): y ranks first
     x, y = _res("x", [0.0, 0.0, 0.9], scheme="by-gpu"), _res("y", [0.15, 0.15, 0.15], scheme="by-gpu")
-    x["aggregate"]["top1_regret"]["median"], y["aggregate"]["top1_regret"]["median"] = 0.0, 0.15
+    x.aggregate["top1_regret"]["median"], y.aggregate["top1_regret"]["median"] = 0.0, 0.15
     oracle = _res("oracle", [0.0, 0.0, 0.0], kind="reference", scheme="by-gpu")
-    assert [r["model"] for r in best(TASK, [x, y, oracle])] == ["y"]
-    headings = [b.text for b in goal_blocks([x, y, oracle]) if b.kind == "h3"]
+    assert [r.model for r in best(TASK, [x, y, oracle])] == ["y"]
+    headings = [b.text for b in goal_blocks(_entries([x, y, oracle])) if b.kind == "h3"]
     assert headings == ["autotune-config: best model `y`"]
-    text = " ".join(b.text for b in goal_blocks([x, y, oracle]) if b.kind == "p")
+    text = " ".join(b.text for b in goal_blocks(_entries([x, y, oracle])) if b.kind == "p")
     assert ("Median regret over the held-out GPUs not met: 0.15 (15.0%), 5.0 percentage points (pp) above the goal "
             "of 10%" in text)
     assert "it has no transfer result to compare with" in text

@@ -14,6 +14,7 @@ import pytest
 
 from kgpubench.board import render
 from kgpubench.board.render import SECTION_KINDS, page_blocks, render_markdown
+from kgpubench.board.result import BoardEntry, read_record
 from kgpubench.board.site import site_pages
 from kgpubench.tasks import extras, get_task, list_tasks
 from kgpubench.tasks.extras import (
@@ -103,10 +104,11 @@ def _load(task: str, scheme: str, model: str) -> dict:
     return json.loads((RESULTS / task / scheme / f"{model}.json").read_text())
 
 
-def _as(result: dict, task: str, **changes) -> dict:
+def _as(result: dict, task: str, **changes) -> BoardEntry:
+    """A result file's JSON under another task name (and ``changes``), as the board holds it."""
     out = copy.deepcopy(result)
     out.update(task=task, **changes)
-    return out
+    return BoardEntry(read_record(out))
 
 
 def test_a_section_a_task_declares_is_rendered_and_only_then():
@@ -122,14 +124,14 @@ def test_a_section_a_task_declares_is_rendered_and_only_then():
     body = text.split("## The seed studies' protocols on our rows", 1)[1]
     assert body.index("### Toy seed — power") < body.index("### Toy metrics per scheme")
     rows = [line for line in body.splitlines() if line.startswith("| ")]
-    svr, lgbm = results[0]["aggregate"]["mape"]["mean"], results[1]["aggregate"]["mape"]["mean"]
+    svr, lgbm = results[0].record.aggregate["mape"]["mean"], results[1].record.aggregate["mape"]["mean"]
     best_other = min(("lgbm", "median"), key=lambda m: next(
-        r for r in results if r["model"] == m)["aggregate"]["male"]["mean"])
+        e.record for e in results if e.record.model == m).aggregate["male"]["mean"])
     assert rows[0] == "| model | random10 | by-gpu |"
     assert rows[1].startswith(f"| svr | {svr:.3g} / ") and rows[1].endswith(" | — |")
     assert rows[2].startswith(f"| {best_other} | ")
     assert rows[3] == "| toy seed (paper) | — / 1.5 | — |"
-    assert f"| lgbm | random10 | {render._fmt(results[1], 'mape')} |" in body and lgbm > 0
+    assert f"| lgbm | random10 | {render._fmt(results[1].record, 'mape')} |" in body and lgbm > 0
     pages, _ = site_pages(results, [task])
     assert 'id="toy-seed-power"' in pages["seeds.html"] and "toy seed (paper)" in pages["seeds.html"]
     # the same task without the declaration: no such section anywhere
@@ -155,11 +157,11 @@ def test_a_declared_goal_names_the_declared_baseline():
 
 def test_script_in_a_model_name_message_or_note_is_escaped_on_every_page():
     task = get_task("autotune-config")
-    good = _load("autotune-config", "random10", "median")
-    evil = _as(good, task.name, model=SCRIPT)
-    failed = _as(good, task.name, model="broken", status="failed", message=f"fold 1: {SCRIPT}")
-    for key in ("folds", "aggregate", "samples"):
-        failed.pop(key, None)
+    loaded = _load("autotune-config", "random10", "median")
+    good = _as(loaded, task.name)
+    evil = _as(loaded, task.name, model=SCRIPT)
+    unscored = {k: v for k, v in loaded.items() if k not in ("folds", "aggregate", "samples")}
+    failed = _as(unscored, task.name, model="broken", status="failed", message=f"fold 1: {SCRIPT}")
     note = ExtraTable(f"table {SCRIPT}", f"a note with {SCRIPT}", ("model", SCRIPT), ((SCRIPT, "1"),))
     pages, _ = site_pages([good, evil, failed], [task], extras={task.name: [note], render.BOARD_KEY: [note]})
     for name, text in pages.items():

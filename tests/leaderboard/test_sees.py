@@ -12,6 +12,7 @@ import pytest
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.render import SEES_ANCHOR, SEES_HEADING, page_blocks, render_markdown, sees_blocks
+from kgpubench.board.result import BoardEntry, Skipped, read_record
 from kgpubench.board.sees import MAX_CHARS, SEES, baseline_name, seen_rows, sees
 from kgpubench.board.site import site_pages
 from kgpubench.board.site.pages import INDEX, task_page_name
@@ -76,14 +77,16 @@ def test_only_scored_results_of_the_baseline_files_get_a_line():
     task = "rodinia-time"
 
     def rec(model, **kw):
-        return {"task": task, "scheme": "by-gpu", "model": model, "model_file": f"baselines/{model}.py", **kw}
+        return read_record({"task": task, "scheme": "by-gpu", "model": model, "model_file": f"baselines/{model}.py",
+                            **kw})
 
-    results = [rec("xgb"), rec("median"), rec("knn", status="failed"), rec("nearest_gpu", status="skipped"),
-               {**rec("lgbm"), "model_file": "submissions/lgbm.py"},  # a submission named like a baseline
-               {**rec("oracle"), "model_file": "oracle"}, rec("not_a_baseline")]
-    assert [baseline_name(r) for r in results] == ["xgb", "median", "knn", "nearest_gpu", None, None,
-                                                   "not_a_baseline"]
+    results = [rec("xgb"), rec("median"), rec("knn", status="failed"),
+               Skipped(task=task, scheme="random10", reason="no rows"),  # names no model
+               rec("lgbm", model_file="submissions/lgbm.py"),  # a submission named like a baseline
+               rec("oracle", model_file="oracle"), rec("not_a_baseline")]
+    assert [baseline_name(r) for r in results] == ["xgb", "median", "knn", None, None, None, "not_a_baseline"]
     assert seen_rows(results) == [("median", SEES["median"]), ("xgb", SEES["xgb"])]
+    results = [BoardEntry(r) for r in results]  # as the board holds them
     blocks = sees_blocks(results)
     assert [b.kind for b in blocks] == ["h2", "p", "table"] and blocks[0].text == SEES_HEADING
     assert blocks[2].rows == (("baseline", "what it sees"), ("median", SEES["median"]), ("xgb", SEES["xgb"]))
@@ -107,7 +110,7 @@ def shipped():
 
 def test_the_board_shows_the_line_of_every_baseline_on_it(shipped):
     readme, pages, results = shipped
-    on_board = {baseline_name(r) for r in results if r.get("status", "ok") == "ok"} - {None}
+    on_board = {baseline_name(e.record) for e in results if e.record.status == "ok"} - {None}
     assert {"lgbm", "transfer", "nearest_gpu", "npb_profiling", "median"} <= on_board
     section = readme[readme.index(f"\n## {SEES_HEADING}\n"):readme.index("\n## References\n")]
     rows = re.findall(r"^\| (\w+) \| (.+) \|$", section, re.M)
@@ -118,7 +121,7 @@ def test_the_board_shows_the_line_of_every_baseline_on_it(shipped):
     for m in on_board:
         assert f"<td>{m}</td><td>{SEES[m]}</td>" in overview
     for task in list_tasks():
-        mine = {baseline_name(r) for r in results if r["task"] == task.name and r.get("status", "ok") == "ok"}
+        mine = {baseline_name(e.record) for e in results if e.record.task == task.name and e.record.status == "ok"}
         mine.discard(None)
         page = html.unescape(pages[task_page_name(task.name)])
         assert ('<h2 id="sees">' in page) == bool(mine), task.name

@@ -4,7 +4,6 @@ the board (README and site) with a one-line legend, scored predictions included;
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -14,6 +13,7 @@ from task_fixtures import npb_table
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import current_rows_sha256, task_data
 from kgpubench.board.render import STALE_LEGEND, STALE_MARK, render_markdown
+from kgpubench.board.result import BoardEntry, Result, Skipped
 from kgpubench.board.site import render_all
 from kgpubench.board.site.pages import task_page_name
 from kgpubench.board.submission import score_predictions
@@ -58,8 +58,8 @@ def merged(tmp_path_factory):
 
 def test_fresh_results_on_the_shipped_data_are_not_stale(fresh, tmp_path):
     records = lb.load_results(fresh, mark_stale=True)
-    assert {r["kind"] for r in records if "kind" in r} == {"model", "reference", "predictions"}
-    assert [r["_stale"] for r in records] == [False] * len(records)
+    assert {e.record.kind for e in records if isinstance(e.record, Result)} == {"model", "reference", "predictions"}
+    assert [e.stale for e in records] == [False] * len(records)
     text = render_markdown(records)
     assert STALE_MARK not in text and STALE_LEGEND not in text
     assert "| mine |" in text  # the scored predictions are on the board
@@ -69,9 +69,9 @@ def test_results_made_before_a_merge_are_marked_stale_on_the_board(fresh, merged
     task = get_task(TASK)
     assert current_rows_sha256(task, merged) != current_rows_sha256(task, None)
     records = lb.load_results(fresh, data_dir=merged, mark_stale=True)
-    scored = [r for r in records if r.get("status") == "ok"]
-    assert {r["model"] for r in scored} == {"median", "oracle", "mine"}
-    assert all(r["_stale"] for r in records)  # both schemes (by-gpu scores H100 and H200 since dataset 0.7.0)
+    scored = [e.record for e in records if e.record.status == "ok"]
+    assert {r.model for r in scored} == {"median", "oracle", "mine"}
+    assert all(e.stale for e in records)  # both schemes (by-gpu scores H100 and H200 since dataset 0.7.0)
     board = tmp_path / "board"
     render_all(records, board, results_dir=fresh)
     readme = (board / "README.md").read_text()
@@ -89,21 +89,24 @@ def test_the_committed_results_are_not_stale_on_the_shipped_data_and_are_after_a
     for task in (TASK, "program-time"):  # two tasks of two configs, as committed
         shutil.copytree(lb.results_dir() / task, results / task)
     now = lb.load_results(results, mark_stale=True)
-    assert now and not any(r["_stale"] for r in now)
+    assert now and not any(e.stale for e in now)
     after = lb.load_results(results, data_dir=merged, mark_stale=True)
-    stale = {(r["task"], r.get("model")) for r in after if r["_stale"]}
-    assert {t for t, _ in stale} == {TASK}  # npb's rows changed; program-time's config did not
-    assert stale == {(r["task"], r.get("model")) for r in after if r["task"] == TASK}  # every one, skip status too
-    committed = [r for r in now if r["task"] == TASK and r.get("status") == "ok"]
-    assert len([r for r in after if r["task"] == TASK and r.get("status") == "ok"]) == len(committed) >= 20
-    assert Path(after[0]["_path"]).is_file()
+    stale = {e.path for e in after if e.stale}
+    assert {p.relative_to(results).parts[0] for p in stale} == {TASK}  # npb's rows changed; program-time's did not
+    assert stale == {e.path for e in after if e.record.task == TASK}  # every one, skip status too
+    assert any(isinstance(e.record, Skipped) for e in after if e.path in stale)
+    committed = [e for e in now if e.record.task == TASK and e.record.status == "ok"]
+    assert len([e for e in after if e.record.task == TASK and e.record.status == "ok"]) == len(committed) >= 20
+    assert [e.path for e in after] == sorted(results.glob("*/*/*.json"))  # each entry names the file it was read from
 
 
 def test_a_skipped_scheme_made_from_other_rows_says_so():
     """A skip status is marked too: the rows merged since may make the scheme evaluable (more GPUs)."""
     task = get_task("kernel-time")
-    skipped = {"task": task.name, "scheme": "by-gpu", "status": "skipped", "_stale": True,
-               "reason": "every row has one GPU (NVIDIA H100 80GB HBM3), so leave-one-GPU-out has no training fold"}
-    text = render_markdown([skipped], [task])
+    skipped = Skipped(task=task.name, scheme="by-gpu", reason="every row has one GPU (NVIDIA H100 80GB HBM3), so "
+                      "leave-one-GPU-out has no training fold")
+    text = render_markdown([BoardEntry(skipped, stale=True)], [task])
     assert f"*Skipped* {STALE_MARK}: every row has one GPU" in text and STALE_LEGEND in text
-    assert f"*Skipped* {STALE_MARK}" not in render_markdown([{**skipped, "_stale": False}], [task])
+    fresh_text = render_markdown([BoardEntry(skipped, stale=False)], [task])
+    assert f"*Skipped* {STALE_MARK}" not in fresh_text and STALE_LEGEND not in fresh_text
+    assert "*Skipped*: every row has one GPU" in fresh_text

@@ -4,13 +4,14 @@ a task with no result), plus a failed result, with the plotted samples cut to 12
 
 from __future__ import annotations
 
-import copy
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kgpubench.board import leaderboard as lb
+from kgpubench.board.result import ABSENT, BoardEntry, Result
 from kgpubench.tasks import get_task
 
 TASKS = ("autotune-config", "npb-tpb", "kernel-power", "kernel-time", "stencil-tile")
@@ -18,29 +19,33 @@ NO_RESULT = "stencil-tile"  # its committed results are left out (since the H200
 ROOT = Path(__file__).parents[2]
 
 
-def site_results(folder: Path) -> list[dict]:
+def _trimmed(entry: BoardEntry) -> BoardEntry:
+    """``entry`` with its plotted samples cut to at most 120 points."""
+    r = entry.record
+    if not isinstance(r, Result) or not r.samples:
+        return entry
+    return replace(entry, record=replace(r, samples=r.samples[:: max(1, len(r.samples) // 120)][:120]))
+
+
+def site_results(folder: Path) -> list[BoardEntry]:
     """The committed results of :data:`TASKS`, copied under ``folder/results`` (so the provenance links
-    resolve), samples trimmed, with one failed kernel-power result added."""
+    resolve), samples trimmed, with one failed kernel-power result added (it has no file)."""
     src = ROOT / "leaderboard" / "results"
     for task in TASKS:
         if (src / task).is_dir():
             shutil.copytree(src / task, folder / "results" / task)
-    results = [r for r in lb.load_results(folder / "results") if r["task"] in TASKS]
-    results = [r for r in results if r["task"] != NO_RESULT]  # its page: a task with nothing scored
-    for r in results:
-        if r.get("samples"):
-            r["samples"] = r["samples"][:: max(1, len(r["samples"]) // 120)][:120]
-    ok = next(r for r in results if r["task"] == "kernel-power" and r["scheme"] == "random10"
-              and r.get("status", "ok") == "ok")
-    failed = copy.deepcopy(ok)
-    failed.update(model="broken_model", status="failed", message="fold 3: predict returned 5 NaN values")
-    for key in ("folds", "aggregate", "samples", "_path"):
-        failed.pop(key, None)
-    return [*results, failed]
+    # NO_RESULT's page: a task with nothing scored
+    entries = [_trimmed(e) for e in lb.load_results(folder / "results")
+               if e.record.task in TASKS and e.record.task != NO_RESULT]
+    ok = next(e.record for e in entries if e.record.task == "kernel-power" and e.record.scheme == "random10"
+              and e.record.status == "ok")
+    failed = replace(ok, model="broken_model", status="failed", message="fold 3: predict returned 5 NaN values",
+                     folds=ABSENT, aggregate=ABSENT, samples=ABSENT)
+    return [*entries, BoardEntry(failed)]
 
 
 @pytest.fixture(scope="session")
-def rendered_site(tmp_path_factory) -> tuple[Path, list[dict]]:
+def rendered_site(tmp_path_factory) -> tuple[Path, list[BoardEntry]]:
     from kgpubench.board.site import write_site
 
     folder = tmp_path_factory.mktemp("site")

@@ -13,6 +13,7 @@ import pytest
 
 from kgpubench.board.ranking import bootstrap_interval, fold_values
 from kgpubench.board.render import per_gpu_scores
+from kgpubench.board.result import BoardEntry, Result, read_record
 from kgpubench.board.site import draw, site_pages
 from kgpubench.board.site.check import check_site, parse_page
 from kgpubench.board.site.data import PlotSpec, regrets_of
@@ -20,6 +21,18 @@ from kgpubench.board.site.pages import doc_html, number
 from kgpubench.tasks import get_task
 
 ROOT = Path(__file__).parents[2]
+
+
+def _result(entries: list[BoardEntry], task: str, scheme: str, model: str) -> Result:
+    """The scored or failed result of ``model`` on ``task`` and ``scheme`` among the site's entries."""
+    return next(e.record for e in entries if isinstance(e.record, Result) and e.record.task == task
+                and e.record.scheme == scheme and e.record.model == model)
+
+
+def _scored(entries: list[BoardEntry], task: str, scheme: str) -> list[Result]:
+    """The scored results of ``task`` and ``scheme`` but the oracle's."""
+    return [e.record for e in entries if e.record.task == task and e.record.scheme == scheme
+            and e.record.status == "ok" and e.record.model != "oracle"]
 
 
 def _cells(html_text: str, row_label: str) -> list[str]:
@@ -46,13 +59,12 @@ def test_overview_lists_every_task_with_its_best_model(rendered_site):
     folder, results = rendered_site
     text = (folder / "index.html").read_text()
     task = get_task("autotune-config")
-    first = [r for r in results if r["task"] == task.name and r["scheme"] == "random10"
-             and r.get("status", "ok") == "ok" and r["model"] != "oracle"]
-    best = min(first, key=lambda r: r["aggregate"]["top1_regret"]["mean"])
+    first = _scored(results, task.name, "random10")
+    best = min(first, key=lambda r: r.aggregate["top1_regret"]["mean"])
     row = _cells(text, "autotune-config")
-    assert row[4] == f"{best['model']} (random10)"
+    assert row[4] == f"{best.model} (random10)"
     lo, hi = bootstrap_interval(fold_values(best, "top1_regret"))
-    assert row[5] == f"{best['aggregate']['top1_regret']['mean']:.4g} [{number(lo, 3)}, {number(hi, 3)}]"
+    assert row[5] == f"{best.aggregate['top1_regret']['mean']:.4g} [{number(lo, 3)}, {number(hi, 3)}]"
     assert _cells(text, "stencil-tile")[4] == "—"  # no result: no best model
     assert '<a href="task-npb-tpb.html">npb-tpb</a>' in text
 
@@ -67,10 +79,10 @@ def test_task_page_puts_the_seed_metrics_beside_ours(rendered_site):
     assert header.count('class="seed"') == 2 and header.count('class="ours"') == 4
     assert 'href="metrics.html#m-mape"' in header
     assert "<code>exp(male)</code> is the typical factor" in text
-    xgb = next(r for r in results if r["task"] == "kernel-power" and r["scheme"] == "random10" and r["model"] == "xgb")
+    xgb = _result(results, "kernel-power", "random10", "xgb")
     section = text[text.index('id="scheme-random10"'):]
     row = next(c for c in _rank_cells(section.split("</table>")[0]) if c[1] == "xgb")
-    mape, male = xgb["aggregate"]["mape"], xgb["aggregate"]["male"]
+    mape, male = xgb.aggregate["mape"], xgb.aggregate["male"]
     # the mean over folds and its 95 % bootstrap interval over the folds, as the README shows it
     lo, hi = bootstrap_interval(fold_values(xgb, "mape"))
     assert row[labels.index("mape")] == f"{number(mape['mean'], 4)} [{number(lo, 3)}, {number(hi, 3)}]"
@@ -96,45 +108,43 @@ def test_ranks_follow_the_primary_metric(rendered_site):
     text = (folder / "task-npb-tpb.html").read_text()
     section = text[text.index('id="scheme-random10"'):]
     ranked = [(c[0], c[1]) for c in _rank_cells(section.split("</table>")[0])]
-    mine = [r for r in results if r["task"] == "npb-tpb" and r["scheme"] == "random10"
-            and r.get("status", "ok") == "ok" and r["model"] != "oracle"]
-    measuring = [r["model"] for r in sorted((r for r in mine if r["aggregate"]["measurements"]["mean"] > 0),
-                                            key=lambda r: (r["aggregate"]["app_time_ratio"]["mean"], r["model"]))]
-    models = sorted((r for r in mine if r["model"] not in measuring),
-                    key=lambda r: (r["aggregate"]["app_time_ratio"]["mean"], r["model"]))
+    mine = _scored(results, "npb-tpb", "random10")
+    measuring = [r.model for r in sorted((r for r in mine if r.aggregate["measurements"]["mean"] > 0),
+                                         key=lambda r: (r.aggregate["app_time_ratio"]["mean"], r.model))]
+    models = sorted((r for r in mine if r.model not in measuring),
+                    key=lambda r: (r.aggregate["app_time_ratio"]["mean"], r.model))
     assert ranked[0] == ("—", "oracle — upper bound (measures the test rows)")
     assert ranked[1:1 + len(measuring)] == [("—", f"{m} (measures the target)") for m in measuring]
-    assert [m for _, m in ranked[1 + len(measuring):]] == [r["model"] for r in models]
+    assert [m for _, m in ranked[1 + len(measuring):]] == [r.model for r in models]
 
 
 def test_per_gpu_table_holds_each_held_out_gpu_score(rendered_site):
     folder, results = rendered_site
     text = (folder / "task-autotune-config.html").read_text()
     section = text[text.index('id="per-gpu"'):]
-    lgbm = next(r for r in results if r["task"] == "autotune-config" and r["scheme"] == "by-gpu"
-                and r["model"] == "lgbm")
+    lgbm = _result(results, "autotune-config", "by-gpu", "lgbm")
     header = _cells(section, "held-out GPU")
-    for gpu, fold in lgbm["folds"].items():
+    for gpu, fold in lgbm.folds.items():
         assert _cells(section, gpu)[header.index("lgbm")] == f"{fold['scores']['top1_regret']:.4g}"
     assert '<img src="plots/autotune-config--per-gpu.svg"' in section
     assert "comes from 1 GPU(s): NVIDIA H100 80GB HBM3" in (folder / "task-kernel-time.html").read_text()
     power = (folder / "task-kernel-power.html").read_text()
     power = power[power.index('id="per-gpu"'):]
-    xgb = next(r for r in results if r["task"] == "kernel-power" and r["scheme"] == "by-gpu" and r["model"] == "xgb")
-    assert sorted(xgb["folds"]) == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]  # protocol 1 and protocol 2 rows
-    for gpu, fold in xgb["folds"].items():
+    xgb = _result(results, "kernel-power", "by-gpu", "xgb")
+    assert sorted(xgb.folds) == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]  # protocol 1 and protocol 2 rows
+    for gpu, fold in xgb.folds.items():
         assert _cells(power, gpu)[_cells(power, "held-out GPU").index("xgb")] == f"{fold['scores']['male']:.4g}"
 
 
 def test_provenance_names_hashes_and_links_the_result_file(rendered_site):
     folder, results = rendered_site
     text = (folder / "task-npb-tpb.html").read_text()
-    r = next(r for r in results if r["task"] == "npb-tpb" and r["scheme"] == "random10" and r["model"] == "median")
+    r = _result(results, "npb-tpb", "random10", "median")
     block = text[text.index('id="prov-random10-median"'):]
     block = block[:block.index("</table>")]
-    assert _cells(block, "model sha256")[1] == r["model_sha256"][:12] + "…"
-    assert _cells(block, "split sha256")[1] == r["split_sha256"][:12] + "…"
-    assert _cells(block, "task rows sha256")[1] == r["dataset"]["rows_sha256"][:12] + "…"
+    assert _cells(block, "model sha256")[1] == r.model_sha256[:12] + "…"
+    assert _cells(block, "split sha256")[1] == r.split_sha256[:12] + "…"
+    assert _cells(block, "task rows sha256")[1] == r.dataset["rows_sha256"][:12] + "…"
     assert 'href="results/npb-tpb/random10/median.json"' in block
     assert json.loads((folder / "results/npb-tpb/random10/median.json").read_text())["model"] == "median"
 
@@ -152,20 +162,23 @@ def test_plots_are_svg_named_on_the_pages(rendered_site):
 
 def test_regrets_per_problem_and_per_gpu_scores_by_hand():
     task = get_task("npb-tpb")
-    result = {"folds": {"0": {"scores": {"app_time_ratio": 1.1}, "problems": {
-        "a": {"chosen": 2.0, "best": 1.0}, "b": {"chosen": 1.5, "best": 1.5}}},
-        "1": {"scores": {"app_time_ratio": 1.2}, "problems": {"c": {"chosen": 1.25, "best": 1.0}}}}}
+    result = read_record({"task": task.name, "scheme": "random10", "folds": {
+        "0": {"scores": {"app_time_ratio": 1.1}, "problems": {
+            "a": {"chosen": 2.0, "best": 1.0}, "b": {"chosen": 1.5, "best": 1.5}}},
+        "1": {"scores": {"app_time_ratio": 1.2}, "problems": {"c": {"chosen": 1.25, "best": 1.0}}}}})
     values, unit = regrets_of(task, result)
     assert unit == "test problems" and values == [1.0, 0.0, 0.25]
-    for fold in result["folds"].values():
+    for fold in result.folds.values():
         del fold["problems"]
     assert regrets_of(task, result) == ([1.1, 1.2], "folds")
 
     auto = get_task("autotune-config")
 
     def rec(model, a, b):
-        return {"model": model, "status": "ok", "aggregate": {"top1_regret": {"mean": (a + b) / 2, "std": 0}},
-                "folds": {"GPU A": {"scores": {"top1_regret": a}}, "GPU B": {"scores": {"top1_regret": b}}}}
+        return BoardEntry(read_record({
+            "task": auto.name, "scheme": "by-gpu", "model": model, "status": "ok",
+            "aggregate": {"top1_regret": {"mean": (a + b) / 2, "std": 0}},
+            "folds": {"GPU A": {"scores": {"top1_regret": a}}, "GPU B": {"scores": {"top1_regret": b}}}}))
     recs = [rec("m1", 0.4, 0.2), rec("m2", 0.1, 0.1), rec("transfer", 0.9, 0.9), rec("oracle", 0, 0)]
     assert per_gpu_scores(auto, recs, limit=1) == {"m2": {"GPU A": 0.1, "GPU B": 0.1},
                                                    "transfer": {"GPU A": 0.9, "GPU B": 0.9}}

@@ -7,6 +7,7 @@ from pathlib import Path
 from kgpubench.board.evaluation import evaluate
 from kgpubench.board.leaderboard import plan
 from kgpubench.board.ranking import is_reference
+from kgpubench.board.result import Result
 from kgpubench.tasks.reference import ORACLE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,5 +25,7 @@ def test_the_oracle_is_one_job_per_board_scheme_and_never_ranked():
     jobs = plan(models=[], tasks=["kernel-time"])
     assert [j.scheme for j in jobs] == list(jobs[0].task.evaluated_schemes)
     assert all(j.name == ORACLE and str(j.model) == ORACLE for j in jobs)
-    assert is_reference({"kind": "model", "model": ORACLE}) and not is_reference({"kind": "model", "model": "lgbm"})
+    def result(model: str) -> Result:
+        return Result(status="ok", task="kernel-time", scheme="random10", kind="model", model=model)
+    assert is_reference(result(ORACLE)) and not is_reference(result("lgbm"))
     assert evaluate.__doc__ and f'``"{ORACLE}"``' in evaluate.__doc__

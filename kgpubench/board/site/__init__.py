@@ -2,9 +2,9 @@
 definitions, with SVG plots and the provenance of every result. Plain HTML and one style sheet, no
 JavaScript, relative links only: the board folder can be served as it is (GitHub Pages, any static host).
 
-:func:`site_pages` is pure (result records in, ``{file name: text}`` and the plots to draw out);
-:func:`write_site` writes them; :func:`render_all` writes the Markdown board beside them (``kgpubench leaderboard
-render`` and ``run`` call it).
+:func:`site_pages` is pure (the board's entries, :class:`~kgpubench.board.result.BoardEntry`, in; ``{file name:
+text}`` and the plots to draw out); :func:`write_site` writes them; :func:`render_all` writes the Markdown board
+beside them (``kgpubench leaderboard render`` and ``run`` call it).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from kgpubench.board.counts import problem_counts
 from kgpubench.board.ownership import check_writable
 from kgpubench.board.ownership import ours as _ours
 from kgpubench.board.render import BOARD_KEY, board, render_markdown
-from kgpubench.board.result import project_root
+from kgpubench.board.result import BoardEntry, project_root
 from kgpubench.board.site import plots
 from kgpubench.board.site.data import PlotSpec, extra_plot_specs, plots_for, with_colours
 from kgpubench.board.site.html import STYLE, css
@@ -52,7 +52,7 @@ def submitting_doc() -> str | None:
     return path.read_text() if path.is_file() else None
 
 
-def site_pages(results: list[dict], tasks: list[Task] | None = None, *, base: Path | None = None,
+def site_pages(results: list[BoardEntry], tasks: list[Task] | None = None, *, base: Path | None = None,
                metrics_text: str | None = None, submitting_text: str | None = None, extras: dict | None = None,
                counts: dict | None = None) -> tuple[dict[str, str], list[PlotSpec]]:
     """Every page of the site (file name -> text) and every plot to draw (pure).
@@ -99,7 +99,7 @@ def site_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
     return [board_dir / n for n in names] + drawn
 
 
-def write_site(results: list[dict], board_dir: Path, tasks: list[Task] | None = None,
+def write_site(results: list[BoardEntry], board_dir: Path, tasks: list[Task] | None = None,
                extras: dict | None = None, counts: dict | None = None) -> list[Path]:
     """Write the site into ``board_dir``; plots of an earlier render that this one does not draw are removed
     (only files kgpubench wrote). Returns the files written."""
@@ -129,7 +129,7 @@ def board_files(board_dir: Path, tasks: list[Task] | None = None) -> list[Path]:
     return [board_dir / "README.md", *site_files(board_dir, tasks)]
 
 
-def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = None, *,
+def render_all(results: list[BoardEntry], board_dir: Path, tasks: list[Task] | None = None, *,
                force: bool = False, results_dir: Path | None = None, data_dir: Path | None = None) -> list[Path]:
     """Write README.md (Markdown, for reading on the forge) and the static site (:mod:`kgpubench.board.site`:
     index.html, a page per task, seeds.html, metrics.html, style.css, SVG plots) into ``board_dir``; returns
@@ -146,7 +146,7 @@ def render_all(results: list[dict], board_dir: Path, tasks: list[Task] | None = 
     root = Path(results_dir) if results_dir is not None else board_dir / "results"
     extras = {t.name: load_extras(t, root) for t in tasks if t.extras}
     extras[BOARD_KEY] = load_board_tables(root)
-    with_results = {r["task"] for r in results if r.get("status", "ok") == "ok"}
+    with_results = {e.record.task for e in results if e.record.status == "ok"}
     counts = problem_counts([t for t in tasks if t.name in with_results], data_dir)
     atomic_write_bytes(board_dir / "README.md", render_markdown(results, tasks, extras, counts).encode())
     return [board_dir / "README.md", *write_site(results, board_dir, tasks, extras, counts)]

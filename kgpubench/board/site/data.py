@@ -1,5 +1,5 @@
-"""What the site shows, derived from result records (pure): the plots to draw with their data, per-GPU scores
-and each result's provenance."""
+"""What the site shows, derived from the board's entries (pure; :class:`~kgpubench.board.result.BoardEntry`): the
+plots to draw with their data, per-GPU scores and each result's provenance."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
+from kgpubench.board.ranking import field as record_field
 from kgpubench.board.ranking import headline
 from kgpubench.board.render import BY_GPU, per_gpu_scores, ranked
+from kgpubench.board.result import BoardEntry, Result
 from kgpubench.board.site.plots import colour_map
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
@@ -59,30 +61,26 @@ def extra_plot_specs(extras) -> list[PlotSpec]:
             for e in extras or () if e.plot is not None and e.plot.file]
 
 
-def ok(records: list[dict]) -> list[dict]:
-    return [r for r in records if r.get("status", "ok") == "ok"]
-
-
-def learned(task: Task, records: list[dict]) -> list[dict]:
+def learned(task: Task, entries: list[BoardEntry]) -> list[Result]:
     """Scored results of one scheme in the board's order (:mod:`kgpubench.board.ranking`): the ranked learned models
     best first, then the strategies that measure the target; without the oracle."""
-    return [r for r in ranked(task, records) if r["model"] != ORACLE]
+    return [r for r in ranked(task, entries) if r.model != ORACLE]
 
 
-def _best_with_samples(task: Task, records: list[dict]) -> dict | None:
-    return next((r for r in learned(task, records) if r.get("samples")), None)
+def _best_with_samples(task: Task, entries: list[BoardEntry]) -> Result | None:
+    return next((r for r in learned(task, entries) if r.samples), None)
 
 
-def regrets_of(task: Task, result: dict) -> tuple[list[float], str]:
+def regrets_of(task: Task, result: Result) -> tuple[list[float], str]:
     """A result's regrets and what one value is: per test problem where the folds record the problems'
     chosen and best times (``chosen / best - 1``, exact, no noise allowance), else per fold (the primary
     metric, which allows for noise)."""
-    per_problem = [rec["chosen"] / rec["best"] - 1.0 for fold in result["folds"].values()
+    per_problem = [rec["chosen"] / rec["best"] - 1.0 for fold in result.folds.values()
                    for rec in fold.get("problems", {}).values() if rec.get("best")]
     if per_problem:
         return per_problem, "test problems"
     metric = task.primary_metric
-    return [f["scores"][metric] for f in result["folds"].values() if f["scores"].get(metric) is not None], "folds"
+    return [f["scores"][metric] for f in result.folds.values() if f["scores"].get(metric) is not None], "folds"
 
 
 def regret_metric(task: Task) -> bool:
@@ -90,7 +88,7 @@ def regret_metric(task: Task) -> bool:
     return task.kind == "recommendation"
 
 
-def plots_for(task: Task, grouped: dict[str, list[dict]]) -> list[PlotSpec]:
+def plots_for(task: Task, grouped: dict[str, list[BoardEntry]]) -> list[PlotSpec]:
     """Every plot of one task's page: per scheme the best model's predicted vs measured points and, for
     recommendation tasks, the regret distribution of the best models; per GPU bars when ``by-gpu`` ran."""
     out = []
@@ -99,21 +97,21 @@ def plots_for(task: Task, grouped: dict[str, list[dict]]) -> list[PlotSpec]:
         recs = grouped[scheme]
         best = _best_with_samples(task, recs)
         if best:
-            n = len(best["samples"])
+            n = len(best.samples)
             out.append(PlotSpec(
-                f"plots/{task.name}--{scheme}--predicted.svg", "predicted", best["samples"],
-                f"{task.name} / {scheme}: {best['model']}",
-                f"Scatter plot of {n} test rows: predicted against measured {quantity} for {best['model']}, "
+                f"plots/{task.name}--{scheme}--predicted.svg", "predicted", best.samples,
+                f"{task.name} / {scheme}: {best.model}",
+                f"Scatter plot of {n} test rows: predicted against measured {quantity} for {best.model}, "
                 "log-log axes",
-                f"Predicted vs measured {quantity} of `{best['model']}` (the best-ranked model whose predictions "
+                f"Predicted vs measured {quantity} of `{best.model}` (the best-ranked model whose predictions "
                 f"are times), {n} test rows drawn evenly from the folds; log-log, the dashed lines are a "
-                "factor of 2 off.", {"quantity": quantity, "model": best["model"]}))
+                "factor of 2 off.", {"quantity": quantity, "model": best.model}))
         if regret_metric(task):
             series, unit = {}, "folds"
             for r in learned(task, recs)[:CDF_MODELS]:
                 values, unit = regrets_of(task, r)
                 if values:
-                    series[r["model"]] = values
+                    series[r.model] = values
             if series:
                 out.append(PlotSpec(
                     f"plots/{task.name}--{scheme}--regret.svg", "regret", series,
@@ -142,10 +140,10 @@ def _direction(metric: str) -> str:
     return "higher" if metric in METRICS and METRICS[metric].higher_is_better else "lower"
 
 
-def gpus_of(records: list[dict]) -> list[str]:
+def gpus_of(entries: list[BoardEntry]) -> list[str]:
     """The GPUs whose rows a task's results used (from the recorded data selection)."""
-    for r in records:
-        sel = (r.get("dataset") or {}).get("selection") or {}
+    for e in entries:
+        sel = (record_field(e.record, "dataset") or {}).get("selection") or {}
         if sel.get("gpus"):
             return list(sel["gpus"])
     return []
@@ -158,37 +156,43 @@ def _short(digest) -> str:
 PACKAGES_SHOWN = ("kgpubench", "python", "numpy", "scikit-learn", "lightgbm", "xgboost")
 
 
-def provenance(result: dict, base: Path | None) -> dict[str, tuple[str, str | None]]:
+def provenance(entry: BoardEntry, base: Path | None) -> dict[str, tuple[str, str | None]]:
     """What a result was made from, as label -> (shown text, full value or link): model file and hash, the
     commit it ran at, data version and hashes, split hash, seed, threads, package versions, date, wall time,
-    and the result file itself (relative to the board folder ``base``)."""
-    ds = result.get("dataset") or {}
-    packages = result.get("packages") or {}
+    and the result file itself (relative to the board folder ``base``). ``commit`` and ``submission`` are keys
+    of the file that no field declares (``Result.extra``)."""
+    result = entry.record
+    extra = result.extra
+
+    def get(name: str, default: object = None):
+        return record_field(result, name, default)
+    ds = get("dataset") or {}
+    packages = get("packages") or {}
     out = {
-        "model file": (result.get("model_file") or "—", None),
-        "model sha256": (_short(result.get("model_sha256")), result.get("model_sha256")),
-        "commit": (_short(result.get("commit")) if result.get("commit") else "not recorded", result.get("commit")),
+        "model file": (get("model_file") or "—", None),
+        "model sha256": (_short(get("model_sha256")), get("model_sha256")),
+        "commit": (_short(extra.get("commit")) if extra.get("commit") else "not recorded", extra.get("commit")),
         "dataset": (f"{ds.get('config', '—')} {ds.get('version', '')}, {ds.get('rows', '—')} rows", None),
         "task rows sha256": (_short(ds.get("rows_sha256")), ds.get("rows_sha256")),
         "manifest sha256": (_short(ds.get("manifest_sha256")), ds.get("manifest_sha256")),
-        "split sha256": (_short(result.get("split_sha256")), result.get("split_sha256")),
-        "seed / threads": (f"{result.get('seed', '—')} / {(result.get('limits') or {}).get('threads', '—')}", None),
+        "split sha256": (_short(get("split_sha256")), get("split_sha256")),
+        "seed / threads": (f"{get('seed', '—')} / {(get('limits') or {}).get('threads', '—')}", None),
         "versions": (", ".join(f"{k} {packages[k]}" for k in PACKAGES_SHOWN if k in packages) or "—", None),
-        "date / wall time": (f"{result.get('date', '—')} / {result.get('wall_time_s', 0):.1f} s", None),
+        "date / wall time": (f"{get('date', '—')} / {get('wall_time_s', 0):.1f} s", None),
     }
-    sub = result.get("submission")
+    sub = extra.get("submission")
     if sub:
         who = f"{sub.get('name')} by {', '.join(sub.get('authors') or [])}"
         out["submission"] = (who, sub.get("url"))
-    link = result_link(result, base)
+    link = result_link(entry, base)
     if link:
         out["result file"] = (link, link)
     return out
 
 
-def result_link(result: dict, base: Path | None) -> str | None:
+def result_link(entry: BoardEntry, base: Path | None) -> str | None:
     """The result file's path relative to the board folder, when it lies inside it."""
-    path = result.get("_path")
+    path = entry.path
     if not path or base is None:
         return None
     try:
@@ -197,7 +201,7 @@ def result_link(result: dict, base: Path | None) -> str | None:
         return None
 
 
-def summary_value(task: Task, result: dict) -> float | None:
+def summary_value(task: Task, result: Result) -> float | None:
     """The headline value of a result on its task's primary metric (:func:`kgpubench.board.ranking.headline`)."""
     return headline(result, task.primary_metric)
 

@@ -1,6 +1,7 @@
 """The pages of the board's static site (pure): the overview, one page per task, the seed studies' protocols, the
 metric definitions and how to submit. Each page is a Jinja2 template (``templates/*.html.j2``, autoescaping on,
-:mod:`kgpubench.board.site.html`); the functions here compute what the templates show from the result records."""
+:mod:`kgpubench.board.site.html`); the functions here compute what the templates show from the board's entries
+(:class:`~kgpubench.board.result.BoardEntry`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from kgpubench.board.counts import SchemeProblems
-from kgpubench.board.ranking import RULE, best, cell, folds_note, headline, number, role, standings
+from kgpubench.board.ranking import RULE, best, cell, field, folds_note, headline, number, role
 from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
     BY_GPU,
@@ -24,21 +25,25 @@ from kgpubench.board.render import (
     TOLERANCE_NOTE,
     any_stale,
     board,
+    entry_standings,
     goal_blocks,
+    of_status,
     per_gpu_rows,
     per_gpu_scores,
+    records,
     reference_blocks,
+    scored,
     seed_blocks,
     seed_name,
     sees_blocks,
     selection_note,
     stale_label,
 )
+from kgpubench.board.result import BoardEntry
 from kgpubench.board.sees import seen_rows
 from kgpubench.board.site.data import (
     PlotSpec,
     gpus_of,
-    ok,
     provenance,
 )
 from kgpubench.board.site.html import Cell, NavItem, inline, macro, markdown, render, slug, table
@@ -87,24 +92,24 @@ def _metric_header(task: Task, metric: str) -> Cell:
                 cls="seed" if seed else "ours", title=title)
 
 
-def score_table(task: Task, records: list[dict]) -> Markup:
+def score_table(task: Task, entries: list[BoardEntry]) -> Markup:
     """Rank, model, our metrics, the seed study's metrics beside them, measurements, folds (mean over folds [95 %
     bootstrap interval], :mod:`kgpubench.board.ranking`); the oracle and the strategies that measure the target first
     (unranked, marked), ties sharing an ``=n`` rank, the best value of each metric column among the ranked
     models in bold."""
     metrics = [*task.ours_metrics, *task.seed_metrics]
-    extra = [MEASUREMENTS] if any(MEASUREMENTS in r["aggregate"] for r in ok(records)) else []
+    extra = [MEASUREMENTS] if any(MEASUREMENTS in r.aggregate for r in scored(entries)) else []
     header = [Cell("rank"), Cell("model"), *[_metric_header(task, m) for m in metrics],
               *[Cell(e, href=metric_link(e), cls="ours") for e in extra], Cell("folds")]
-    table_order = standings(task, records)
+    table_order = entry_standings(task, entries)
     shown = {}
     for m in metrics:
-        vals = [headline(s.result, m) for s in table_order if s.rank is not None]
+        vals = [headline(s.result, m) for s, _ in table_order if s.rank is not None]
         vals = [v for v in vals if v is not None]
         if vals and m in METRICS:
             shown[m] = number(max(vals) if METRICS[m].higher_is_better else min(vals), 4)
     rows, classes = [], []
-    for st in table_order:
+    for st, entry in table_order:
         r = st.result
         apart = st.rank is None and role(r) != "model"
         cells = []
@@ -113,75 +118,75 @@ def score_table(task: Task, records: list[dict]) -> Markup:
             top = st.rank is not None and v is not None and shown.get(m) == number(v, 4)
             cls = " ".join(c for c in ("seed" if m in task.seed_metrics else "", "best" if top else "") if c)
             cells.append(Cell(cell(r, m), cls=cls or None))
-        name = (Cell(stale_label(r, model_label(r))) if apart else
-                Cell(stale_label(r, r["model"]), href=f"#prov-{slug(r['scheme'])}-{slug(r['model'])}"))
+        name = (Cell(stale_label(entry, model_label(r))) if apart else
+                Cell(stale_label(entry, r.model), href=f"#prov-{slug(r.scheme)}-{slug(r.model)}"))
         rows.append([Cell(st.rank_text), name, *cells, *[Cell(cell(r, e)) for e in extra],
-                     Cell(str(len(r["folds"])))])
+                     Cell(str(len(r.folds)))])
         classes.append("reference" if st.rank_text == "—" else None)  # the rows shown apart, unranked
     return table(header, rows, row_classes=classes)
 
 
-def provenance_entries(records: list[dict], base: Path | None) -> list[dict]:
+def provenance_entries(entries: list[BoardEntry], base: Path | None) -> list[dict]:
     """Per result shown (scored or failed, by model): its name, whether it failed, and its provenance table."""
-    entries = []
-    for r in sorted((r for r in records if r.get("status") in ("ok", "failed")), key=lambda r: r["model"]):
+    out = []
+    shown = (e for e in entries if e.record.status in ("ok", "failed"))
+    for e in sorted(shown, key=lambda e: e.record.model):
         rows = []
-        for label, (text, full) in provenance(r, base).items():
+        for label, (text, full) in provenance(e, base).items():
             if full and (label == "result file" or (label == "submission" and full.startswith(("https://", "http://")))):
                 rows.append([Cell(label), Cell(text, href=full, cls="text")])
             else:
                 rows.append([Cell(label), Cell(text, cls="text", title=full if full and full != text else None)])
-        entries.append({"model": r["model"], "failed": r.get("status") == "failed",
-                        "header": [Cell("field"), Cell("value", cls="text")], "rows": rows})
-    return entries
+        out.append({"model": e.record.model, "failed": e.record.status == "failed",
+                    "header": [Cell("field"), Cell("value", cls="text")], "rows": rows})
+    return out
 
 
-def scheme_view(task: Task, scheme: str, records: list[dict], plots: list[PlotSpec], base: Path | None,
+def scheme_view(task: Task, scheme: str, entries: list[BoardEntry], plots: list[PlotSpec], base: Path | None,
                 counts: SchemeProblems | None = None) -> dict:
     """What the section of one scheme shows (``task_sections.html.j2``); ``counts``: the task's problems under the
     scheme on the store, for the caption (:func:`kgpubench.board.ranking.folds_note`)."""
-    skipped = next((r for r in records if r.get("status") == "skipped"), None)
+    skipped = next(iter(of_status(entries, "skipped")), None)
     return {
         "name": scheme,
         "description": SCHEMES[scheme].description if scheme in SCHEMES else None,
-        "skipped": ((f"{STALE_MARK} " if skipped.get("_stale") else "") + skipped.get("reason", "")
-                    if skipped else None),
-        "folds_note": folds_note(scheme, records, counts) if ok(records) else None,
-        "score_table": score_table(task, records) if ok(records) else None,
-        "stale": STALE_LEGEND if any_stale(records) else None,
-        "failed": [(stale_label(r, r["model"]), r.get("message", "")) for r in
-                   sorted((r for r in records if r.get("status") == "failed"), key=lambda r: r["model"])],
+        "skipped": ((f"{STALE_MARK} " if skipped.stale else "") + skipped.record.reason if skipped else None),
+        "folds_note": folds_note(scheme, records(entries), counts) if scored(entries) else None,
+        "score_table": score_table(task, entries) if scored(entries) else None,
+        "stale": STALE_LEGEND if any_stale(entries) else None,
+        "failed": [(stale_label(e, e.record.model), field(e.record, "message", "")) for e in
+                   sorted(of_status(entries, "failed"), key=lambda e: e.record.model)],
         "plots": [p for p in plots if p.name.startswith(f"plots/{task.name}--{scheme}--")],
-        "provenance": provenance_entries(records, base),
+        "provenance": provenance_entries(entries, base),
     }
 
 
-def _scheme_status(records: list[dict]) -> str:
-    if not records:
+def _scheme_status(entries: list[BoardEntry]) -> str:
+    if not entries:
         return "not evaluated (no result file)"
-    skipped = next((r for r in records if r.get("status") == "skipped"), None)
+    skipped = next(iter(of_status(entries, "skipped")), None)
     if skipped:
-        return f"skipped: {skipped.get('reason', '')}"
-    n_ok, n_failed = len(ok(records)), sum(r.get("status") == "failed" for r in records)
+        return f"skipped: {skipped.record.reason}"
+    n_ok, n_failed = len(scored(entries)), len(of_status(entries, "failed"))
     return f"{n_ok} result(s)" + (f", {n_failed} failed" if n_failed else "")
 
 
-def per_gpu_view(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec]) -> dict:
+def per_gpu_view(task: Task, grouped: dict[str, list[BoardEntry]], plots: list[PlotSpec]) -> dict:
     """What the per-GPU breakdown shows: the primary metric per held-out GPU and model, or why there is none."""
-    everything = [r for rs in grouped.values() for r in rs]
+    everything = [e for es in grouped.values() for e in es]
     gpus = gpus_of(everything)
     scores = per_gpu_scores(task, grouped.get(BY_GPU, []))
     if scores:
         metric = task.primary_metric
         models = list(scores)
         rows = [[Cell(c) for c in row] for row in per_gpu_rows(scores)]
-        marked = {r["model"]: model_label(r) for r in grouped.get(BY_GPU, []) if role(r) != "model"}
+        marked = {r.model: model_label(r) for r in records(grouped.get(BY_GPU, [])) if role(r) != "model"}
         return {"note": f"`{metric}` on each GPU when it is left out of training (`by-gpu`: the model never saw a "
                         "row of that GPU). Rows: held-out GPUs; columns: models, best first.",
                 "header": [Cell("held-out GPU"), *[Cell(marked.get(m, m)) for m in models]], "rows": rows,
                 "plots": [p for p in plots if p.kind == "per-gpu"]}
     if gpus:
-        skipped = next((r.get("reason") for r in grouped.get(BY_GPU, []) if r.get("status") == "skipped"), None)
+        skipped = next((e.record.reason for e in of_status(grouped.get(BY_GPU, []), "skipped")), None)
         why = f" (`by-gpu`: {skipped})" if skipped else ""
         return {"note": f"Every row of this task comes from {len(gpus)} GPU(s): {', '.join(gpus)}. A per-GPU "
                         f"breakdown needs results on at least two GPUs{why}.", "rows": None}
@@ -194,12 +199,12 @@ MALE_NOTE = ("Percentage errors are dominated by the worst rows when times span 
              "and measurement.")
 
 
-def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec], nav: list[NavItem],
+def task_page(task: Task, grouped: dict[str, list[BoardEntry]], plots: list[PlotSpec], nav: list[NavItem],
               base: Path | None, extras=None, counts: dict[str, SchemeProblems] | None = None) -> str:
     """One task's page (``task.html.j2``): what it asks, its data, schemes and metrics, what each of its baselines
     sees (:mod:`kgpubench.board.sees`), a section per scheme (``counts``: scheme -> the task's problems on the
     store), its extra tables, the per-GPU view."""
-    everything = [r for rs in grouped.values() for r in rs]
+    everything = [e for es in grouped.values() for e in es]
     name = seed_name(task)
     seed = f"[{name}]({SEEDS}#{REFERENCES_ANCHOR})" if name else "none (imported data)"
     facts = [("Data", f"config `{task.config}`, target `{task.target}`"),
@@ -231,7 +236,7 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
                             Cell("higher" if d and d.higher_is_better else "lower"),
                             Cell("ranks the task" if i == 0 else ("seed study" if m in task.seed_metrics else ""),
                                  cls="text")])
-    seen = seen_rows(everything)
+    seen = seen_rows(records(everything))
     male = {"mape", "max_ape", "mdape"} & set(task.metrics) and task.primary_metric == "male"
     order = {s: i for i, s in enumerate(task.schemes)}
     schemes = [scheme_view(task, s, grouped[s], plots, base, (counts or {}).get(s))
@@ -254,44 +259,44 @@ def task_page(task: Task, grouped: dict[str, list[dict]], plots: list[PlotSpec],
 
 
 # ----- the overview and the other pages -----------------------------------------------------------------------
-def _best_line(task: Task, grouped: dict[str, list[dict]]) -> tuple[str, str]:
+def _best_line(task: Task, grouped: dict[str, list[BoardEntry]]) -> tuple[str, str]:
     """The best learned model(s) (:func:`kgpubench.board.ranking.best`; ties all named) and the headline score with its
     interval on the task's first scheme with ranked results; never the oracle or a strategy that measures the
     target."""
     for scheme in task.evaluated_schemes:
-        top = best(task, grouped.get(scheme, []))
+        top = best(task, records(grouped.get(scheme, [])))
         if top:
-            names = " = ".join(r["model"] for r in top)
+            names = " = ".join(r.model for r in top)
             return f"{names} ({scheme})", cell(top[0], task.primary_metric)
     return "—", "—"
 
 
-def _unseen_gpu_line(task: Task, grouped: dict[str, list[dict]]) -> tuple[str, str]:
+def _unseen_gpu_line(task: Task, grouped: dict[str, list[BoardEntry]]) -> tuple[str, str]:
     """The best learned model(s) and score under the task's leave-one-GPU-out scheme
     (:func:`kgpubench.board.predict.gpu_scheme`): the model ``kgpubench predict`` answers with for a GPU; "—" with
     why when the task has no such scheme or no ranked result under it."""
     scheme = gpu_scheme(task)
     if scheme is None:
         return "— (no leave-one-GPU-out scheme)", "—"
-    top = best(task, grouped.get(scheme, []))
+    top = best(task, records(grouped.get(scheme, [])))
     if not top:
         return f"— (no ranked {scheme} result)", "—"
-    return f"{' = '.join(r['model'] for r in top)} ({scheme})", cell(top[0], task.primary_metric)
+    return f"{' = '.join(r.model for r in top)} ({scheme})", cell(top[0], task.primary_metric)
 
 
-def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], board_tables=None) -> str:
+def overview_page(results: list[BoardEntry], tasks: list[Task], nav: list[NavItem], board_tables=None) -> str:
     """The overview (``overview.html.j2``): every task with its data and best model, the goal, the board's
     tables, what each baseline sees."""
     grouped = board(results, tasks)
     rows = []
     for t in tasks:
-        recs = [r for rs in grouped[t.name].values() for r in rs]
+        recs = [e for es in grouped[t.name].values() for e in es]
         gpus = gpus_of(recs)
-        n_rows = next(((r.get("dataset") or {}).get("rows") for r in recs if (r.get("dataset") or {}).get("rows")),
-                      None)
+        counted = ((field(r, "dataset") or {}).get("rows") for r in records(recs))
+        n_rows = next((n for n in counted if n), None)
         top, score = _best_line(t, grouped[t.name])
         unseen, unseen_score = _unseen_gpu_line(t, grouped[t.name])
-        evaluated = [s for s in t.evaluated_schemes if ok(grouped[t.name].get(s, []))]
+        evaluated = [s for s in t.evaluated_schemes if scored(grouped[t.name].get(s, []))]
         rows.append([Cell(t.name, href=task_page_name(t.name)), Cell(html=inline(t.description), cls="text"),
                      Cell(f"{n_rows:,} rows, {len(gpus)} GPU(s)" if n_rows else "no data yet"),
                      Cell(t.primary_metric, href=metric_link(t.primary_metric), cls="text"), Cell(top, cls="text"),
@@ -307,7 +312,7 @@ def overview_page(results: list[dict], tasks: list[Task], nav: list[NavItem], bo
                  metrics=METRICS_PAGE, submitting=SUBMITTING)
 
 
-def seeds_page(results: list[dict], nav: list[NavItem], tasks: list[Task] | None = None) -> str:
+def seeds_page(results: list[BoardEntry], nav: list[NavItem], tasks: list[Task] | None = None) -> str:
     """The seed studies (``seeds.html.j2``): their protocols (the sections the tasks declare), then the full
     reference of each (:func:`kgpubench.board.render.reference_blocks`)."""
     tasks = tasks or list_tasks()
