@@ -94,7 +94,6 @@ def test_the_committed_results_are_not_stale_on_the_shipped_data_and_are_after_a
     stale = {e.path for e in after if e.stale}
     assert {p.relative_to(results).parts[0] for p in stale} == {TASK}  # npb's rows changed; program-time's did not
     assert stale == {e.path for e in after if e.record.task == TASK}  # every one, skip status too
-    assert any(isinstance(e.record, Skipped) for e in after if e.path in stale)
     committed = [e for e in now if e.record.task == TASK and e.record.status == "ok"]
     assert len([e for e in after if e.record.task == TASK and e.record.status == "ok"]) == len(committed) >= 20
     assert [e.path for e in after] == sorted(results.glob("*/*/*.json"))  # each entry names the file it was read from
