@@ -17,7 +17,7 @@ from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import SubmissionError, task_data
 from kgpubench.board.pull_request import accept, read_submission, run_submission
 from kgpubench.board.ranking import cell
-from kgpubench.board.result import Result
+from kgpubench.board.result import Result, read_record
 from kgpubench.board.submission import score_predictions
 from kgpubench.board.summary import board_rank, result_summary
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, UnknownNameError
@@ -204,7 +204,7 @@ def test_cli_evaluate_writes_the_file_and_prints_a_summary(tmp_path, store, monk
     res = json.loads(written.read_text())
     assert r.output.startswith("mine on autotune-config / by-gpu: 3 fold(s)")
     # the mean over the 3 folds and its 95 % bootstrap interval, as the board shows it
-    assert f"  top1_regret  {cell(res, 'top1_regret')}  top-1 regret" in r.output
+    assert f"  top1_regret  {cell(read_record(res), 'top1_regret')}  top-1 regret" in r.output
     assert f"  top1_regret  {res['aggregate']['top1_regret']['mean']:.4g} [" in r.output
     assert "result: mine--autotune-config--by-gpu.json" in r.output and len(r.output) < 1000
     r = CliRunner().invoke(app, ["evaluate", str(model), "--task", "autotune-config", "--scheme", "by-gpu",
