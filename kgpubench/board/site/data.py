@@ -166,6 +166,7 @@ def provenance(entry: BoardEntry, base: Path | None) -> dict[str, tuple[str, str
 
     def get(name: str, default: object = None):
         return record_field(result, name, default)
+
     ds = get("dataset") or {}
     packages = get("packages") or {}
     out = {
