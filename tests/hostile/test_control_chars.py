@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 from kgpubench.board.result import Result
 from kgpubench.board.summary import result_summary

@@ -169,7 +169,7 @@ def test_the_committed_board_gets_no_predictions(made, tmp_path, monkeypatch):
 
 
 def test_render_refuses_a_forged_score_outside_the_committed_board(made, tmp_path, monkeypatch, capsys):
-    from hostile_helpers import cli
+    from cli_helpers import cli
 
     store, out = made
     copy = tmp_path / "board" / "results"

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 from kgpubench.board import submission as submission_module
 from kgpubench.board.evaluation import task_data
