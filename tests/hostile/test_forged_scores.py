@@ -17,9 +17,10 @@ import pytest
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board import site
-from kgpubench.board.evaluation import SubmissionError, predictions_path, rescore_problem, task_data
+from kgpubench.board.evaluation import SubmissionError, predictions_path, rescore_problem
 from kgpubench.board.pull_request import accept, run_submission
 from kgpubench.board.result import Result
+from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))

@@ -14,11 +14,11 @@ from cli_helpers import cli
 
 from kgpubench.board import predict as P
 from kgpubench.board import roofline_transfer as T
-from kgpubench.board.evaluation import task_data
 from kgpubench.errors import NoDataError, OptionError
 from kgpubench.resources import default_data_dir
 from kgpubench.store.store import Store
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import task_data
 from kgpubench.tasks.selection import task_rows
 
 H100 = "NVIDIA H100 80GB HBM3"

@@ -12,7 +12,6 @@ import pytest
 from task_fixtures import npb_table
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import current_rows_sha256, task_data
 from kgpubench.board.render import STALE_LEGEND, STALE_MARK, render_markdown
 from kgpubench.board.site import render_all
 from kgpubench.board.site.pages import task_page_name
@@ -21,6 +20,7 @@ from kgpubench.resources import default_data_dir
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import current_rows_sha256, task_data
 
 pytestmark = pytest.mark.slow  # runs two baselines on the shipped npb-tpb data and merges into a copy of the store
 

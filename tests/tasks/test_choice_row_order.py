@@ -8,8 +8,8 @@ line's rows by row id; these tests check the shipped rows, and that the check it
 import numpy as np
 import pytest
 
-from kgpubench.board.evaluation import task_data
 from kgpubench.tasks import get_task, list_tasks
+from kgpubench.tasks.data import task_data
 
 
 def best_position_rates(keys: list[tuple], y: np.ndarray) -> tuple[float, float, float, int]:
