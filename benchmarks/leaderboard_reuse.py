@@ -30,9 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kgpubench.board import evaluation
 from kgpubench.board.leaderboard import STATUS_FILE, results_dir, run
 from kgpubench.board.result import read_record, read_result_json
+from kgpubench.tasks import data as D
 
 
 def read_all(folder: Path) -> int:
@@ -46,8 +46,8 @@ def read_all(folder: Path) -> int:
 def _best(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
-        evaluation._USABLE.clear()  # noqa: SLF001 - what a fresh process starts with
-        evaluation._TABLES.clear()  # noqa: SLF001
+        D._USABLE.clear()  # noqa: SLF001 - what a fresh process starts with
+        D._TABLES.clear()  # noqa: SLF001
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)

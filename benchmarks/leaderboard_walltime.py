@@ -70,11 +70,11 @@ def rows_hash_before(task, rows):
 
 
 def data_path_ratios() -> list[tuple[str, float, float]]:
-    from kgpubench.board.evaluation import rows_sha256
     from kgpubench.resources import default_data_dir
     from kgpubench.store.store import Store
     from kgpubench.tasks import get_task, problem_keys, task_rows
     from kgpubench.tasks._core import _expand_params
+    from kgpubench.tasks.data import rows_sha256
     from kgpubench.tasks.splits import assign_folds
 
     task = get_task("autotune-config")

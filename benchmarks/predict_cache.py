@@ -57,8 +57,8 @@ import time
 from pathlib import Path
 
 from kgpubench.board import predict as P
-from kgpubench.board.evaluation import task_data
 from kgpubench.tasks import as_task
+from kgpubench.tasks.data import task_data
 
 
 def inputs(task: str) -> dict:

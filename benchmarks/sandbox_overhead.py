@@ -18,8 +18,9 @@ import time
 
 def main(argv: list[str] | None = None) -> int:
     from kgpubench.board import leaderboard
-    from kgpubench.board.evaluation import load_model_module, model_factory, run_folds, task_data
+    from kgpubench.board.evaluation import load_model_module, model_factory, run_folds
     from kgpubench.sandbox.session import ModelSession, isolation_support
+    from kgpubench.tasks.data import task_data
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--task", default="autotune-config")

@@ -9,6 +9,9 @@ lent GPU machine runs the collector):
   machine, gets it from the caller), else ``git rev-parse HEAD`` in the checkout that holds the package, with
   ``+dirty`` when tracked files differ from it, else the commit a wheel build recorded in ``_commit.txt``,
   else ``None``.
+
+A result records more of what made it: :func:`code_sha256` (the package's sources) and :func:`package_versions`
+(Python's and the installed versions of kgpubench and :data:`PACKAGES`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import hashlib
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -25,6 +29,8 @@ COMMIT_ENV = "KGPUBENCH_COMMIT"
 COMMIT_FILE = PACKAGE_DIR / "_commit.txt"
 _COMMIT = re.compile(r"[0-9a-f]{7,40}(\+dirty)?")
 UNKNOWN_VERSION = "0.0.0+unknown"
+# The packages whose installed versions a result records (:func:`package_versions`).
+PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost", "threadpoolctl")
 
 
 @functools.lru_cache(maxsize=1)
@@ -96,3 +102,22 @@ def code_sha256() -> str:
         h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\x00")
         h.update(path.read_bytes() + b"\x00")
     return h.hexdigest()
+
+
+def package_versions() -> dict[str, str]:
+    """Python's and the installed versions of kgpubench and :data:`PACKAGES` (``absent`` if not installed), read
+    once per process (each look-up parses a package's metadata: 60 ms for the nine under load, once per result)."""
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> tuple[tuple[str, str], ...]:
+    from importlib.metadata import PackageNotFoundError, version  # not at the top: see package_version
+
+    out = {"python": ".".join(map(str, sys.version_info[:3]))}
+    for name in ("kgpubench", *PACKAGES):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return tuple(out.items())

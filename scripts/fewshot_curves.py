@@ -23,14 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgpubench.board.evaluation import (
-    fit_predict,
-    hashed_order,
-    load_model_module,
-    model_factory,
-    model_tasks,
-    task_data,
-)
+from kgpubench.board.evaluation import fit_predict, load_model_module, model_factory, model_tasks
 from kgpubench.board.fewshot import (
     KS,
     board_goal,
@@ -47,6 +40,7 @@ from kgpubench.errors import OptionError
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import hashed_order, task_data
 from kgpubench.tasks.splits import EXCLUDED
 
 DEFAULT_MODELS = "median,lgbm"

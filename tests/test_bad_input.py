@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_helpers import cli
 
 from kgpubench.cli import main
 from kgpubench.errors import ImportFormatError
@@ -24,16 +25,6 @@ from kgpubench.schema import get_table
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
 from kgpubench.testing import valid_row
-
-
-def cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    """Run ``kgpubench ARGS`` through :func:`kgpubench.cli.main` in this process: (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["kgpubench", *map(str, args)])
-    monkeypatch.delenv("KGPUBENCH_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as done:
-        main()
-    out, err = capsys.readouterr()
-    return done.value.code, out, err
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

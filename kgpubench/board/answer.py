@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kgpubench import __version__
-from kgpubench.board.result import package_versions
-from kgpubench.buildinfo import code_sha256
+from kgpubench.buildinfo import code_sha256, package_versions
 from kgpubench.resources import bundled_path, cache_home, default_data_dir, package_files
 
 ANSWER_FORMAT = 1

@@ -40,9 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.board.evaluation import TaskData, fit_predict, hashed_order
+from kgpubench.board.evaluation import fit_predict
 from kgpubench.errors import OptionError
 from kgpubench.tasks._core import problem_keys
+from kgpubench.tasks.data import TaskData, hashed_order
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.splits import EXCLUDED, get_scheme
 

@@ -31,11 +31,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.board.evaluation import TaskData, fit_predict, hashed_order
+from kgpubench.board.evaluation import fit_predict
 from kgpubench.board.result import Result
 from kgpubench.errors import OptionError
 from kgpubench.importers.limits import loads_json
 from kgpubench.tasks import Task
+from kgpubench.tasks.data import TaskData, hashed_order
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.metrics import METRICS, mdape
 from kgpubench.tasks.scoring import score_fold

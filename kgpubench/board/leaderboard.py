@@ -25,17 +25,12 @@ from pathlib import Path
 from kgpubench.board.evaluation import (
     NoDataError,
     SubmissionError,
-    TaskData,
-    current_rows_sha256,
     evaluate,
     failure_record,
     file_sha256,
-    files_sha256,
     predictions_path,
     rescore_problem,
     store_predictions,
-    task_sha256,
-    usable_task_data,
 )
 from kgpubench.board.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.board.ownership import ours as _ours
@@ -61,6 +56,7 @@ from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks import Task, as_task, list_tasks
+from kgpubench.tasks.data import TaskData, Unusable, current_rows_sha256, files_sha256, task_sha256, usable_task_data
 from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.splits import split_path, write_split_files
 
@@ -135,8 +131,8 @@ def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: boo
     (:class:`kgpubench.sandbox.session.ModelSession`); ``trust`` lets it run unisolated where the kernel cannot
     isolate it."""
     data = usable_task_data(job.task, job.scheme, data_dir)
-    if isinstance(data, Skipped):
-        return data
+    if isinstance(data, Unusable):
+        return Skipped.of(data)
     limits = Limits(threads=threads)
     try:
         return evaluate(job.model, job.task, job.scheme, data=data, seed=seed, limits=limits, trust=trust)
@@ -223,7 +219,7 @@ _FILES: dict[tuple, str] = {}
 
 
 def _files_sha256(task: Task, store: Store) -> str:
-    """:func:`~kgpubench.board.evaluation.files_sha256`, kept per (config, store folder, manifest): the manifest is
+    """:func:`~kgpubench.tasks.data.files_sha256`, kept per (config, store folder, manifest): the manifest is
     parsed once per config, not once per result."""
     key = (task.config, str(store.path), store.manifest_sha256())
     if key not in _FILES:
@@ -233,9 +229,9 @@ def _files_sha256(task: Task, store: Store) -> str:
 
 def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha256: object = _ANY_SPLIT) -> bool:
     """Whether a result's dataset block (and, given ``split_sha256``, the result's split hash) describes the rows
-    ``task`` reads in ``store`` now: the same task declaration (:func:`~kgpubench.board.evaluation.task_sha256`) and
-    either the same config files (:func:`~kgpubench.board.evaluation.files_sha256`, no row read) or, when those
-    changed, the same task rows and split (:func:`~kgpubench.board.evaluation.usable_task_data`: the rows are read).
+    ``task`` reads in ``store`` now: the same task declaration (:func:`~kgpubench.tasks.data.task_sha256`) and
+    either the same config files (:func:`~kgpubench.tasks.data.files_sha256`, no row read) or, when those
+    changed, the same task rows and split (:func:`~kgpubench.tasks.data.usable_task_data`: the rows are read).
     Library code and package versions are not compared (``leaderboard verify`` is what catches a code change that
     moves a score). A block without ``task_sha256`` (a result made before it existed) never matches."""
     if not isinstance(dataset, dict) or dataset.get("task_sha256") != task_sha256(task):

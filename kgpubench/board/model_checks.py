@@ -227,27 +227,26 @@ def run_model_checks(model: Path | str, task: Task | str, *, seed: int = 0, tabl
     base = runs[0]
     said = f"{len(base)} finite predictions" + (", and one for a single row" if one_row is not None else "")
     out = [CheckOutcome("predictions", "pass", said)]
-    try:
-        again = run(THREADS[0], [fit, predict])[0]
-        why = _differs(base, again)
-        out.append(CheckOutcome("seed-determinism", "fail" if why else "pass",
-                                f"a second model of seed {seed}: {why}" if why else
-                                f"a second model of seed {seed} predicts the same {len(base)} values"))
-    except SubmissionError as exc:
-        why = str(exc)
-        out.append(CheckOutcome("seed-determinism", "fail", f"a second model of seed {seed}: {exc}"))
-    if why:
+
+    def fit_again(check: str, threads: int, differs: str, failed: str, same: str) -> CheckOutcome:
+        """A second fit and prediction with ``threads``, compared with the first: ``differs`` + how they differ,
+        ``failed`` + the error when the model fails, else ``same``."""
+        try:
+            why = _differs(base, run(threads, [fit, predict])[0])
+        except SubmissionError as exc:
+            return CheckOutcome(check, "fail", f"{failed}{exc}")
+        return CheckOutcome(check, "fail", f"{differs}{why}") if why else CheckOutcome(check, "pass", same)
+
+    seeded = fit_again("seed-determinism", THREADS[0], f"a second model of seed {seed}: ",
+                       f"a second model of seed {seed}: ", f"a second model of seed {seed} predicts the same "
+                                                           f"{len(base)} values")
+    out.append(seeded)
+    if seeded.status == "fail":
         out.append(CheckOutcome("thread-invariance", "skip", "not decided: one thread already gives varying "
                                                              "predictions"))
     else:
-        try:
-            two = run(THREADS[1], [fit, predict])[0]
-            why2 = _differs(base, two)
-            out.append(CheckOutcome("thread-invariance", "fail" if why2 else "pass",
-                                    f"with {THREADS[1]} threads {why2}" if why2 else
-                                    f"{THREADS[1]} threads predict what {THREADS[0]} does"))
-        except SubmissionError as exc:
-            out.append(CheckOutcome("thread-invariance", "fail", f"with {THREADS[1]} threads: {exc}"))
+        out.append(fit_again("thread-invariance", THREADS[1], f"with {THREADS[1]} threads ",
+                             f"with {THREADS[1]} threads: ", f"{THREADS[1]} threads predict what {THREADS[0]} does"))
     refit = [f"fitting again on the same rows: {w}" for w in [_differs(base, runs[-2])] if w]
     refit += [f"fitting on them after a fit on other rows: {w}" for w in [_differs(base, runs[-1])] if w]
     out.append(CheckOutcome("refit", "fail" if refit else "pass", "; ".join(refit) if refit else

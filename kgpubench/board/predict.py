@@ -78,7 +78,7 @@ from kgpubench.board.answer import (
     answer_bytes,
     answer_path,
 )
-from kgpubench.board.evaluation import hashed_order, inputs_sha256, load_model_module, model_factory, pinned, task_data
+from kgpubench.board.evaluation import load_model_module, model_factory, pinned
 from kgpubench.board.fewshot import goals_of, median_over_gpus
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
@@ -117,6 +117,7 @@ from kgpubench.schema import get_table
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
+from kgpubench.tasks.data import hashed_order, inputs_sha256, task_data
 from kgpubench.tasks.splits import EXCLUDED, gpu_scheme  # noqa: F401 - gpu_scheme re-exported
 
 CACHE_FORMAT = 1
@@ -268,7 +269,7 @@ def cache_dir() -> Path:
 
 def cache_key(task: Task, model_path: Path, scheme: str, data_dir: Path | str | None = None, seed: int = 0) -> str:
     """sha256 of what a trained model depends on: the cache format, the task's inputs as a result records them
-    (:func:`kgpubench.board.evaluation.inputs_sha256`: its declaration, the scheme, the store files of its config,
+    (:func:`kgpubench.tasks.data.inputs_sha256`: its declaration, the scheme, the store files of its config,
     the library code and the installed packages' versions, so a pickle of another scikit-learn or LightGBM is never
     read), the model file's sha256, the seed and the library version."""
     inputs = inputs_sha256(task, scheme, Store(data_dir or default_data_dir()))

@@ -25,7 +25,6 @@ from pathlib import Path
 
 from kgpubench.board.evaluation import (
     SubmissionError,
-    TaskData,
     attach_predictions,
     attached_predictions,
     evaluate,
@@ -33,9 +32,7 @@ from kgpubench.board.evaluation import (
     predictions_path,
     rescore_problem,
     result_json,
-    scheme_problem,
     store_predictions,
-    task_data,
 )
 from kgpubench.board.leaderboard import baseline_files, load_results, project_root, result_path, results_dir
 from kgpubench.board.model_checks import CheckOutcome, refusal, run_model_checks
@@ -52,6 +49,7 @@ from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidatio
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.store.shards import atomic_write_bytes, check_writable, refuse_stdout
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import TaskData, scheme_problem, task_data
 from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.splits import EXCLUDED
 

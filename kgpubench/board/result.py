@@ -18,21 +18,21 @@ share it without importing each other.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import json
 import math
-import sys
 from dataclasses import dataclass, field, fields
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from kgpubench.buildinfo import package_versions
 from kgpubench.errors import ImportFormatError, ResultFormatError, SchemaValidationError
 from kgpubench.importers.limits import loads_json
 from kgpubench.resources import bundled_path
 
+if TYPE_CHECKING:
+    from kgpubench.tasks.data import Unusable
+
 RESULT_FORMAT = 2
-PACKAGES = ("numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "lightgbm", "xgboost", "threadpoolctl")
 Status = Literal["ok", "failed"]
 Kind = Literal["model", "reference", "predictions"]
 
@@ -217,6 +217,11 @@ class Skipped:
         return result_json(self.to_dict())
 
     @classmethod
+    def of(cls, unusable: Unusable) -> Skipped:
+        """The record of a scheme that :func:`kgpubench.tasks.data.usable_task_data` found unusable."""
+        return cls(task=unusable.task, scheme=unusable.scheme, reason=unusable.reason, dataset=unusable.dataset)
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any], *, where: str = "status file") -> Skipped:
         """Read a skipped scheme's record (:class:`~kgpubench.errors.SchemaValidationError` naming ``where``
         when it is not one)."""
@@ -277,21 +282,6 @@ def read_record(data: dict[str, Any], *, where: str = "result") -> Record:
                   extra={k: v for k, v in data.items() if k not in names})
 
 
-def package_versions() -> dict[str, str]:
-    """Python's and the installed versions of kgpubench and :data:`PACKAGES` (``absent`` if not installed), read
-    once per process (each look-up parses a package's metadata: 60 ms for the nine under load, once per result)."""
-    return dict(_package_versions())
-
-
-@functools.cache
-def _package_versions() -> tuple[tuple[str, str], ...]:
-    out = {"python": ".".join(map(str, sys.version_info[:3]))}
-    for name in ("kgpubench", *PACKAGES):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "absent"
-    return tuple(out.items())
 
 
 def round_floats(obj: Any, digits: int = 6) -> Any:

@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kgpubench.board.evaluation import files_sha256
 from kgpubench.errors import OptionError
 from kgpubench.resources import cache_home, default_data_dir
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks import as_task
+from kgpubench.tasks.data import files_sha256
 from kgpubench.tasks.roofline import roofline_ms
 from kgpubench.tasks.selection import task_rows
 

@@ -35,19 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.board.evaluation import (
-    SAMPLE_POINTS,
-    NoDataError,
-    SubmissionError,
-    aggregate,
-    evaluate,
-    usable_task_data,
-)
+from kgpubench.board.evaluation import SAMPLE_POINTS, NoDataError, SubmissionError, aggregate, evaluate
 from kgpubench.board.leaderboard import run_job
 from kgpubench.board.result import Result, Skipped
 from kgpubench.errors import ClusterError
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.sandbox.session import predictions_sha256
+from kgpubench.tasks.data import Unusable, usable_task_data
 from kgpubench.tasks.reference import ORACLE
 
 GIB = 1 << 30
@@ -70,9 +64,9 @@ def _call_fold(env: dict[str, str], job: Any, fold: str, data: Any, *rest: Any) 
 
 def fold_names(data: Any) -> list[str] | None:
     """The folds of a job's task data that have training rows (one Ray task each), or ``None`` when the job
-    runs as one task (a scheme skipped for want of data: :func:`kgpubench.board.evaluation.usable_task_data` gave a
+    runs as one task (a scheme skipped for want of data: :func:`kgpubench.tasks.data.usable_task_data` gave a
     reason)."""
-    if isinstance(data, Skipped):
+    if isinstance(data, (Unusable, Skipped)):
         return None
     return [f for f in data.fold_names if np.any(data.folds != f)]
 
@@ -90,8 +84,8 @@ def load_data(task: str, scheme: str, data_dir: Any = None) -> Any:
     and shared by the fold tasks of every model; its split hash and sample order are computed here, once,
     rather than in every fold task."""
     data = usable_task_data(task, scheme, data_dir)
-    if isinstance(data, Skipped):
-        return data
+    if isinstance(data, Unusable):
+        return Skipped.of(data)
     _ = data.split_sha256, data.sample_rank  # both cached in the instance before pickling: every fold task has them
     return data
 

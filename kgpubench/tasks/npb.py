@@ -211,7 +211,7 @@ class NpbProblem:
 def npb_problems(task: Task, rows: pa.Table, y: np.ndarray) -> list[NpbProblem]:
     """The test problems of ``rows`` (aligned with the target ``y``, time per call in ms), in key order.
 
-    ``rows`` should carry :data:`DEFAULT_TPB` and :data:`DEFAULT_REMAINDER` (``kgpubench.board.evaluation.task_data``
+    ``rows`` should carry :data:`DEFAULT_TPB` and :data:`DEFAULT_REMAINDER` (``kgpubench.tasks.data.task_data``
     adds them); a kernel without a default TPB raises :class:`MeasurementError`.
     """
     keys = problem_keys(task, rows)

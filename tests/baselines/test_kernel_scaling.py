@@ -4,9 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgpubench.board.evaluation import TaskData, hashed_order, load_model_module, run_folds, task_data
+from kgpubench.board.evaluation import load_model_module, run_folds
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.features.occupancy import occupancy
+from kgpubench.tasks.data import TaskData, hashed_order, task_data
 
 
 def _module():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import cli
 from test_baselines import TABLES
 
 from kgpubench.board.leaderboard import baseline_files
@@ -14,20 +15,6 @@ from kgpubench.board.submission import declared_tasks
 from kgpubench.errors import ContractError
 from kgpubench.tasks import get_task, problem_keys, select
 from kgpubench.testing import check_model
-
-
-def cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    """Run ``kgpubench ARGS`` through :func:`kgpubench.cli.main` in this process: (exit code, stdout, stderr)."""
-    import sys
-
-    from kgpubench.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["kgpubench", *map(str, args)])
-    monkeypatch.delenv("KGPUBENCH_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as done:
-        main()
-    out, err = capsys.readouterr()
-    return done.value.code, out, err
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,6 +99,11 @@ def test_each_check_fails_a_model_that_breaks_it(check, tmp_path, kernels_table)
     path.write_text(MODEL.format(record=record, predict=BROKEN[check]))
     outcomes = {o.check: o for o in run_model_checks(path, "kernel-time", table=kernels_table, sandbox=False)}
     assert outcomes[check].status == "fail", outcomes[check].line
+    n = len(check_sample("kernel-time", table=kernels_table).y_test)
+    said = {"seed-determinism": "a second model of seed 0: ", "thread-invariance": "with 2 threads "}
+    if check in said:  # every prediction moves: by a random number, by the thread count
+        assert outcomes[check].detail.startswith(f"{said[check]}{n} of {n} predictions differ (largest relative "
+                                                 "difference "), outcomes[check].detail
     others = {c: o.status for c, o in outcomes.items() if c != check}
     if check == "predictions":  # nothing else can be decided
         assert set(others.values()) == {"skip"}

@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 from task_fixtures import make_store, profiles_table
 
-from kgpubench.board.evaluation import load_model_module, run_folds, task_data
+from kgpubench.board.evaluation import load_model_module, run_folds
 from kgpubench.board.leaderboard import baseline_files
+from kgpubench.tasks.data import task_data
 
 # Six GPUs: bandwidth (GB/s), peak fp32 (GFLOP/s), SMs.
 GPUS = {"G1": (150.0, 3000.0, 8), "G2": (200.0, 4000.0, 12), "G3": (250.0, 5000.0, 16),

@@ -1,5 +1,5 @@
-"""Helpers of the hostile-input corpus: decompression bombs built cheaply (nothing is expanded to build them)
-and the CLI run in-process.
+"""Helpers of the hostile-input corpus: decompression bombs built cheaply (nothing is expanded to build them). The
+CLI run in-process is ``cli_helpers.cli`` (tests/cli_helpers.py), shared by the whole suite.
 
 A deflate block that ends in a full flush is byte-aligned and depends on no earlier data, so one compressed
 MiB of zeros repeated N times is a valid raw deflate stream of N MiB: a 3 GiB member costs 3 MB to write.
@@ -60,19 +60,3 @@ def zip_with_bomb(path: Path, members: dict[str, bytes], bomb: str, mib: int, *,
     struct.pack_into("<I", data, central + 24, claimed)
     path.write_bytes(bytes(data))
     return path
-
-
-def cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    """Run ``kgpubench ARGS`` through :func:`kgpubench.cli.main` in this process: (exit code, stdout, stderr)."""
-    import sys
-
-    import pytest
-
-    from kgpubench.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["kgpubench", *map(str, args)])
-    monkeypatch.delenv("KGPUBENCH_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as done:
-        main()
-    out, err = capsys.readouterr()
-    return done.value.code, out, err

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,8 @@ import sys
 import time
 
 import pytest
-from hostile_helpers import MIB, cli, gzip_bomb, zero_blocks, zip_with_bomb
+from cli_helpers import cli
+from hostile_helpers import MIB, gzip_bomb, zero_blocks, zip_with_bomb
 
 from kgpubench.errors import BundleError, ImportFormatError
 from kgpubench.importers.common import load_json

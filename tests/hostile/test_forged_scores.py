@@ -17,9 +17,10 @@ import pytest
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board import site
-from kgpubench.board.evaluation import SubmissionError, predictions_path, rescore_problem, task_data
+from kgpubench.board.evaluation import SubmissionError, predictions_path, rescore_problem
 from kgpubench.board.pull_request import accept, run_submission
 from kgpubench.board.result import Result
+from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
@@ -169,7 +170,7 @@ def test_the_committed_board_gets_no_predictions(made, tmp_path, monkeypatch):
 
 
 def test_render_refuses_a_forged_score_outside_the_committed_board(made, tmp_path, monkeypatch, capsys):
-    from hostile_helpers import cli
+    from cli_helpers import cli
 
     store, out = made
     copy = tmp_path / "board" / "results"

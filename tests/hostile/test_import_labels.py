@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 
 @pytest.fixture(autouse=True)

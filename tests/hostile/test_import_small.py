@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 HEADER = "kernel,precision,kind,device_type,vendor,architecture,device,params,source_file\n"
 PARAMS = '"{""VW"":4,""WGS"":64,""WPT"":1}"'

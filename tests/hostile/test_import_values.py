@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 GPU = "NVIDIA GeForce RTX 2080 Ti"
 

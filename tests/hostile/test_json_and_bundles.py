@@ -7,7 +7,7 @@ import json
 import zipfile
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 from kgpubench.errors import BundleError, ImportFormatError
 from kgpubench.importers.common import load_json

@@ -8,7 +8,8 @@ import bz2
 import time
 
 import pytest
-from hostile_helpers import MIB, cli
+from cli_helpers import cli
+from hostile_helpers import MIB
 
 from kgpubench.errors import ImportFormatError
 from kgpubench.importers.miopen import import_to_shard

@@ -5,7 +5,7 @@ silently; now each is one line naming the file."""
 from __future__ import annotations
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 from kgpubench.board.ownership import is_submission_result, ours
 

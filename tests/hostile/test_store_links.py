@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 from kgpubench.errors import ManifestError
 from kgpubench.schema import get_table

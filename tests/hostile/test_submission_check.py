@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 from kgpubench.board import submission as submission_module
-from kgpubench.board.evaluation import task_data
 from kgpubench.board.pull_request import check_submission, run_submission
 from kgpubench.errors import (
     DataFileNotFoundError,
@@ -33,6 +32,7 @@ from kgpubench.errors import (
     SubmissionError,
     UnknownNameError,
 )
+from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))

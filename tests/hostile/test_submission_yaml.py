@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 from kgpubench.board.pull_request import read_submission
 from kgpubench.errors import SchemaValidationError

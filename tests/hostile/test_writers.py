@@ -11,7 +11,7 @@ import json
 import os
 
 import pytest
-from hostile_helpers import cli
+from cli_helpers import cli
 
 RESULT = {"task": "autotune-config", "scheme": "by-gpu", "model": "m", "status": "ok", "wall_time_s": 2.0,
           "folds": {"a": {}, "b": {}},

@@ -11,13 +11,14 @@ import pytest
 from task_fixtures import autotune_table, kernels_table, make_store
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import evaluate, fit_predict, load_model_module, model_factory, task_data
+from kgpubench.board.evaluation import evaluate, fit_predict, load_model_module, model_factory
 from kgpubench.board.result import Result
 from kgpubench.board.site import render_all
 from kgpubench.errors import DataFileNotFoundError
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
+from kgpubench.tasks.data import task_data
 
 MEDIAN = next(p for p in lb.baseline_files() if p.stem == "median")
 

@@ -14,7 +14,7 @@ import pytest
 from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import evaluate, run_folds, task_data
+from kgpubench.board.evaluation import evaluate, run_folds
 from kgpubench.board.submission import check_factory, declared_tasks
 from kgpubench.errors import ImportFormatError
 from kgpubench.importers import api as importers
@@ -39,6 +39,7 @@ from kgpubench.store.shards import read_shard
 from kgpubench.store.store import Store
 from kgpubench.store.validation import validate_table
 from kgpubench.tasks import Task, TaskRegistry, metrics
+from kgpubench.tasks.data import task_data
 from kgpubench.tasks.definitions import GPU_FEATURES
 from kgpubench.tasks.scoring import score_fold
 

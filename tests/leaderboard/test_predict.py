@@ -8,19 +8,18 @@ import hashlib
 import json
 import math
 import pickle
-import sys
 
 import numpy as np
 import pytest
+from cli_helpers import cli
 
 from kgpubench.board import predict as P
-from kgpubench.board.evaluation import task_data
 from kgpubench.board.fewshot import goals_of
 from kgpubench.board.leaderboard import results_dir
-from kgpubench.cli import main
 from kgpubench.errors import NoDataError, OptionError, UnknownNameError
 from kgpubench.hardware import ALIASES, catalogue_entry
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import task_data
 from kgpubench.tasks.intervals import median_interval
 
 TASK = "program-time"
@@ -71,13 +70,6 @@ def first(cache, row):
     return P.predict(TASK, "NVIDIA H200", row[0])
 
 
-def cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["kgpubench", *map(str, args)])
-    monkeypatch.delenv("KGPUBENCH_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as done:
-        main()
-    out, err = capsys.readouterr()
-    return done.value.code, out, err
 
 
 def test_the_model_is_the_boards_best_under_by_gpu():

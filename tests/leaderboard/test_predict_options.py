@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import pytest
+from cli_helpers import cli
 
 import kgpubench
 from kgpubench.board import predict as P
-from kgpubench.cli import main
 from kgpubench.errors import OptionError
 from kgpubench.resources import bundled_path
 from kgpubench.schema import get_table
@@ -35,13 +34,6 @@ def inputs():
     return {c: (v.item() if hasattr(v, "item") else v) for c, v in values.items()}
 
 
-def cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["kgpubench", *map(str, args)])
-    monkeypatch.delenv("KGPUBENCH_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as done:
-        main()
-    out, err = capsys.readouterr()
-    return done.value.code, out, " ".join(err.split())
 
 
 def test_the_shipped_column_is_boolean():

@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import numpy as np
 import pytest
+from cli_helpers import cli
 
 from kgpubench.board import predict as P
 from kgpubench.board import roofline_transfer as T
-from kgpubench.board.evaluation import task_data
-from kgpubench.cli import main
 from kgpubench.errors import NoDataError, OptionError
 from kgpubench.resources import default_data_dir
 from kgpubench.store.store import Store
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import task_data
 from kgpubench.tasks.selection import task_rows
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -65,13 +64,6 @@ def answers(cache, va, tmp_path_factory):
     return {g: P.predict("kernel-time", g, values) for g in (*TARGETS, H100)}, path
 
 
-def cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["kgpubench", *map(str, args)])
-    monkeypatch.delenv("KGPUBENCH_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as done:
-        main()
-    out, err = capsys.readouterr()
-    return done.value.code, out, err
 
 
 def test_a_features_file_keeps_what_the_transfer_reads_beside_the_task_s_columns(tmp_path):

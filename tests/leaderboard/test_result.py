@@ -11,11 +11,12 @@ from task_fixtures import autotune_table, make_store
 
 import kgpubench
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import evaluate, failure_record, task_data
+from kgpubench.board.evaluation import evaluate, failure_record
 from kgpubench.board.result import ABSENT, Result, Skipped, read_record, result_json
 from kgpubench.board.submission import score_predictions
 from kgpubench.errors import SchemaValidationError
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import task_data
 
 COMMITTED = sorted(lb.results_dir().glob("*/*/*.json")) if lb.results_dir().exists() else []
 SKIPPED = [p for p in COMMITTED if p.name == lb.STATUS_FILE and json.loads(p.read_text())["status"] == "skipped"]

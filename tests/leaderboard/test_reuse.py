@@ -13,12 +13,12 @@ from dataclasses import replace
 import pytest
 from task_fixtures import GPUS, autotune_table, make_store, programs_table
 
-from kgpubench.board import evaluation
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import files_sha256, inputs_sha256, task_sha256
 from kgpubench.schema import get_table
 from kgpubench.store.store import Store
+from kgpubench.tasks import data as D
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import files_sha256, inputs_sha256, task_sha256
 from kgpubench.tasks.splits import split_path
 from kgpubench.testing import valid_row
 
@@ -91,7 +91,7 @@ def test_a_code_change_does_not_make_a_result_stale(board, monkeypatch):
     store, out, _ = board
     task = get_task(TASK)
     before = inputs_sha256(task, "by-gpu", store)
-    monkeypatch.setattr(evaluation, "code_sha256", lambda: "another commit")
+    monkeypatch.setattr(D, "code_sha256", lambda: "another commit")
     assert inputs_sha256(task, "by-gpu", store) != before
     assert lb.reusable(out, lb.Job(MEDIAN[0], TASK, "by-gpu"), seed=0, threads=1, store=store)
 
@@ -122,7 +122,7 @@ def test_other_files_with_the_same_task_rows_keep_the_results(board, tmp_path):
                        time_ms_mean=None, time_ms_std=None, repeats=None, time_cv=None)
     other = make_store(tmp_path / "other", autotune_table(), get_table("autotune").from_rows([failed]))
     assert files_sha256(task, other) != files_sha256(task, store)
-    assert evaluation.current_rows_sha256(task, other.path) == evaluation.current_rows_sha256(task, store.path)
+    assert D.current_rows_sha256(task, other.path) == D.current_rows_sha256(task, store.path)
     assert lb.reusable(out, lb.Job(MEDIAN[0], TASK, "by-gpu"), seed=0, threads=1, store=other)
 
 
@@ -130,7 +130,7 @@ def test_other_task_rows_make_every_result_of_the_task_stale(board, tmp_path):
     store, out, _ = board
     task = get_task(TASK)
     other = make_store(tmp_path / "other", autotune_table().slice(0, 48))
-    assert evaluation.current_rows_sha256(task, other.path) != evaluation.current_rows_sha256(task, store.path)
+    assert D.current_rows_sha256(task, other.path) != D.current_rows_sha256(task, store.path)
     assert not lb.reusable(out, lb.Job(MEDIAN[0], TASK, "by-gpu"), seed=0, threads=1, store=other)
     assert lb.reusable(out, lb.Job(MEDIAN[0], TASK, "by-gpu"), seed=0, threads=1, store=Store(store.path))
     written = lb.run(data_dir=other.path, out_dir=out, models=MEDIAN, tasks=[TASK], reuse=True, render=False)

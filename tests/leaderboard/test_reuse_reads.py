@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from kgpubench.board import evaluation
 from kgpubench.board import leaderboard as L
-from kgpubench.board.result import package_versions
+from kgpubench.buildinfo import package_versions
 from kgpubench.resources import default_data_dir
 from kgpubench.store.store import Store
+from kgpubench.tasks import data as D
 
 
 @pytest.fixture()
 def reads(monkeypatch):
     """The configs :meth:`Store.read` reads, in order, with the process's kept tables emptied first."""
-    monkeypatch.setattr(evaluation, "_TABLES", {})
-    monkeypatch.setattr(evaluation, "_USABLE", {})
+    monkeypatch.setattr(D, "_TABLES", {})
+    monkeypatch.setattr(D, "_USABLE", {})
     seen: list[str] = []
     real = Store.read
 
@@ -31,14 +31,14 @@ def reads(monkeypatch):
 
 def test_a_config_is_read_once_while_the_manifest_is_the_same(reads):
     store = Store(default_data_dir())
-    first = evaluation.config_table(store, "kernels")
-    assert evaluation.config_table(store, "kernels") is first and reads == ["kernels"]
-    evaluation.task_data("kernel-time", "random10")
-    evaluation.task_data("kernel-time-memory", "holdout80")
+    first = D.config_table(store, "kernels")
+    assert D.config_table(store, "kernels") is first and reads == ["kernels"]
+    D.task_data("kernel-time", "random10")
+    D.task_data("kernel-time-memory", "holdout80")
     assert reads == ["kernels"]  # two tasks of one config: its files read once
-    evaluation.config_table(store, "stencil")
-    evaluation.config_table(store, "npb")  # a third config: the first one read is let go
-    evaluation.config_table(store, "kernels")
+    D.config_table(store, "stencil")
+    D.config_table(store, "npb")  # a third config: the first one read is let go
+    D.config_table(store, "kernels")
     assert reads == ["kernels", "stencil", "npb", "kernels"]
 
 
@@ -53,8 +53,8 @@ def test_reusing_a_changed_config_s_results_reads_each_task_and_scheme_once(read
     files_sha256), so each is compared by its rows: once per (task, scheme), twelve of them, whatever the number of
     results and their order (the process keeps the last four)."""
     built: list[tuple[str, str]] = []
-    real = evaluation.task_data
-    monkeypatch.setattr(evaluation, "task_data", lambda task, scheme, *a, **k: (built.append((task.name, scheme))
+    real = D.task_data
+    monkeypatch.setattr(D, "task_data", lambda task, scheme, *a, **k: (built.append((task.name, scheme))
                                                                                  or real(task, scheme, *a, **k)))
     jobs = list(L.plan(None, None, ["kernel-time", "kernel-time-compute", "kernel-time-memory"]))
     store = Store(default_data_dir())

@@ -11,16 +11,17 @@ import pytest
 from task_fixtures import npb_table
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import current_rows_sha256, task_data
 from kgpubench.board.render import STALE_LEGEND, STALE_MARK, render_markdown
 from kgpubench.board.result import BoardEntry, Result, Skipped
 from kgpubench.board.site import render_all
 from kgpubench.board.site.pages import task_page_name
 from kgpubench.board.submission import score_predictions
 from kgpubench.resources import default_data_dir
+from kgpubench.store import store as store_module
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import current_rows_sha256, task_data
 
 pytestmark = pytest.mark.slow  # runs two baselines on the shipped npb-tpb data and merges into a copy of the store
 
@@ -49,10 +50,15 @@ def fresh(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def merged(tmp_path_factory):
-    """A copy of the shipped store with rows of two more NPB problems merged into it."""
+    """A copy of the shipped store with rows of two more NPB problems merged into it. Staleness reads the manifest
+    and the rows, never the store's generated README and croissant.json: the merge writes the old README back and
+    an empty croissant.json instead of regenerating both from every config (16 s of card figures)."""
     root = tmp_path_factory.mktemp("merged")
     shutil.copytree(default_data_dir(), root / "data")
-    Store(root / "data").merge([write_shard(npb_table(), root / "npb.parquet")], today="2026-01-01")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(store_module, "store_readme", lambda store, body: body)
+        mp.setattr(store_module, "render", lambda store: "{}")
+        Store(root / "data").merge([write_shard(npb_table(), root / "npb.parquet")], today="2026-01-01")
     return root / "data"
 
 

@@ -10,10 +10,11 @@ import sys
 import textwrap
 import time
 
-from kgpubench.board.evaluation import evaluate, task_data
+from kgpubench.board.evaluation import evaluate
 from kgpubench.board.ranking import interval, number
 from kgpubench.board.summary import result_summary
 from kgpubench.sandbox.process import tree_cpu_seconds
+from kgpubench.tasks.data import task_data
 
 BURN_S = 0.6  # CPU seconds the model spends in each fit
 

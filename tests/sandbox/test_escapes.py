@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 from sandbox_helpers import needs_isolation, processes_with, render, settled
 
-from kgpubench.board.evaluation import load_model_module, model_factory, run_folds, task_data
+from kgpubench.board.evaluation import load_model_module, model_factory, run_folds
 from kgpubench.errors import SandboxError
 from kgpubench.resources import default_data_dir
 from kgpubench.sandbox.limits import Limits
 from kgpubench.sandbox.session import ModelSession
+from kgpubench.tasks.data import task_data
 
 SECRET = 42.5
 

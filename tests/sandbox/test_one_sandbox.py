@@ -13,7 +13,7 @@ import pytest
 from sandbox_helpers import needs_isolation
 
 from kgpubench.board import evaluation, submission
-from kgpubench.board.evaluation import evaluate, fit_predict, load_model_module, task_data
+from kgpubench.board.evaluation import evaluate, fit_predict, load_model_module
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.board.submission import check_factory, declared_tasks, score_predictions
 from kgpubench.errors import DataFileNotFoundError, LimitsError, SandboxError, SubmissionError
@@ -23,6 +23,7 @@ from kgpubench.sandbox.limits import THREAD_ENV, Limits
 from kgpubench.sandbox.model_file import MAX_MODEL_BYTES, module_from_source, parse_model_file, read_model_file
 from kgpubench.sandbox.session import ModelSession, PredictionsDigest, predictions_sha256
 from kgpubench.tasks import get_task
+from kgpubench.tasks.data import task_data
 
 MEDIAN = next(p for p in baseline_files() if p.stem == "median")
 

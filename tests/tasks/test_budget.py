@@ -23,13 +23,13 @@ from kgpubench.board.budget import (
     plan_folds,
     plan_record,
 )
-from kgpubench.board.evaluation import task_data
 from kgpubench.board.fewshot import Goal, goals_of, judge
 from kgpubench.board.render import render_markdown
 from kgpubench.errors import OptionError
 from kgpubench.resources import source_checkout
 from kgpubench.tasks import get_task
 from kgpubench.tasks._core import problem_keys
+from kgpubench.tasks.data import task_data
 from kgpubench.tasks.extras import budget, goals, load_extras
 from kgpubench.tasks.intervals import median_interval
 

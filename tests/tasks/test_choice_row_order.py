@@ -8,8 +8,9 @@ line's rows by row id; these tests check the shipped rows, and that the check it
 import numpy as np
 import pytest
 
-from kgpubench.board.evaluation import task_data
-from kgpubench.tasks import get_task, list_tasks
+from kgpubench.resources import default_data_dir
+from kgpubench.store.store import Store
+from kgpubench.tasks import get_task, list_tasks, task_rows
 
 
 def best_position_rates(keys: list[tuple], y: np.ndarray) -> tuple[float, float, float, int]:
@@ -56,10 +57,12 @@ def test_choice_tasks_are_declared():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CHOICE_TASKS)
 def test_shipped_rows_of_a_choice_task_do_not_list_the_fastest_first_or_last(name):
+    """The task's rows in the order every model gets them (``task_data`` adds columns and folds to these, never
+    reorders them; its features and hashes are not needed here)."""
     task = get_task(name)
-    data = task_data(task, "by-gpu")
-    keys = list(zip(*(data.rows[c].to_pylist() for c in task.problem_columns)))
-    first, last, expected, n = best_position_rates(keys, data.y)
+    rows = task_rows(task, Store(default_data_dir()).read(task.config))
+    keys = list(zip(*(rows[c].to_pylist() for c in task.problem_columns)))
+    first, last, expected, n = best_position_rates(keys, rows[task.target].to_numpy(zero_copy_only=False))
     assert n > 10_000  # enough problems that a leak of a few points shows (binomial sd about 0.0015)
     assert abs(first - expected) < 0.02, (name, first, expected)
     assert abs(last - expected) < 0.02, (name, last, expected)

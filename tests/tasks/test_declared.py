@@ -93,8 +93,9 @@ def test_every_task_declares_a_known_scorer_and_its_seed_metrics():
         assert task.seed_metrics and set(task.seed_metrics) <= set(task.metrics) or task.seed == "-"
 
 
-@pytest.mark.parametrize("path", ["kgpubench/tasks/scoring.py", "kgpubench/board/evaluation.py",
-                                  "kgpubench/board/submission.py", "kgpubench/sandbox/session.py",
+@pytest.mark.parametrize("path", ["kgpubench/tasks/scoring.py", "kgpubench/tasks/data.py",
+                                  "kgpubench/board/evaluation.py", "kgpubench/board/submission.py",
+                                  "kgpubench/sandbox/session.py",
                                   "kgpubench/tasks/npb.py", "kgpubench/tasks/selection.py"])
 def test_no_behaviour_branches_on_a_task_name(path):
     names = {t.name for t in list_tasks()}

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from task_fixtures import programs_table
 
-from kgpubench.board.evaluation import task_data
 from kgpubench.board.fewshot import Goal, fewshot_curve, judge, plan_folds, plan_record
 from kgpubench.errors import OptionError
+from kgpubench.tasks.data import task_data
 from kgpubench.tasks.extras import fewshot, goals
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.metrics import mdape
