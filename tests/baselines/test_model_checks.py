@@ -27,6 +27,8 @@ KNOWN_EXCEPTIONS = {
     "random_forest": {"thread-invariance": "scikit-learn's forest adds its trees' predictions in the order its threads "
                                            "finish (differences in the last digit)"},
 }
+# Exceptions that show only when the threads happen to finish out of order: a run may pass them (seen under load).
+INTERMITTENT = {("random_forest", "thread-invariance")}
 
 
 SLOW = {"wavelet_nn", "solver_ranker", "xgb_ranker"}  # seconds of CPU each; the others together about 10 s
@@ -59,7 +61,11 @@ def test_the_shipped_data_pass_and_the_known_exceptions_are_real(name, task_name
     path = ROOT / "baselines" / f"{name}.py"
     outcomes = {o.check: o for o in run_model_checks(path, task_name, sandbox=False)}
     expected = {c: "fail" if c in KNOWN_EXCEPTIONS.get(name, {}) else "pass" for c in CHECKS}
-    assert {c: o.status for c, o in outcomes.items()} == expected, [o.line for o in outcomes.values()]
+    got = {c: o.status for c, o in outcomes.items()}
+    for check in CHECKS:  # an intermittent exception may pass; it may not err
+        if (name, check) in INTERMITTENT and got[check] in ("pass", "fail"):
+            got[check] = expected[check]
+    assert got == expected, [o.line for o in outcomes.values()]
     n = len(check_sample(task_name).y_test)
     assert n >= 16 and outcomes["predictions"].detail == f"{n} finite predictions" + (
         "" if get_task(task_name).measures else ", and one for a single row")
