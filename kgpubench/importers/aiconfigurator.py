@@ -63,7 +63,7 @@ from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import get_table
-from kgpubench.schema._core import REPEAT_BLOCK, repeated
+from kgpubench.schema._core import spread
 
 CONFIG = "llm_operators"
 TIME_STATISTIC = "mean-per-call-cuda-graph"
@@ -444,10 +444,9 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
         "source_doi": prov.doi, "source_license": prov.license,
     }
     arrays = dict(gpu_rows)
-    file_index = pa.array(cols["_file"])
     for c in decl.columns:
         if c.name in per_file[0]:  # one value per file
-            arrays[c.name] = pc.take(pa.array([v[c.name] for v in per_file], c.arrow_type), file_index)
+            arrays[c.name] = spread(pa.array([v[c.name] for v in per_file], c.arrow_type), cols["_file"])
         elif c.name in cols and c.name not in arrays:
             values = cols[c.name]
             arrays[c.name] = _text_array(values) if c.type == "string" and values.dtype == object \
@@ -456,23 +455,17 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
 
 
 def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array | pa.ChunkedArray]:
-    """Row ``codes[i]`` of ``small`` for every i, column by column (``Table.take``'s values). A list column
-    (``gpu_specs_source``: a dozen structs per row) is, when the codes come in long runs (rows of one GPU
-    together, as files are), each run's value :func:`~kgpubench.schema._core.repeated` (chunks sharing one block's
-    buffers); else rebuilt from its lists' offsets and one take of their elements, which arrow's take of lists
-    does slowly."""
+    """Row ``codes[i]`` of ``small`` for every i, column by column (``Table.take``'s values), by
+    :func:`~kgpubench.schema._core.spread` when the codes come in long runs (rows of one GPU together, as files
+    are). Otherwise a list column (``gpu_specs_source``: a dozen structs per row) is rebuilt from its lists'
+    offsets and one take of their elements, which arrow's take of lists does slowly."""
     index = pa.array(codes)
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1, [len(codes)]]) if len(codes) else None
     out = {}
     for name in small.column_names:
         col = small[name].combine_chunks()
-        if not pa.types.is_list(col.type):
-            out[name] = col.take(index)
-            continue
-        if bounds is not None and len(bounds) - 1 <= max(1, len(codes) // REPEAT_BLOCK):
-            chunks = [chunk for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
-                      for chunk in repeated(col.slice(int(codes[a]), 1), b - a).chunks]
-            out[name] = pa.chunked_array(chunks, type=col.type)
+        spread_out = spread(col, codes)
+        if isinstance(spread_out, pa.ChunkedArray) or not pa.types.is_list(col.type):
+            out[name] = spread_out
             continue
         offsets = col.offsets.to_numpy().astype(np.int64)
         starts, lengths = offsets[:-1][codes], np.diff(offsets)[codes]

@@ -236,7 +236,7 @@ class Table:
                     array = _column_array(self.name, c, list(values))
             elif c.name in constants and constants[c.name] is not None:
                 one = _column_array(self.name, c, [constants[c.name]])
-                if pa.types.is_nested(c.arrow_type):
+                if not _fixed_width(c.arrow_type):
                     array = repeated(one, num_rows)
                 else:
                     if zeros is None:
@@ -265,18 +265,45 @@ class Table:
 
 # Rows of one block of a repeated value; every block of the column shares its buffers.
 REPEAT_BLOCK = 1 << 16
+# The shortest mean run of equal codes that :func:`spread` repeats run by run (shorter: arrow's take).
+RUN_ROWS = 256
 
 
-def repeated(one: pa.Array | pa.ChunkedArray, num_rows: int) -> pa.ChunkedArray:
+def _fixed_width(t: pa.DataType) -> bool:
+    return pa.types.is_primitive(t) and not pa.types.is_boolean(t)
+
+
+def repeated(one: pa.Array | pa.ChunkedArray, num_rows: int, block: pa.Array | None = None) -> pa.ChunkedArray:
     """``num_rows`` copies of the one value of ``one``: chunks of :data:`REPEAT_BLOCK` rows that share one block's
-    buffers (the values of ``one.take`` of zeros, without writing them ``num_rows`` times: a list of a dozen
-    structs per row is gigabytes over millions of rows)."""
-    block = one.take(pa.array(np.zeros(min(num_rows, REPEAT_BLOCK), dtype=np.int32)))
-    if isinstance(block, pa.ChunkedArray):
-        block = block.combine_chunks()
-    whole, rest = divmod(num_rows, REPEAT_BLOCK) if num_rows > REPEAT_BLOCK else (0, num_rows)
+    buffers (the values of ``one.take`` of zeros, without writing them ``num_rows`` times: a text or a list of a
+    dozen structs per row is hundreds of megabytes to gigabytes over millions of rows). ``block``: a whole block
+    of the same value, made by an earlier call."""
+    if block is None:
+        block = one.take(pa.array(np.zeros(min(num_rows, REPEAT_BLOCK), dtype=np.int32)))
+        if isinstance(block, pa.ChunkedArray):
+            block = block.combine_chunks()
+    whole, rest = divmod(num_rows, REPEAT_BLOCK)
     chunks = [block] * whole + ([block.slice(0, rest)] if rest or not whole else [])
     return pa.chunked_array(chunks, type=one.type)
+
+
+def spread(values: pa.Array, codes: np.ndarray) -> pa.Array | pa.ChunkedArray:
+    """``values.take(codes)``: when the codes come in long runs (on average :data:`RUN_ROWS` rows or more: the rows
+    of one file or one GPU together) and the values are not of a fixed width, each run's value :func:`repeated`
+    (blocks shared by the runs of one value); else arrow's take."""
+    n = len(codes)
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1, [n]]) if n else np.zeros(1, dtype=np.int64)
+    if _fixed_width(values.type) or not n or len(bounds) - 1 > max(1, n // RUN_ROWS):
+        return values.take(pa.array(codes))
+    blocks: dict[int, pa.Array] = {}
+    chunks: list[pa.Array] = []
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        code = int(codes[a])
+        run = repeated(values.slice(code, 1), b - a, blocks.get(code))
+        if b - a >= REPEAT_BLOCK:
+            blocks.setdefault(code, run.chunks[0])
+        chunks += run.chunks
+    return pa.chunked_array(chunks, type=values.type)
 
 
 def _column_array(table: str, col: Column, values: list) -> pa.Array:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -18,6 +19,7 @@ from typing import Any
 
 # More workers than this rarely pays: each holds its pieces' arrow tables, and the parent concatenates alone.
 MAX_JOBS = 8
+_worker_cpu = [0.0]  # CPU seconds the pieces took in worker processes, this process's calls together
 
 
 def default_jobs() -> int:
@@ -37,12 +39,19 @@ def check_jobs(jobs: Any) -> int:
     return jobs
 
 
-def _capturing(fn: Callable[[Any], Any], item: Any) -> tuple[Any, list[tuple[str, type[Warning]]]]:
-    """``fn(item)`` and the warnings it raised (text and category), in order."""
+def worker_cpu_seconds() -> float:
+    """CPU seconds that pieces of :func:`parallel_map` took in worker processes so far (their own CPU clock; a
+    worker's start and the transfer of its results not counted), for a benchmark's count of the work done."""
+    return _worker_cpu[0]
+
+
+def _capturing(fn: Callable[[Any], Any], item: Any) -> tuple[Any, list[tuple[str, type[Warning]]], float]:
+    """``fn(item)``, the warnings it raised (text and category, in order) and the CPU seconds it took."""
+    start = time.process_time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = fn(item)
-    return out, [(str(w.message), w.category) for w in caught]
+    return out, [(str(w.message), w.category) for w in caught], time.process_time() - start
 
 
 def parallel_map(fn: Callable[[Any], Any], items: Sequence[Any], *, jobs: int = 1,
@@ -55,13 +64,17 @@ def parallel_map(fn: Callable[[Any], Any], items: Sequence[Any], *, jobs: int = 
     if jobs == 1 or len(items) < 2:
         return [fn(item) for item in items]
     order = range(len(items)) if costs is None else sorted(range(len(items)), key=lambda i: -costs[i])
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)),
-                             mp_context=multiprocessing.get_context("forkserver")) as pool:
+    context = multiprocessing.get_context("forkserver")
+    # The server (started once per process) imports these, so each worker forked from it starts with them;
+    # a later call's modules are imported by its workers.
+    context.set_forkserver_preload(["__main__", fn.__module__])
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
         futures = {i: pool.submit(_capturing, fn, items[i]) for i in order}
         results = []
         try:
             for i in range(len(items)):
-                out, caught = futures[i].result()
+                out, caught, cpu = futures[i].result()
+                _worker_cpu[0] += cpu
                 for message, category in caught:
                     warnings.warn(message, category, stacklevel=2)
                 results.append(out)

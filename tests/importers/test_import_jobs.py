@@ -12,12 +12,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
+from kgpubench.cli import app
 from kgpubench.errors import ImportFormatError
 from kgpubench.hardware import UnknownGpuWarning
 from kgpubench.importers import aiconfigurator, miopen
 from kgpubench.schema import _core, _rowids, get_table, row_id_of
 from kgpubench.schema._parallel import check_jobs, default_jobs, parallel_map
+from kgpubench.store.shards import read_shard
 
 pytestmark = pytest.mark.usefixtures("_staged_licence")
 
@@ -58,6 +61,7 @@ def _imported(fn, *args, **kwargs):
     return table, [(w.category, str(w.message)) for w in caught]
 
 
+@pytest.mark.slow  # worker processes start (a second or two each)
 @pytest.mark.skipif(not all((FDB / f).is_file() for f in FDB_FILES), reason="../shared/external/miopen not staged")
 def test_miopen_in_two_workers_is_the_one_process_table(tmp_path):
     root = _stage_fdb(tmp_path / "fdb")
@@ -78,6 +82,7 @@ def test_miopen_in_two_workers_is_the_one_process_table(tmp_path):
     assert last and specs.slice(len(specs) - 10).equals(pa.array([last] * 10, specs.type))
 
 
+@pytest.mark.slow  # worker processes start (a second or two each)
 @pytest.mark.skipif(not all((FDB / f).is_file() for f in FDB_FILES), reason="../shared/external/miopen not staged")
 def test_a_bad_file_read_by_a_worker_is_the_same_one_line_error(tmp_path):
     root = _stage_fdb(tmp_path / "fdb", lines=50)
@@ -94,6 +99,7 @@ def test_a_bad_file_read_by_a_worker_is_the_same_one_line_error(tmp_path):
     assert f"{bad}: line 7, field line" in errors[1] and "\n" not in errors[1]
 
 
+@pytest.mark.slow  # worker processes start (a second or two each)
 @pytest.mark.skipif(not all((AIC / t).is_file() for t in AIC_TABLES), reason="../shared/external/aiconfigurator "
                     "not staged")
 def test_aiconfigurator_ids_hashed_in_workers_are_the_one_process_table(tmp_path, monkeypatch):
@@ -110,6 +116,7 @@ def test_aiconfigurator_ids_hashed_in_workers_are_the_one_process_table(tmp_path
     assert one.num_rows == 3 * ROWS
 
 
+@pytest.mark.slow  # worker processes start (a second or two each)
 def test_row_ids_over_workers_equal_the_definition(monkeypatch):
     decl = get_table("convolutions")
     n = 2500
@@ -136,16 +143,18 @@ def test_a_repeated_value_is_arrows_take_of_it(monkeypatch, n):
 
 def test_spread_by_runs_equals_take(monkeypatch):
     typ = pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())]))
-    small = pa.table({"gpu_name": ["A", "B", "C"],
+    small = pa.table({"gpu_name": ["A", "B", "C"], "gpu_memory_gb": [8.0, None, 80.0],
                       "gpu_specs_source": pa.array([[{"name": "x", "value": "1"}], [],
                                                     [{"name": "y", "value": "2"}, {"name": "z", "value": "3"}]], typ)})
     codes = np.repeat([2, 0, 2, 1], [7, 3, 12, 5])
-    monkeypatch.setattr(aiconfigurator, "REPEAT_BLOCK", 4)  # 4 runs in 27 rows: the runs path
+    monkeypatch.setattr(_core, "REPEAT_BLOCK", 4)  # 4 runs in 27 rows: run by run, blocks of 4 rows
+    monkeypatch.setattr(_core, "RUN_ROWS", 6)
     by_runs = aiconfigurator._spread(small, codes)
-    assert by_runs["gpu_specs_source"].num_chunks > 1
-    monkeypatch.setattr(aiconfigurator, "REPEAT_BLOCK", 100)  # too many runs for the rows: the take path
+    assert by_runs["gpu_specs_source"].num_chunks == 2 + 1 + 3 + 2 and by_runs["gpu_name"].num_chunks == 8
+    assert isinstance(by_runs["gpu_memory_gb"], pa.Array)  # fixed width: arrow's take
+    monkeypatch.setattr(_core, "RUN_ROWS", 7)  # too many runs for the rows: arrow's take, lists rebuilt
     by_take = aiconfigurator._spread(small, codes)
-    assert isinstance(by_take["gpu_specs_source"], pa.Array)
+    assert all(isinstance(a, pa.Array) for a in by_take.values())
     index = pa.array(codes)
     for name in small.column_names:
         want = small[name].combine_chunks().take(index)
@@ -161,3 +170,19 @@ def test_parallel_map_keeps_the_input_order_and_checks_jobs():
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="at least 1"):
             check_jobs(bad)
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+@pytest.mark.skipif(not all((FDB / f).is_file() for f in FDB_FILES), reason="../shared/external/miopen not staged")
+def test_the_cli_jobs_option_writes_the_same_shard_and_refuses_zero(tmp_path):
+    root = _stage_fdb(tmp_path / "fdb", lines=60)
+    shards = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"conv-{jobs}.parquet"
+        result = CliRunner().invoke(app, ["import", "miopen", str(root), "--out", str(out), "--jobs", jobs])
+        assert result.exit_code == 0, result.output
+        assert "warning: " in result.output and "gfx1030 with 36 CUs" in result.output
+        shards.append(read_shard(out)[1])
+    _same(*shards)
+    bad = CliRunner().invoke(app, ["import", "miopen", str(root), "--out", str(tmp_path / "x.parquet"), "--jobs", "0"])
+    assert bad.exit_code == 2 and "--jobs" in bad.output and not (tmp_path / "x.parquet").exists()
