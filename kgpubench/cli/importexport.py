@@ -190,15 +190,20 @@ _AIC_PACKAGED = typer.Option(False, "--packaged", help="Only the declared select
                              "problem in 16, by hash, with all its GPUs and frameworks; see the card).")
 
 
+_JOBS = typer.Option(None, "--jobs", min=1, help="Worker processes (default: the CPUs this process may use, at "
+                     "most 8; 1 runs everything in this process). The rows are the same for any count.")
+
+
 def aiconfigurator(directory: Path = _AIC_DIR, out: Path = _AIC_OUT, packaged: bool = _AIC_PACKAGED,
-                   force: bool = _FORCE) -> None:
+                   force: bool = _FORCE, jobs: int | None = _JOBS) -> None:
     """Import NVIDIA AIConfigurator's GEMM and attention latencies into an `llm_operators` shard."""
     import pyarrow.compute as pc
 
     from kgpubench.importers.aiconfigurator import import_to_shard
+    from kgpubench.schema._parallel import default_jobs
 
     with gpu_warnings_as_lines():
-        path, table = import_to_shard(directory, out, force=force, packaged=packaged)
+        path, table = import_to_shard(directory, out, force=force, packaged=packaged, jobs=jobs or default_jobs())
     gpus = pc.count_distinct(table["gpu_name"]).as_py()
     typer.echo(f"wrote {table.num_rows} llm_operators rows on {gpus} GPU(s) from {directory} to {path}; merge with: "
                f"kgpubench merge {path}")
@@ -213,14 +218,15 @@ _MIOPEN_PACKAGED = typer.Option(False, "--packaged", help="Only the declared sel
 
 
 def miopen(directory: Path = _MIOPEN_DIR, out: Path = _MIOPEN_OUT, packaged: bool = _MIOPEN_PACKAGED,
-           force: bool = _FORCE) -> None:
+           force: bool = _FORCE, jobs: int | None = _JOBS) -> None:
     """Import MIOpen's find-db (solver times per convolution problem) into a `convolutions` shard."""
     import pyarrow.compute as pc
 
     from kgpubench.importers.miopen import import_to_shard
+    from kgpubench.schema._parallel import default_jobs
 
     with gpu_warnings_as_lines():
-        path, table = import_to_shard(directory, out, force=force, packaged=packaged)
+        path, table = import_to_shard(directory, out, force=force, packaged=packaged, jobs=jobs or default_jobs())
     gpus = pc.count_distinct(table["gpu_name"]).as_py()
     problems = pc.count_distinct(table["problem_id"]).as_py()
     typer.echo(f"wrote {table.num_rows} convolutions rows ({problems} distinct problems) on {gpus} GPU(s) from "

@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import get_table
+from kgpubench.schema._core import spread
 
 CONFIG = "llm_operators"
 TIME_STATISTIC = "mean-per-call-cuda-graph"
@@ -389,9 +391,11 @@ def nominal_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
     return {"compute_dtype": compute[0], "flops": float(flops[0]), "bytes_min": float(nbytes[0])}
 
 
-def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *, share: int | None = None) -> pa.Table:
+def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *, share: int | None = None,
+                          jobs: int = 1) -> pa.Table:
     """Every GEMM and attention row under ``root`` as an `llm_operators` arrow table (``row_id`` computed); with
-    ``share``, only the rows of :func:`packaged_selection`'s problems.
+    ``share``, only the rows of :func:`packaged_selection`'s problems. ``jobs`` above 1 hashes the row ids in that
+    many worker processes (:func:`kgpubench.schema._parallel.parallel_map`): the same table.
 
     Raises
     ------
@@ -440,26 +444,28 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
         "source_doi": prov.doi, "source_license": prov.license,
     }
     arrays = dict(gpu_rows)
-    file_index = pa.array(cols["_file"])
     for c in decl.columns:
         if c.name in per_file[0]:  # one value per file
-            arrays[c.name] = pc.take(pa.array([v[c.name] for v in per_file], c.arrow_type), file_index)
+            arrays[c.name] = spread(pa.array([v[c.name] for v in per_file], c.arrow_type), cols["_file"])
         elif c.name in cols and c.name not in arrays:
             values = cols[c.name]
             arrays[c.name] = _text_array(values) if c.type == "string" and values.dtype == object \
                 else arrow_column(c, values)
-    return decl.from_columns(arrays, n, constants=const)
+    return decl.from_columns(arrays, n, constants=const, jobs=jobs)
 
 
-def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array]:
-    """Row ``codes[i]`` of ``small`` for every i, column by column (``Table.take``'s values): a list column is
-    rebuilt from its lists' offsets and one take of their elements, which arrow's take of lists does slowly."""
+def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array | pa.ChunkedArray]:
+    """Row ``codes[i]`` of ``small`` for every i, column by column (``Table.take``'s values), by
+    :func:`~kgpubench.schema._core.spread` when the codes come in long runs (rows of one GPU together, as files
+    are). Otherwise a list column (``gpu_specs_source``: a dozen structs per row) is rebuilt from its lists'
+    offsets and one take of their elements, which arrow's take of lists does slowly."""
     index = pa.array(codes)
     out = {}
     for name in small.column_names:
         col = small[name].combine_chunks()
-        if not pa.types.is_list(col.type):
-            out[name] = col.take(index)
+        spread_out = spread(col, codes)
+        if isinstance(spread_out, pa.ChunkedArray) or not pa.types.is_list(col.type):
+            out[name] = spread_out
             continue
         offsets = col.offsets.to_numpy().astype(np.int64)
         starts, lengths = offsets[:-1][codes], np.diff(offsets)[codes]
@@ -492,17 +498,17 @@ def _bucket(problem: tuple, share: int) -> int:
     return int.from_bytes(hashlib.sha256(f"packaged\x1f{text}".encode()).digest()[:8], "big") % share
 
 
-def packaged_selection(root: Path | str) -> pa.Table:
+def packaged_selection(root: Path | str, *, jobs: int = 1) -> pa.Table:
     """The rows the packaged data hold (a declared selection, documented in the card): every row whose problem —
     the operator, dtype, KV-cache dtype and shape, the same on every GPU and framework — falls in hash bucket 0 of
     :data:`PACKAGED_SHARE`, so a kept problem keeps all its GPUs, frameworks and kernel sources together."""
-    return import_aiconfigurator(root, share=PACKAGED_SHARE)
+    return import_aiconfigurator(root, share=PACKAGED_SHARE, jobs=jobs)
 
 
 def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False,
-                    packaged: bool = False) -> tuple[Path, pa.Table]:
-    """Import ``root`` (see :func:`import_aiconfigurator`) and write one validated `llm_operators` shard at ``out``
-    (``packaged``: only :func:`packaged_selection`). Nothing is written on bad input or a schema violation; an
-    existing ``out`` is refused unless ``force``."""
-    build = packaged_selection if packaged else import_aiconfigurator
+                    packaged: bool = False, jobs: int = 1) -> tuple[Path, pa.Table]:
+    """Import ``root`` (see :func:`import_aiconfigurator`; ``jobs`` worker processes) and write one validated
+    `llm_operators` shard at ``out`` (``packaged``: only :func:`packaged_selection`). Nothing is written on bad
+    input or a schema violation; an existing ``out`` is refused unless ``force``."""
+    build = partial(packaged_selection if packaged else import_aiconfigurator, jobs=jobs)
     return folder_to_shard(build, CONFIG, root, out, force=force, where=f"{root} (rows in file order)")

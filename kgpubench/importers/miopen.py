@@ -72,6 +72,7 @@ import json
 import re
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +86,7 @@ from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.importers.limits import read_capped
 from kgpubench.schema import canonical_value, get_table
+from kgpubench.schema._parallel import parallel_map
 from kgpubench.schema._rowids import hashed_texts, row_ids_of_digests
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
 
@@ -567,8 +569,21 @@ def _lines(f: FindDbFile, raw: bytes) -> pa.Array:
     return arr
 
 
-def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict]) -> pa.Table:
+@dataclass(frozen=True)
+class _FileRows:
+    """One find-db file's rows as columns (row ids computed), before duplicates are resolved: what a worker
+    process sends back (the columns every row shares travel as one value each)."""
+
+    columns: dict[str, pa.Array]
+    num_rows: int
+    constants: dict[str, object]
+    zero: int  # entries with time 0, dropped
+    legacy: tuple[int, int] | None  # lines with the older 3-D key and their entries, dropped
+
+
+def _file_rows(job: tuple[FindDbFile, Provenance]) -> _FileRows:
     """The rows of one find-db file (row ids computed), before duplicates are resolved."""
+    f, prov = job
     decl = get_table(CONFIG)
     raw = read_capped(f.path)
     digest = hashlib.sha256(raw).hexdigest()
@@ -583,8 +598,9 @@ def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict]) -> pa.
     del kv, arr
     line_no = np.arange(1, len(keys) + 1)
     legacy = _np(pc.match_substring_regex(keys, LEGACY_3D_RE))
+    dropped_legacy = None
     if legacy.any():  # dropped on purpose (module docstring), counted in the notice
-        counts["legacy"][f.source_file] = (int(legacy.sum()), pc.sum(pc.add(pc.count_substring(
+        dropped_legacy = (int(legacy.sum()), pc.sum(pc.add(pc.count_substring(
             values.filter(pa.array(legacy)), ";"), 1)).as_py())
         kept = pa.array(~legacy)
         keys, values, line_no = keys.filter(kept), values.filter(kept), line_no[~legacy]
@@ -597,7 +613,6 @@ def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict]) -> pa.
     ent = _parse_entries(f, entries, line_no[parent])
     del entries
     keep = ent["time_ms"] > 0
-    counts["zero"][f.source_file] = int((~keep).sum())
     rows = np.flatnonzero(keep)
     row_line = parent[rows]
     n = len(rows)
@@ -643,8 +658,8 @@ def _file_table(f: FindDbFile, prov: Provenance, counts: dict[str, dict]) -> pa.
                  "backend": f.backend, "source": prov.source, "collected_at": prov.undated,
                  "kgpubench_version": __version__, "source_commit": prov.commit, "source_doi": prov.doi,
                  "source_license": prov.license, "source_file": f.source_file, "run_id": f"miopen-{digest[:16]}"}
-    return decl.from_columns(columns, n, constants={k: v for k, v in constants.items() if k not in columns},
-                             fill_row_id=False)
+    return _FileRows(columns, n, {k: v for k, v in constants.items() if k not in columns}, int((~keep).sum()),
+                     dropped_legacy)
 
 
 def _drop_duplicates(table: pa.Table) -> tuple[pa.Table, int]:
@@ -661,9 +676,10 @@ def _drop_duplicates(table: pa.Table) -> tuple[pa.Table, int]:
     return table.take(pa.array(kept)), int(n - len(kept))
 
 
-def import_miopen(root: Path | str, prov: Provenance = MIOPEN) -> pa.Table:
+def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1) -> pa.Table:
     """Every solver time of every find-db file under ``root`` as a `convolutions` arrow table (``row_id``
-    computed), files in path order and rows in file order.
+    computed), files in path order and rows in file order. ``jobs`` above 1 reads that many files at once in
+    worker processes (:func:`kgpubench.schema._parallel.parallel_map`): the same table.
 
     Emits one :class:`ImportNotice` for entries dropped on purpose (zero times; duplicates) and one
     :class:`~kgpubench.hardware.UnknownGpuWarning` per GPU without catalogue figures.
@@ -674,16 +690,23 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN) -> pa.Table:
         On any bad input (one line naming the file, line and field); nothing is returned.
     """
     files = find_db_files(root)
+    decl = get_table(CONFIG)
     counts: dict[str, dict] = {"zero": {}, "legacy": {}}
     tables, dropped_dupes = [], {}
-    for f in files:
-        t, d = _drop_duplicates(_file_table(f, prov, counts))
+    parts = parallel_map(_file_rows, [(f, prov) for f in files], jobs=jobs,
+                         costs=[f.path.stat().st_size for f in files])
+    for f, part in zip(files, parts):
+        counts["zero"][f.source_file] = part.zero
+        if part.legacy is not None:
+            counts["legacy"][f.source_file] = part.legacy
+        t, d = _drop_duplicates(decl.from_columns(part.columns, part.num_rows, constants=part.constants,
+                                                  fill_row_id=False))
         tables.append(t)
         dropped_dupes[f.source_file] = d
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     # Upstream lists a problem's solvers fastest first: kept in that order, the rows would tell a model that
     # breaks ties by position which solver wins. Within a line, rows go by row id (a hash: no order of time).
-    # Each file's rows are in that order already (_file_table); files go by name.
+    # Each file's rows are in that order already (_file_rows); files go by name.
     names = [f.source_file for f in files]
     if names != sorted(names):
         table = table.sort_by([("source_file", "ascending"), ("source_line", "ascending"), ("row_id", "ascending")])
@@ -711,11 +734,11 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN) -> pa.Table:
 PACKAGED_SHARE = 8
 
 
-def packaged_selection(root: Path | str) -> pa.Table:
+def packaged_selection(root: Path | str, *, jobs: int = 1) -> pa.Table:
     """The rows the packaged data hold (a declared selection, documented in the card): every row whose
     ``problem_id`` (the same problem on every GPU) falls in hash bucket 0 of :data:`PACKAGED_SHARE`, so a kept
     problem keeps all its GPUs and solvers together."""
-    table = import_miopen(root)
+    table = import_miopen(root, jobs=jobs)
     ids = table["problem_id"].to_numpy(zero_copy_only=False)
     uniq, codes = np.unique(ids, return_inverse=True)
     keep = np.fromiter((int.from_bytes(hashlib.sha256(f"packaged\x1f{u}".encode()).digest()[:8], "big")
@@ -724,11 +747,11 @@ def packaged_selection(root: Path | str) -> pa.Table:
 
 
 def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False,
-                    packaged: bool = False) -> tuple[Path, pa.Table]:
-    """Import ``root`` (see :func:`import_miopen`; ``packaged``: only :func:`packaged_selection`) and write one
-    validated `convolutions` shard at ``out``.
+                    packaged: bool = False, jobs: int = 1) -> tuple[Path, pa.Table]:
+    """Import ``root`` (see :func:`import_miopen`; ``jobs`` worker processes; ``packaged``: only
+    :func:`packaged_selection`) and write one validated `convolutions` shard at ``out``.
 
     Nothing is written on bad input or a schema violation; an existing ``out`` is refused unless ``force``.
     """
-    build = packaged_selection if packaged else import_miopen
+    build = partial(packaged_selection if packaged else import_miopen, jobs=jobs)
     return folder_to_shard(build, CONFIG, root, out, force=force, where=f"{root} (rows in file order)")

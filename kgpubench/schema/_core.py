@@ -211,12 +211,14 @@ class Table:
         return table
 
     def from_columns(self, columns: Mapping[str, Any], num_rows: int, *, constants: Mapping[str, Any] = {},
-                     fill_row_id: bool = True) -> pa.Table:
-        """Build an arrow table column by column, computing ``row_id`` (as :meth:`from_rows` does).
+                     fill_row_id: bool = True, jobs: int = 1) -> pa.Table:
+        """Build an arrow table column by column, computing ``row_id`` (as :meth:`from_rows` does; over ``jobs``
+        worker processes for a large table, see :func:`arrow_row_id_array`).
 
         ``columns`` maps a column name to its ``num_rows`` values (an arrow array or a Python sequence);
-        ``constants`` maps a column name to the one value every row holds; any other column is null. Unknown
-        names raise ``ValueError``; a value that does not fit its column raises ``ValueError`` naming it.
+        ``constants`` maps a column name to the one value every row holds (see :func:`repeated`); any other
+        column is null. Unknown names raise ``ValueError``; a value that does not fit its column raises
+        ``ValueError`` naming it.
         """
         unknown = sorted((set(columns) | set(constants)) - set(self.column_names))
         if unknown:
@@ -233,16 +235,20 @@ class Table:
                 else:
                     array = _column_array(self.name, c, list(values))
             elif c.name in constants and constants[c.name] is not None:
-                if zeros is None:
-                    zeros = pa.array(np.zeros(num_rows, dtype=np.int32))
-                array = _column_array(self.name, c, [constants[c.name]]).take(zeros)
+                one = _column_array(self.name, c, [constants[c.name]])
+                if not _fixed_width(c.arrow_type):
+                    array = repeated(one, num_rows)
+                else:
+                    if zeros is None:
+                        zeros = pa.array(np.zeros(num_rows, dtype=np.int32))
+                    array = one.take(zeros)
             else:
                 array = pa.nulls(num_rows, c.arrow_type)
             arrays.append(array)
         table = pa.Table.from_arrays(arrays, schema=self.arrow_schema())
         if fill_row_id and "row_id" in self.column_names:
             index = self.column_names.index("row_id")
-            ids = arrow_row_id_array(self, table)
+            ids = arrow_row_id_array(self, table, jobs=jobs)
             table = table.set_column(index, self.arrow_schema().field(index), ids)
         return table
 
@@ -255,6 +261,49 @@ class Table:
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             return [_column_array(self.name, c, [r.get(c.name) for r in rows]) for c in self.columns]
         return [whole.field(i) for i in range(len(self.columns))]
+
+
+# Rows of one block of a repeated value; every block of the column shares its buffers.
+REPEAT_BLOCK = 1 << 16
+# The shortest mean run of equal codes that :func:`spread` repeats run by run (shorter: arrow's take).
+RUN_ROWS = 256
+
+
+def _fixed_width(t: pa.DataType) -> bool:
+    return pa.types.is_primitive(t) and not pa.types.is_boolean(t)
+
+
+def repeated(one: pa.Array | pa.ChunkedArray, num_rows: int, block: pa.Array | None = None) -> pa.ChunkedArray:
+    """``num_rows`` copies of the one value of ``one``: chunks of :data:`REPEAT_BLOCK` rows that share one block's
+    buffers (the values of ``one.take`` of zeros, without writing them ``num_rows`` times: a text or a list of a
+    dozen structs per row is hundreds of megabytes to gigabytes over millions of rows). ``block``: a whole block
+    of the same value, made by an earlier call."""
+    if block is None:
+        block = one.take(pa.array(np.zeros(min(num_rows, REPEAT_BLOCK), dtype=np.int32)))
+        if isinstance(block, pa.ChunkedArray):
+            block = block.combine_chunks()
+    whole, rest = divmod(num_rows, REPEAT_BLOCK)
+    chunks = [block] * whole + ([block.slice(0, rest)] if rest or not whole else [])
+    return pa.chunked_array(chunks, type=one.type)
+
+
+def spread(values: pa.Array, codes: np.ndarray) -> pa.Array | pa.ChunkedArray:
+    """``values.take(codes)``: when the codes come in long runs (on average :data:`RUN_ROWS` rows or more: the rows
+    of one file or one GPU together) and the values are not of a fixed width, each run's value :func:`repeated`
+    (blocks shared by the runs of one value); else arrow's take."""
+    n = len(codes)
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1, [n]]) if n else np.zeros(1, dtype=np.int64)
+    if _fixed_width(values.type) or not n or len(bounds) - 1 > max(1, n // RUN_ROWS):
+        return values.take(pa.array(codes))
+    blocks: dict[int, pa.Array] = {}
+    chunks: list[pa.Array] = []
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        code = int(codes[a])
+        run = repeated(values.slice(code, 1), b - a, blocks.get(code))
+        if b - a >= REPEAT_BLOCK:
+            blocks.setdefault(code, run.chunks[0])
+        chunks += run.chunks
+    return pa.chunked_array(chunks, type=values.type)
 
 
 def _column_array(table: str, col: Column, values: list) -> pa.Array:

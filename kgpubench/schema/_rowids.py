@@ -20,11 +20,14 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from kgpubench.schema._parallel import parallel_map
 
 
 class KeyedTable(Protocol):
@@ -194,14 +197,42 @@ def arrow_row_ids(table: KeyedTable, data: pa.Table) -> list[str]:
     return arrow_row_id_array(table, data).to_pylist()
 
 
-def arrow_row_id_array(table: KeyedTable, data: pa.Table) -> pa.Array:
-    """:func:`arrow_row_ids` as an arrow string array (what a table's ``row_id`` column holds)."""
+@dataclass(frozen=True)
+class _Keys:
+    """What :func:`arrow_row_id_array` reads of a table declaration, sent to a worker process."""
+
+    name: str
+    key_columns: list[str]
+
+
+def _ids_of_slice(piece: tuple[_Keys, pa.Buffer]) -> pa.Array:
+    """Row ids of one slice of key columns, sent as an arrow IPC stream (only the slice's bytes travel)."""
+    keys, stream = piece
+    return arrow_row_id_array(keys, pa.ipc.open_stream(stream).read_all())
+
+
+def _ipc(data: pa.Table) -> pa.Buffer:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, data.schema) as writer:
+        writer.write_table(data)
+    return sink.getvalue()
+
+
+def arrow_row_id_array(table: KeyedTable, data: pa.Table, *, jobs: int = 1) -> pa.Array:
+    """:func:`arrow_row_ids` as an arrow string array (what a table's ``row_id`` column holds); with ``jobs``
+    above 1, slices of more than :data:`_CHUNK_ROWS` rows are hashed in that many worker processes
+    (:func:`kgpubench.schema._parallel.parallel_map`; the same ids)."""
     n = data.num_rows
     if n == 0:
         return pa.array([], pa.string())
     if n > _CHUNK_ROWS:  # the texts of a few million rows take gigabytes at once: a slice at a time
-        return pa.concat_arrays([arrow_row_id_array(table, data.slice(start, _CHUNK_ROWS))
-                                 for start in range(0, n, _CHUNK_ROWS)])
+        starts = range(0, n, _CHUNK_ROWS)
+        if jobs > 1:
+            keys = _Keys(table.name, list(table.key_columns))
+            present = data.select([k for k in keys.key_columns if k in data.column_names])
+            pieces = [(keys, _ipc(present.slice(start, _CHUNK_ROWS))) for start in starts]
+            return pa.concat_arrays(parallel_map(_ids_of_slice, pieces, jobs=jobs))
+        return pa.concat_arrays([arrow_row_id_array(table, data.slice(start, _CHUNK_ROWS)) for start in starts])
     keys = sorted(table.key_columns)
     slow = np.zeros(n, dtype=bool)
     pieces: list = []

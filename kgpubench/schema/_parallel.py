@@ -1,0 +1,84 @@
+"""Independent pieces of work spread over worker processes, with the results and side effects of one process.
+
+``jobs=1`` runs every piece here, in order: the reference path. With more jobs, pieces run in a
+:class:`concurrent.futures.ProcessPoolExecutor` (the ``forkserver`` start method: no fork of a process whose
+arrow threads run), the costliest first when costs are given, and come back in the order of the inputs; the
+warnings a piece raises (an unknown GPU, an import notice) are raised again here in that order, and the first
+failing piece in input order raises its exception here, as the loop would.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+# More workers than this rarely pays: each holds its pieces' arrow tables, and the parent concatenates alone.
+MAX_JOBS = 8
+_worker_cpu = [0.0]  # CPU seconds the pieces took in worker processes, this process's calls together
+
+
+def default_jobs() -> int:
+    """The jobs an import uses unless told: the CPUs this process may run on, at most :data:`MAX_JOBS`."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_JOBS))
+
+
+def check_jobs(jobs: Any) -> int:
+    """``jobs`` as a whole number of at least 1; anything else is a ``ValueError`` saying what to pass."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs={jobs!r}: expected a whole number of worker processes, at least 1 (1 runs "
+                         "everything in this process).")
+    return jobs
+
+
+def worker_cpu_seconds() -> float:
+    """CPU seconds that pieces of :func:`parallel_map` took in worker processes so far (their own CPU clock; a
+    worker's start and the transfer of its results not counted), for a benchmark's count of the work done."""
+    return _worker_cpu[0]
+
+
+def _capturing(fn: Callable[[Any], Any], item: Any) -> tuple[Any, list[tuple[str, type[Warning]]], float]:
+    """``fn(item)``, the warnings it raised (text and category, in order) and the CPU seconds it took."""
+    start = time.process_time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn(item)
+    return out, [(str(w.message), w.category) for w in caught], time.process_time() - start
+
+
+def parallel_map(fn: Callable[[Any], Any], items: Sequence[Any], *, jobs: int = 1,
+                 costs: Sequence[float] | None = None) -> list[Any]:
+    """``[fn(item) for item in items]``, over ``jobs`` worker processes when ``jobs > 1`` (see the module
+    docstring). ``fn`` must be a module-level function and ``items`` and the results picklable; ``costs``
+    (one per item) orders the submissions, costliest first, so the last piece to start is a small one."""
+    jobs = check_jobs(jobs)
+    items = list(items)
+    if jobs == 1 or len(items) < 2:
+        return [fn(item) for item in items]
+    order = range(len(items)) if costs is None else sorted(range(len(items)), key=lambda i: -costs[i])
+    context = multiprocessing.get_context("forkserver")
+    # The server (started once per process) imports these, so each worker forked from it starts with them;
+    # a later call's modules are imported by its workers.
+    context.set_forkserver_preload(["__main__", fn.__module__])
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
+        futures = {i: pool.submit(_capturing, fn, items[i]) for i in order}
+        results = []
+        try:
+            for i in range(len(items)):
+                out, caught, cpu = futures[i].result()
+                _worker_cpu[0] += cpu
+                for message, category in caught:
+                    warnings.warn(message, category, stacklevel=2)
+                results.append(out)
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    return results

