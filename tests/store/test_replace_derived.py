@@ -12,6 +12,7 @@ from cli_helpers import cli
 
 from kgpubench.errors import DerivedChangeError, MergeConflictError
 from kgpubench.schema import get_table
+from kgpubench.store import store as store_mod
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
 from kgpubench.testing import valid_row
@@ -161,3 +162,27 @@ def test_cli_option(store, tmp_path, monkeypatch, capsys):
     assert code == 0 and "replaced 1 npb rows (gpu_clock_sm_mhz changed)" in out
     assert json.loads((store.path / "manifest.json").read_text())["changelog"][-1]["replaced_rows"] == {"npb": 1}
     assert pq.read_table(store.path / store.files("npb")[0]["path"])["gpu_clock_sm_mhz"].to_pylist()[3] == 2000.0
+
+
+@pytest.mark.parametrize(("point", "nth"), [("part-temp", 1), ("part", 1), ("part-temp", 2), ("manifest-temp", 1)])
+def test_a_replacement_interrupted_before_its_commit_leaves_the_store_byte_identical(store, tmp_path, monkeypatch,
+                                                                                     point, nth):
+    """The rewritten part and the new rows' part are written before the manifest; an exception before its rename
+    removes both and keeps the superseded part."""
+    before = snapshot(store.path)
+    mixed = shard(tmp_path, "mixed.parquet", "npb", [valid_row("npb", tpb=33, gpu_tdp_w=1.0),
+                                                     valid_row("npb", tpb=600)])
+    seen = []
+
+    def interrupt(p):
+        seen.append(p)
+        if p == point and seen.count(point) == nth:
+            raise KeyboardInterrupt(f"interrupted at {point}")
+
+    monkeypatch.setattr(store_mod, "_FAULT_HOOK", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        store.merge([mixed], replace_derived=True)
+    monkeypatch.undo()
+    assert seen.count(point) == nth
+    assert snapshot(store.path) == before and store.leftovers() == []
+    assert store.read("npb")["gpu_tdp_w"].to_pylist()[1] != 1.0
