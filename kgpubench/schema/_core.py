@@ -75,6 +75,11 @@ class Column:
         Whether the value was measured on the GPU while (or around) the row's run, as a profiler counter is: an
         outcome of the run, so no task may use it as an input (:func:`kgpubench.tasks.forbidden_features`)
         whatever its unit.
+    derived : bool
+        Whether the value is a figure of the GPU catalogue (:mod:`kgpubench.hardware`) written with the row rather
+        than part of its measurement: a newer catalogue may correct it. A merge never tells two measurements apart
+        by it, but refuses a row that changes it unless asked to replace the stored row
+        (``kgpubench merge --replace-derived``).
     """
 
     name: str
@@ -91,8 +96,11 @@ class Column:
     key: bool = False
     required_when: tuple[str, str] | None = None
     measured: bool = False
+    derived: bool = False
 
     def __post_init__(self) -> None:
+        if self.derived and (self.key or self.measured):
+            raise ValueError(f"column {self.name!r}: a derived (catalogue) figure is neither a key nor measured")
         if self.type not in ARROW_TYPES:
             raise ValueError(f"column {self.name!r}: unknown type {self.type!r}; use one of {sorted(ARROW_TYPES)}")
 
@@ -165,6 +173,12 @@ class Table:
     @property
     def key_columns(self) -> list[str]:
         return [c.name for c in self.columns if c.key]
+
+    @property
+    def derived_columns(self) -> list[str]:
+        """Columns holding catalogue figures (:attr:`Column.derived`), which ``merge --replace-derived`` may
+        replace."""
+        return [c.name for c in self.columns if c.derived]
 
     def column(self, name: str) -> Column:
         for c in self.columns:

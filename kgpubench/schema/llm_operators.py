@@ -84,7 +84,7 @@ def _specific() -> list[Column]:
                unit="B", min=0, min_exclusive=True),
         Column("peak_tensor_tflops", "float64", "The GPU's dense matrix-unit peak for compute_dtype (a cited "
                "vendor figure, kgpubench.hardware.tensor_peak_tflops); null when no cited figure exists.",
-               unit="TFLOP/s", min=0, min_exclusive=True),
+               unit="TFLOP/s", min=0, min_exclusive=True, derived=True),
         Column("time_ms", "float64", "Mean time of one operator call (upstream `latency`).", unit="ms", min=0,
                min_exclusive=True, max=MAX_MS, required_when=OK),
         Column("time_statistic", "string", "How time_ms was taken: the mean per call over CUDA-graph replays "

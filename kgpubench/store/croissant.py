@@ -98,8 +98,10 @@ RAI = {
         "None. The data describe kernels and GPUs; the GPU UUID is stored only as a hash and host names are never "
         "recorded."),
     "rai:dataReleaseMaintenancePlan": (
-        "Versioned releases (semantic version in manifest.json and the card's changelog); data are only added, "
-        "never rewritten in place; new GPUs arrive as contributed shards merged by the maintainers."),
+        "Versioned releases (semantic version in manifest.json and the card's changelog); measurements are only "
+        "added, never changed; a corrected GPU catalogue figure replaces the rows it describes in a new version "
+        "whose changelog names the rows and columns; new GPUs arrive as contributed shards merged by the "
+        "maintainers."),
 }
 
 

@@ -1,20 +1,23 @@
 """Row identity (row_id, run_id) and the value-by-value comparison that tells a duplicate from a conflict.
 
-Two rows with one identity are the same measurement when every *measured* value agrees. Columns that describe
-the row rather than the measurement are not compared (:func:`compared`): the kgpubench version that wrote
-the row (a re-import with a newer kgpubench is the same measurement) and the GPU's catalogue figures, which a
-newer catalogue may correct (``gpu_name`` and ``gpu_uuid_hash``, the GPU's identity, are compared).
+Two rows with one identity are the same measurement when every value agrees, the kgpubench version that wrote the
+row aside (:data:`IGNORED`: a re-import with a newer kgpubench is the same measurement). The columns a table
+declares :attr:`~kgpubench.schema._core.Column.derived` (the GPU's catalogue figures, which a newer catalogue may
+correct) are told apart from the measured ones: a row whose measured values agree with a stored row's but whose
+derived figures differ is neither a duplicate nor a conflict, but a *derived change*, which a merge applies only
+when asked (``kgpubench merge --replace-derived``). The comparison is column by column over row-aligned tables.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench.errors import MergeConflictError
+from kgpubench.errors import DerivedChangeError, MergeConflictError
 
 
 @dataclass(frozen=True)
@@ -55,31 +58,36 @@ def unequal(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
         return np.array([x != y for x, y in zip(a.to_pylist(), b.to_pylist())], dtype=bool)
 
 
-KEPT_GPU_COLUMNS = ("gpu_name", "gpu_uuid_hash")
+IGNORED = ("kgpubench_version",)  # describes the writer of a row, not the row
 
 
-def compared(name: str) -> bool:
-    """Whether column ``name`` takes part in telling a duplicate from a conflict."""
-    if name in KEPT_GPU_COLUMNS:
-        return True
-    return name != "kgpubench_version" and not name.startswith("gpu_")
-
-
-def differences(a: pa.Table, b: pa.Table) -> list[tuple[int, str]]:
-    """(row, column) of every measured value that differs between the row-aligned tables ``a`` and ``b``."""
-    out = []
-    for name in a.column_names:
-        if not compared(name) or name not in b.column_names or a[name].equals(b[name]):
+def unequal_columns(a: pa.Table, b: pa.Table, columns: Iterable[str]) -> dict[str, np.ndarray]:
+    """Per column of ``columns`` (those both row-aligned tables hold) with a difference: which rows differ."""
+    out = {}
+    for name in columns:
+        if name in IGNORED or name not in a.column_names or name not in b.column_names or a[name].equals(b[name]):
             continue
-        out.extend((int(i), name) for i in np.flatnonzero(unequal(a[name], b[name])))
-    return sorted(out)
+        mask = unequal(a[name], b[name])
+        if mask.any():
+            out[name] = mask
+    return out
 
 
-def conflict(table: pa.Table, index: int, file: str, row: int, column: str, other: pa.Table,
-             where: str) -> Conflict:
-    """The conflict of row ``index`` of ``table`` (row ``row`` of ``file``) with the one-row table ``other``."""
-    return Conflict(file, row, table["row_id"][index].as_py(), table["run_id"][index].as_py(), column,
-                    table[column][index].as_py(), other[column][0].as_py(), where)
+def conflicts_of(a: pa.Table, b: pa.Table, masks: dict[str, np.ndarray], origin: Sequence[tuple[str, int]],
+                 where: Callable[[int], str]) -> list[Conflict]:
+    """One :class:`Conflict` per differing value of the row-aligned tables ``a`` (incoming; its row ``i`` is row
+    ``origin[i]`` of a shard file) and ``b`` (``where(i)`` says where that row lies), in row then column order.
+    Values are read column by column, never row by row."""
+    found = []
+    for name, mask in masks.items():
+        rows = np.flatnonzero(mask)
+        picked = pa.array(rows)
+        ids, runs = a["row_id"].take(picked).to_pylist(), a["run_id"].take(picked).to_pylist()
+        values, others = a[name].take(picked).to_pylist(), b[name].take(picked).to_pylist()
+        for k, i in enumerate(rows.tolist()):
+            file, row = origin[i]
+            found.append((i, name, Conflict(file, row, ids[k], runs[k], name, values[k], others[k], where(i))))
+    return [c for _, _, c in sorted(found, key=lambda t: t[:2])]
 
 
 def conflict_error(conflicts: list[Conflict], where: str) -> MergeConflictError:
@@ -88,4 +96,15 @@ def conflict_error(conflicts: list[Conflict], where: str) -> MergeConflictError:
     return MergeConflictError(
         f"refused: {rows} row(s) have the row_id and run_id of a row {where} but different values ({len(conflicts)} "
         f"value(s) differ); nothing was merged. First: {conflicts[0]}. A new measurement needs its own run_id; "
-        "a row that is already merged cannot be replaced by a merge.", conflicts)
+        "a merged measurement cannot be replaced by a merge.", conflicts)
+
+
+def derived_change_error(changes: list[Conflict]) -> DerivedChangeError:
+    """One-line refusal of rows that differ from stored ones only in derived (catalogue) columns."""
+    rows = len({(c.file, c.row) for c in changes})
+    columns = ", ".join(sorted({c.column for c in changes}))
+    return DerivedChangeError(
+        f"refused: {rows} row(s) have the row_id, run_id and measured values of a row in the store but other "
+        f"catalogue figures ({columns}); nothing was merged. First: {changes[0]}. A re-import with a corrected "
+        "catalogue replaces the stored rows only when asked: pass --replace-derived (Store.merge(..., "
+        "replace_derived=True)).", changes)

@@ -50,7 +50,14 @@ from kgpubench.resources import default_data_dir
 from kgpubench.schema import TABLES, get_table
 from kgpubench.store.card import CARD_PATH, readme_body, render_card, store_readme, update
 from kgpubench.store.croissant import CROISSANT, render
-from kgpubench.store.identity import Conflict, conflict, conflict_error, differences, identity
+from kgpubench.store.identity import (
+    Conflict,
+    conflict_error,
+    conflicts_of,
+    derived_change_error,
+    identity,
+    unequal_columns,
+)
 from kgpubench.store.locking import DEFAULT_LOCK_TIMEOUT, LOCK, store_lock
 from kgpubench.store.shards import COMPRESSION, TEMP_SUFFIX, atomic_write_bytes, read_file, write_error
 from kgpubench.store.validation import Violation, refusal, validate_shard, validate_table
@@ -138,10 +145,13 @@ def check_manifest(data: object, path: Path) -> dict:
 
 @dataclass
 class MergeReport:
-    """What a merge did: rows added per config, duplicates skipped, the new version."""
+    """What a merge did: rows added per config, duplicates skipped, rows replaced (``replace_derived``) and the
+    derived columns that changed in them, the new version."""
 
     added: dict[str, int] = field(default_factory=dict)
     duplicates: dict[str, int] = field(default_factory=dict)
+    replaced: dict[str, int] = field(default_factory=dict)
+    replaced_columns: dict[str, list[str]] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     version_before: str = EMPTY_VERSION
     version_after: str = EMPTY_VERSION
@@ -158,6 +168,16 @@ class _Incoming:
 
     table: pa.Table
     origin: list[tuple[str, int]]  # (shard file, row in that shard) per row
+
+
+@dataclass
+class _Replacement:
+    """Incoming rows that replace stored ones: ``positions`` (row numbers in the config's stored rows, in manifest
+    file order) and, row-aligned, the replacing ``rows``; ``columns``: the derived columns that differ."""
+
+    positions: np.ndarray
+    rows: pa.Table
+    columns: list[str]
 
 
 class Store:
@@ -417,13 +437,17 @@ class Store:
     # ----- merging --------------------------------------------------------------------------------------
     def merge(self, shards: Iterable[Path], *, note: str | None = None, today: str | None = None,
               card_path: Path | None = None, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
-              on_wait: Callable[[str], None] | None = None) -> MergeReport:
+              on_wait: Callable[[str], None] | None = None, replace_derived: bool = False) -> MergeReport:
         """Validate ``shards``, add their new rows, bump the minor version; all or nothing.
 
         A row's identity is (row_id, run_id). A row whose identity is already in the store (or earlier in the
         shards) with identical values is a duplicate and is skipped, so merging a shard again adds nothing; with
-        any different value it is a conflict and nothing is merged. Repeated measurements of one key by other
-        runs are separate rows.
+        a different measured value it is a conflict and nothing is merged. Repeated measurements of one key by
+        other runs are separate rows. A row that agrees with a stored row in every value but the *derived* ones
+        (:attr:`kgpubench.schema.Table.derived_columns`: catalogue figures written with the row) is refused too,
+        unless ``replace_derived``: then it replaces the stored row in place (the part holding it is rewritten,
+        in the same commit), and the changelog says how many rows of which config were replaced and which
+        columns changed.
 
         Parameters
         ----------
@@ -444,6 +468,9 @@ class Store:
             A shard breaks the schema (every violation attached); nothing is written.
         MergeConflictError
             A row conflicts with a stored or another incoming row (every conflict attached); nothing is written.
+        DerivedChangeError
+            Without ``replace_derived``, a row differs from a stored one in derived columns only; nothing is
+            written.
         StoreLockedError
             Another process kept the store locked for ``lock_timeout`` seconds.
         """
@@ -455,16 +482,21 @@ class Store:
             report = MergeReport(version_before=manifest["dataset_version"],
                                  version_after=manifest["dataset_version"])
             report.finished = self._clear_leftovers()
-            new, conflicts = {}, []
+            new, conflicts, changes, replacements = {}, [], [], {}
             for config, rows in sorted(incoming.items()):
-                kept, dupes, found = self._against_store(config, rows)
+                kept, dupes, found, changed, replacement = self._against_store(config, rows)
                 conflicts.extend(found)
+                changes.extend(changed)
                 report.duplicates[config] = duplicates.get(config, 0) + dupes
                 if kept.num_rows:
                     new[config] = kept
+                if replacement is not None:
+                    replacements[config] = replacement
             if conflicts:
                 raise conflict_error(conflicts, "in the store")
-            if not new:  # a retry after a kill past the commit: finish that merge's README and croissant.json
+            if changes and not replace_derived:
+                raise derived_change_error(changes)
+            if not new and not replacements:  # a retry after a kill past the commit: finish its README, croissant
                 if self.manifest_path.exists():
                     try:
                         report.finished += [f"regenerated {p}" for p in update(self, card_path or self.card_path())]
@@ -472,7 +504,9 @@ class Store:
                         raise write_error(Path(exc.filename or self.path), exc) from None
                 return report
             report.added = {c: t.num_rows for c, t in new.items()}
-            self._commit(manifest, new, report, note=note, today=today)
+            report.replaced = {c: r.rows.num_rows for c, r in replacements.items()}
+            report.replaced_columns = {c: r.columns for c, r in replacements.items()}
+            self._commit(manifest, new, report, note=note, today=today, replacements=replacements)
             _checkpoint("manifest")
             try:
                 self._write_generated(card_path)
@@ -510,13 +544,12 @@ class Store:
                     later.append((i, first[key]))
                 else:
                     first[key] = i
-            if later:
+            if later:  # every column compared, derived ones too: two shards cannot both be right
                 news, olds = [i for i, _ in later], [j for _, j in later]
-                for i, column in differences(table.take(news), table.take(olds)):
-                    file, row = origin[news[i]]
-                    other_file, other_row = origin[olds[i]]
-                    conflicts.append(conflict(table, news[i], file, row, column, table.take([olds[i]]),
-                                               f"{other_file} row {other_row}"))
+                a, b = table.take(news), table.take(olds)
+                masks = unequal_columns(a, b, table.column_names)
+                conflicts.extend(conflicts_of(a, b, masks, [origin[i] for i in news],
+                                              lambda i, o=origin, j=olds: "{} row {}".format(*o[j[i]])))
                 keep = np.ones(table.num_rows, dtype=bool)
                 keep[news] = False
                 table = table.filter(pa.array(keep))
@@ -527,31 +560,50 @@ class Store:
             raise conflict_error(conflicts, "in another shard of this merge")
         return out, duplicates
 
-    def _against_store(self, config: str, rows: _Incoming) -> tuple[pa.Table, int, list[Conflict]]:
-        """The rows not yet in the store, how many were exact duplicates, and the conflicting ones."""
+    def _against_store(self, config: str, rows: _Incoming
+                       ) -> tuple[pa.Table, int, list[Conflict], list[Conflict], _Replacement | None]:
+        """The rows not yet in the store, how many were exact duplicates, the conflicts (a measured value
+        differs), the derived changes (only derived values differ) and the rows that would replace stored ones.
+
+        Vectorised: the rows with a stored identity and their stored counterparts are aligned once and compared
+        column by column."""
         table = rows.table
         if not self.files(config):
-            return table, 0, []
+            return table, 0, [], [], None
         keys = identity(table)
         present = pc.is_in(keys, value_set=self._keys(config)).to_numpy(zero_copy_only=False)
         if not present.any():
-            return table, 0, []
+            return table, 0, [], [], None
         stored = self.read(config)
-        index = {k: i for i, k in enumerate(identity(stored).to_pylist())}
         news = np.flatnonzero(present)
-        olds = [index[keys[int(i)].as_py()] for i in news]
-        conflicts = []
-        for i, column in differences(table.take(news), stored.take(olds)):
-            file, row = rows.origin[news[i]]
-            conflicts.append(conflict(table, int(news[i]), file, row, column, stored.take([olds[i]]),
-                                       "the store"))
-        return table.filter(pa.array(~present)), len(news), conflicts
+        olds = pc.index_in(keys.take(pa.array(news)), value_set=identity(stored)).to_numpy(zero_copy_only=False)
+        a, b = table.take(pa.array(news)), stored.take(pa.array(olds))
+        origin = [rows.origin[i] for i in news]
+        derived = set(get_table(config).derived_columns)
+        measured = unequal_columns(a, b, [c for c in table.column_names if c not in derived])
+        conflicts = conflicts_of(a, b, measured, origin, lambda _i: "the store")
+        if conflicts:
+            return table.filter(pa.array(~present)), 0, conflicts, [], None
+        masks = unequal_columns(a, b, [c for c in table.column_names if c in derived])
+        changes = conflicts_of(a, b, masks, origin, lambda _i: "the store")
+        replacement = None
+        if masks:
+            changed = np.logical_or.reduce(list(masks.values()))
+            picked = pa.array(np.flatnonzero(changed))
+            replacement = _Replacement(olds[changed], a.take(picked), sorted(masks))
+        dupes = len(news) - (replacement.rows.num_rows if replacement else 0)
+        return table.filter(pa.array(~present)), dupes, [], changes, replacement
 
     def _commit(self, manifest: dict, new: dict[str, pa.Table], report: MergeReport, *, note: str | None,
-                today: str | None) -> None:
-        """Write the parts, then the manifest (the commit point); on any failure before it, remove the parts."""
+                today: str | None, replacements: dict[str, _Replacement] | None = None) -> None:
+        """Write the parts (rewritten ones for replaced rows, then new ones), then the manifest (the commit point);
+        on any failure before it, remove the parts written. Parts that rewritten ones replace are removed after the
+        commit (an interruption leaves them as orphans, which ``validate --repair`` or the next merge removes)."""
         written: list[Path] = []
+        superseded: list[Path] = []
         try:
+            for config, replacement in sorted((replacements or {}).items()):
+                superseded.extend(self._rewrite_parts(config, replacement, manifest, written))
             for config, table in sorted(new.items()):
                 entry = self._write_part(config, table, manifest, written)
                 block = manifest["configs"].setdefault(config, {"files": []})
@@ -562,12 +614,20 @@ class Store:
             _sync_dirs({p.parent for p in written})
             version = bump_minor(manifest["dataset_version"])
             manifest["dataset_version"] = version
-            manifest.setdefault("changelog", []).append({
+            summary = "merged " + (", ".join(f"{n} {c} rows" for c, n in sorted(report.added.items())) or "no new rows")
+            entry = {
                 "version": version,
                 "date": today or _dt.date.today().isoformat(),
                 "added_rows": dict(sorted(report.added.items())),
-                "note": note or "merged " + ", ".join(f"{n} {c} rows" for c, n in sorted(report.added.items())),
-            })
+                "note": note or summary,
+            }
+            if report.replaced:
+                replaced = "; ".join(f"replaced {n} {c} rows whose catalogue-derived columns changed "
+                                     f"({', '.join(report.replaced_columns[c])}); their measured values are unchanged"
+                                     for c, n in sorted(report.replaced.items()))
+                entry["note"] = f"{entry['note']}. {replaced}" if note else f"{summary}; {replaced}"
+                entry["replaced_rows"] = dict(sorted(report.replaced.items()))
+            manifest.setdefault("changelog", []).append(entry)
             text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
             atomic_write_bytes(self.manifest_path, text.encode(), before_rename=lambda _p: _checkpoint("manifest-temp"))
         except BaseException:
@@ -576,6 +636,37 @@ class Store:
             raise
         _sync_dirs({self.path})
         report.version_after = version
+        for path in superseded:
+            if path not in written:
+                path.unlink(missing_ok=True)
+
+    def _rewrite_parts(self, config: str, replacement: _Replacement, manifest: dict,
+                       written: list[Path]) -> list[Path]:
+        """Rewrite each listed part of ``config`` holding a replaced row, with the replacing row in its place (the
+        row order is kept); list the new part in ``manifest`` instead of the old one. Returns the old parts."""
+        block = manifest["configs"][config]
+        order = np.argsort(replacement.positions, kind="stable")
+        positions = replacement.positions[order]
+        start, superseded, files = 0, [], []
+        for entry in block["files"]:
+            end = start + entry["rows"]
+            lo, hi = np.searchsorted(positions, [start, end])
+            if lo == hi:
+                files.append(entry)
+            else:
+                path = self.path / entry["path"]
+                part = conform(self._read_checked(entry), config, path)
+                index = np.arange(part.num_rows)
+                index[positions[lo:hi] - start] = part.num_rows + np.arange(hi - lo)
+                rows = replacement.rows.take(pa.array(order[lo:hi]))
+                fresh = pa.concat_tables([part, rows]).take(pa.array(index))
+                files.append(self._write_part(config, fresh, manifest, written))
+                superseded.append(path)
+                _checkpoint("part")
+            start = end
+        block["files"] = files
+        block["schema_version"] = get_table(config).version
+        return superseded
 
     def _write_part(self, config: str, table: pa.Table, manifest: dict, written: list[Path]) -> dict:
         sink = pa.BufferOutputStream()
@@ -644,13 +735,14 @@ def conform(table: pa.Table, config: str, path: Path | str = "<table>") -> pa.Ta
 
 def merge(shards: Iterable[Path], into: Path | str | None = None, *, note: str | None = None,
           lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
-          on_wait: Callable[[str], None] | None = None) -> MergeReport:
+          on_wait: Callable[[str], None] | None = None, replace_derived: bool = False) -> MergeReport:
     """Merge shards into a store (default: the packaged one, whose DATASET_CARD.md is kept up to date).
 
     See :meth:`Store.merge`.
     """
     store = Store(into or default_data_dir())
-    return store.merge(shards, note=note, card_path=store.card_path(), lock_timeout=lock_timeout, on_wait=on_wait)
+    return store.merge(shards, note=note, card_path=store.card_path(), lock_timeout=lock_timeout, on_wait=on_wait,
+                       replace_derived=replace_derived)
 
 
 def gpus(table: pa.Table) -> list[str]:

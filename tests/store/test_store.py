@@ -6,6 +6,7 @@ import pytest
 
 from kgpubench.errors import (
     DataFileNotFoundError,
+    DerivedChangeError,
     ManifestError,
     MergeConflictError,
     SchemaValidationError,
@@ -201,13 +202,18 @@ def test_conflict_between_two_incoming_shards_names_both_files(filled, tmp_path)
     assert snapshot(filled.path) == before
 
 
-def test_a_newer_kgpubench_or_catalogue_is_the_same_measurement(filled, tmp_path):
-    """Re-importing with a newer kgpubench (version) or catalogue (gpu_* figures) adds nothing and conflicts
-    with nothing; the GPU's identity (gpu_uuid_hash) and every measured value still count."""
-    again = shard(tmp_path, "again.parquet", [valid_row("npb", tpb=64, kgpubench_version="9.9.9",
-                                                        gpu_memory_bandwidth_gbs=1234.5)])
+def test_a_newer_kgpubench_is_the_same_measurement_a_newer_catalogue_is_not_skipped(filled, tmp_path):
+    """Re-importing with a newer kgpubench (version) adds nothing and conflicts with nothing; a changed catalogue
+    figure (gpu_*) is refused rather than skipped (tests/store/test_replace_derived.py); the GPU's identity
+    (gpu_uuid_hash) and every measured value still count."""
+    again = shard(tmp_path, "again.parquet", [valid_row("npb", tpb=64, kgpubench_version="9.9.9")])
     report = filled.merge([again])
-    assert report.added == {} and report.duplicates == {"npb": 1}
+    assert report.added == {} and report.duplicates == {"npb": 1} and not report.changed
+    before = snapshot(filled.path)
+    catalogue = shard(tmp_path, "catalogue.parquet", [valid_row("npb", tpb=64, gpu_memory_bandwidth_gbs=1234.5)])
+    with pytest.raises(DerivedChangeError, match="--replace-derived"):
+        filled.merge([catalogue])
+    assert snapshot(filled.path) == before
     other_board = shard(tmp_path, "board.parquet", [valid_row("npb", tpb=64, gpu_uuid_hash="ffffffffffffffff")])
     with pytest.raises(MergeConflictError) as err:
         filled.merge([other_board])
