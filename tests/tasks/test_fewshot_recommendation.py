@@ -199,6 +199,76 @@ def test_the_script_refuses_a_baseline_that_does_not_declare_the_task(tmp_path):
         ("GPU A", "GPU B", "GPU C"), 24)
 
 
+def _script():
+    spec = importlib.util.spec_from_file_location("fewshot_curves", ROOT / "scripts" / "fewshot_curves.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+@pytest.fixture(scope="module")
+def autotune_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fewshot-add") / "store"
+    make_store(path, autotune_table())
+    return path
+
+
+@pytest.mark.slow  # runs the script three times on a small store (seconds)
+def test_add_puts_a_model_beside_the_file_s_curves_without_recomputing_them(tmp_path, autotune_store, monkeypatch):
+    script = _script()
+    out = tmp_path / "fewshot.json"
+    base = ["--data", str(autotune_store), "--task", "autotune-config", "--ks", "0,2", "--max-train-rows", "0",
+            "--min-test-rows", "4", "--out", str(out)]
+    assert script.main([*base, "--models", "median"]) == 0
+    before = json.loads(out.read_text())
+    ran = []
+    real = script.fewshot_curve
+    monkeypatch.setattr(script, "fewshot_curve", lambda *a, model_name, **kw: ran.append(model_name) or real(
+        *a, model_name=model_name, **kw))
+    assert script.main([*base, "--models", "transfer", "--add"]) == 0
+    after = json.loads(out.read_text())
+    assert ran == ["transfer"]  # median's curve is not recomputed
+    assert sorted(after["models"]) == ["median", "transfer"] and sorted(after["wall_s"]) == ["median", "transfer"]
+    assert after["models"]["median"] == before["models"]["median"] and after["plan"] == before["plan"]
+    assert after["wall_s"]["median"] == before["wall_s"]["median"]
+    # the added curve is the one a run of both models at once computes
+    both = tmp_path / "both.json"
+    assert script.main([*base[:-1], str(both), "--models", "median,transfer"]) == 0
+    assert json.loads(both.read_text())["models"] == after["models"]
+
+
+@pytest.mark.slow  # plans the folds five times on a small store (seconds)
+def test_add_refuses_another_plan_a_model_already_there_and_a_missing_file(tmp_path, autotune_store, capsys):
+    script = _script()
+    out = tmp_path / "fewshot.json"
+    base = ["--data", str(autotune_store), "--task", "autotune-config", "--max-train-rows", "0",
+            "--min-test-rows", "4", "--out", str(out)]
+    assert script.main([*base, "--ks", "0,2", "--models", "median"]) == 0
+    kept = out.read_bytes()
+    with pytest.raises(OptionError, match=r"computed on another plan.*plan\.ks: file \[0, 2\], this run \[0, 1\]"):
+        script.main([*base, "--ks", "0,1", "--models", "transfer", "--add"])
+    with pytest.raises(OptionError, match=r"already has the curve of median; drop it from --models"):
+        script.main([*base, "--ks", "0,2", "--models", "median", "--add"])
+    # a hand-edited revealed row (another revealing order) is another plan too, named by its key
+    doc = json.loads(kept)
+    gpu = sorted(doc["plan"]["gpus"])[0]
+    doc["plan"]["gpus"][gpu]["revealed_sha256"] = "0" * 64
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    with pytest.raises(OptionError, match=rf"plan\.gpus\.{gpu}\.revealed_sha256: file \"0000"):
+        script.main([*base[:-1], str(edited), "--ks", "0,2", "--models", "transfer", "--add"])
+    assert out.read_bytes() == kept  # nothing written on a refusal
+    with pytest.raises(OptionError, match=r"missing\.json does not exist; run without --add"):
+        script.main([*base[:-1], str(tmp_path / "missing.json"), "--ks", "0,2", "--models", "transfer", "--add"])
+    # the command line: one line on stderr, the error's exit status, no traceback
+    capsys.readouterr()
+    assert script.cli([*base, "--ks", "0,2", "--models", "median", "--add"]) == OptionError.exit_code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fewshot_curves.py: error: --add: ") and "Traceback" not in err
+    assert script.cli(["--data", str(autotune_store), "--task", "autotune-config", "--add"]) == 1
+    assert "--add needs --out" in capsys.readouterr().err
+
+
 # ----- the committed curves ------------------------------------------------------------------------------------------
 FEWSHOT_TASKS = [t.name for t in list_tasks() if "fewshot" in t.extras]
 # Committed curves still on the old grid (k = 0, 5, 20, 100), with why: regenerate them with
