@@ -271,12 +271,6 @@ def test_add_refuses_another_plan_a_model_already_there_and_a_missing_file(tmp_p
 
 # ----- the committed curves ------------------------------------------------------------------------------------------
 FEWSHOT_TASKS = [t.name for t in list_tasks() if "fewshot" in t.extras]
-# Committed curves still on the old grid (k = 0, 5, 20, 100), with why: regenerate them with
-# scripts/fewshot_curves.py (docs/FEWSHOT.md) and drop them from here.
-OLD = (0, 5, 20, 100)
-OLD_GRID: dict[str, tuple[tuple[int, ...], str]] = {
-    "autotune-config": (OLD, "about 45 min on the fine grid on 2 shared cores: not rerun yet"),
-    "program-time": (OLD, "about 20 min on the fine grid on 2 shared cores: not rerun yet")}
 
 
 def _json(path):
@@ -292,8 +286,10 @@ def test_the_committed_curves_cover_every_gpu_and_k(task_name):
     board = _json(next(iter(sorted((results / "by-gpu").glob("*.json")))))
     gpus = sorted(board["folds"])
     assert len(gpus) >= 2 and sorted(doc["plan"]["gpus"]) == gpus and doc["plan"]["skipped"] == {}
-    ks = list(OLD_GRID[task_name][0]) if task_name in OLD_GRID else list(F.KS)
+    ks = list(F.KS)
     assert doc["plan"]["ks"] == ks and doc["models"]  # the fine grid (issue 41, item 6)
+    # the baseline a goal must beat has its curve beside the others (conv-solver's transfer was once missing)
+    assert {g.beats for g in F.goals_of(task_name) if g.beats} <= set(doc["models"]), sorted(doc["models"])
     assert doc["plan"]["dataset"]["rows_sha256"] == board["dataset"]["rows_sha256"]  # the board's rows
     for name, curve in doc["models"].items():
         assert sorted(curve, key=int) == [str(k) for k in ks], name
