@@ -7,7 +7,8 @@ code, no sandbox), with one thread. ``--goals-out`` also writes the task's goals
 (:data:`kgpubench.board.fewshot.GOALS`): read from the committed board results (``--results``), or, for a goal
 computed from predictions, by training each model on the goal's scheme (the task's training subsample rule) and
 predicting its test fold. ``--models ""`` runs no model: with ``--goals-out`` it writes only goals read from the
-board (autotune-config's).
+board (autotune-config's). ``--add`` adds ``--models`` to the curves already in ``--out`` without recomputing the
+others, refused unless the file's plan (the data's hashes, ks, caps, revealing order) is this run's.
 
     PYTHONPATH=. python scripts/fewshot_curves.py --data STORE --task T [--models median,lgbm,...] \
         --out leaderboard/results/T/fewshot.json --goals-out leaderboard/results/T/goals.json
@@ -27,6 +28,7 @@ from kgpubench.board.evaluation import fit_predict, load_model_module, model_fac
 from kgpubench.board.fewshot import (
     KS,
     board_goal,
+    curves_to_extend,
     fewshot_curve,
     goals_of,
     grouped_mdape,
@@ -36,7 +38,7 @@ from kgpubench.board.fewshot import (
     plan_record,
 )
 from kgpubench.board.leaderboard import baseline_files
-from kgpubench.errors import OptionError
+from kgpubench.errors import KgpubenchError, OptionError
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import get_task
@@ -72,11 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-test-rows", type=int, default=20,
                         help="a held-out GPU with fewer than max(k) + this many rows is skipped")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--add", action="store_true",
+                        help="add --models to the curves already in --out, keeping (not recomputing) its other "
+                             "models; refused unless the file's plan (data, ks, caps, revealing order) is this run's")
     parser.add_argument("--goals-out", type=Path, default=None)
     parser.add_argument("--results", type=Path, default=Path("leaderboard/results"),
                         help="committed board results (goals read from them)")
     args = parser.parse_args(argv)
 
+    if args.add and args.out is None:
+        raise OptionError("--add needs --out: the curves file to add the models to.")
     task = get_task(args.task)
     ks = tuple(int(k) for k in args.ks.split(","))
     files = {p.stem: p for p in baseline_files()}
@@ -95,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"task": task.name, "metric": task.primary_metric, "metrics": list(kept_metrics(task)),
            "plan": plan_record(data, plans, skipped, ks, max_train_rows=args.max_train_rows,
                                max_test_rows=args.max_test_rows), "models": {}, "wall_s": {}}
+    if args.add:  # before any model runs: a refused plan costs no training
+        doc = curves_to_extend(args.out, doc, names)
     for m in names:
         t0 = time.perf_counter()
         doc["models"][m] = fewshot_curve(data, factories[m], plans, ks, model_name=m, limits=limits)
@@ -143,5 +152,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """:func:`main`, with an error kgpubench raises on purpose as one line on stderr and its exit status."""
+    try:
+        return main(argv)
+    except KgpubenchError as exc:
+        print(f"fewshot_curves.py: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

@@ -23,6 +23,7 @@ from :func:`kgpubench.tasks.scoring.score_fold` (the task's metrics; APE in perc
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,6 +204,70 @@ def plan_record(data: TaskData, plans: list[FewshotPlan], skipped: dict[str, str
                           "revealed_sha256": revealed_sha256(data, p)} for p in plans},
         "skipped": skipped, "dataset": {k: data.dataset.get(k) for k in ("rows", "rows_sha256", "manifest_sha256")},
     }
+
+
+# what a run adding models to a curves file must share with it (the plan holds the data's hashes, ks, caps, the
+# revealing order and each GPU's revealed rows)
+SHARED_KEYS = ("task", "metric", "metrics", "plan")
+
+
+def differing_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """The dotted paths at which two JSON values differ (a key present in one only counts), sorted."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return [] if old == new else [prefix or "(the whole document)"]
+    out = []
+    for key in set(old) | set(new):
+        here = f"{prefix}.{key}" if prefix else str(key)
+        out += differing_keys(old[key], new[key], here) if key in old and key in new else [here]
+    return sorted(out)
+
+
+def curves_to_extend(path: Path, doc: dict, models) -> dict:
+    """The curves file at ``path``, to which a run whose new document is ``doc`` (its plan computed, no model yet)
+    adds ``models`` without recomputing the file's others: refused unless the file's task, metrics and plan (the
+    data's hashes, ks, caps, revealing order, per-GPU revealed rows, skipped GPUs) are this run's, and unless no
+    model of ``models`` is in the file already. The file's curves and wall times are kept.
+
+    Raises
+    ------
+    OptionError
+        No file, not a curves file, a plan that differs (each differing key named), or a model already there.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise OptionError(f"--add: {path} does not exist; run without --add to write the curves file first.")
+    old = loads_json(path.read_bytes(), path, expected="a few-shot curves file written by scripts/fewshot_curves.py")
+    if not isinstance(old, dict) or not isinstance(old.get("plan"), dict) or not isinstance(old.get("models"), dict):
+        raise OptionError(f"--add: {path} is not a few-shot curves file (no 'plan' and 'models' objects); name the "
+                          "fewshot.json that scripts/fewshot_curves.py wrote, or run without --add.")
+    new = json.loads(json.dumps({k: doc.get(k) for k in SHARED_KEYS}))  # as the file would hold it
+    diffs = [p for k in SHARED_KEYS for p in differing_keys(old.get(k), new[k], k)]
+    if diffs:
+        shown = "; ".join(f"{p}: file {_short(_at(old, p))}, this run {_short(_at(new, p))}" for p in diffs[:4])
+        more = f" (and {len(diffs) - 4} more)" if len(diffs) > 4 else ""
+        raise OptionError(f"--add: {path} was computed on another plan, so its curves and this run's would not "
+                          f"compare: {shown}{more}. Rerun with the file's options (--ks, --max-train-rows, "
+                          "--max-test-rows, --min-test-rows, --scheme) on the same data, or without --add to "
+                          "recompute every model.")
+    again = [m for m in models if m in old["models"]]
+    if again:
+        raise OptionError(f"--add: {path} already has the curve of {', '.join(again)}; drop "
+                          f"{'it' if len(again) == 1 else 'them'} from --models, or run without --add to "
+                          "recompute every model.")
+    return {**old, "models": dict(old["models"]), "wall_s": dict(old.get("wall_s") or {})}
+
+
+def _at(doc: Any, dotted: str) -> Any:
+    for key in dotted.split("."):
+        if not isinstance(doc, dict) or key not in doc:
+            return "(absent)"
+        doc = doc[key]
+    return doc
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = value if value == "(absent)" else json.dumps(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 # ----- goals -------------------------------------------------------------------------------------------------

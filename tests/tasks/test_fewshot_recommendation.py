@@ -200,14 +200,78 @@ def test_the_script_refuses_a_baseline_that_does_not_declare_the_task(tmp_path):
         ("GPU A", "GPU B", "GPU C"), 24)
 
 
+def _script():
+    spec = importlib.util.spec_from_file_location("fewshot_curves", ROOT / "scripts" / "fewshot_curves.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+@pytest.fixture(scope="module")
+def autotune_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fewshot-add") / "store"
+    make_store(path, autotune_table())
+    return path
+
+
+@pytest.mark.slow  # runs the script three times on a small store (seconds)
+def test_add_puts_a_model_beside_the_file_s_curves_without_recomputing_them(tmp_path, autotune_store, monkeypatch):
+    script = _script()
+    out = tmp_path / "fewshot.json"
+    base = ["--data", str(autotune_store), "--task", "autotune-config", "--ks", "0,2", "--max-train-rows", "0",
+            "--min-test-rows", "4", "--out", str(out)]
+    assert script.main([*base, "--models", "median"]) == 0
+    before = json.loads(out.read_text())
+    ran = []
+    real = script.fewshot_curve
+    monkeypatch.setattr(script, "fewshot_curve", lambda *a, model_name, **kw: ran.append(model_name) or real(
+        *a, model_name=model_name, **kw))
+    assert script.main([*base, "--models", "transfer", "--add"]) == 0
+    after = json.loads(out.read_text())
+    assert ran == ["transfer"]  # median's curve is not recomputed
+    assert sorted(after["models"]) == ["median", "transfer"] and sorted(after["wall_s"]) == ["median", "transfer"]
+    assert after["models"]["median"] == before["models"]["median"] and after["plan"] == before["plan"]
+    assert after["wall_s"]["median"] == before["wall_s"]["median"]
+    # the added curve is the one a run of both models at once computes
+    both = tmp_path / "both.json"
+    assert script.main([*base[:-1], str(both), "--models", "median,transfer"]) == 0
+    assert json.loads(both.read_text())["models"] == after["models"]
+
+
+@pytest.mark.slow  # plans the folds five times on a small store (seconds)
+def test_add_refuses_another_plan_a_model_already_there_and_a_missing_file(tmp_path, autotune_store, capsys):
+    script = _script()
+    out = tmp_path / "fewshot.json"
+    base = ["--data", str(autotune_store), "--task", "autotune-config", "--max-train-rows", "0",
+            "--min-test-rows", "4", "--out", str(out)]
+    assert script.main([*base, "--ks", "0,2", "--models", "median"]) == 0
+    kept = out.read_bytes()
+    with pytest.raises(OptionError, match=r"computed on another plan.*plan\.ks: file \[0, 2\], this run \[0, 1\]"):
+        script.main([*base, "--ks", "0,1", "--models", "transfer", "--add"])
+    with pytest.raises(OptionError, match=r"already has the curve of median; drop it from --models"):
+        script.main([*base, "--ks", "0,2", "--models", "median", "--add"])
+    # a hand-edited revealed row (another revealing order) is another plan too, named by its key
+    doc = json.loads(kept)
+    gpu = sorted(doc["plan"]["gpus"])[0]
+    doc["plan"]["gpus"][gpu]["revealed_sha256"] = "0" * 64
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    with pytest.raises(OptionError, match=rf"plan\.gpus\.{gpu}\.revealed_sha256: file \"0000"):
+        script.main([*base[:-1], str(edited), "--ks", "0,2", "--models", "transfer", "--add"])
+    assert out.read_bytes() == kept  # nothing written on a refusal
+    with pytest.raises(OptionError, match=r"missing\.json does not exist; run without --add"):
+        script.main([*base[:-1], str(tmp_path / "missing.json"), "--ks", "0,2", "--models", "transfer", "--add"])
+    # the command line: one line on stderr, the error's exit status, no traceback
+    capsys.readouterr()
+    assert script.cli([*base, "--ks", "0,2", "--models", "median", "--add"]) == OptionError.exit_code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fewshot_curves.py: error: --add: ") and "Traceback" not in err
+    assert script.cli(["--data", str(autotune_store), "--task", "autotune-config", "--add"]) == 1
+    assert "--add needs --out" in capsys.readouterr().err
+
+
 # ----- the committed curves ------------------------------------------------------------------------------------------
 FEWSHOT_TASKS = [t.name for t in list_tasks() if "fewshot" in t.extras]
-# Committed curves still on the old grid (k = 0, 5, 20, 100), with why: regenerate them with
-# scripts/fewshot_curves.py (docs/FEWSHOT.md) and drop them from here.
-OLD = (0, 5, 20, 100)
-OLD_GRID: dict[str, tuple[tuple[int, ...], str]] = {
-    "autotune-config": (OLD, "about 45 min on the fine grid on 2 shared cores: not rerun yet"),
-    "program-time": (OLD, "about 20 min on the fine grid on 2 shared cores: not rerun yet")}
 
 
 def _json(path):
@@ -223,8 +287,10 @@ def test_the_committed_curves_cover_every_gpu_and_k(task_name):
     board = _json(next(iter(sorted((results / "by-gpu").glob("*.json")))))
     gpus = sorted(board["folds"])
     assert len(gpus) >= 2 and sorted(doc["plan"]["gpus"]) == gpus and doc["plan"]["skipped"] == {}
-    ks = list(OLD_GRID[task_name][0]) if task_name in OLD_GRID else list(F.KS)
+    ks = list(F.KS)
     assert doc["plan"]["ks"] == ks and doc["models"]  # the fine grid (issue 41, item 6)
+    # the baseline a goal must beat has its curve beside the others (conv-solver's transfer was once missing)
+    assert {g.beats for g in F.goals_of(task_name) if g.beats} <= set(doc["models"]), sorted(doc["models"])
     assert doc["plan"]["dataset"]["rows_sha256"] == board["dataset"]["rows_sha256"]  # the board's rows
     for name, curve in doc["models"].items():
         assert sorted(curve, key=int) == [str(k) for k in ks], name
