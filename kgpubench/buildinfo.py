@@ -93,8 +93,10 @@ def _git_commit(root: Path) -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def code_sha256() -> str:
-    """sha256 over the package's Python sources (relative path and bytes of every ``*.py``, sorted): a result
-    made by other library code is never mistaken for a current one (``leaderboard run --reuse``)."""
+    """sha256 over the package's Python sources (relative path and bytes of every ``*.py``, sorted): part of a
+    result's provenance-only ``inputs_sha256`` and of ``predict``'s answer key, so a kept answer made by other
+    library code is never read back. ``leaderboard run --reuse`` does not compare it (any commit would re-run every
+    result); ``leaderboard verify`` catches a code change that moves a score."""
     h = hashlib.sha256()
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         if "_bundled" in path.parts:
