@@ -484,7 +484,7 @@ class Store:
             report.finished = self._clear_leftovers()
             new, conflicts, changes, replacements = {}, [], [], {}
             for config, rows in sorted(incoming.items()):
-                kept, dupes, found, changed, replacement = self._against_store(config, rows)
+                kept, dupes, found, changed, replacement = self._against_store(config, rows, replace_derived)
                 conflicts.extend(found)
                 changes.extend(changed)
                 report.duplicates[config] = duplicates.get(config, 0) + dupes
@@ -560,10 +560,11 @@ class Store:
             raise conflict_error(conflicts, "in another shard of this merge")
         return out, duplicates
 
-    def _against_store(self, config: str, rows: _Incoming
+    def _against_store(self, config: str, rows: _Incoming, replace_derived: bool = False
                        ) -> tuple[pa.Table, int, list[Conflict], list[Conflict], _Replacement | None]:
         """The rows not yet in the store, how many were exact duplicates, the conflicts (a measured value
-        differs), the derived changes (only derived values differ) and the rows that would replace stored ones.
+        differs), the derived changes (only derived values differ; listed for the refusal, so not when
+        ``replace_derived``) and the rows that would replace stored ones.
 
         Vectorised: the rows with a stored identity and their stored counterparts are aligned once and compared
         column by column."""
@@ -585,7 +586,8 @@ class Store:
         if conflicts:
             return table.filter(pa.array(~present)), 0, conflicts, [], None
         masks = unequal_columns(a, b, [c for c in table.column_names if c in derived])
-        changes = conflicts_of(a, b, masks, origin, lambda _i: "the store")
+        # every changed value read out, for the refusal only: a replacement of many rows need not read them
+        changes = [] if replace_derived else conflicts_of(a, b, masks, origin, lambda _i: "the store")
         replacement = None
         if masks:
             changed = np.logical_or.reduce(list(masks.values()))
