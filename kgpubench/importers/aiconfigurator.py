@@ -126,7 +126,8 @@ def _meta_provenance(folder: Path) -> str | None:
 
     raw = read_capped(path)
     try:
-        meta = yaml.safe_load(raw.decode("utf-8"))
+        # libyaml's loader when PyYAML has it (the same values as safe_load, without its pure-Python parser)
+        meta = yaml.load(raw.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         why = " ".join(str(exc).split())[:120]
         raise ImportFormatError(f"{path}: not readable YAML ({why}); fetch the file again.") from None
@@ -195,22 +196,21 @@ def _required(table: pa.Table, tf: TableFile, names: tuple[str, ...]) -> None:
 
 
 def _text(table: pa.Table, tf: TableFile, column: str) -> tuple[np.ndarray, np.ndarray]:
-    """(value per row as an object array, code per row) of a text column, each distinct value checked once (in
-    the order of first appearance); the values are the distinct texts gathered by code (no Python string made
-    per row)."""
+    """(value per row as an object array, code per row) of a text column, each distinct value checked once (the
+    first bad one in row order is named); the values are the distinct texts gathered by code (no Python string
+    made per row)."""
     col = table[column]
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         raise ImportFormatError(f"{_where(tf, 0, column)}: type {col.type}; expected text.")
     encoded = col.combine_chunks().dictionary_encode()
     uniq = encoded.dictionary.to_pylist() + [None]
     codes = pc.fill_null(encoded.indices, len(uniq) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
-    present, first = np.unique(codes, return_index=True)
-    for j, i in sorted(zip(present.tolist(), first.tolist()), key=lambda p: p[1]):
-        u = uniq[j]
-        if not isinstance(u, str) or not u.strip() or not u.isprintable() or u != u.strip() or len(u) > 200:
-            shown = repr(u)[:50]
-            raise ImportFormatError(f"{_where(tf, i, column)}: {shown}; expected one line of printable text (at "
-                                    "most 200 characters). Fix the file or fetch it again.")
+    bad = [j for j, u in enumerate(uniq[:-1]) if not u.strip() or not u.isprintable() or u != u.strip()
+           or len(u) > 200] + ([len(uniq) - 1] if encoded.null_count else [])
+    if bad:  # the row of each bad value's first appearance (found only on an error), the earliest named
+        i, j = min((int(np.flatnonzero(codes == j)[0]), j) for j in bad)
+        raise ImportFormatError(f"{_where(tf, i, column)}: {repr(uniq[j])[:50]}; expected one line of printable "
+                                "text (at most 200 characters). Fix the file or fetch it again.")
     return _objects(uniq)[codes], codes
 
 
@@ -325,13 +325,24 @@ def _distinct(values: np.ndarray, codes: np.ndarray) -> list:
 
 def _occurrence(cols: dict[str, np.ndarray], n: int) -> np.ndarray:
     """0 for the first row of each key in one file, 1, 2, ... for its repeats (in file order)."""
-    frame = pd.DataFrame({c: cols[c] for c in KEY_WITHIN_FILE})
+    # a column with one value in the whole file (NaN throughout: a dimension of another operator) tells no rows
+    # apart: left out of the search, which gives the same repeats with fewer columns
+    varying = [c for c in KEY_WITHIN_FILE if n and not _constant(cols[c])] or list(KEY_WITHIN_FILE[:1])
+    frame = pd.DataFrame({c: cols[c] for c in varying})
     repeated = frame.duplicated(keep=False).to_numpy()
     occurrence = np.zeros(n, dtype=np.int64)
     if repeated.any():
         sub = frame[repeated]
-        occurrence[repeated] = sub.groupby(list(KEY_WITHIN_FILE), dropna=False, sort=False).cumcount().to_numpy()
+        occurrence[repeated] = sub.groupby(varying, dropna=False, sort=False).cumcount().to_numpy()
     return occurrence
+
+
+def _constant(values: np.ndarray) -> bool:
+    """Whether every value of a numeric column equals the first (NaN counting as equal to NaN)."""
+    first = values[0]
+    if values.dtype.kind == "f" and np.isnan(first):
+        return bool(np.isnan(values).all())
+    return bool((values == first).all())
 
 
 def nominal_work(operator: np.ndarray, dtype: np.ndarray, kv_dtype: np.ndarray,

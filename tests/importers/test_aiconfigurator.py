@@ -129,6 +129,26 @@ def test_repeated_points_are_kept_and_numbered(folder):
     assert len({r["row_id"] for r in table.to_pylist()}) == table.num_rows
 
 
+def test_repeats_are_found_among_the_columns_that_vary_as_among_all():
+    """The search for repeated keys leaves out columns with one value in the file (NaN throughout, or one code):
+    the same occurrences as pandas' search over every key column, and rows 0, 2, 4 (one key) numbered 0, 1, 2."""
+    import pandas as pd
+
+    from kgpubench.importers.aiconfigurator import KEY_WITHIN_FILE, _occurrence
+
+    n = 6
+    cols = {c: np.full(n, np.nan) for c in KEY_WITHIN_FILE}  # dimensions of another operator: NaN throughout
+    cols["kernel_source"] = np.zeros(n, dtype=np.int64)  # one text code in the whole file
+    cols["m"] = np.array([8.0, 16.0, 8.0, 32.0, 8.0, 16.0])
+    cols["dtype"] = np.array([0, 0, 0, 0, 0, 1])
+    got = _occurrence(cols, n)
+    assert got.tolist() == [0, 0, 1, 0, 2, 0]
+    frame = pd.DataFrame({c: cols[c] for c in KEY_WITHIN_FILE})
+    assert got.tolist() == frame.groupby(list(KEY_WITHIN_FILE), dropna=False, sort=False).cumcount().tolist()
+    same = {c: np.zeros(3, dtype=np.int64) for c in KEY_WITHIN_FILE}  # nothing varies: every row one key
+    assert _occurrence(same, 3).tolist() == [0, 1, 2]
+
+
 def test_the_packaged_selection_keeps_a_problem_on_every_gpu_and_framework(folder):
     root = folder / "data"
     shapes = [("torch_flow", "bfloat16", m, 4096, 4096, 0.1) for m in range(1, 65)]
@@ -153,6 +173,11 @@ def test_the_packaged_selection_keeps_a_problem_on_every_gpu_and_framework(folde
     (lambda t: t.drop_columns(["k"]), "column 'k' is missing"),
     (lambda t: t.set_column(2, "device", pa.array(["NVIDIA H200\x1b]0;x\x07", "NVIDIA H200"])),
      "row 1, column 'device'"),
+    # the first bad value in row order is named: a null in row 2 before a padded text in row 1's place after it
+    (lambda t: pa.concat_tables([t, t.slice(0, 1)]).set_column(2, "device", pa.array(
+        ["NVIDIA H200", None, " NVIDIA H200"])), "row 2, column 'device': None"),
+    (lambda t: pa.concat_tables([t, t.slice(0, 1)]).set_column(4, "kernel_source", pa.array(
+        ["torch_flow", "x" * 201, "\tbad"])), "row 2, column 'kernel_source': 'xxx"),
     (lambda t: t.set_column(0, "framework", pa.array(["VLLM", "VLLM"])), "in the 'trtllm' folder"),
     (lambda t: t.set_column(3, "op_name", pa.array(["gemm", "context_attention"])), "row 2, column 'op_name'"),
     (lambda t: t.set_column(6, "m", pa.array([0, 8], pa.int64())), "row 1, column 'm': 0"),
