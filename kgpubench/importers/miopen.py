@@ -581,9 +581,27 @@ class _FileRows:
     legacy: tuple[int, int] | None  # lines with the older 3-D key and their entries, dropped
 
 
-def _file_rows(job: tuple[FindDbFile, Provenance]) -> _FileRows:
-    """The rows of one find-db file (row ids computed), before duplicates are resolved."""
-    f, prov = job
+def _file_gpu(f: FindDbFile) -> dict:
+    """The GPU columns of a find-db file's rows (one :class:`~kgpubench.hardware.UnknownGpuWarning` when its
+    target and CUs name no single product or the product has no catalogue figures). Looked up in the process
+    that imports, once per file, so that the worker processes never load the GPU catalogue."""
+    gpu_name, inferred = gpu_name_of(f.arch, f.compute_units)
+    if amd_product(f.arch, f.compute_units) is None:
+        warnings.warn(f"{f.path}: no single AMD product has {f.arch} with {f.compute_units} CUs "
+                      "(kgpubench.hardware.AMD_PRODUCTS), so its rows are named "
+                      f"{gpu_name!r} with null catalogue figures.", UnknownGpuWarning, stacklevel=2)
+        gpu = gpu_columns(gpu_name)
+    else:
+        gpu = gpu_columns(gpu_name, warn=True)
+    gpu.update(gpu_arch=f.arch, gpu_target_features=f.features, gpu_compute_units=f.compute_units,
+               gpu_inferred_from=inferred)
+    return gpu
+
+
+def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:
+    """The rows of one find-db file (row ids computed), before duplicates are resolved; ``job`` holds the file, the
+    provenance and the file's GPU columns (:func:`_file_gpu`)."""
+    f, prov, gpu = job
     decl = get_table(CONFIG)
     raw = read_capped(f.path)
     digest = hashlib.sha256(raw).hexdigest()
@@ -616,16 +634,6 @@ def _file_rows(job: tuple[FindDbFile, Provenance]) -> _FileRows:
     rows = np.flatnonzero(keep)
     row_line = parent[rows]
     n = len(rows)
-    gpu_name, inferred = gpu_name_of(f.arch, f.compute_units)
-    if amd_product(f.arch, f.compute_units) is None:
-        warnings.warn(f"{f.path}: no single AMD product has {f.arch} with {f.compute_units} CUs "
-                      "(kgpubench.hardware.AMD_PRODUCTS), so its rows are named "
-                      f"{gpu_name!r} with null catalogue figures.", UnknownGpuWarning, stacklevel=2)
-        gpu = gpu_columns(gpu_name)
-    else:
-        gpu = gpu_columns(gpu_name, warn=True)
-    gpu.update(gpu_arch=f.arch, gpu_target_features=f.features, gpu_compute_units=f.compute_units,
-               gpu_inferred_from=inferred)
     line_cols = {name: _column(name, cols[name]) for name in PROBLEM_COLUMNS}
     line_cols["bias"] = pa.array(cols["bias"], pa.int32())
     # key fragments: line-level columns, and the file's constants
@@ -693,7 +701,8 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1)
     decl = get_table(CONFIG)
     counts: dict[str, dict] = {"zero": {}, "legacy": {}}
     tables, dropped_dupes = [], {}
-    parts = parallel_map(_file_rows, [(f, prov) for f in files], jobs=jobs,
+    gpus = [_file_gpu(f) for f in files]  # here, in file order: the workers need no GPU catalogue
+    parts = parallel_map(_file_rows, [(f, prov, gpu) for f, gpu in zip(files, gpus)], jobs=jobs,
                          costs=[f.path.stat().st_size for f in files])
     for f, part in zip(files, parts):
         counts["zero"][f.source_file] = part.zero
