@@ -195,10 +195,10 @@ def _required(table: pa.Table, tf: TableFile, names: tuple[str, ...]) -> None:
             f"AIConfigurator's {tf.path.name} table, not a table of another schema.")
 
 
-def _text(table: pa.Table, tf: TableFile, column: str) -> tuple[np.ndarray, np.ndarray]:
-    """(value per row as an object array, code per row) of a text column, each distinct value checked once (the
-    first bad one in row order is named); the values are the distinct texts gathered by code (no Python string
-    made per row)."""
+def _text(table: pa.Table, tf: TableFile, column: str) -> tuple[np.ndarray, np.ndarray, list]:
+    """(value per row as an object array, code per row, value per code: None last) of a text column, each distinct
+    value checked once (the first bad one in row order is named); the values are the distinct texts gathered by
+    code (no Python string made per row)."""
     col = table[column]
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         raise ImportFormatError(f"{_where(tf, 0, column)}: type {col.type}; expected text.")
@@ -211,7 +211,7 @@ def _text(table: pa.Table, tf: TableFile, column: str) -> tuple[np.ndarray, np.n
         i, j = min((int(np.flatnonzero(codes == j)[0]), j) for j in bad)
         raise ImportFormatError(f"{_where(tf, i, column)}: {repr(uniq[j])[:50]}; expected one line of printable "
                                 "text (at most 200 characters). Fix the file or fetch it again.")
-    return _objects(uniq)[codes], codes
+    return _objects(uniq)[codes], codes, uniq
 
 
 def _objects(values: list) -> np.ndarray:
@@ -267,7 +267,7 @@ def _file_columns(tf: TableFile) -> dict[str, np.ndarray]:
     _required(table, tf, (*TEXT, dtype_col, *extra, *ints, "latency"))
     out: dict[str, np.ndarray] = {}
     coded = {c: _text(table, tf, c) for c in (*TEXT, dtype_col, *extra)}
-    text = {c: v for c, (v, _) in coded.items()}
+    text = {c: v for c, (v, _, _) in coded.items()}
     wrong_op = text["op_name"] != tf.operator
     if wrong_op.any():
         i = int(np.flatnonzero(wrong_op)[0])
@@ -307,6 +307,12 @@ def _file_columns(tf: TableFile) -> dict[str, np.ndarray]:
                  "dtype": coded[dtype_col][1],
                  "kv_cache_dtype": coded["kv_cache_dtype"][1] if extra else np.zeros(n, dtype=np.int64)}
     out["occurrence"] = _occurrence({c: key_codes.get(c, out.get(c)) for c in KEY_WITHIN_FILE}, n)
+    # the text columns as (value per code, code per row): arrow columns are gathered from them at the end
+    out["_texts"] = {name: (coded[col][2], coded[col][1]) for name, col in (
+        ("framework_version", "version"), ("kernel_source", "kernel_source"), ("dtype", dtype_col), *(
+            (("kv_cache_dtype", "kv_cache_dtype"),) if extra else ()))}
+    if not extra:  # a GEMM's KV-cache dtype: null on every row
+        out["_texts"]["kv_cache_dtype"] = ([None], np.zeros(n, dtype=np.int64))
     # the columns every row of the file shares: one value per file, spread over the rows at the end
     out["_file_values"] = {"framework": tf.framework, "run_id": f"aiconfigurator-{digest[:16]}",
                            "source_file": tf.source_file, "system": tf.system, "operator": tf.operator,
@@ -420,12 +426,15 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
                "kgpubench imports the GEMM and attention tables.")
     parts = [_file_columns(tf) for tf in files]
     per_file = [p.pop("_file_values") for p in parts]
+    texts = [p.pop("_texts") for p in parts]
     cols = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
     cols["_file"] = np.repeat(np.arange(len(parts)), [len(p["time_ms"]) for p in parts])
     cols["operator"] = _objects([v["operator"] for v in per_file])[cols["_file"]]
+    text_codes = {name: _merged_codes([t[name] for t in texts]) for name in texts[0]}
     if share:
         keep = _in_selection(cols, share)
         cols = {name: values[keep] for name, values in cols.items()}
+        text_codes = {name: (uniq, codes[keep]) for name, (uniq, codes) in text_codes.items()}
     n = len(cols["time_ms"])
     devices = cols.pop("_device")
     uniq_devices = pd.unique(devices)
@@ -438,6 +447,7 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     # The GPU's tensor peak for the row's compute dtype (null where no cited figure exists).
     g_codes, g_uniq = pd.factorize(cols["gpu_name"])
     c_codes, c_uniq = pd.factorize(compute, use_na_sentinel=False)
+    text_codes["compute_dtype"] = (list(c_uniq), c_codes)
     pair_codes, pair_uniq = pd.factorize(g_codes.astype(np.int64) * len(c_uniq) + c_codes)
     peaks = []
     for pair in pair_uniq.tolist():
@@ -458,6 +468,9 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     for c in decl.columns:
         if c.name in per_file[0]:  # one value per file
             arrays[c.name] = spread(pa.array([v[c.name] for v in per_file], c.arrow_type), cols["_file"])
+        elif c.name in text_codes:  # each distinct text converted once, gathered by code
+            uniq, codes = text_codes[c.name]
+            arrays[c.name] = pc.take(pa.array(uniq, pa.string(), from_pandas=True), pa.array(codes))
         elif c.name in cols and c.name not in arrays:
             values = cols[c.name]
             arrays[c.name] = _text_array(values) if c.type == "string" and values.dtype == object \
@@ -487,6 +500,17 @@ def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array | pa.Chunk
         mask = col.is_null().take(index) if col.null_count else None
         out[name] = pa.ListArray.from_arrays(new_offsets, elements, type=col.type, mask=mask)
     return out
+
+
+def _merged_codes(per_file: list[tuple[list, np.ndarray]]) -> tuple[list, np.ndarray]:
+    """(value per code, code per row) of a text column over the files' concatenated rows, from each file's
+    (value per code, code per row)."""
+    index: dict = {}
+    out = []
+    for uniq, codes in per_file:
+        remap = np.asarray([index.setdefault(u, len(index)) for u in uniq], dtype=np.int64)
+        out.append(remap[codes])
+    return list(index), np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def _text_array(values: np.ndarray) -> pa.Array:
