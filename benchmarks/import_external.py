@@ -57,7 +57,8 @@ take 0.03 s, so the 1.2 us per call of a row's 400-byte text is per-call work (a
   gathering their texts 1.2, coding them 1.0, arrow's element-wise joins and the rest 1.1: in the workers with
   ``--jobs``); reading and checking the 66 tables 4.5 (parquet 1.5, duplicate search 1.1, text checks 1.0);
   spreading per-file and per-GPU values over the rows 3.0 (the GPU columns 1.4); nominal work 1.9 (comparisons of
-  object arrays); numpy -> arrow columns 1.6; concatenation, factorize, the GPU catalogue and the table about 3.7.
+  object arrays; from the text codes since, 0.25 s against 0.83 s for the comparisons in three pairs at load 3.4,
+  equal results); numpy -> arrow columns 1.6; concatenation, factorize, the GPU catalogue and the table about 3.7.
   With two workers the parent's serial part is about 15 s of it;
 - miopen, one of its two largest files (gfx90a6e, 647k rows, 192k lines; 5.9 s in one worker): bz2 1.7 (the
   reference's own work), row and problem ids 1.7 (0.6 of it arrow's joins of the key texts), key parsing 0.7,

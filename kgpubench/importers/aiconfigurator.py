@@ -355,27 +355,33 @@ def nominal_work(operator: np.ndarray, dtype: np.ndarray, kv_dtype: np.ndarray,
                  d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(compute dtype, flops, bytes_min) of every row (the module docstring's table); ``d`` maps our dimension
     columns to float arrays (NaN where a column does not apply)."""
-    n = len(operator)
-    gemm = operator == "gemm"
-    compute = np.empty(n, dtype=object)
-    a_bytes = np.zeros(n)
-    b_bytes = np.zeros(n)
-    for name, (cd, a, b) in GEMM_DTYPES.items():
-        sel = gemm & (dtype == name)
-        compute[sel], a_bytes[sel], b_bytes[sel] = cd, a, b
-    q_bytes = np.zeros(n)
-    kv_bytes = np.zeros(n)
-    for name, (cd, size) in ATTENTION_DTYPES.items():
-        sel = ~gemm & (dtype == name)
-        compute[sel], q_bytes[sel] = cd, size
-        kv_bytes[~gemm & (kv_dtype == name)] = size
+    coded = [pd.factorize(np.asarray(v, dtype=object), use_na_sentinel=False) for v in (operator, dtype, kv_dtype)]
+    return _coded_nominal_work(*[(list(uniq), codes) for codes, uniq in coded], d)
+
+
+def _coded_nominal_work(operator: tuple[list, np.ndarray], dtype: tuple[list, np.ndarray],
+                        kv_dtype: tuple[list, np.ndarray], d) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`nominal_work` with the operator, dtype and KV-cache dtype each given as (value per code, code per
+    row): each distinct value is looked up once and gathered by code (no comparison of every row's text)."""
+    (op_uniq, op_codes), (dt_uniq, dt_codes), (kv_uniq, kv_codes) = operator, dtype, kv_dtype
+    gemm = np.asarray([u == "gemm" for u in op_uniq], dtype=bool)[op_codes]
+    context = np.asarray([u == "context_attention" for u in op_uniq], dtype=bool)[op_codes]
+    gemm_spec = [GEMM_DTYPES.get(u, (None, 0.0, 0.0)) for u in dt_uniq]
+    attention_spec = [ATTENTION_DTYPES.get(u, (None, 0.0)) for u in dt_uniq]
+    compute = np.where(gemm, _objects([g[0] for g in gemm_spec])[dt_codes],
+                       _objects([a[0] for a in attention_spec])[dt_codes])
+    a_bytes = np.where(gemm, np.asarray([g[1] for g in gemm_spec], dtype=np.float64)[dt_codes], 0.0)
+    b_bytes = np.where(gemm, np.asarray([g[2] for g in gemm_spec], dtype=np.float64)[dt_codes], 0.0)
+    q_bytes = np.where(gemm, 0.0, np.asarray([a[1] for a in attention_spec], dtype=np.float64)[dt_codes])
+    kv_sizes = np.asarray([ATTENTION_DTYPES.get(u, (None, 0.0))[1] for u in kv_uniq], dtype=np.float64)
+    kv_bytes = np.where(gemm, 0.0, kv_sizes[kv_codes])
     m, nn, k = (np.asarray(d[c], dtype=np.float64) for c in ("m", "n", "k"))
     B, S, H, Hkv, D = (np.asarray(d[c], dtype=np.float64) for c in ("batch_size", "isl", "num_heads",
                                                                      "num_kv_heads", "head_dim"))
     step = np.asarray(d["step"], dtype=np.float64)
     window = np.nan_to_num(np.asarray(d["window_size"], dtype=np.float64), nan=0.0)
     with np.errstate(invalid="ignore"):
-        attended = np.where(operator == "context_attention", S, step + 1)
+        attended = np.where(context, S, step + 1)
         attended = np.where(window > 0, np.minimum(attended, window), attended)
         flops = np.where(gemm, 2 * m * nn * k, 4 * B * H * S * attended * D)
         nbytes = np.where(gemm, m * k * a_bytes + k * nn * b_bytes + OUT_BYTES * m * nn,
@@ -441,8 +447,8 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     gpu_of = {dev: import_gpu_columns(dev) for dev in uniq_devices}
     codes, uniq = pd.factorize(devices)
     cols["gpu_name"] = np.asarray([gpu_of[d]["gpu_name"] for d in uniq], dtype=object)[codes]
-    compute, cols["flops"], cols["bytes_min"] = nominal_work(cols["operator"], cols["dtype"], cols["kv_cache_dtype"],
-                                                             cols)
+    compute, cols["flops"], cols["bytes_min"] = _coded_nominal_work(
+        ([v["operator"] for v in per_file], cols["_file"]), text_codes["dtype"], text_codes["kv_cache_dtype"], cols)
     cols["compute_dtype"] = compute
     # The GPU's tensor peak for the row's compute dtype (null where no cited figure exists).
     g_codes, g_uniq = pd.factorize(cols["gpu_name"])
