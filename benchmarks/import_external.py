@@ -22,14 +22,15 @@ less this session's 4 s of serial work, about 44 s against a reference of about 
 (:func:`kgpubench.schema._core.spread`): the one-process CPU fell by 43 % (aiconfigurator) and 14 % (miopen); with
 two idle cores the critical path was estimated at 24 s + 24 s (about 5x).
 
-**This session (speed39b, 11:43-12:37 UTC, 2 cores shared with four other jobs, load 3 to 13).**
+**This session (speed39b, 11:43-12:47 UTC, 2 cores shared with four other jobs, load 3 to 13).**
 
-- Runs of this script back to back with the main checkout: the ratio swings from 3.5x to 12.5x wall and 4.3x to 8.5x
+- Runs of this script back to back with the main checkout: the ratio swings from 3.5x to 12.5x wall and 4.3x to 8.7x
   CPU between consecutive runs of one build (main 5.80x / 5.62x at 11:43; then, alternated from 12:18 to 12:33, main
   10.58x / 8.04x, this branch 6.44x / 5.53x, main 5.58x / 5.83x, this branch 3.48x / 4.27x, main 12.51x / 8.46x,
-  this branch 9.42x / 7.72x; the reference alone took 8.1 to 35.3 s wall). CPU seconds inflate by up to 1.6x under
-  contention too, so no run here resolves a change of 10 %; the changes were measured apart, old and new code
-  alternated in one process, on the full staged folders:
+  this branch 9.42x / 7.72x; at 12:42-12:47, this branch with its last change 9.95x / 8.65x, main 6.81x / 6.18x; the
+  reference alone took 8.1 to 35.3 s wall). CPU seconds inflate by up to 1.6x under contention too, so no run here
+  resolves a change of 10 %; the changes were measured apart, old and new code alternated in one process, on the
+  full staged folders:
 - aiconfigurator without the row ids (the parent's serial work; catalogue loaded beforehand), three pairs old/new:
   34.0/29.0, 27.6/24.3, 23.6/19.3 s wall (-4.2 s, -15 % on average), 16.9/16.5, 14.7/11.4, 11.7/11.7 s CPU. From
   checking each text once without a sort (``_text``), leaving the key columns with one value in the file out of the
