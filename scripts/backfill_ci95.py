@@ -21,7 +21,7 @@ from pathlib import Path
 from kgpubench.board.evaluation import fold_interval
 from kgpubench.board.leaderboard import results_dir
 from kgpubench.board.result import result_json
-from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.foundation.files import atomic_write_bytes
 
 
 def with_intervals(data: dict) -> dict | None:

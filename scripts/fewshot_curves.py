@@ -39,8 +39,8 @@ from kgpubench.board.fewshot import (
 )
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.errors import KgpubenchError, OptionError
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.sandbox.limits import Limits
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import hashed_order, task_data
 from kgpubench.tasks.splits import EXCLUDED

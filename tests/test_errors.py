@@ -18,7 +18,7 @@ PACKAGE = Path(errors.__file__).resolve().parent
 NOT_ERRORS = {("sandbox/process.py", "Stop"), ("sandbox/linux.py", "IsolationError"),
               ("measure/backends/fake.py", "FakeCudaError"),
               # raised inside json.loads' object_pairs_hook and turned into one ImportFormatError by loads_json
-              ("importers/limits.py", "DuplicateKeyError")}
+              ("foundation/capped.py", "DuplicateKeyError")}
 
 
 def _error_classes_outside_errors_py() -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from kgpubench.store.shards import atomic_write_bytes, file_mode, write_parquet_atomic
+from kgpubench.foundation.files import atomic_write_bytes, file_mode, write_parquet_atomic
 
 sys.path.insert(0, str(Path(__file__).parent / "tasks"))
 

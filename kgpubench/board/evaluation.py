@@ -42,11 +42,11 @@ from kgpubench.board.result import (  # noqa: F401 - RESULT_FORMAT, round_floats
     round_floats,
 )
 from kgpubench.errors import NoDataError, SubmissionError, unknown_name
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import THREAD_ENV, Limits
 from kgpubench.sandbox.model_file import module_from_source, read_model_file
 from kgpubench.sandbox.session import ModelSession
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import sha256_file
 from kgpubench.tasks import Task, as_task, list_tasks
 from kgpubench.tasks.data import TaskData, hashed_order, scheme_problem, task_data

@@ -35,7 +35,7 @@ import pyarrow as pa
 from kgpubench.board.evaluation import fit_predict
 from kgpubench.board.result import Result
 from kgpubench.errors import OptionError
-from kgpubench.importers.limits import loads_json
+from kgpubench.foundation.capped import loads_json
 from kgpubench.tasks import Task
 from kgpubench.tasks.data import TaskData, hashed_order
 from kgpubench.tasks.intervals import median_interval

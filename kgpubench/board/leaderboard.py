@@ -50,10 +50,10 @@ from kgpubench.board.site import board_files, render_all
 from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
 from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
 from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
-from kgpubench.importers.limits import loads_json
+from kgpubench.foundation.capped import loads_json
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.sandbox.limits import Limits
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks import Task, as_task, list_tasks
 from kgpubench.tasks.data import TaskData, Unusable, current_rows_sha256, files_sha256, task_sha256, usable_task_data

@@ -93,6 +93,8 @@ from kgpubench.errors import (
     UnknownNameError,
 )
 from kgpubench.features.occupancy import sm_saturation
+from kgpubench.foundation.capped import DuplicateKeyError, _refuse_duplicate_keys
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.hardware import (
     ALIASES,
     CATALOGUE,
@@ -108,13 +110,11 @@ from kgpubench.hardware import (
     vendor_devices,
 )
 from kgpubench.importers.aiconfigurator import nominal_inputs
-from kgpubench.importers.limits import DuplicateKeyError, _refuse_duplicate_keys
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import Limits
 from kgpubench.schema import get_table
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
 from kgpubench.tasks.data import hashed_order, inputs_sha256, task_data

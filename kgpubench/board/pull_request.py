@@ -46,8 +46,8 @@ from kgpubench.board.submission import (
     score_predictions,
 )
 from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidationError, UnknownNameError
+from kgpubench.foundation.files import atomic_write_bytes, check_writable, refuse_stdout
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
-from kgpubench.store.shards import atomic_write_bytes, check_writable, refuse_stdout
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import TaskData, scheme_problem, task_data
 from kgpubench.tasks.reference import ORACLE

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from kgpubench.buildinfo import package_versions
 from kgpubench.errors import ImportFormatError, ResultFormatError, SchemaValidationError
-from kgpubench.importers.limits import loads_json
+from kgpubench.foundation.capped import loads_json
 from kgpubench.resources import bundled_path
 
 if TYPE_CHECKING:

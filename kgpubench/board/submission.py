@@ -18,10 +18,10 @@ import pyarrow.parquet as pq
 from kgpubench.board.evaluation import FACTORY, SubmissionError, aggregate, attach_predictions, evaluate, file_sha256
 from kgpubench.board.result import Result, model_label
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
+from kgpubench.foundation.files import atomic_write_bytes, check_writable, is_stdout
 from kgpubench.sandbox.checks import checked_predictions
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.sandbox.model_file import parse_model_file
-from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
 from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.data import TaskData, task_data
 from kgpubench.tasks.scoring import score_fold

@@ -11,7 +11,7 @@ from kgpubench.board.leaderboard import read_results, results_dir
 from kgpubench.board.ranking import cell, headline, role, would_rank
 from kgpubench.board.result import Record, Result
 from kgpubench.errors import escape_text
-from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.metrics import METRICS
 

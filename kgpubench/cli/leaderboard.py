@@ -53,8 +53,8 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
     print a short summary. The output file is checked (exists, writable) before anything runs."""
     from kgpubench.board.evaluation import evaluate as run_eval
     from kgpubench.board.summary import write_and_summarise
+    from kgpubench.foundation.files import check_writable, is_stdout
     from kgpubench.sandbox.limits import Limits
-    from kgpubench.store.shards import check_writable, is_stdout
     from kgpubench.tasks import get_task
 
     the_task = get_task(task)
@@ -98,7 +98,7 @@ def submit(model: Path = typer.Argument(..., help="Model file defining make_mode
     """Evaluate MODEL with its code in the sandbox (isolated, limited); write a result file ready for a pull
     request."""
     from kgpubench.board.submission import submit as run_submit
-    from kgpubench.store.shards import is_stdout
+    from kgpubench.foundation.files import is_stdout
 
     path = run_submit(model, task, scheme, out=out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb,
                       threads=threads, trust=trust, force=force)
@@ -113,7 +113,7 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
           force: bool = OUT_FORCE) -> None:
     """Score predictions made elsewhere; they must cover exactly the test rows of every fold."""
     from kgpubench.board.submission import score_predictions
-    from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
+    from kgpubench.foundation.files import atomic_write_bytes, check_writable, is_stdout
 
     to_file = out is not None and not is_stdout(out)
     if to_file:
@@ -156,7 +156,7 @@ def run(only: list[str] | None = ONLY,
     import time
 
     from kgpubench.board import leaderboard
-    from kgpubench.store.shards import refuse_stdout
+    from kgpubench.foundation.files import refuse_stdout
 
     refuse_stdout(out, "a results folder")
     if reuse_from is not None and not reuse:
@@ -207,7 +207,7 @@ def splits(data: Path | None = DATA,
     """(Re)write the split files of every task with data (byte-identical for unchanged data). `leaderboard run`
     does this itself; run it alone after merging data when you only need the splits."""
     from kgpubench.board.leaderboard import write_splits
-    from kgpubench.store.shards import refuse_stdout
+    from kgpubench.foundation.files import refuse_stdout
     from kgpubench.tasks import list_tasks
 
     refuse_stdout(out, "a splits folder")

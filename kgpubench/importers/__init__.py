@@ -3,9 +3,8 @@
 Entry points: :func:`import_rows`, :func:`import_table`, :func:`import_to_shard` (files -> `autotune`
 rows/shard). The T4 export (rows with tunable parameters -> T4 files) reads the packaged dataset, a layer above
 the importers, so it is not re-exported here: :func:`kgpubench.importers.export.export_t4` /
-:func:`~kgpubench.importers.export.export_t4_table`. Importing any importer (or :mod:`kgpubench.importers.limits`,
-which the store's bundles use) runs this file, so it imports nothing until a name is asked for: reading a
-bundle's JSON through ``limits`` loads neither the readers nor pyarrow.
+:func:`~kgpubench.importers.export.export_t4_table`. Importing any importer runs this file, so it imports
+nothing until a name is asked for.
 """
 
 from __future__ import annotations

@@ -58,10 +58,10 @@ import pyarrow.parquet as pq
 
 from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import read_capped
 from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
-from kgpubench.importers.limits import read_capped
 from kgpubench.schema import get_table
 from kgpubench.schema._core import spread
 

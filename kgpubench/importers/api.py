@@ -11,11 +11,12 @@ from typing import Any
 import pyarrow as pa
 
 from kgpubench.errors import KgpubenchError
+from kgpubench.foundation.files import check_output
 from kgpubench.importers.common import ImportFormatError, LoadedFile, Provenance, load_json, provenance_for
 from kgpubench.importers.kernel_tuner import columns_from_cache, is_kernel_tuner_cache, rows_from_cache
 from kgpubench.importers.t4 import is_t4_results, rows_from_t4
 from kgpubench.schema import get_table
-from kgpubench.store.shards import check_output, write_shard
+from kgpubench.store.shards import write_shard
 from kgpubench.store.validation import refusal, validate_table
 
 

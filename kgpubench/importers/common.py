@@ -18,8 +18,8 @@ import numpy as np
 
 from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import loads_json, read_capped
 from kgpubench.hardware import catalogue_gpu, catalogue_name, device_name, find_gpu, gpu_columns, warn_unknown
-from kgpubench.importers.limits import loads_json, read_capped
 from kgpubench.schema.common import SOURCE_PATTERN
 from kgpubench.sources import (
     AICONFIGURATOR,
@@ -168,7 +168,7 @@ class LoadedFile:
 def load_json(path: Path | str, source_file: str | None = None) -> LoadedFile:
     """Read a plain or gzipped JSON file (gzip is recognised by its magic bytes, not the name).
 
-    The file is read through :func:`kgpubench.importers.limits.read_capped`: its decompressed size may not pass
+    The file is read through :func:`kgpubench.foundation.capped.read_capped`: its decompressed size may not pass
     the import ceiling (1 GiB, or ``KGPUBENCH_IMPORT_MAX_BYTES``), so a gzip bomb costs at most one ceiling's
     work. A key repeated in one JSON object is refused in one line naming the key, never silently resolved.
     """

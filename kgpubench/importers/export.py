@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgpubench.errors import NoRowsError, OutputExistsError, unknown_name
+from kgpubench.foundation.files import refuse_stdout
 from kgpubench.importers.common import ImportFormatError, join_params
 from kgpubench.importers.t4 import (
     RUNS_KEY,
@@ -42,7 +43,6 @@ from kgpubench.importers.t4 import (
 )
 from kgpubench.resources import default_data_dir
 from kgpubench.store.loading import load_dataset
-from kgpubench.store.shards import refuse_stdout
 from kgpubench.store.store import Store
 
 Mapper = Callable[[Mapping[str, Any]], tuple[str, str, dict[str, Any]]]

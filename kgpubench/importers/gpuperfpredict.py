@@ -1,7 +1,7 @@
 """gpuperfpredict (Amaris et al.): nvprof profiles of Rodinia kernel launches on several GPUs -> `profiles` rows.
 
 Input: the upstream ``datasets/<kernel>-<GPU>.csv`` tables (here gzipped: ``<kernel>-<GPU>.csv.gz``), each read
-through :func:`kgpubench.importers.limits.open_capped_text`. One upstream row is one launch profiled once; see
+through :func:`kgpubench.foundation.capped.open_capped_text`. One upstream row is one launch profiled once; see
 ``../shared/external/gpuperfpredict/PROVENANCE.md`` for the layout. What the importer does with each file:
 
 - checks the header: the 80 upstream columns exactly (the first, R's row names, has an empty header and is
@@ -45,6 +45,7 @@ import pyarrow as pa
 
 from kgpubench import __version__
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.foundation.capped import open_capped_text
 from kgpubench.hardware import GiB, MiB, catalogue_entry, catalogue_gpu, find_gpu
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import (
@@ -55,7 +56,6 @@ from kgpubench.importers.common import (
     label_device_name,
     shown_path,
 )
-from kgpubench.importers.limits import open_capped_text
 from kgpubench.schema import arrow_row_id_array, get_table
 from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
 

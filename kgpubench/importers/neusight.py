@@ -52,6 +52,7 @@ import pyarrow.compute as pc
 
 from kgpubench import __version__
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import read_capped
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import (
     NEUSIGHT,
@@ -62,7 +63,6 @@ from kgpubench.importers.common import (
     label_device_name,
     shown_path,
 )
-from kgpubench.importers.limits import read_capped
 from kgpubench.schema import get_table
 
 # Upstream OPName -> (operator, operator_class, shape family, elementwise arity for bytes).

@@ -22,7 +22,7 @@ from statistics import median
 from typing import ClassVar
 
 from kgpubench.errors import KgpubenchError, unknown_name
-from kgpubench.importers.limits import loads_json
+from kgpubench.foundation.capped import loads_json
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.reference import ORACLE
 

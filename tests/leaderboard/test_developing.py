@@ -17,6 +17,7 @@ from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import evaluate, run_folds
 from kgpubench.board.submission import check_factory, declared_tasks
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import read_capped
 from kgpubench.importers import api as importers
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import (
@@ -31,7 +32,6 @@ from kgpubench.importers.common import (
     run_id_for,
     split_params,
 )
-from kgpubench.importers.limits import read_capped
 from kgpubench.schema import TABLES, Column, Table
 from kgpubench.schema.common import common_head, provenance_columns
 from kgpubench.sources import KNOWN_SOURCES, Provenance
@@ -166,7 +166,7 @@ def test_add_a_folder_importer(tmp_path, monkeypatch):
     monkeypatch.setitem(KNOWN_SOURCES, prov.name, prov)
 
     # 3. kgpubench/importers/<source>.py: find the files by the upstream layout, read each through
-    #    importers/limits.py into numpy columns (bad input: one ImportFormatError naming file, row, column), resolve
+    #    foundation/capped.py into numpy columns (bad input: one ImportFormatError naming file, row, column), resolve
     #    each device once (import_gpu_columns), and build the table with Table.from_columns.
     def import_toy(root):
         files = sorted(Path(root).glob("*/times.csv"))

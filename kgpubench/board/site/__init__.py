@@ -32,8 +32,8 @@ from kgpubench.board.site.pages import (
     task_page,
     task_page_name,
 )
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.resources import bundled_path
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.extras import load_board_tables, load_extras
 
