@@ -79,13 +79,13 @@ def test_the_package_has_no_import_cycle():
 
 @pytest.mark.parametrize("low, high", [
     ("kgpubench.store.card", "kgpubench.store.store"), ("kgpubench.store.validation", "kgpubench.store.store"),
-    ("kgpubench.board.result", "kgpubench.board.evaluation"),
-    ("kgpubench.tasks.data", "kgpubench.board.result"), ("kgpubench.tasks.data", "kgpubench.board.evaluation"),
+    ("kgpubench.results.result", "kgpubench.board.evaluation"),
+    ("kgpubench.tasks.data", "kgpubench.results.result"), ("kgpubench.tasks.data", "kgpubench.board.evaluation"),
     ("kgpubench.board.evaluation", "kgpubench.board.leaderboard"),
     ("kgpubench.board.submission", "kgpubench.board.leaderboard"),
     ("kgpubench.measure.backends.base", "kgpubench.measure.backends.fake"),
     ("kgpubench.measure.backends.base", "kgpubench.measure.backends.cupy_backend"),
-    ("kgpubench.board.ownership", "kgpubench.board.leaderboard"),
+    ("kgpubench.results.ownership", "kgpubench.board.leaderboard"),
     ("kgpubench.hardware", "kgpubench.measure"), ("kgpubench.store.validation", "kgpubench.store.checks"),
 ])
 def test_the_three_old_loops_point_one_way(low, high):

@@ -33,9 +33,9 @@ import numpy as np
 import pyarrow as pa
 
 from kgpubench.board.evaluation import fit_predict
-from kgpubench.board.result import Result
 from kgpubench.errors import OptionError
 from kgpubench.foundation.capped import loads_json
+from kgpubench.results.result import Result
 from kgpubench.tasks import Task
 from kgpubench.tasks.data import TaskData, hashed_order
 from kgpubench.tasks.intervals import median_interval
@@ -426,7 +426,7 @@ def _judge_median(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
 
 def board_fold_figures(result: Result | dict, goal: Goal) -> dict[str, float]:
     """Per-fold ``goal.metric`` in percent (times ``goal.percent``) of a board
-    :class:`~kgpubench.board.result.Result` (or a committed file's dict), restricted to the goal's groups."""
+    :class:`~kgpubench.results.result.Result` (or a committed file's dict), restricted to the goal's groups."""
     folds = result.get("folds") if isinstance(result, dict) else result.folds
     out = {}
     for fold, rec in (folds or {}).items():

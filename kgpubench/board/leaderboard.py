@@ -4,11 +4,11 @@ re-run them (``verify``) and render the board.
 Results live in ``leaderboard/results/<task>/<scheme>/<model>.json``; a result names its model file
 relative to the project root (``baselines/knn.py``, ``leaderboard/submissions/mine.py``). A model that fails
 is a result too (``status: failed`` with its message); a scheme that cannot be evaluated gets
-``<task>/<scheme>/_status.json`` with the reason (a :class:`~kgpubench.board.result.Skipped`). Every model runs
+``<task>/<scheme>/_status.json`` with the reason (a :class:`~kgpubench.results.result.Skipped`). Every model runs
 with one thread (:class:`Limits`), in ``jobs`` worker processes started with that thread count in their
-environment. Records travel as :class:`~kgpubench.board.result.Result` and :class:`~kgpubench.board.result.Skipped`
+environment. Records travel as :class:`~kgpubench.results.result.Result` and :class:`~kgpubench.results.result.Skipped`
 from the job to the file and to the board: :func:`load_results` hands the renderer each as a
-:class:`~kgpubench.board.result.BoardEntry` (the record, its file, whether it is stale).
+:class:`~kgpubench.results.result.BoardEntry` (the record, its file, whether it is stale).
 """
 
 from __future__ import annotations
@@ -32,9 +32,16 @@ from kgpubench.board.evaluation import (
     rescore_problem,
     store_predictions,
 )
-from kgpubench.board.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
-from kgpubench.board.ownership import ours as _ours
-from kgpubench.board.result import (
+from kgpubench.board.site import board_files, render_all
+from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
+from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
+from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
+from kgpubench.foundation.capped import loads_json
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.resources import bundled_path, default_data_dir
+from kgpubench.results.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
+from kgpubench.results.ownership import ours as _ours
+from kgpubench.results.result import (
     ABSENT,
     RESULT_MAX_BYTES,
     BoardEntry,
@@ -46,13 +53,6 @@ from kgpubench.board.result import (
     read_record,
     read_result_json,
 )
-from kgpubench.board.site import board_files, render_all
-from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
-from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
-from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
-from kgpubench.foundation.capped import loads_json
-from kgpubench.foundation.files import atomic_write_bytes
-from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.store import Store
 from kgpubench.tasks import Task, as_task, list_tasks
@@ -126,8 +126,8 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
 
 # ----- running jobs (in this process or in worker processes) -----------------------------------------------
 def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: bool = False) -> Record:
-    """One job's record: a :class:`~kgpubench.board.result.Result` (scores, or a failure with its message) or a
-    :class:`~kgpubench.board.result.Skipped` with its reason. The model runs in the sandbox
+    """One job's record: a :class:`~kgpubench.results.result.Result` (scores, or a failure with its message) or a
+    :class:`~kgpubench.results.result.Skipped` with its reason. The model runs in the sandbox
     (:class:`kgpubench.sandbox.session.ModelSession`); ``trust`` lets it run unisolated where the kernel cannot
     isolate it."""
     data = usable_task_data(job.task, job.scheme, data_dir)
@@ -248,7 +248,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
                   warn: Callable[[str], None] | None = None, rescore: bool = False
                   ) -> tuple[Path, bytes, Record] | None:
     """The result (or skip status) file under ``folder`` for ``job`` that a rerun would write, with its bytes
-    (read once, at most :data:`~kgpubench.board.result.RESULT_MAX_BYTES`) and its record, else None.
+    (read once, at most :data:`~kgpubench.results.result.RESULT_MAX_BYTES`) and its record, else None.
 
     Kept when it names the job's task, scheme and model, has the same model file sha256, seed and threads, and
     :func:`same_data` (for a scored result also the same ``split_sha256``, when the rows were compared). A failed
@@ -535,7 +535,7 @@ def write_splits(data_dir, tasks: Iterable[Task], root: Path | None, *, force: b
 def load_results(root: Path | None = None, *, data_dir: Path | str | None = None,
                  mark_stale: bool = False) -> list[BoardEntry]:
     """Every result and status file under ``root`` (default ``leaderboard/results``), in path order, read
-    through :func:`read_results`, each as a :class:`~kgpubench.board.result.BoardEntry` with its file: the
+    through :func:`read_results`, each as a :class:`~kgpubench.results.result.BoardEntry` with its file: the
     renderer's input (:func:`kgpubench.board.site.render_all`); everything else reads :func:`read_results`.
 
     With ``mark_stale``, each entry's ``stale`` says whether it was made from other rows than its task reads in
@@ -590,7 +590,7 @@ def is_stale(dataset: object, task: Task, store: Store) -> bool:
 
 
 def read_results(root: Path | None = None) -> list[tuple[Path, Record]]:
-    """(path, :class:`~kgpubench.board.result.Result` or :class:`~kgpubench.board.result.Skipped`) of every result
+    """(path, :class:`~kgpubench.results.result.Result` or :class:`~kgpubench.results.result.Skipped`) of every result
     and status file under ``root`` (default ``leaderboard/results``), in path order."""
     root = Path(root or results_dir())
     return [(path, read_record(read_result_json(path), where=str(path)))

@@ -82,7 +82,6 @@ from kgpubench.board.evaluation import load_model_module, model_factory, pinned
 from kgpubench.board.fewshot import goals_of, median_over_gpus
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
-from kgpubench.board.result import Record, Result, read_record, read_result_json
 from kgpubench.board.roofline_transfer import SCORED_ON, WORK_RULES, bound_ms, limiter, scored, work_of
 from kgpubench.errors import (
     DataFileNotFoundError,
@@ -112,6 +111,7 @@ from kgpubench.hardware import (
 from kgpubench.importers.aiconfigurator import nominal_inputs
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
+from kgpubench.results.result import Record, Result, read_record, read_result_json
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import Limits
 from kgpubench.schema import get_table

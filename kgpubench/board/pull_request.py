@@ -36,7 +36,6 @@ from kgpubench.board.evaluation import (
 )
 from kgpubench.board.leaderboard import baseline_files, load_results, project_root, result_path, results_dir
 from kgpubench.board.model_checks import CheckOutcome, refusal, run_model_checks
-from kgpubench.board.result import Result, read_result_json
 from kgpubench.board.site import render_all
 from kgpubench.board.submission import (
     check_factory,
@@ -47,6 +46,7 @@ from kgpubench.board.submission import (
 )
 from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidationError, UnknownNameError
 from kgpubench.foundation.files import atomic_write_bytes, check_writable, refuse_stdout
+from kgpubench.results.result import Result, read_result_json
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import TaskData, scheme_problem, task_data

@@ -9,9 +9,9 @@ from pathlib import Path
 from kgpubench.board.evaluation import store_predictions
 from kgpubench.board.leaderboard import read_results, results_dir
 from kgpubench.board.ranking import cell, headline, role, would_rank
-from kgpubench.board.result import Record, Result
 from kgpubench.errors import escape_text
 from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.results.result import Record, Result
 from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.metrics import METRICS
 

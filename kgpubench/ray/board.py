@@ -37,8 +37,8 @@ import numpy as np
 
 from kgpubench.board.evaluation import SAMPLE_POINTS, NoDataError, SubmissionError, aggregate, evaluate
 from kgpubench.board.leaderboard import run_job
-from kgpubench.board.result import Result, Skipped
 from kgpubench.errors import ClusterError
+from kgpubench.results.result import Result, Skipped
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.sandbox.session import predictions_sha256
 from kgpubench.tasks.data import Unusable, usable_task_data

@@ -237,8 +237,8 @@ def scheme_problem(data: TaskData) -> str | None:
 class Unusable:
     """Why (task, scheme) cannot be evaluated on the data there is, in one line, and what the rows were read from
     (``dataset``, as in a :class:`TaskData`; the config, task and files hashes only when the task has no rows).
-    The board writes it as its :class:`~kgpubench.board.result.Skipped` record
-    (:meth:`~kgpubench.board.result.Skipped.of`)."""
+    The board writes it as its :class:`~kgpubench.results.result.Skipped` record
+    (:meth:`~kgpubench.results.result.Skipped.of`)."""
 
     task: str
     scheme: str

@@ -24,7 +24,7 @@ def ran(monkeypatch):
     """Stand-ins for the long steps (evaluate, score, submit's run): they record that they ran."""
     import kgpubench.board.evaluation
     import kgpubench.board.submission
-    from kgpubench.board.result import Result
+    from kgpubench.results.result import Result
 
     calls = []
 

@@ -131,7 +131,7 @@ def test_join_folds_keeps_the_serial_sample_and_hash():
     from kgpubench.ray.board import join_folds
 
     preds = [np.array([1.0, 2.0]), np.array([3.5])]
-    from kgpubench.board.result import Result
+    from kgpubench.results.result import Result
 
     parts = [{"folds": 2, "predictions": [preds[i]],
               "record": Result(status="ok", task="t", scheme="s", folds={f"f{i}": {"scores": {"m": float(i + 1)}}},

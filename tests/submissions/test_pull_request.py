@@ -17,10 +17,10 @@ from kgpubench.board import leaderboard as lb
 from kgpubench.board.evaluation import SubmissionError
 from kgpubench.board.pull_request import accept, read_submission, run_submission
 from kgpubench.board.ranking import cell
-from kgpubench.board.result import Result, read_record
 from kgpubench.board.submission import score_predictions
 from kgpubench.board.summary import board_rank, result_summary
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, UnknownNameError
+from kgpubench.results.result import Result, read_record
 from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
 

@@ -171,7 +171,7 @@ class Result:
         record = read_record(data, where=where)
         if isinstance(record, Skipped):
             raise SchemaValidationError(f"{where}: a skipped scheme ({record.reason}), not a result; read it with "
-                                        "kgpubench.board.result.read_record.")
+                                        "kgpubench.results.result.read_record.")
         return record
 
 
