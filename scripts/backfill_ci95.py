@@ -2,7 +2,7 @@
 from the fold scores already in each result: no model runs, and nothing else in a file changes.
 
 The interval is the one ``kgpubench evaluate``'s summary and the board print
-(:func:`kgpubench.board.evaluation.fold_interval`, the bootstrap of :mod:`kgpubench.tasks.intervals`). A result
+(:func:`kgpubench.models.evaluation.fold_interval`, the bootstrap of :mod:`kgpubench.tasks.intervals`). A result
 stays reusable by ``leaderboard run --reuse``: reuse compares the model file, seed, threads, task declaration, task
 rows and split, never the aggregate. Only a scored result (status ok) whose file is exactly what
 :func:`kgpubench.results.result.result_json` writes is touched; any other file (a failure, a skip status, a board
@@ -18,9 +18,9 @@ import json
 import sys
 from pathlib import Path
 
-from kgpubench.board.evaluation import fold_interval
 from kgpubench.board.leaderboard import results_dir
 from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.evaluation import fold_interval
 from kgpubench.results.result import result_json
 
 

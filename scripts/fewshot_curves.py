@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from kgpubench.board.evaluation import fit_predict, load_model_module, model_factory, model_tasks
 from kgpubench.board.fewshot import (
     KS,
     board_goal,
@@ -40,6 +39,7 @@ from kgpubench.board.fewshot import (
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.errors import KgpubenchError, OptionError
 from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.evaluation import fit_predict, load_model_module, model_factory, model_tasks
 from kgpubench.sandbox.limits import Limits
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import hashed_order, task_data

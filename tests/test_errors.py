@@ -57,8 +57,8 @@ def test_every_error_is_also_a_builtin_and_documented():
 
 
 def test_the_old_homes_still_export_the_moved_classes():
-    from kgpubench.board.evaluation import NoDataError, SubmissionError
     from kgpubench.measure.backends.base import CompileFailed, LaunchFailed
+    from kgpubench.models.evaluation import NoDataError, SubmissionError
     from kgpubench.sandbox.session import SandboxError
     from kgpubench.tasks.npb import MeasurementError
 

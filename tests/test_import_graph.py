@@ -79,10 +79,10 @@ def test_the_package_has_no_import_cycle():
 
 @pytest.mark.parametrize("low, high", [
     ("kgpubench.store.card", "kgpubench.store.store"), ("kgpubench.store.validation", "kgpubench.store.store"),
-    ("kgpubench.results.result", "kgpubench.board.evaluation"),
-    ("kgpubench.tasks.data", "kgpubench.results.result"), ("kgpubench.tasks.data", "kgpubench.board.evaluation"),
-    ("kgpubench.board.evaluation", "kgpubench.board.leaderboard"),
-    ("kgpubench.board.submission", "kgpubench.board.leaderboard"),
+    ("kgpubench.results.result", "kgpubench.models.evaluation"),
+    ("kgpubench.tasks.data", "kgpubench.results.result"), ("kgpubench.tasks.data", "kgpubench.models.evaluation"),
+    ("kgpubench.models.evaluation", "kgpubench.board.leaderboard"),
+    ("kgpubench.models.submission", "kgpubench.board.leaderboard"),
     ("kgpubench.measure.backends.base", "kgpubench.measure.backends.fake"),
     ("kgpubench.measure.backends.base", "kgpubench.measure.backends.cupy_backend"),
     ("kgpubench.results.ownership", "kgpubench.board.leaderboard"),
@@ -136,7 +136,7 @@ def test_every_import_points_to_the_same_or_an_earlier_layer():
     assert down == []
     assert layer_of("kgpubench.importers.export") == 4 and layer_of("kgpubench.importers.api") == 2
     assert layer_of("kgpubench.store.loading") == 4 and layer_of("kgpubench.store.store") == 3
-    assert layer_of("kgpubench.tasks.data") == 4 and layer_of("kgpubench.board.evaluation") == 6  # task data, models
+    assert layer_of("kgpubench.tasks.data") == 4 and layer_of("kgpubench.models.evaluation") == 6  # task data, models
 
 
 def test_importing_a_module_runs_no_package_init_of_a_later_layer():

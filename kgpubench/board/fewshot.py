@@ -16,7 +16,7 @@ training rows and stays a candidate of its problem (a tuner that measured it may
 the board's leave-one-GPU-out protocol exactly (same training rows, same scored rows), when no cap lowers the
 task's own rule. No test cap applies (``max_test_rows`` is ignored and recorded as None).
 
-Model code runs only through :func:`kgpubench.board.evaluation.fit_predict` (trusted, in this process); scores come
+Model code runs only through :func:`kgpubench.models.evaluation.fit_predict` (trusted, in this process); scores come
 from :func:`kgpubench.tasks.scoring.score_fold` (the task's metrics; APE in percent).
 """
 
@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.board.evaluation import fit_predict
 from kgpubench.errors import OptionError
 from kgpubench.foundation.capped import loads_json
+from kgpubench.models.evaluation import fit_predict
 from kgpubench.results.result import Result
 from kgpubench.tasks import Task
 from kgpubench.tasks.data import TaskData, hashed_order

@@ -22,7 +22,12 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgpubench.board.evaluation import (
+from kgpubench.board.site import board_files, render_all
+from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
+from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
+from kgpubench.foundation.capped import loads_json
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.evaluation import (
     NoDataError,
     SubmissionError,
     evaluate,
@@ -32,12 +37,7 @@ from kgpubench.board.evaluation import (
     rescore_problem,
     store_predictions,
 )
-from kgpubench.board.site import board_files, render_all
-from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
-from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
-from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
-from kgpubench.foundation.capped import loads_json
-from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.submission import declared_tasks, model_file_in, score_predictions
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.results.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.results.ownership import ours as _ours
@@ -256,7 +256,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
     or another job's) or linked file is never kept and, with ``warn``, named there. With ``rescore`` (a folder
     other than the run's own output and the committed board), a scored result is kept only when every fold's
     scores equal what its predictions (the file beside it, sha256 recorded in the result) score on the data
-    (:func:`kgpubench.board.evaluation.rescore_problem`): a score without its predictions is never trusted."""
+    (:func:`kgpubench.models.evaluation.rescore_problem`): a score without its predictions is never trusted."""
     where = Path(folder) / job.task.name / job.scheme
     for path in (where / f"{job.name}.json", where / STATUS_FILE):
         if not path.exists() and not path.is_symlink():
@@ -555,7 +555,7 @@ def load_results(root: Path | None = None, *, data_dir: Path | str | None = None
 
 def rescore_folder(root: Path, data_dir: Path | str | None = None) -> int:
     """Recompute the scores of every scored result under ``root`` that names its predictions file
-    (:func:`kgpubench.board.evaluation.rescore_problem`) before they are shown; returns how many results name
+    (:func:`kgpubench.models.evaluation.rescore_problem`) before they are shown; returns how many results name
     none (not rescored: the committed board's, or a Ray run's). Raises :class:`VerifyError` (one line) on the
     first result whose scores its predictions do not give."""
     data: dict[tuple[str, str], object] = {}
@@ -648,7 +648,7 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
            executor: Executor | None = None) -> int:
     """Re-run committed results (only the models named in ``only`` and the tasks named in ``tasks``, if given)
     and compare (the jobs on ``executor`` when given, see :func:`run_jobs`); a result that names its predictions
-    file has its scores recomputed from it too (:func:`kgpubench.board.evaluation.rescore_problem`).
+    file has its scores recomputed from it too (:func:`kgpubench.models.evaluation.rescore_problem`).
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
     :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:

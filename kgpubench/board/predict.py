@@ -19,7 +19,7 @@ data):
   leave-one-GPU-out result (its data holds one GPU) falls back to the first scheme of the board that has one,
   and says so.
 * **An interval**: the 5th and 95th percentiles of measured / predicted over the committed result's plotted
-  out-of-fold samples (up to 400 rows of the held-out folds, :data:`kgpubench.board.evaluation.SAMPLE_POINTS`),
+  out-of-fold samples (up to 400 rows of the held-out folds, :data:`kgpubench.models.evaluation.SAMPLE_POINTS`),
   multiplied into the prediction: 90 % of those held-out rows had their measured value in that band around
   their prediction (:data:`COVERAGE`). It describes the committed board run, not this retrained model; under a
   scheme other than leave-one-GPU-out it says nothing of an unseen GPU (the note says so).
@@ -78,7 +78,6 @@ from kgpubench.board.answer import (
     answer_bytes,
     answer_path,
 )
-from kgpubench.board.evaluation import load_model_module, model_factory, pinned
 from kgpubench.board.fewshot import goals_of, median_over_gpus
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
@@ -109,6 +108,7 @@ from kgpubench.hardware import (
     vendor_devices,
 )
 from kgpubench.importers.aiconfigurator import nominal_inputs
+from kgpubench.models.evaluation import load_model_module, model_factory, pinned
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
 from kgpubench.results.result import Record, Result, read_record, read_result_json

@@ -8,7 +8,7 @@ targets, the store, the package data or the evaluator's objects. Each fold gets 
 targets survives to a fold that tests those rows. The parent alone checks the predictions
 (:func:`kgpubench.sandbox.checks.checked_predictions`), scores, hashes and writes results.
 
-:class:`ModelSession` is the sandbox's public entry point: ``kgpubench.board.evaluation.evaluate`` (the
+:class:`ModelSession` is the sandbox's public entry point: ``kgpubench.models.evaluation.evaluate`` (the
 leaderboard, ``submit``, ``verify``, and each fold task of the Ray path) feeds it, and reads back every fold's
 checked predictions (:attr:`ModelSession.predictions`) and their hash (:attr:`ModelSession.predictions_sha256`,
 :func:`predictions_sha256`, with which the Ray path joins folds run apart).

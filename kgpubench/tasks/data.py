@@ -3,7 +3,7 @@
 :class:`Unusable` saying why), and the hashes that name what they were read from (:func:`rows_sha256`,
 :func:`task_sha256`, :func:`files_sha256`, :func:`inputs_sha256`).
 
-No model code runs here: the models layer (:mod:`kgpubench.board.evaluation`) takes a :class:`TaskData` and runs a
+No model code runs here: the models layer (:mod:`kgpubench.models.evaluation`) takes a :class:`TaskData` and runs a
 model on its folds; ``leaderboard run --reuse`` and ``verify`` compare the hashes recorded in a result's dataset
 block with these.
 """

@@ -14,8 +14,6 @@ import pytest
 from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import evaluate, run_folds
-from kgpubench.board.submission import check_factory, declared_tasks
 from kgpubench.errors import ImportFormatError
 from kgpubench.foundation.capped import read_capped
 from kgpubench.importers import api as importers
@@ -32,6 +30,8 @@ from kgpubench.importers.common import (
     run_id_for,
     split_params,
 )
+from kgpubench.models.evaluation import evaluate, run_folds
+from kgpubench.models.submission import check_factory, declared_tasks
 from kgpubench.schema import TABLES, Column, Table
 from kgpubench.schema.common import common_head, provenance_columns
 from kgpubench.sources import KNOWN_SOURCES, Provenance

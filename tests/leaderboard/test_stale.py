@@ -14,7 +14,7 @@ from kgpubench.board import leaderboard as lb
 from kgpubench.board.render import STALE_LEGEND, STALE_MARK, render_markdown
 from kgpubench.board.site import render_all
 from kgpubench.board.site.pages import task_page_name
-from kgpubench.board.submission import score_predictions
+from kgpubench.models.submission import score_predictions
 from kgpubench.resources import default_data_dir
 from kgpubench.results.result import BoardEntry, Result, Skipped
 from kgpubench.store import store as store_module

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from task_fixtures import npb_crafted_table, stencil_table
 
-from kgpubench.board.evaluation import fit_predict
 from kgpubench.errors import UnknownNameError
+from kgpubench.models.evaluation import fit_predict
 from kgpubench.tasks import TaskRegistry, get_task, list_tasks, task_rows
 from kgpubench.tasks.scoring import SCORERS, oracle_of, problem_choices, score_fold, scorer_of, with_scoring_columns
 
@@ -94,7 +94,7 @@ def test_every_task_declares_a_known_scorer_and_its_seed_metrics():
 
 
 @pytest.mark.parametrize("path", ["kgpubench/tasks/scoring.py", "kgpubench/tasks/data.py",
-                                  "kgpubench/board/evaluation.py", "kgpubench/board/submission.py",
+                                  "kgpubench/models/evaluation.py", "kgpubench/models/submission.py",
                                   "kgpubench/sandbox/session.py",
                                   "kgpubench/tasks/npb.py", "kgpubench/tasks/selection.py"])
 def test_no_behaviour_branches_on_a_task_name(path):

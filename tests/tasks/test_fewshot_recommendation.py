@@ -14,9 +14,9 @@ import pytest
 from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import fewshot as F
-from kgpubench.board.evaluation import load_model_module, model_factory, run_folds
 from kgpubench.board.fewshot import fewshot_curve, kept_metrics, plan_folds, plan_record
 from kgpubench.errors import OptionError
+from kgpubench.models.evaluation import load_model_module, model_factory, run_folds
 from kgpubench.resources import source_checkout
 from kgpubench.tasks import get_task, list_tasks
 from kgpubench.tasks.data import task_data

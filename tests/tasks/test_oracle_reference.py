@@ -4,9 +4,9 @@ or its scripts spells the name, so the board, the jobs, the ranking and the budg
 import ast
 from pathlib import Path
 
-from kgpubench.board.evaluation import evaluate
 from kgpubench.board.leaderboard import plan
 from kgpubench.board.ranking import is_reference
+from kgpubench.models.evaluation import evaluate
 from kgpubench.results.result import Result
 from kgpubench.tasks.reference import ORACLE
 

@@ -15,9 +15,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kgpubench.board.evaluation import FACTORY, SubmissionError, aggregate, attach_predictions, evaluate, file_sha256
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
 from kgpubench.foundation.files import atomic_write_bytes, check_writable, is_stdout
+from kgpubench.models.evaluation import FACTORY, SubmissionError, aggregate, attach_predictions, evaluate, file_sha256
 from kgpubench.results.result import Result, model_label
 from kgpubench.sandbox.checks import checked_predictions
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
