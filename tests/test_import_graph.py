@@ -134,8 +134,8 @@ def test_every_import_points_to_the_same_or_an_earlier_layer():
     down = sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
                   for a, targets in graph.items() for b in targets if b != "kgpubench" and layer_of(b) > layer_of(a))
     assert down == []
-    assert layer_of("kgpubench.importers.export") == 4 and layer_of("kgpubench.importers.api") == 2
-    assert layer_of("kgpubench.store.loading") == 4 and layer_of("kgpubench.store.store") == 3
+    assert layer_of("kgpubench.tasks.export") == 4 and layer_of("kgpubench.importers.api") == 2
+    assert layer_of("kgpubench.tasks.loading") == 4 and layer_of("kgpubench.store.store") == 3
     assert layer_of("kgpubench.tasks.data") == 4 and layer_of("kgpubench.models.evaluation") == 6  # task data, models
 
 
