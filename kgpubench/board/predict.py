@@ -68,7 +68,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from kgpubench import __version__
 from kgpubench.board.answer import (
     Interval,
     NearGpu,
@@ -82,6 +81,7 @@ from kgpubench.board.fewshot import goals_of, median_over_gpus
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
 from kgpubench.board.roofline_transfer import SCORED_ON, WORK_RULES, bound_ms, limiter, scored, work_of
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import (
     DataFileNotFoundError,
     ModelCacheError,
@@ -273,7 +273,7 @@ def cache_key(task: Task, model_path: Path, scheme: str, data_dir: Path | str | 
     the library code and the installed packages' versions, so a pickle of another scikit-learn or LightGBM is never
     read), the model file's sha256, the seed and the library version."""
     inputs = inputs_sha256(task, scheme, Store(data_dir or default_data_dir()))
-    blob = json.dumps([CACHE_FORMAT, inputs, sha256_file(Path(model_path)), seed, __version__])
+    blob = json.dumps([CACHE_FORMAT, inputs, sha256_file(Path(model_path)), seed, package_version()])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.foundation.capped import CheckedDictReader, DuplicateKeyError, _refuse_duplicate_keys, open_capped_text
 from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
@@ -85,7 +85,7 @@ def import_rows(folder: Path | str) -> list[dict]:
     if missing:
         raise ImportFormatError(f"{path}: column {missing[0]!r} is missing; expected {', '.join(COLUMNS)}.")
     base = {"source": CLBLAST.source, "source_license": CLBLAST.license, "source_commit": CLBLAST.commit,
-            "source_doi": CLBLAST.doi, "collected_at": CLBLAST.undated, "kgpubench_version": __version__,
+            "source_doi": CLBLAST.doi, "collected_at": CLBLAST.undated, "kgpubench_version": package_version(),
             "run_id": run_id_for("clblast", digest), "status": "ok"}
     rows, gpus = [], {}
     allowed = {"kind": KINDS, "precision": PRECISIONS, "device_type": DEVICE_TYPES}

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import ImportFormatError
 from kgpubench.foundation.capped import loads_json, read_capped
 from kgpubench.hardware import catalogue_gpu, catalogue_name, device_name, find_gpu, gpu_columns, warn_unknown
@@ -402,7 +402,7 @@ def base_row(prov: Provenance, loaded: LoadedFile, run_id: str, gpu_cols: Mappin
     """The columns every row of one imported file shares."""
     return {**gpu_cols, "run_id": run_id, "source": prov.source, "source_file": loaded.source_file,
             "source_commit": prov.commit, "source_doi": prov.doi, "source_license": prov.license,
-            "kgpubench_version": __version__, "source_format": source_format}
+            "kgpubench_version": package_version(), "source_format": source_format}
 
 
 def collected_at(stamp: Any, prov: Provenance, path: Path, key: str) -> _dt.datetime:

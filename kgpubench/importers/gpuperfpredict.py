@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.foundation.capped import open_capped_text
 from kgpubench.hardware import GiB, MiB, catalogue_entry, catalogue_gpu, find_gpu
@@ -342,7 +342,7 @@ def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.T
     n = len(values)
     constants = {**import_gpu_columns(label_facts(f.gpu)[0]), "run_id": f"gpuperfpredict-{values.attrs['sha256'][:16]}",
                  "status": "ok", "timed_unit": "kernel-launch", "repeats": 1, "source": prov.source,
-                 "collected_at": prov.undated, "kgpubench_version": __version__, "source_file": f.source_file,
+                 "collected_at": prov.undated, "kgpubench_version": package_version(), "source_file": f.source_file,
                  "source_commit": prov.commit, "source_doi": prov.doi, "source_license": prov.license}
     arrays = []
     for col in decl.columns:

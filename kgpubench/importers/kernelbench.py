@@ -33,7 +33,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.foundation.capped import CheckedDictReader, open_capped_text, read_capped
 from kgpubench.importers.api import folder_to_shard, table_of_rows
@@ -388,7 +388,7 @@ def import_rows(folder: Path | str) -> list[dict]:
         Any file breaks the documented shape (one line naming the file, the record and the field).
     """
     folder = Path(folder)
-    base = {"source": KERNELBENCH.source, "source_license": KERNELBENCH.license, "kgpubench_version": __version__}
+    base = {"source": KERNELBENCH.source, "source_license": KERNELBENCH.license, "kgpubench_version": package_version()}
     rows: list[dict] = []
     gpus = _Gpus()
     found = False

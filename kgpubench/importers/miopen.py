@@ -79,7 +79,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import ImportFormatError
 from kgpubench.foundation.capped import read_capped
 from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
@@ -656,7 +656,7 @@ def _file_rows(job: tuple[FindDbFile, Provenance]) -> _FileRows:
     columns["source_line"] = pa.array(line_no[row_line])
     constants = {**gpu, "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": "miopen-fdb",
                  "backend": f.backend, "source": prov.source, "collected_at": prov.undated,
-                 "kgpubench_version": __version__, "source_commit": prov.commit, "source_doi": prov.doi,
+                 "kgpubench_version": package_version(), "source_commit": prov.commit, "source_doi": prov.doi,
                  "source_license": prov.license, "source_file": f.source_file, "run_id": f"miopen-{digest[:16]}"}
     return _FileRows(columns, n, {k: v for k, v in constants.items() if k not in columns}, int((~keep).sum()),
                      dropped_legacy)

@@ -38,7 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import ImportFormatError
 from kgpubench.foundation.capped import read_capped
 from kgpubench.importers.api import folder_to_shard
@@ -335,7 +335,7 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
         "status": "ok", "dtype": "float32", "framework": "pytorch",
         "calls_timed": CALLS_TIMED, "calls_kept": CALLS_KEPT, "time_statistic": TIME_STATISTIC,
         "timed_unit": "operator-call", "source_format": "neusight-csv", "source": prov.source,
-        "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
+        "collected_at": prov.undated, "kgpubench_version": package_version(), "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license, "kernels": kernels,
     }
     arrays = {name: gpu_rows[name] for name in gpu_rows.column_names}

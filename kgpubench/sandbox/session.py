@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-import kgpubench
+from kgpubench.buildinfo import PACKAGE_DIR
 from kgpubench.errors import MeasurementError, SandboxError, SandboxUnavailableError, SubmissionError
 from kgpubench.sandbox.checks import checked_predictions
 from kgpubench.sandbox.child import SETUP_EXIT, array_to_npy, frame_to_ipc, npy_to_array
@@ -68,7 +68,7 @@ def _inside(path: str, roots) -> bool:
 def sandbox_plan(hide=(), limits: Limits | None = None) -> dict:
     """What the isolated child sees: read-only binds, masks over package data and ``hide``, symlinks, sizes."""
     limits = limits or Limits()
-    package = os.path.realpath(os.path.dirname(kgpubench.__file__))
+    package = os.path.realpath(PACKAGE_DIR)
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", package,
               *site.getsitepackages()}
     if site.ENABLE_USER_SITE and site.getusersitepackages() in sys.path:
