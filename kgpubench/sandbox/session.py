@@ -337,11 +337,11 @@ class ModelSession:
 
     def predict(self, X, problems=None) -> np.ndarray:
         """Checked predictions (:func:`kgpubench.sandbox.checks.checked_predictions`: float64, one finite value
-        per row) for the rows of ``X``; ``problems`` (real :class:`NpbProblem` objects) are described to the
+        per row) for the rows of ``X``; ``problems`` (the real problems of the task's oracle) are described to the
         child and their ``measure`` served and counted here. Each fold's predictions are also appended to
         :attr:`predictions` and hashed into :attr:`predictions_sha256`."""
         self._require()
-        described = None if problems is None else [_describe_problem(p) for p in problems]
+        described = None if problems is None else [p.describe() for p in problems]
         self._child.channel.send({"type": "predict", "n": len(X), "problems": described}, [self._features(X)])
         n = len(X)
         while True:
@@ -446,13 +446,6 @@ def _crash(code: int | None, log: OutputLog, limits: Limits, step: str) -> tuple
     return "exit", f"the model process exited with code {code} while {step}, without answering{said}"
 
 
-def _describe_problem(problem) -> dict:
-    """What the child may know of an npb problem: names and row positions, no times."""
-    return {"key": problem.key, "benchmark": problem.benchmark, "kernels": list(problem.kernels),
-            "choices": {k: list(v) for k, v in problem.choices.items()}, "default": dict(problem.default),
-            "rows": [[k, int(t), list(map(int, p))] for (k, t), p in problem.rows.items()]}
-
-
 def _serve_measure(request: dict, problems) -> dict:
     """Answer one ``measure`` request from the real problem (which counts it), or say why not."""
     index, assignment = request.get("problem"), request.get("assignment")
@@ -463,7 +456,7 @@ def _serve_measure(request: dict, problems) -> dict:
         got = problems[index].measure(assignment)
     except MeasurementError as exc:
         return {"type": "measure_error", "message": str(exc)}
-    return {"type": "measurement", "app_time_s": got.app_time_s, "kernel_time_s": got.kernel_time_s}
+    return {"type": "measurement", **got.to_wire()}
 
 
 class RemoteModel:

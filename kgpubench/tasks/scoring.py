@@ -18,7 +18,13 @@ import pyarrow.compute as pc
 from kgpubench.errors import SchemaValidationError, unknown_name
 from kgpubench.tasks._core import Task, problem_keys
 from kgpubench.tasks.metrics import METRICS, app_time_ratio, app_time_s, improvement_coefficient, pct_improved, regret
-from kgpubench.tasks.npb import attach_npb_columns, npb_app_time_s, npb_problems, problem_remainder_s
+from kgpubench.tasks.npb import (
+    RemoteNpbProblem,
+    attach_npb_columns,
+    npb_app_time_s,
+    npb_problems,
+    problem_remainder_s,
+)
 
 __all__ = ["ORACLES", "SCORERS", "Scorer", "chosen_index", "npb_app_time_s", "oracle_of", "problem_choices",
            "score_fold", "scorer_of", "time_noise", "with_scoring_columns"]
@@ -232,6 +238,10 @@ SCORERS: dict[str, Scorer] = {s.name: s for s in (
 )}
 # Measurement oracles: ``(task, test rows, test targets) -> problems`` a measuring strategy queries.
 ORACLES: dict[str, Callable[[Task, pa.Table, np.ndarray], list[Any]]] = {"npb": npb_problems}
+# The same problems in the sandbox's child: ``(problem.describe(), ask) -> problem`` whose ``measure`` sends the
+# full assignment through ``ask`` and reads back the parent's ``Measurement.to_wire()``.
+REMOTE_ORACLES: dict[str, Callable[[dict, Callable[[dict[str, int]], dict]], Any]] = {
+    "npb": RemoteNpbProblem.from_description}
 
 
 def scorer_of(task: Task) -> Scorer:
@@ -250,3 +260,11 @@ def oracle_of(task: Task) -> Callable[[Task, pa.Table, np.ndarray], list[Any]] |
         return ORACLES[task.oracle]
     except KeyError:
         raise unknown_name("measurement oracle", task.oracle, ORACLES) from None
+
+
+def remote_oracle_of(task: Task) -> Callable[[dict, Callable[[dict[str, int]], dict]], Any]:
+    """How the sandbox's child rebuilds the problems of the oracle ``task`` declares (:data:`REMOTE_ORACLES`)."""
+    try:
+        return REMOTE_ORACLES[task.oracle]
+    except KeyError:
+        raise unknown_name("measurement oracle", task.oracle, REMOTE_ORACLES) from None
