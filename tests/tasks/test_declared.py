@@ -78,9 +78,9 @@ def test_npb_columns_and_oracle_come_from_the_declaration():
 
 def test_an_unknown_scorer_or_oracle_is_refused_at_registration():
     with pytest.raises(UnknownNameError, match="unknown scorer 'tile'. Did you mean 'tiles'"):
-        TaskRegistry().register(_renamed("stencil-tile", scorer="tile"))
+        TaskRegistry().register("my-stencil-tile", _renamed("stencil-tile", scorer="tile"))
     with pytest.raises(UnknownNameError, match="unknown measurement oracle 'nbp'"):
-        TaskRegistry().register(_renamed("npb-tpb", oracle="nbp"))
+        TaskRegistry().register("my-npb-tpb", _renamed("npb-tpb", oracle="nbp"))
 
 
 def test_every_task_declares_a_known_scorer_and_its_seed_metrics():
