@@ -46,7 +46,7 @@ def entry_point_origin(entry: importlib.metadata.EntryPoint) -> str:
     """Where a plugged-in entry comes from: its entry point, group and distribution, for messages."""
     dist = getattr(entry, "dist", None)
     where = f"distribution {dist.name} {dist.version}" if dist is not None else "an unnamed distribution"
-    return f"entry point '{entry.name} = {entry.value}' (group {entry.group}) of {where}"
+    return escape_text(f"entry point '{entry.name} = {entry.value}' (group {entry.group}) of {where}", max_len=300)
 
 
 class Registry(Mapping[str, T], Generic[T]):
@@ -176,7 +176,7 @@ class Registry(Mapping[str, T], Generic[T]):
                 self._add(name, obj, origin)
             except DuplicateNameError:
                 raise
-            except (KgpubenchError, TypeError, ValueError) as exc:
+            except Exception as exc:  # whatever the checks say of a plugged-in object: one line, never a traceback
                 raise PluginError(f"the {self.kind} plugin {name!r} ({origin}) is refused: {_one_line(exc)}. "
                                   "Fix or uninstall that package.") from None
 

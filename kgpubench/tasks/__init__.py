@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
-from kgpubench.errors import DuplicateNameError, DuplicateTaskError, unknown_name
+import re
+
+from kgpubench.errors import DuplicateNameError, DuplicateTaskError, OptionError, unknown_name
 from kgpubench.registry import Registry
 from kgpubench.schema import get_table
 from kgpubench.tasks._core import (
@@ -28,11 +30,17 @@ from kgpubench.tasks.selection import Selection, select, task_rows
 
 #: The entry-point group a package plugs its tasks into (see :mod:`kgpubench.registry`).
 ENTRY_POINT_GROUP = "kgpubench.tasks"
+# A task's name names folders (leaderboard/results/<task>/, splits/<task>/): never a path.
+TASK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 
 def check_task(name: str, task: Task) -> None:
-    """What registration asks of every task, built in or plugged in: real, pre-run features (the leakage guard),
-    known metrics, extras, scorer and oracle (:class:`~kgpubench.errors.UnknownNameError` with suggestions)."""
+    """What registration asks of every task, built in or plugged in: a name fit for a folder, real, pre-run
+    features (the leakage guard), known metrics, extras, scorer and oracle
+    (:class:`~kgpubench.errors.UnknownNameError` with suggestions)."""
+    if not TASK_NAME.fullmatch(name):
+        raise OptionError(f"task name {name!r}: a task's name is a folder name of results and splits; use lower-case "
+                          "letters, digits, '-' and '_' (starting with a letter or digit).")
     check_features(task)
     for kind, names, known in (("metric", task.metrics, METRICS), ("extra", task.extras, EXTRAS)):
         unknown = [n for n in names if n not in known]
