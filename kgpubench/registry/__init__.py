@@ -1,7 +1,9 @@
-"""One registry type for everything kgpubench looks up by name: tasks, metrics, import formats, suites, baselines.
+"""One registry type for everything kgpubench looks up by name: tasks, metrics, scorers, measurement oracles,
+import formats, suites, baselines.
 
 A :class:`Registry` maps names to objects of one type. Its built-in entries come first, in declaration order;
-then those that installed packages plug in through the entry-point group ``kgpubench.<kind>s``, sorted by name.
+then those that installed packages plug in through its entry-point group (``kgpubench.tasks``, ``kgpubench.metrics``,
+...), sorted by name.
 Entry points are read on the first look-up (never at import), and each plugged-in object goes through the same
 checks as a built-in one. Another package adds, for example, a task and a metric::
 
