@@ -101,7 +101,7 @@ def test_the_three_old_loops_point_one_way(low, high):
 
 # docs/DEVELOPING.md's architecture table: a module imports its own layer and the layers before it, never later.
 LAYERS = (
-    ("foundations", ("errors", "resources", "schema", "store.identity", "store.locking", "store.shards",
+    ("foundations", ("errors", "registry", "resources", "schema", "store.identity", "store.locking", "store.shards",
                      "store.view", "hardware", "buildinfo", "sources")),
     ("rows", ("store.validation", "store.card", "store.card_figures", "store.croissant")),
     # the importers' package (its __init__ re-exports api, common and t4) sits below the store: store.bundle reads
