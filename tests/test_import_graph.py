@@ -103,7 +103,7 @@ def test_the_three_old_loops_point_one_way(low, high):
 # docs/DEVELOPING.md's architecture table: each layer is its folders (and the few modules at the top of the
 # package). A module imports its own layer and the layers before it, never a later one.
 LAYERS = (
-    ("foundation", ("foundation", "schema", "errors", "resources", "hardware", "buildinfo", "sources")),
+    ("foundation", ("foundation", "registry", "schema", "errors", "resources", "hardware", "buildinfo", "sources")),
     ("store", ("store",)),
     ("suites", ("measure", "features", "importers")),
     ("tasks", ("tasks",)),

@@ -38,6 +38,7 @@ from kgpubench.models.evaluation import (
     store_predictions,
 )
 from kgpubench.models.submission import declared_tasks, model_file_in, score_predictions
+from kgpubench.registry import Registry
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.results.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.results.ownership import ours as _ours
@@ -74,9 +75,27 @@ def results_dir() -> Path:
     return leaderboard_dir() / "results"
 
 
+def _built_in_baselines():
+    """The bundled ``baselines/*.py`` not starting with ``_``, by name."""
+    return ((p.stem, p) for p in sorted(bundled_path("baselines").glob("*.py")) if not p.name.startswith("_"))
+
+
+def _check_baseline(name: str, path: str | os.PathLike) -> None:
+    if Path(path).suffix != ".py" or not Path(path).is_file():
+        raise DataFileNotFoundError(f"baseline {name!r}: {path} is no model file; give the path of an existing .py "
+                                    "file (absolute, e.g. from importlib.resources).")
+
+
+# name -> model file: the bundled baselines, then model files plugged in through the entry-point group
+# ``kgpubench.baselines`` (an entry point naming a path, or a function returning one; its name is the file's stem).
+BASELINES: Registry[str | os.PathLike] = Registry("baseline", "kgpubench.baselines", (str, os.PathLike),
+                                                  builtins=_built_in_baselines, check=_check_baseline,
+                                                  name_of=lambda p: Path(p).stem)
+
+
 def baseline_files() -> list[Path]:
-    """Every baseline model file (``baselines/*.py`` not starting with ``_``), sorted by name."""
-    return sorted(p for p in bundled_path("baselines").glob("*.py") if not p.name.startswith("_"))
+    """Every baseline model file (:data:`BASELINES`): the bundled ones by name, then the plugged-in ones by name."""
+    return [Path(p) for p in BASELINES.values()]
 
 
 def result_path(root: Path, task: str, scheme: str, model: str) -> Path:

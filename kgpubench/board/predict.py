@@ -779,7 +779,7 @@ def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToM
     if not path.is_file():
         return None
     saved = json.loads(path.read_text())
-    goal = next((g for g in goals_of(task) if g.group_by == "gpu_name"), None)
+    goal = next((g for g in goals_of(task) if g.group_by == "gpu_name" and g.target_pct is not None), None)
     # the curve's figure: the goal's metric (in its percent scale), else median APE (%) where the curve has it (a
     # regression task), else the file's own ranking metric
     has_mdape = any("mdape" in (v.get("median") or {}) for by_k in (saved.get("models") or {}).values()
