@@ -315,9 +315,6 @@ OPERATOR_WHY = ("L4's sustained GEMM reaches 0.40 of its catalogue fp32 peak (tr
                 "the same shape measured twice on one GPU agrees within about 1 %")
 LABEL_FLOOR_WHY = ("the label floor: one GEMM measured by two or three frameworks differs by a median max/min of 1.38 "
                    "(B200: bf16 1.07, fp8 1.74, fp8_block 12.3, nvfp4 1.42; the card's figures:label_floor)")
-GB200_WHY = ("GB200's rows carry no bandwidth, SM count, clock or fp32 peak (the catalogue has no GB200 entry; the "
-             "vendor table gives only its tensor peaks and memory), so models that read those figures are lost there, "
-             "while the reference moves H100's times by the tensor peak: no model is below it on GB200")
 GOALS: tuple[Goal, ...] = (
     Goal("operator-latency", "NeuSight's split, per call: pooled median APE on each unseen GPU", "neusight", 10.0,
          source="predict", groups=UNSEEN, scaling="neusight_wave", why=OPERATOR_WHY),
@@ -346,7 +343,7 @@ GOALS: tuple[Goal, ...] = (
          scaling="roofline_transfer", why=LABEL_FLOOR_WHY),
     Goal("gemm-latency", "next generation (Hopper to Blackwell, issue 43): median APE below the ideal single-factor "
          "transfer from the newest training generation on each Blackwell GPU, on the rows it covers",
-         "next-generation", None, source="predict", beats=IDEAL_TRANSFER, scaling="gemm_waves", why=GB200_WHY),
+         "next-generation", None, source="predict", beats=IDEAL_TRANSFER, scaling="gemm_waves"),
     Goal("gemm-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0, scaling="roofline_transfer",
          why=LABEL_FLOOR_WHY),
     Goal("attention-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0,
