@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -280,8 +281,10 @@ class Goal:
     turns the metric into percent, e.g. 100 for a regret fraction) of the committed board results of ``scheme`` (a
     fold is a group; ``groups`` empty: every fold); ``"predict"``: a model trained on the scheme's training folds
     predicts its test fold, whose rows are grouped by ``group_by`` after keeping those whose ``where`` columns hold
-    the listed values (median APE). ``over``: ``"each"``: met when at least ``at_least`` groups (default: all) meet
-    the target for one model; ``"median"``: met when the median over the groups does. ``beats``: a model the best
+    the listed values and, with ``target_range`` ``(lo, hi)``, whose measured label (the task's target) lies in
+    ``[lo, hi)`` (median APE; a post-hoc stratification of the scored rows, never a feature). ``over``:
+    ``"each"``: met when at least ``at_least`` groups (default: all) meet the target for one model; ``"median"``:
+    met when the median over the groups does. ``beats``: a model the best
     must beat (a strictly lower figure) on every group; it is not a candidate itself. ``beats`` =
     :data:`IDEAL_TRANSFER` names the hindsight reference :func:`ideal_transfer` instead of a model (a ``"predict"``
     goal; every model is then scored on the rows the reference covers). ``target_pct`` None: no absolute target,
@@ -296,6 +299,7 @@ class Goal:
     groups: tuple[str, ...] = ()
     group_by: str = "gpu_name"
     where: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    target_range: tuple[float, float] | None = None
     at_least: int | None = None
     metric: str = "mdape"
     percent: float = 1.0
@@ -315,6 +319,19 @@ OPERATOR_WHY = ("L4's sustained GEMM reaches 0.40 of its catalogue fp32 peak (tr
                 "the same shape measured twice on one GPU agrees within about 1 %")
 LABEL_FLOOR_WHY = ("the label floor: one GEMM measured by two or three frameworks differs by a median max/min of 1.38 "
                    "(B200: bf16 1.07, fp8 1.74, fp8_block 12.3, nvfp4 1.42; the card's figures:label_floor)")
+# program-time's small and large programs (issue 43: "small and large programs apart"): a program is small on a GPU
+# when its measured time there is under 0.1 ms, the launch-floor regime the evidence below names. The split is of the
+# scored rows by their measured label after the run (a post-hoc stratification of the evaluation, never a feature):
+# nothing known before a run separates that regime (KernelBench level 1 and 2 both hold many; input sizes overlap).
+SMALL_PROGRAM_MS = 0.1
+PROGRAM_GPUS = ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4")
+PROGRAM_FLOOR_WHY = ("the host's launch floor: two set-ups with the same GPU (L40S) differ by a median 108 % under "
+                     "0.1 ms and 30 % of H100 SXM rows are under 0.1 ms")
+PROGRAM_L2_WHY = "H100 SXM's v0.2 rows were timed with L2 flushed, the other v0.2 GPU's were not"
+PROGRAM_SCATTER_WHY = ("per-program scatter, not one speed factor per GPU: one time ratio from one training GPU "
+                       "(the same program and compile mode; the ratio and the GPU chosen with the held-out GPU's own "
+                       "labels, a hindsight reference) leaves L4's large rows at 19.8 % at best (from A10, on the 234 "
+                       "of 430 it shares) and H100 SXM's v0.1 large rows at 16.3 % (A100-SXM4-40GB, 288 of 888)")
 GOALS: tuple[Goal, ...] = (
     Goal("operator-latency", "NeuSight's split, per call: pooled median APE on each unseen GPU", "neusight", 10.0,
          source="predict", groups=UNSEEN, scaling="neusight_wave", why=OPERATOR_WHY),
@@ -327,10 +344,16 @@ GOALS: tuple[Goal, ...] = (
          "Kepler a kernel's clock-normalised time ranges 0.37-1.09; P100 runs bpnn about 6x faster than TITAN X on "
          "1.6x the bandwidth), while single-run labels agree with 10-run medians within 0.03-0.4 %"),
     Goal("program-time", "leave-one-GPU-out: median APE on H100 (both) and on L4", "by-gpu", 15.0,
-         groups=("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4"), scaling="program_floor",
-         why="the host's launch floor: two set-ups with the same GPU (L40S) differ by a median 108 % under 0.1 ms "
-         "and 30 % of H100 SXM rows are under 0.1 ms; H100 SXM's v0.2 rows were timed with L2 flushed, the other "
-         "v0.2 GPU's were not"),
+         groups=PROGRAM_GPUS, scaling="program_floor", why=f"{PROGRAM_FLOOR_WHY}; {PROGRAM_L2_WHY}"),
+    Goal("program-time", f"leave-one-GPU-out, large programs (measured ≥ {SMALL_PROGRAM_MS} ms on the held-out GPU, "
+         "rows split after the run): median APE on H100 (both) and on L4", "by-gpu", 15.0, source="predict",
+         groups=PROGRAM_GPUS, target_range=(SMALL_PROGRAM_MS, math.inf), scaling="program_floor",
+         why=f"{PROGRAM_SCATTER_WHY}; {PROGRAM_L2_WHY}"),
+    Goal("program-time", f"leave-one-GPU-out, small programs (measured < {SMALL_PROGRAM_MS} ms on the held-out GPU, "
+         "rows split after the run): median APE on H100 (both) and on L4", "by-gpu", 15.0, source="predict",
+         groups=PROGRAM_GPUS, target_range=(0.0, SMALL_PROGRAM_MS), scaling="program_floor",
+         why=f"{PROGRAM_FLOOR_WHY}; H100 PCIe has no row under {SMALL_PROGRAM_MS} ms (its programs are v0.2, "
+         "resized towards > 1 ms), so this line has no figure there"),
     Goal("autotune-config", "leave-one-GPU-out: median top-1 regret over the GPUs, and better than transfer on "
          "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer",
          scaling="config_consensus",
@@ -363,13 +386,32 @@ def goals_of(task: Task | str) -> tuple[Goal, ...]:
     return tuple(g for g in GOALS if g.task == name)
 
 
-def grouped_mdape(rows: pa.Table, y: np.ndarray, pred: np.ndarray, goal: Goal,
-                  keep: np.ndarray | None = None) -> dict[str, float]:
-    """Median APE (percent) per group of ``goal`` over the rows its ``where`` keeps (and ``keep``, a boolean mask
-    over ``rows``, when given: e.g. the rows a reference covers)."""
+def goal_rows(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> np.ndarray:
+    """The boolean mask of the rows ``goal`` scores: those its ``where`` keeps, whose label ``y`` lies in its
+    ``target_range`` when set, and in ``keep`` (a boolean mask over ``rows``, e.g. the rows a reference covers)."""
     keep = np.ones(rows.num_rows, dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
     for col, values in goal.where:
         keep &= np.isin(np.asarray(rows[col].to_pylist(), dtype=object), list(values))
+    if goal.target_range is not None:
+        lo, hi = goal.target_range
+        y = np.asarray(y, dtype=float)
+        keep &= (y >= lo) & (y < hi)
+    return keep
+
+
+def grouped_rows(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> dict[str, int]:
+    """Rows per group of ``goal`` that it scores (:func:`goal_rows`); a declared group without any counts 0."""
+    keep = goal_rows(rows, y, goal, keep)
+    groups = np.asarray(rows[goal.group_by].to_pylist(), dtype=object)
+    names = goal.groups or tuple(sorted(set(groups[keep])))
+    return {g: int(np.sum(keep & (groups == g))) for g in names}
+
+
+def grouped_mdape(rows: pa.Table, y: np.ndarray, pred: np.ndarray, goal: Goal,
+                  keep: np.ndarray | None = None) -> dict[str, float]:
+    """Median APE (percent) per group of ``goal`` over the rows it scores (:func:`goal_rows`; ``keep``, a boolean
+    mask over ``rows``, when given: e.g. the rows a reference covers)."""
+    keep = goal_rows(rows, y, goal, keep)
     groups = np.asarray(rows[goal.group_by].to_pylist(), dtype=object)
     names = goal.groups or tuple(sorted(set(groups[keep])))
     return {g: float(mdape(y[keep & (groups == g)], pred[keep & (groups == g)]))

@@ -178,7 +178,10 @@ def _goal_target(g: dict) -> str:
     if g.get("target_pct") is None and g.get("beats"):
         return f"below {g['beats']} on each of {g.get('groups', '?')}"
     beats = f", below {g['beats']} on each" if g.get("beats") else ""
-    return f"≤ {g.get('target_pct')} % on {need if need is not None else 'every'} of {g.get('groups', '?')}{beats}"
+    of = g.get("groups", "?")
+    if isinstance(of, int) and g.get("missing"):  # a declared group without a figure still counts in "of"
+        of += len(g["missing"])
+    return f"≤ {g.get('target_pct')} % on {need if need is not None else 'every'} of {of}{beats}"
 
 
 def _reference_text(ref: dict) -> str:
@@ -189,12 +192,24 @@ def _reference_text(ref: dict) -> str:
             f"{ref.get('covered_rows', 0):,} of {ref.get('rows', 0):,} rows")
 
 
+def _stratum_figure(group: str, figure, rows) -> str:
+    """One group of a goal whose record counts its scored rows: its figure and rows, or why it has no figure."""
+    n = f"{rows:,} rows" if isinstance(rows, int) else "rows not counted"
+    if figure is not None:
+        return f"{group} {figure:.1f} ({n})"
+    return f"{group}: no rows" if rows == 0 else f"{group}: no figure ({n})"
+
+
 def _goal_figures(g: dict) -> str:
     figs = g.get("figures") or {}
     base = g.get("baseline_figures") or {}
     if g.get("over") != "median":
         if not g.get("beats"):
-            return ", ".join(f"{k} {v:.1f}" for k, v in figs.items())
+            counts = g.get("rows")
+            if not isinstance(counts, dict):
+                return ", ".join(f"{k} {v:.1f}" for k, v in figs.items())
+            # a goal on a stratum of the rows: each group's scored rows, and a group without any said as such
+            return ", ".join(_stratum_figure(k, figs.get(k), counts.get(k)) for k in dict.fromkeys([*counts, *figs]))
         refs = g.get("reference") or {}
         per = ", ".join(f"{k} {v:.1f}" + (f" ({g['beats']} {base[k]:.1f}{_reference_text(refs.get(k) or {})})"
                                            if k in base else "") for k, v in figs.items())
