@@ -193,3 +193,29 @@ def test_a_group_without_rows_in_the_stratum_is_counted_zero_and_never_met():
     rec["rows"] = grouped_rows(rows, y, goal)
     row = goals({"goals": [rec]}).rows[0]
     assert row[1] == "≤ 15.0 % on 2 of 2" and row[3] == "A 12.5 (2 rows), B: no rows"
+
+
+def test_nothing_known_before_a_run_separates_small_from_large_programs(programs):
+    """Why the split is by the measured time (docs/FEWSHOT.md): levels 1 and 2 both hold many small rows, and the
+    input size leaves rows of both sides on each side of every cut tried."""
+    small = programs.time_ms_mean < 0.1
+    counts = {lvl: (int(small[programs.level == lvl].sum()), int((programs.level == lvl).sum())) for lvl in (1, 2)}
+    doc = (ROOT / "docs" / "FEWSHOT.md").read_text()
+    assert (f"({counts[1][0]} and {counts[2][0]} of {counts[1][1]:,} and {counts[2][1]:,})") in doc
+    elements = programs.input_elements
+    for cut in (1e5, 1e6, 1e7):
+        below = elements < cut
+        assert (small & below).any() and (~small & below).any() and (small & ~below).any() and (~small & ~below).any()
+
+
+def test_the_docs_table_is_the_committed_figures(committed):
+    doc = (ROOT / "docs" / "FEWSHOT.md").read_text()
+    recs = {size: next(r for r in committed["goals"] if r["goal"] == _sized(size).label) for size in ("large", "small")}
+
+    def cell(size: str, gpu: str) -> str:
+        rec = recs[size]
+        return f"{rec['figures'][gpu]:.1f} ({rec['rows'][gpu]:,})" if gpu in rec["figures"] else "no rows"
+
+    for gpu, name in ((H100_SXM, "H100 SXM (80GB HBM3)"), (H100_PCIE, "H100 PCIe"), (L4, "L4")):
+        assert f"| {name} | {cell('large', gpu)} | {cell('small', gpu)} |" in doc, gpu
+    assert all(r["best_model"] == "program_floor" and not r["met"] for r in recs.values())
