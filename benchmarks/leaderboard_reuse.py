@@ -7,7 +7,7 @@ Usage: python benchmarks/leaderboard_reuse.py [--out DIR] [--repeats 3] [--targe
    ``kgpubench leaderboard run --jobs 2 --reuse --from leaderboard/results --out TMP/results`` in a fresh process:
    what ``make demo`` runs (copies every reusable committed result, runs the others, renders the board).
 2. Reference: every result and status file of that folder read and parsed into its record
-   (:func:`kgpubench.board.result.read_record`), the least a reuse check can do.
+   (:func:`kgpubench.results.result.read_record`), the least a reuse check can do.
 3. The reuse-everything run: :func:`kgpubench.board.leaderboard.run` with ``reuse=True`` on that folder (nothing to
    run, the board current, so nothing rendered), in this process with the data caches emptied before each repeat.
 
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from kgpubench.board.leaderboard import STATUS_FILE, results_dir, run
-from kgpubench.board.result import read_record, read_result_json
+from kgpubench.results.result import read_record, read_result_json
 from kgpubench.tasks import data as D
 
 

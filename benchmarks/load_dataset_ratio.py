@@ -43,9 +43,9 @@ import pyarrow.parquet as pq
 
 from kgpubench.resources import default_data_dir
 from kgpubench.schema import get_table
-from kgpubench.store.loading import load_dataset
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
+from kgpubench.tasks.loading import load_dataset
 from kgpubench.testing import valid_row
 
 

@@ -18,7 +18,7 @@ import time
 
 def main(argv: list[str] | None = None) -> int:
     from kgpubench.board import leaderboard
-    from kgpubench.board.evaluation import load_model_module, model_factory, run_folds
+    from kgpubench.models.evaluation import load_model_module, model_factory, run_folds
     from kgpubench.sandbox.session import ModelSession, isolation_support
     from kgpubench.tasks.data import task_data
 

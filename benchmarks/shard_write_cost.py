@@ -53,7 +53,7 @@ class OnePartPerRow:
         self.seq = 0
 
     def append(self, row: dict) -> None:
-        from kgpubench.store.shards import write_parquet_atomic
+        from kgpubench.foundation.files import write_parquet_atomic
 
         data = self.table.from_rows([row])
         self.parts.append(self.folder / f"p{self.seq:08d}.parquet")

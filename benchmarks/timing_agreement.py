@@ -207,7 +207,7 @@ def _print(r: dict) -> None:
 
 
 def _write_json(path: Path, device: str, rows: list[dict]) -> None:
-    from kgpubench.store.shards import atomic_write_bytes
+    from kgpubench.foundation.files import atomic_write_bytes
 
     atomic_write_bytes(path, json.dumps({"device": device, "rows": rows}, indent=1).encode())
 
@@ -323,7 +323,7 @@ def main() -> int:
     if args.json:
         _write_json(args.json, backend.device().name, rows)
     if args.choose:
-        from kgpubench.store.shards import atomic_write_bytes
+        from kgpubench.foundation.files import atomic_write_bytes
 
         choice = choose_cold_timer(rows, [t for t in timers if any(v[1] == t for v in backends)])
         atomic_write_bytes(args.choose, json.dumps(choice, indent=1).encode())

@@ -15,8 +15,8 @@ __version__ = package_version()
 
 
 def load_dataset(*args, **kwargs):
-    """Load a packaged config; see :func:`kgpubench.store.loading.load_dataset`."""
-    from kgpubench.store.loading import load_dataset as _load
+    """Load a packaged config; see :func:`kgpubench.tasks.loading.load_dataset`."""
+    from kgpubench.tasks.loading import load_dataset as _load
 
     return _load(*args, **kwargs)
 

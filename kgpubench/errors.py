@@ -141,8 +141,18 @@ class MissingDependencyError(KgpubenchError, ImportError):
 
 
 # ----- tasks, splits, metrics and results --------------------------------------------------------------------
-class DuplicateTaskError(KgpubenchError, ValueError):
-    """A task name is registered twice (or a config gets a second main task)."""
+class DuplicateNameError(KgpubenchError, ValueError):
+    """A name is registered twice in one registry (:class:`kgpubench.registry.Registry`): two tasks, metrics,
+    import formats, suites or baselines of one name, built in or plugged in; the message names both origins."""
+
+
+# The name the duplicate-task error had before every registry shared one type (issue 42).
+DuplicateTaskError = DuplicateNameError
+
+
+class PluginError(KgpubenchError, ImportError):
+    """A plugin (an entry point of an installed distribution) fails to import, gives an object of the wrong type
+    or is refused by its registry's checks; the message names the distribution and the entry point."""
 
 
 class SplitError(KgpubenchError, ValueError):

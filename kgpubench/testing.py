@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.board.model_checks import CheckOutcome, refusal, run_model_checks
 from kgpubench.errors import ContractError
 from kgpubench.hardware import DeviceInfo
 from kgpubench.measure.runner import case_row_base
 from kgpubench.measure.suite import Case, KernelSource, SuiteBase, as_suite
+from kgpubench.models.model_checks import CheckOutcome, refusal, run_model_checks
 from kgpubench.schema import TABLES, get_table, row_id_of
 
 _GPU = {
@@ -264,7 +264,7 @@ def check_model(model: Path | str, task: Any, *, seed: int = 0, table: pa.Table 
                 data_dir: Path | str | None = None, sandbox: bool = True, trust: bool = False,
                 allowed: tuple[str, ...] = ()) -> list[CheckOutcome]:
     """Check that the model file ``model`` (``make_model(task, seed)``) gives reproducible predictions on
-    ``task`` (:mod:`kgpubench.board.model_checks`: finite predictions of the right shape, seed determinism, thread
+    ``task`` (:mod:`kgpubench.models.model_checks`: finite predictions of the right shape, seed determinism, thread
     invariance, refit), on a small sample of the task's rows (of ``table``, a config table, or of the store
     ``data_dir``); raise :class:`~kgpubench.errors.ContractError` naming every failed check but those in
     ``allowed``. ``sandbox=False`` runs the model in this process (trusted code only). Returns the outcomes."""

@@ -2,10 +2,10 @@
 from the fold scores already in each result: no model runs, and nothing else in a file changes.
 
 The interval is the one ``kgpubench evaluate``'s summary and the board print
-(:func:`kgpubench.board.evaluation.fold_interval`, the bootstrap of :mod:`kgpubench.tasks.intervals`). A result
+(:func:`kgpubench.models.evaluation.fold_interval`, the bootstrap of :mod:`kgpubench.tasks.intervals`). A result
 stays reusable by ``leaderboard run --reuse``: reuse compares the model file, seed, threads, task declaration, task
 rows and split, never the aggregate. Only a scored result (status ok) whose file is exactly what
-:func:`kgpubench.board.result.result_json` writes is touched; any other file (a failure, a skip status, a board
+:func:`kgpubench.results.result.result_json` writes is touched; any other file (a failure, a skip status, a board
 table) is left as it is. ``--check`` writes nothing and exits 1 when a result lacks an interval or holds another.
 
     PYTHONPATH=. python scripts/backfill_ci95.py [--results leaderboard/results] [--check]
@@ -18,10 +18,10 @@ import json
 import sys
 from pathlib import Path
 
-from kgpubench.board.evaluation import fold_interval
 from kgpubench.board.leaderboard import results_dir
-from kgpubench.board.result import result_json
-from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.evaluation import fold_interval
+from kgpubench.results.result import result_json
 
 
 def with_intervals(data: dict) -> dict | None:

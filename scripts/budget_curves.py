@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 from kgpubench.board.budget import BUDGETS, RANDOM, model_curve, oracle_curve, plan_folds, plan_record
-from kgpubench.board.evaluation import load_model_module, model_factory
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.errors import OptionError
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.evaluation import load_model_module, model_factory
 from kgpubench.sandbox.limits import Limits
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import task_data
 from kgpubench.tasks.reference import ORACLE

@@ -24,14 +24,16 @@ from pathlib import Path
 
 import numpy as np
 
-from kgpubench.board.evaluation import fit_predict, load_model_module, model_factory, model_tasks
 from kgpubench.board.fewshot import (
+    IDEAL_TRANSFER,
     KS,
     board_goal,
     curves_to_extend,
     fewshot_curve,
     goals_of,
     grouped_mdape,
+    grouped_rows,
+    ideal_transfer,
     judge,
     kept_metrics,
     plan_folds,
@@ -39,8 +41,9 @@ from kgpubench.board.fewshot import (
 )
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.errors import KgpubenchError, OptionError
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.evaluation import fit_predict, load_model_module, model_factory, model_tasks
 from kgpubench.sandbox.limits import Limits
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import hashed_order, task_data
 from kgpubench.tasks.splits import EXCLUDED
@@ -115,6 +118,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.out and not names:
         _write(args.out, doc)
 
+    schemes: dict = {}
+    predictions: dict = {}
+
+    def predicted(gdata, fold: str, m: str) -> np.ndarray:
+        """Model ``m`` trained on the other folds of ``gdata`` (the task's subsample rule, as on the board), its
+        predictions of ``fold`` (computed once per scheme, fold and model: several goals may read them)."""
+        if (gdata.scheme, fold, m) not in predictions:
+            test = np.flatnonzero(gdata.folds == fold)
+            train = np.flatnonzero((gdata.folds != fold) & (gdata.folds != EXCLUDED))
+            if task.max_train_rows and train.size > task.max_train_rows:
+                rank = hashed_order(gdata.rows["row_id"].to_pylist(), task.name)
+                train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+            predictions[(gdata.scheme, fold, m)] = fit_predict(
+                factories[m], task, gdata.X.iloc[train].reset_index(drop=True), gdata.y[train],
+                gdata.X.iloc[test].reset_index(drop=True), limits=limits, model_name=m).predictions
+        return predictions[(gdata.scheme, fold, m)]
+
     if args.goals_out:
         records = []
         for goal in goals_of(task.name):
@@ -122,20 +142,35 @@ def main(argv: list[str] | None = None) -> int:
                 rec = board_goal(goal, args.results)
             else:
                 per_model: dict[str, dict[str, float]] = {}
-                gdata = data if goal.scheme == args.scheme else task_data(task, goal.scheme, args.data)
+                if goal.scheme not in schemes:
+                    schemes[goal.scheme] = data if goal.scheme == args.scheme else task_data(task, goal.scheme,
+                                                                                              args.data)
+                gdata = schemes[goal.scheme]
+                reference, keep = {}, None
+                if goal.beats == IDEAL_TRANSFER:  # a hindsight reference, scored on the rows it covers
+                    reference = ideal_transfer(gdata)
+                    keep = np.zeros(gdata.rows.num_rows, dtype=bool)
+                    for ref in reference.values():
+                        keep[ref.covered] = True
+                    per_model[IDEAL_TRANSFER] = {g: ref.mdape for g, ref in reference.items() if ref.mdape is not None}
+                counts: dict[str, int] = dict.fromkeys(goal.groups, 0)
                 for fold in gdata.fold_names:
                     test = np.flatnonzero(gdata.folds == fold)
-                    train = np.flatnonzero((gdata.folds != fold) & (gdata.folds != EXCLUDED))
-                    if task.max_train_rows and train.size > task.max_train_rows:
-                        rank = hashed_order(gdata.rows["row_id"].to_pylist(), task.name)
-                        train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+                    rows = gdata.rows.take(test)
+                    fold_keep = None if keep is None else keep[test]
+                    here = grouped_rows(rows, gdata.y[test], goal, fold_keep)
+                    if goal.groups and not any(here.get(g) for g in goal.groups):
+                        continue  # no scored row of the goal's groups in this fold: no model need run on it
+                    for g, n in here.items():
+                        counts[g] = counts.get(g, 0) + n
                     for m in goal_names:
-                        pred = fit_predict(factories[m], task, gdata.X.iloc[train].reset_index(drop=True),
-                                           gdata.y[train], gdata.X.iloc[test].reset_index(drop=True),
-                                           limits=limits, model_name=m).predictions
-                        rows = gdata.rows.take(test)
-                        per_model.setdefault(m, {}).update(grouped_mdape(rows, gdata.y[test], pred, goal))
+                        pred = predicted(gdata, fold, m)
+                        per_model.setdefault(m, {}).update(
+                            grouped_mdape(rows, gdata.y[test], pred, goal, fold_keep))
                 rec = judge(goal, per_model)
+                rec["rows"] = counts
+                if reference:
+                    rec["reference"] = {g: ref.record() for g, ref in reference.items()}
             records.append(rec)
             print(f"goal {goal.label}: best {rec['best_model']} {rec['figures']} -> "
                   f"{'met' if rec['met'] else 'not met'}", flush=True)
@@ -145,9 +180,26 @@ def main(argv: list[str] | None = None) -> int:
             note = (f"Figures of goals on a board scheme are the committed board results' per-fold "
                     f"{', '.join(metrics)}, in percent.")
         if any(g.source == "predict" for g in goals_of(task.name)):
-            note = (f"Figures computed by `scripts/fewshot_curves.py` from the models {', '.join(goal_names)}, "
-                    "each trained on the goal's scheme with the task's training subsample rule (as on the board) "
-                    "and scored on its test fold, grouped as the goal says.")
+            both = any(g.source == "board" for g in goals_of(task.name))
+            lead = f"{note} The other goals' figures are" if both else "Figures"
+            note = lead + (f" computed by `scripts/fewshot_curves.py` from the models {', '.join(goal_names)}, "
+                           "each trained on the goal's scheme with the task's training subsample rule (as on the "
+                           "board) and scored on its test fold, grouped as the goal says.")
+            ranged = [g for g in goals_of(task.name) if g.target_range is not None]
+            if ranged:
+                note += (" A goal on a range of the measured time scores only the test rows whose measured time "
+                         "lies in it (the rows split after the run, an evaluation stratum, never a feature); "
+                         "`rows` counts them per group, and a group with none has no figure.")
+        if any(g.beats == IDEAL_TRANSFER for g in goals_of(task.name)):
+            note += (f" `{IDEAL_TRANSFER}` is a hindsight reference, not a model (never a candidate, not in "
+                     "baselines/ nor predict): each test row's same workload (every non-GPU input: shape, dtype, "
+                     "framework, kernel source) measured on a training GPU of the newest training generation, its "
+                     "time scaled by the ratio of one catalogue figure (the dtype's dense tensor peak, memory "
+                     "bandwidth, fp32 peak, or SM count x clock; time proportional to 1 / figure), the source GPU and "
+                     "figure chosen per test GPU with that GPU's labels (the lowest median APE: the best any "
+                     "single-factor transfer could do; kgpubench.tasks.roofline.ideal_single_factor_transfer). "
+                     "Rows without a same-workload source are left out of that goal for every model; its figures "
+                     "are on the rows the reference covers.")
         _write(args.goals_out, {"task": task.name, "goals": records, "note": note})
     return 0
 

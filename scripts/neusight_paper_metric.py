@@ -23,9 +23,9 @@ BASELINES = ("median", "operator_roofline", "lgbm", "operator_transfer", "neusig
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kgpubench.board.evaluation import load_model_module, model_factory
     from kgpubench.board.leaderboard import baseline_files
-    from kgpubench.store.shards import atomic_write_bytes
+    from kgpubench.foundation.files import atomic_write_bytes
+    from kgpubench.models.evaluation import load_model_module, model_factory
     from kgpubench.tasks import feature_frame, get_task
     from kgpubench.tasks.data import hashed_order, task_data
     from kgpubench.tasks.extras import CLASS_LABELS, CLASSES, PAPER

@@ -21,7 +21,7 @@ IMPLICIT = {
        for n in ("constant_statements", "texture_statements", "statements")},
     ("kgpubench/features/toolchain.py", "local_bytes"): "a Resources field, in the feature cache (asdict)",
     ("kgpubench/hardware.py", "smem_per_block_bytes"): "a DeviceInfo field, in the bundle's machine report (asdict)",
-    **{("kgpubench/board/result.py", n): "a field of the result file (board.result.Result)"
+    **{("kgpubench/results/result.py", n): "a field of the result file (results.result.Result)"
        for n in ("train_subsample", "cpu_time_s")},
     ("kgpubench/measure/timing.py", "per_unit_ms"): "a TimingResult field",
     # called by a framework

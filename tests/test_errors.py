@@ -18,7 +18,7 @@ PACKAGE = Path(errors.__file__).resolve().parent
 NOT_ERRORS = {("sandbox/process.py", "Stop"), ("sandbox/linux.py", "IsolationError"),
               ("measure/backends/fake.py", "FakeCudaError"),
               # raised inside json.loads' object_pairs_hook and turned into one ImportFormatError by loads_json
-              ("importers/limits.py", "DuplicateKeyError")}
+              ("foundation/capped.py", "DuplicateKeyError")}
 
 
 def _error_classes_outside_errors_py() -> list[tuple[str, str]]:
@@ -57,8 +57,8 @@ def test_every_error_is_also_a_builtin_and_documented():
 
 
 def test_the_old_homes_still_export_the_moved_classes():
-    from kgpubench.board.evaluation import NoDataError, SubmissionError
     from kgpubench.measure.backends.base import CompileFailed, LaunchFailed
+    from kgpubench.models.evaluation import NoDataError, SubmissionError
     from kgpubench.sandbox.session import SandboxError
     from kgpubench.tasks.npb import MeasurementError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from kgpubench.store.shards import atomic_write_bytes, file_mode, write_parquet_atomic
+from kgpubench.foundation.files import atomic_write_bytes, file_mode, write_parquet_atomic
 
 sys.path.insert(0, str(Path(__file__).parent / "tasks"))
 
@@ -52,7 +52,7 @@ def test_file_mode_reads_the_umask_without_changing_it(umask):
 def test_exported_files_are_readable_by_others(tmp_path, umask):
     from task_fixtures import autotune_table, make_store
 
-    from kgpubench.importers.export import export_t4
+    from kgpubench.tasks.export import export_t4
 
     store = make_store(tmp_path / "store", autotune_table())
     written = export_t4("autotune", tmp_path / "out", data_dir=store.path)

@@ -1,6 +1,7 @@
-"""The package's import graph has no cycle: data flows one way (suites -> shards -> store -> tasks/splits ->
-models -> results -> board). Every import counts: at module level, inside a function, and under
-``if TYPE_CHECKING:`` too (a type a lower layer needs lives in that layer or is a structural ``Protocol``)."""
+"""The package's import graph has no cycle, between modules or between folders: each folder is one layer
+(foundation -> store -> suites -> tasks -> results -> sandbox -> models -> board). Every import counts: at module
+level, inside a function, and under ``if TYPE_CHECKING:`` too (a type a lower layer needs lives in that layer or is
+a structural ``Protocol``)."""
 
 from __future__ import annotations
 
@@ -79,13 +80,13 @@ def test_the_package_has_no_import_cycle():
 
 @pytest.mark.parametrize("low, high", [
     ("kgpubench.store.card", "kgpubench.store.store"), ("kgpubench.store.validation", "kgpubench.store.store"),
-    ("kgpubench.board.result", "kgpubench.board.evaluation"),
-    ("kgpubench.tasks.data", "kgpubench.board.result"), ("kgpubench.tasks.data", "kgpubench.board.evaluation"),
-    ("kgpubench.board.evaluation", "kgpubench.board.leaderboard"),
-    ("kgpubench.board.submission", "kgpubench.board.leaderboard"),
+    ("kgpubench.results.result", "kgpubench.models.evaluation"),
+    ("kgpubench.tasks.data", "kgpubench.results.result"), ("kgpubench.tasks.data", "kgpubench.models.evaluation"),
+    ("kgpubench.models.evaluation", "kgpubench.board.leaderboard"),
+    ("kgpubench.models.submission", "kgpubench.board.leaderboard"),
     ("kgpubench.measure.backends.base", "kgpubench.measure.backends.fake"),
     ("kgpubench.measure.backends.base", "kgpubench.measure.backends.cupy_backend"),
-    ("kgpubench.board.ownership", "kgpubench.board.leaderboard"),
+    ("kgpubench.results.ownership", "kgpubench.board.leaderboard"),
     ("kgpubench.hardware", "kgpubench.measure"), ("kgpubench.store.validation", "kgpubench.store.checks"),
 ])
 def test_the_three_old_loops_point_one_way(low, high):
@@ -99,44 +100,90 @@ def test_the_three_old_loops_point_one_way(low, high):
     assert high not in seen
 
 
-# docs/DEVELOPING.md's architecture table: a module imports its own layer and the layers before it, never later.
+# docs/DEVELOPING.md's architecture table: each layer is its folders (and the few modules at the top of the
+# package). A module imports its own layer and the layers before it, never a later one.
 LAYERS = (
-    ("foundations", ("errors", "resources", "schema", "store.identity", "store.locking", "store.shards",
-                     "store.view", "hardware", "buildinfo", "sources")),
-    ("rows", ("store.validation", "store.card", "store.card_figures", "store.croissant")),
-    # the importers' package (its __init__ re-exports api, common and t4) sits below the store: store.bundle reads
-    # through importers.limits, and importing any importer runs the package's __init__
+    ("foundation", ("foundation", "registry", "schema", "errors", "resources", "hardware", "buildinfo", "sources")),
+    ("store", ("store",)),
     ("suites", ("measure", "features", "importers")),
-    ("store", ("store", "store.store", "store.checks", "store.bundle", "store.hub", "store.upgrade")),
-    # the T4 export reads through load_dataset
-    ("tasks", ("tasks", "store.loading", "importers.export")),
-    ("result records", ("board", "board.result", "board.ownership", "board.tolerance", "board.sees")),
+    ("tasks", ("tasks",)),
+    ("results", ("results",)),
+    ("sandbox", ("sandbox",)),
     # testing: the suites' and backends' checks, and check_model, which runs a model (nothing in the package imports it)
-    ("models", ("sandbox", "board.evaluation", "board.fewshot", "board.submission", "board.model_checks", "testing")),
-    ("board", ("board.leaderboard", "board.counts", "board.render", "board.ranking", "board.budget", "board.site",
-               "board.pull_request", "board.summary", "board.predict", "board.answer", "board.roofline_transfer", "ray",
-               "cli", "__main__", "")),
+    ("models", ("models", "testing")),
+    ("board", ("board", "ray", "cli", "__main__", "")),
 )
+# every folder of the package and every module at its top
+TOP_LEVEL = {p.stem if p.suffix else p.name for p in (ROOT / "kgpubench").iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").is_file())}
 
 
 def layer_of(module: str) -> int:
-    """Index in :data:`LAYERS` of the longest prefix naming ``module`` (``""``: the package itself)."""
+    """Index in :data:`LAYERS` of the folder (or top-level module) holding ``module`` (``""``: the package)."""
     name = module.removeprefix("kgpubench").removeprefix(".")
-    best = max(((len(p), i) for i, (_, prefixes) in enumerate(LAYERS) for p in prefixes
-                if name == p or (p and name.startswith(p + "."))), default=None)
-    assert best is not None, f"{module} has no layer in LAYERS (docs/DEVELOPING.md): add it"
-    return best[1]
+    top = name.split(".")[0]
+    found = [i for i, (_, names) in enumerate(LAYERS) if top in names]
+    assert found, f"{module} has no layer in LAYERS (docs/DEVELOPING.md): add its folder"
+    return found[0]
+
+
+def test_the_layers_name_each_folder_once_and_every_folder():
+    """A folder is one layer: the table names folders (no module inside one), each once, and all of them."""
+    named = [n for _, names in LAYERS for n in names if n]
+    assert len(named) == len(set(named)) and all("." not in n for n in named)
+    assert set(named) == TOP_LEVEL, (sorted(set(named) - TOP_LEVEL), sorted(TOP_LEVEL - set(named)))
 
 
 def test_every_import_points_to_the_same_or_an_earlier_layer():
     graph = package_graph()
-    # ``kgpubench`` itself (``__version__``, the package folder) is imported before any submodule anyway.
     down = sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
-                  for a, targets in graph.items() for b in targets if b != "kgpubench" and layer_of(b) > layer_of(a))
+                  for a, targets in graph.items() for b in targets if layer_of(b) > layer_of(a))
     assert down == []
-    assert layer_of("kgpubench.importers.export") == 4 and layer_of("kgpubench.importers.api") == 2
-    assert layer_of("kgpubench.store.loading") == 4 and layer_of("kgpubench.store.store") == 3
-    assert layer_of("kgpubench.tasks.data") == 4 and layer_of("kgpubench.board.evaluation") == 6  # task data, models
+    assert layer_of("kgpubench.tasks.export") == 3 and layer_of("kgpubench.importers.api") == 2
+    assert layer_of("kgpubench.tasks.loading") == 3 and layer_of("kgpubench.store.store") == 1
+    assert layer_of("kgpubench.tasks.data") == 3 and layer_of("kgpubench.models.evaluation") == 6  # task data, models
+    assert layer_of("kgpubench.foundation.capped") == 0 and layer_of("kgpubench") == len(LAYERS) - 1
+
+
+def folder_of(module: str) -> str:
+    """The folder (or top-level module) of the package that holds ``module``; the package's own ``__init__`` is
+    ``kgpubench``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Folder -> the other folders (and top-level modules) its modules import."""
+    out: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        out.setdefault(folder_of(a), set()).update(folder_of(b) for b in targets if folder_of(b) != folder_of(a))
+    return out
+
+
+def test_no_folder_level_import_cycle():
+    """Folders are the layers: no two folders (the package's own ``__init__`` counted as one) reach each other."""
+    folders = folder_graph(package_graph())
+    assert {"store", "tasks", "importers", "results", "models", "foundation", "kgpubench"} <= set(folders)
+    assert "tasks" in folders["models"] and "foundation" in folders["store"]  # it sees the edges
+    assert cycle_of(folders) is None
+
+
+def test_the_folder_check_finds_a_cycle_between_folders_of_acyclic_modules(tmp_path):
+    """Two folders reaching each other through different modules: no module-level cycle, a folder-level one."""
+    pkg = tmp_path / "toy"
+    for sub in ("low", "high"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low" / "a.py").write_text("import json\n")
+    (pkg / "high" / "b.py").write_text("from toy.low import a\n")
+    (pkg / "low" / "c.py").write_text("def f():\n    from toy.high import b\n")
+    graph = import_graph(pkg)
+    assert cycle_of(graph) is None
+    assert folder_graph(graph) == {"toy": set(), "low": {"high"}, "high": {"low"}}
+    assert sorted(set(cycle_of(folder_graph(graph)))) == ["high", "low"]
+    (pkg / "low" / "c.py").write_text("import json\n")
+    assert cycle_of(folder_graph(import_graph(pkg))) is None
 
 
 def test_importing_a_module_runs_no_package_init_of_a_later_layer():
@@ -173,4 +220,4 @@ def test_the_top_of_the_package_holds_at_most_eight_modules():
     """The folder list shows the layers: everything else lives in a layer's folder."""
     top = sorted(p.name for p in (ROOT / "kgpubench").glob("*.py"))
     assert len(top) <= 8, top
-    assert {"store", "board", "sandbox", "tasks", "measure", "ray"} <= {p.name for p in (ROOT / "kgpubench").iterdir()}
+    assert {"foundation", "store", "tasks", "results", "sandbox", "models", "board", "ray"} <= TOP_LEVEL

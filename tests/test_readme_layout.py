@@ -45,6 +45,6 @@ def test_the_layout_names_every_package_folder_and_every_top_level_folder():
 
 
 def test_the_checker_finds_a_stale_module_name(tmp_path):
-    section = "## Layout\n`kgpubench/` the library (`kgpubench/store.py`, `kgpubench/store/loading.py`), `tests/`.\n"
-    assert named_paths(section) == ["kgpubench/", "kgpubench/store.py", "kgpubench/store/loading.py", "tests/"]
+    section = "## Layout\n`kgpubench/` the library (`kgpubench/store.py`, `kgpubench/tasks/loading.py`), `tests/`.\n"
+    assert named_paths(section) == ["kgpubench/", "kgpubench/store.py", "kgpubench/tasks/loading.py", "tests/"]
     assert [n for n in named_paths(section) if not (ROOT / n).exists()] == ["kgpubench/store.py"]

@@ -11,8 +11,8 @@ sys.path.insert(0, str(Path(__file__).parent / "tasks"))
 import task_fixtures as fx
 
 from kgpubench.errors import UnknownNameError
-from kgpubench.store.loading import load_dataset
 from kgpubench.tasks import get_task, problem_keys
+from kgpubench.tasks.loading import load_dataset
 from kgpubench.tasks.splits import (
     FoldSplitter,
     SplitError,

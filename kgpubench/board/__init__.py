@@ -1,7 +1,7 @@
-"""The board layer: models are scored and the leaderboard is built.
+"""The board layer: the leaderboard is run, ranked and rendered.
 
-``result``/``ownership`` (the typed :class:`~kgpubench.board.result.Result` and which files are ours) ->
-``evaluation`` (one model on one task's folds, through the sandbox), ``fewshot``, ``submission`` (strangers'
-folders) -> ``leaderboard`` (run, reuse, verify), ``ranking`` (the one ranking rule), ``summary``, ``render``
-and ``site/`` (the README board and the static site), ``pull_request``. This ``__init__`` imports nothing.
+Result records live in :mod:`kgpubench.results` and the models that make them (evaluation, submission, model
+checks) in :mod:`kgpubench.models`; here: ``leaderboard`` (run, reuse, verify), ``ranking`` (the one ranking
+rule), ``fewshot`` and ``budget`` (the curves the board shows), ``summary``, ``render`` and ``site/`` (the README
+board and the static site), ``pull_request``, ``predict``. This ``__init__`` imports nothing.
 """

@@ -25,8 +25,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from kgpubench import __version__
-from kgpubench.buildinfo import code_sha256, package_versions
+from kgpubench.buildinfo import code_sha256, package_version, package_versions
 from kgpubench.resources import bundled_path, cache_home, default_data_dir, package_files
 
 ANSWER_FORMAT = 1
@@ -148,7 +147,7 @@ def answer_key(task: str, gpu: str, input_file: Path | None, sets: list[str] | N
     h = hashlib.sha256()
     try:
         store = Path(data_dir) if data_dir is not None else default_data_dir()
-        question = [ANSWER_FORMAT, task, gpu, list(sets or []), model, str(store.resolve()), __version__,
+        question = [ANSWER_FORMAT, task, gpu, list(sets or []), model, str(store.resolve()), package_version(),
                     code_sha256(), package_versions(), _catalogue_version()]
         h.update(json.dumps(question, sort_keys=True).encode())
         h.update(hashlib.sha256((package_files() / VENDOR_TABLE).read_bytes()).digest())

@@ -3,7 +3,7 @@ strategy orders the configurations, scored between random search (0) and the opt
 
 For a recommendation task with a leave-one-GPU-out scheme (a ``column`` scheme on ``gpu_name``, e.g. ``by-gpu``),
 each GPU is held out in turn. A model is trained on the other GPUs' rows only (the task's training subsample rule
-applies, as on the board: :func:`kgpubench.board.evaluation.run_folds`), never on a row of the held-out GPU, and
+applies, as on the board: :func:`kgpubench.models.evaluation.run_folds`), never on a row of the held-out GPU, and
 predicts every row of it. For each *problem* of the held-out GPU (the task's problem columns, e.g. kernel and
 problem size of ``autotune-config``) with ``n`` configurations and measured times ``t`` (the task's target, ms):
 
@@ -28,7 +28,7 @@ averages the performance score over search spaces); a strategy's figure is the m
 not applied here (the board's ``top1_regret`` counts a pick within noise of the best as optimal): times are taken
 as measured.
 
-Model code runs only through :func:`kgpubench.board.evaluation.fit_predict` (trusted, in this process).
+Model code runs only through :func:`kgpubench.models.evaluation.fit_predict` (trusted, in this process).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.board.evaluation import fit_predict
 from kgpubench.errors import OptionError
+from kgpubench.models.evaluation import fit_predict
 from kgpubench.tasks._core import problem_keys
 from kgpubench.tasks.data import TaskData, hashed_order
 from kgpubench.tasks.intervals import median_interval
@@ -145,7 +145,7 @@ class BudgetPlan:
 
 
 def plan_folds(data: TaskData, folds: list[str] | None = None) -> list[BudgetPlan]:
-    """The plan of every held-out GPU, the board's training rows (:func:`kgpubench.board.evaluation.run_folds`).
+    """The plan of every held-out GPU, the board's training rows (:func:`kgpubench.models.evaluation.run_folds`).
 
     Raises
     ------

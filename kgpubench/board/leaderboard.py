@@ -4,11 +4,11 @@ re-run them (``verify``) and render the board.
 Results live in ``leaderboard/results/<task>/<scheme>/<model>.json``; a result names its model file
 relative to the project root (``baselines/knn.py``, ``leaderboard/submissions/mine.py``). A model that fails
 is a result too (``status: failed`` with its message); a scheme that cannot be evaluated gets
-``<task>/<scheme>/_status.json`` with the reason (a :class:`~kgpubench.board.result.Skipped`). Every model runs
+``<task>/<scheme>/_status.json`` with the reason (a :class:`~kgpubench.results.result.Skipped`). Every model runs
 with one thread (:class:`Limits`), in ``jobs`` worker processes started with that thread count in their
-environment. Records travel as :class:`~kgpubench.board.result.Result` and :class:`~kgpubench.board.result.Skipped`
+environment. Records travel as :class:`~kgpubench.results.result.Result` and :class:`~kgpubench.results.result.Skipped`
 from the job to the file and to the board: :func:`load_results` hands the renderer each as a
-:class:`~kgpubench.board.result.BoardEntry` (the record, its file, whether it is stale).
+:class:`~kgpubench.results.result.BoardEntry` (the record, its file, whether it is stale).
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgpubench.board.evaluation import (
+from kgpubench.board.site import board_files, render_all
+from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
+from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
+from kgpubench.foundation.capped import loads_json
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.evaluation import (
     NoDataError,
     SubmissionError,
     evaluate,
@@ -32,9 +37,12 @@ from kgpubench.board.evaluation import (
     rescore_problem,
     store_predictions,
 )
-from kgpubench.board.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
-from kgpubench.board.ownership import ours as _ours
-from kgpubench.board.result import (
+from kgpubench.models.submission import declared_tasks, model_file_in, score_predictions
+from kgpubench.registry import Registry
+from kgpubench.resources import bundled_path, default_data_dir
+from kgpubench.results.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
+from kgpubench.results.ownership import ours as _ours
+from kgpubench.results.result import (
     ABSENT,
     RESULT_MAX_BYTES,
     BoardEntry,
@@ -46,14 +54,7 @@ from kgpubench.board.result import (
     read_record,
     read_result_json,
 )
-from kgpubench.board.site import board_files, render_all
-from kgpubench.board.submission import declared_tasks, model_file_in, score_predictions
-from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
-from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
-from kgpubench.importers.limits import loads_json
-from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.sandbox.limits import Limits
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks import Task, as_task, list_tasks
 from kgpubench.tasks.data import TaskData, Unusable, current_rows_sha256, files_sha256, task_sha256, usable_task_data
@@ -74,9 +75,27 @@ def results_dir() -> Path:
     return leaderboard_dir() / "results"
 
 
+def _built_in_baselines():
+    """The bundled ``baselines/*.py`` not starting with ``_``, by name."""
+    return ((p.stem, p) for p in sorted(bundled_path("baselines").glob("*.py")) if not p.name.startswith("_"))
+
+
+def _check_baseline(name: str, path: str | os.PathLike) -> None:
+    if Path(path).suffix != ".py" or not Path(path).is_file():
+        raise DataFileNotFoundError(f"baseline {name!r}: {path} is no model file; give the path of an existing .py "
+                                    "file (absolute, e.g. from importlib.resources).")
+
+
+# name -> model file: the bundled baselines, then model files plugged in through the entry-point group
+# ``kgpubench.baselines`` (an entry point naming a path, or a function returning one; its name is the file's stem).
+BASELINES: Registry[str | os.PathLike] = Registry("baseline", "kgpubench.baselines", (str, os.PathLike),
+                                                  builtins=_built_in_baselines, check=_check_baseline,
+                                                  name_of=lambda p: Path(p).stem)
+
+
 def baseline_files() -> list[Path]:
-    """Every baseline model file (``baselines/*.py`` not starting with ``_``), sorted by name."""
-    return sorted(p for p in bundled_path("baselines").glob("*.py") if not p.name.startswith("_"))
+    """Every baseline model file (:data:`BASELINES`): the bundled ones by name, then the plugged-in ones by name."""
+    return [Path(p) for p in BASELINES.values()]
 
 
 def result_path(root: Path, task: str, scheme: str, model: str) -> Path:
@@ -126,8 +145,8 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
 
 # ----- running jobs (in this process or in worker processes) -----------------------------------------------
 def run_job(job: Job, data_dir=None, seed: int = 0, threads: int = 1, trust: bool = False) -> Record:
-    """One job's record: a :class:`~kgpubench.board.result.Result` (scores, or a failure with its message) or a
-    :class:`~kgpubench.board.result.Skipped` with its reason. The model runs in the sandbox
+    """One job's record: a :class:`~kgpubench.results.result.Result` (scores, or a failure with its message) or a
+    :class:`~kgpubench.results.result.Skipped` with its reason. The model runs in the sandbox
     (:class:`kgpubench.sandbox.session.ModelSession`); ``trust`` lets it run unisolated where the kernel cannot
     isolate it."""
     data = usable_task_data(job.task, job.scheme, data_dir)
@@ -248,7 +267,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
                   warn: Callable[[str], None] | None = None, rescore: bool = False
                   ) -> tuple[Path, bytes, Record] | None:
     """The result (or skip status) file under ``folder`` for ``job`` that a rerun would write, with its bytes
-    (read once, at most :data:`~kgpubench.board.result.RESULT_MAX_BYTES`) and its record, else None.
+    (read once, at most :data:`~kgpubench.results.result.RESULT_MAX_BYTES`) and its record, else None.
 
     Kept when it names the job's task, scheme and model, has the same model file sha256, seed and threads, and
     :func:`same_data` (for a scored result also the same ``split_sha256``, when the rows were compared). A failed
@@ -256,7 +275,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
     or another job's) or linked file is never kept and, with ``warn``, named there. With ``rescore`` (a folder
     other than the run's own output and the committed board), a scored result is kept only when every fold's
     scores equal what its predictions (the file beside it, sha256 recorded in the result) score on the data
-    (:func:`kgpubench.board.evaluation.rescore_problem`): a score without its predictions is never trusted."""
+    (:func:`kgpubench.models.evaluation.rescore_problem`): a score without its predictions is never trusted."""
     where = Path(folder) / job.task.name / job.scheme
     for path in (where / f"{job.name}.json", where / STATUS_FILE):
         if not path.exists() and not path.is_symlink():
@@ -535,7 +554,7 @@ def write_splits(data_dir, tasks: Iterable[Task], root: Path | None, *, force: b
 def load_results(root: Path | None = None, *, data_dir: Path | str | None = None,
                  mark_stale: bool = False) -> list[BoardEntry]:
     """Every result and status file under ``root`` (default ``leaderboard/results``), in path order, read
-    through :func:`read_results`, each as a :class:`~kgpubench.board.result.BoardEntry` with its file: the
+    through :func:`read_results`, each as a :class:`~kgpubench.results.result.BoardEntry` with its file: the
     renderer's input (:func:`kgpubench.board.site.render_all`); everything else reads :func:`read_results`.
 
     With ``mark_stale``, each entry's ``stale`` says whether it was made from other rows than its task reads in
@@ -555,7 +574,7 @@ def load_results(root: Path | None = None, *, data_dir: Path | str | None = None
 
 def rescore_folder(root: Path, data_dir: Path | str | None = None) -> int:
     """Recompute the scores of every scored result under ``root`` that names its predictions file
-    (:func:`kgpubench.board.evaluation.rescore_problem`) before they are shown; returns how many results name
+    (:func:`kgpubench.models.evaluation.rescore_problem`) before they are shown; returns how many results name
     none (not rescored: the committed board's, or a Ray run's). Raises :class:`VerifyError` (one line) on the
     first result whose scores its predictions do not give."""
     data: dict[tuple[str, str], object] = {}
@@ -590,7 +609,7 @@ def is_stale(dataset: object, task: Task, store: Store) -> bool:
 
 
 def read_results(root: Path | None = None) -> list[tuple[Path, Record]]:
-    """(path, :class:`~kgpubench.board.result.Result` or :class:`~kgpubench.board.result.Skipped`) of every result
+    """(path, :class:`~kgpubench.results.result.Result` or :class:`~kgpubench.results.result.Skipped`) of every result
     and status file under ``root`` (default ``leaderboard/results``), in path order."""
     root = Path(root or results_dir())
     return [(path, read_record(read_result_json(path), where=str(path)))
@@ -648,7 +667,7 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
            executor: Executor | None = None) -> int:
     """Re-run committed results (only the models named in ``only`` and the tasks named in ``tasks``, if given)
     and compare (the jobs on ``executor`` when given, see :func:`run_jobs`); a result that names its predictions
-    file has its scores recomputed from it too (:func:`kgpubench.board.evaluation.rescore_problem`).
+    file has its scores recomputed from it too (:func:`kgpubench.models.evaluation.rescore_problem`).
 
     Returns the number of results verified; raises :class:`VerifyError` listing every problem, and
     :class:`~kgpubench.errors.DataFileNotFoundError` when ``root`` does not exist. Tolerance per score:

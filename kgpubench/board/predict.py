@@ -19,7 +19,7 @@ data):
   leave-one-GPU-out result (its data holds one GPU) falls back to the first scheme of the board that has one,
   and says so.
 * **An interval**: the 5th and 95th percentiles of measured / predicted over the committed result's plotted
-  out-of-fold samples (up to 400 rows of the held-out folds, :data:`kgpubench.board.evaluation.SAMPLE_POINTS`),
+  out-of-fold samples (up to 400 rows of the held-out folds, :data:`kgpubench.models.evaluation.SAMPLE_POINTS`),
   multiplied into the prediction: 90 % of those held-out rows had their measured value in that band around
   their prediction (:data:`COVERAGE`). It describes the committed board run, not this retrained model; under a
   scheme other than leave-one-GPU-out it says nothing of an unseen GPU (the note says so).
@@ -68,7 +68,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from kgpubench import __version__
 from kgpubench.board.answer import (
     Interval,
     NearGpu,
@@ -78,12 +77,11 @@ from kgpubench.board.answer import (
     answer_bytes,
     answer_path,
 )
-from kgpubench.board.evaluation import load_model_module, model_factory, pinned
 from kgpubench.board.fewshot import goals_of, median_over_gpus
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
-from kgpubench.board.result import Record, Result, read_record, read_result_json
 from kgpubench.board.roofline_transfer import SCORED_ON, WORK_RULES, bound_ms, limiter, scored, work_of
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import (
     DataFileNotFoundError,
     ModelCacheError,
@@ -93,6 +91,8 @@ from kgpubench.errors import (
     UnknownNameError,
 )
 from kgpubench.features.occupancy import sm_saturation
+from kgpubench.foundation.capped import DuplicateKeyError, _refuse_duplicate_keys
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.hardware import (
     ALIASES,
     CATALOGUE,
@@ -108,13 +108,13 @@ from kgpubench.hardware import (
     vendor_devices,
 )
 from kgpubench.importers.aiconfigurator import nominal_inputs
-from kgpubench.importers.limits import DuplicateKeyError, _refuse_duplicate_keys
+from kgpubench.models.evaluation import load_model_module, model_factory, pinned
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
 from kgpubench.resources import cache_home, default_data_dir
+from kgpubench.results.result import Record, Result, read_record, read_result_json
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import Limits
 from kgpubench.schema import get_table
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
 from kgpubench.tasks.data import hashed_order, inputs_sha256, task_data
@@ -273,7 +273,7 @@ def cache_key(task: Task, model_path: Path, scheme: str, data_dir: Path | str | 
     the library code and the installed packages' versions, so a pickle of another scikit-learn or LightGBM is never
     read), the model file's sha256, the seed and the library version."""
     inputs = inputs_sha256(task, scheme, Store(data_dir or default_data_dir()))
-    blob = json.dumps([CACHE_FORMAT, inputs, sha256_file(Path(model_path)), seed, __version__])
+    blob = json.dumps([CACHE_FORMAT, inputs, sha256_file(Path(model_path)), seed, package_version()])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -779,7 +779,7 @@ def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToM
     if not path.is_file():
         return None
     saved = json.loads(path.read_text())
-    goal = next((g for g in goals_of(task) if g.group_by == "gpu_name"), None)
+    goal = next((g for g in goals_of(task) if g.group_by == "gpu_name" and g.target_pct is not None), None)
     # the curve's figure: the goal's metric (in its percent scale), else median APE (%) where the curve has it (a
     # regression task), else the file's own ranking metric
     has_mdape = any("mdape" in (v.get("median") or {}) for by_k in (saved.get("models") or {}).values()

@@ -23,7 +23,11 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kgpubench.board.evaluation import (
+from kgpubench.board.leaderboard import baseline_files, load_results, project_root, result_path, results_dir
+from kgpubench.board.site import render_all
+from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidationError, UnknownNameError
+from kgpubench.foundation.files import atomic_write_bytes, check_writable, refuse_stdout
+from kgpubench.models.evaluation import (
     SubmissionError,
     attach_predictions,
     attached_predictions,
@@ -31,23 +35,18 @@ from kgpubench.board.evaluation import (
     file_sha256,
     predictions_path,
     rescore_problem,
-    result_json,
     store_predictions,
 )
-from kgpubench.board.leaderboard import baseline_files, load_results, project_root, result_path, results_dir
-from kgpubench.board.model_checks import CheckOutcome, refusal, run_model_checks
-from kgpubench.board.result import Result, read_result_json
-from kgpubench.board.site import render_all
-from kgpubench.board.submission import (
+from kgpubench.models.model_checks import CheckOutcome, refusal, run_model_checks
+from kgpubench.models.submission import (
     check_factory,
     declared_tasks,
     prediction_folds,
     read_predictions,
     score_predictions,
 )
-from kgpubench.errors import DataFileNotFoundError, NoDataError, SchemaValidationError, UnknownNameError
+from kgpubench.results.result import Result, read_result_json, result_json
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
-from kgpubench.store.shards import atomic_write_bytes, check_writable, refuse_stdout
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import TaskData, scheme_problem, task_data
 from kgpubench.tasks.reference import ORACLE
@@ -320,7 +319,7 @@ class CheckedSubmission:
 
 def _training_problem(data: TaskData) -> str | None:
     """Why no fold of ``data`` has training rows (so a model cannot be trained on any), as
-    :func:`kgpubench.board.evaluation.run_folds` finds it; None when one has."""
+    :func:`kgpubench.models.evaluation.run_folds` finds it; None when one has."""
     for fold in data.fold_names:
         if ((data.folds != fold) & (data.folds != EXCLUDED)).any():
             return None
@@ -338,7 +337,7 @@ def check_submission(folder: Path | str, out_dir: Path | str = DEFAULT_OUT, *, d
     file can be written (an existing one only with ``force``); each run's task has rows in the store
     (``data_dir``, default the packaged data) and, for a model, a fold with training rows; each predictions file
     covers exactly the test rows of every fold with finite numbers
-    (:func:`kgpubench.board.submission.prediction_folds`).
+    (:func:`kgpubench.models.submission.prediction_folds`).
     Each failure is one line naming the file (and the fold, row or column) and the fix. What only running the
     model can find is listed in ``kgpubench submission check --help`` (``RUN_ONLY`` of :mod:`kgpubench.cli.submission`).
     """
@@ -367,7 +366,7 @@ def check_submission(folder: Path | str, out_dir: Path | str = DEFAULT_OUT, *, d
 
 def check_submission_model(checked: CheckedSubmission, *, data_dir: Path | str | None = None,
                            trust: bool = False) -> list[tuple[str, CheckOutcome]]:
-    """The model contract checks (:mod:`kgpubench.board.model_checks`: finite predictions, seed determinism, thread
+    """The model contract checks (:mod:`kgpubench.models.model_checks`: finite predictions, seed determinism, thread
     invariance, refit) of a checked model submission, once per task of its runs, with the model's code in the
     sandbox (``trust`` as :class:`~kgpubench.sandbox.session.ModelSession` takes it), on a sample of the store
     ``data_dir``. Returns (task, outcome) pairs; a failed check raises a one-line
@@ -429,7 +428,7 @@ def accept(folder: Path | str, results: Path | str, *, board: Path | str | None 
     Each result must exist, be for this submission and pair, have been made from the folder's files as they
     are now (sha256), carry the folder's submission record, and have every fold's scores equal to what its
     predictions (the file beside it, sha256 recorded in the result) score on the data (``data_dir``, default the
-    packaged data; :func:`kgpubench.board.evaluation.rescore_problem`); an existing result of the same name is
+    packaged data; :func:`kgpubench.models.evaluation.rescore_problem`); an existing result of the same name is
     replaced only with ``force``. Returns the result files written (their predictions files copied beside them,
     except into the committed ``leaderboard/results``, which holds none).
     """

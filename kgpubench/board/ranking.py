@@ -18,9 +18,9 @@ The rule, said once (:data:`RULE`):
   that measures the test rows) and strategies that measure the target instead of predicting it (their
   folds record ``measurements`` > 0, e.g. the Profiling and Exhausting strategies of seed study 001).
 
-Records are :class:`~kgpubench.board.result.Result` (and :class:`~kgpubench.board.result.Skipped`, never scored),
+Records are :class:`~kgpubench.results.result.Result` (and :class:`~kgpubench.results.result.Skipped`, never scored),
 for ``evaluate``'s summary, ``predict`` and the board alike (the board ranks the records of its
-:class:`~kgpubench.board.result.BoardEntry` items).
+:class:`~kgpubench.results.result.BoardEntry` items).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from kgpubench.board.counts import SchemeProblems
-from kgpubench.board.result import ABSENT, Record, Result
+from kgpubench.results.result import ABSENT, Record, Result
 from kgpubench.sources import seed_study
 from kgpubench.tasks import Task
 from kgpubench.tasks.intervals import RESAMPLES, SEED, percentile_interval
@@ -73,8 +73,8 @@ def bootstrap_interval(values, *, resamples: int = RESAMPLES, seed: int = SEED) 
 
 
 def field(result: Record, name: str, default: Any = None) -> Any:
-    """A record's field, ``default`` when it has none (:data:`~kgpubench.board.result.ABSENT`, or a field its kind
-    of record does not declare: a :class:`~kgpubench.board.result.Skipped` names no model)."""
+    """A record's field, ``default`` when it has none (:data:`~kgpubench.results.result.ABSENT`, or a field its kind
+    of record does not declare: a :class:`~kgpubench.results.result.Skipped` names no model)."""
     value = getattr(result, name, default)
     return default if value is ABSENT else value
 

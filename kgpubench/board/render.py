@@ -1,4 +1,4 @@
-"""Rendering the board: a pure function from the board's entries (:class:`~kgpubench.board.result.BoardEntry`: a
+"""Rendering the board: a pure function from the board's entries (:class:`~kgpubench.results.result.BoardEntry`: a
 result record, its file, whether it is stale) to Markdown and HTML, plus matplotlib plots.
 
 Nothing here reads data, runs models or writes files (:func:`kgpubench.board.site.render_all` writes the board). The
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.ranking import MEASUREMENTS, RULE, Standing, cell, field, folds_note, label, role, standings
 from kgpubench.board.ranking import ranked as rank_order
-from kgpubench.board.result import BoardEntry, Record, Result
-from kgpubench.board.sees import seen_rows
 from kgpubench.errors import unknown_name
+from kgpubench.results.result import BoardEntry, Record, Result
+from kgpubench.results.sees import seen_rows
 from kgpubench.sources import SEED_STUDIES, SeedStudy, cite
 from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.extras import (
@@ -295,7 +295,7 @@ def task_blocks(task: Task, grouped: dict[str, list[BoardEntry]], extras=None,
     return out + extra_blocks(extras)
 
 
-# ----- what each baseline sees (kgpubench.board.sees) -------------------------------------------------------
+# ----- what each baseline sees (kgpubench.results.sees) -------------------------------------------------------
 SEES_HEADING = "Baselines: what each sees"
 SEES_ANCHOR = "baselines-what-each-sees"  # the heading's anchor (on GitHub and on the site: site.html.slug)
 SEES_NOTE = ("The inputs each baseline's fit and predict read, one line per model file in `baselines/`. \"The task's "
@@ -306,7 +306,7 @@ SEES_HEADER = ("baseline", "what it sees")
 
 def sees_blocks(entries: list[BoardEntry], tasks: list[Task] | None = None) -> list[Block]:
     """Once per board: every baseline with a scored result on one of ``tasks`` (default: every task) and its one
-    line of what it sees (:func:`kgpubench.board.sees.seen_rows`), by name; no blocks when no baseline has one."""
+    line of what it sees (:func:`kgpubench.results.sees.seen_rows`), by name; no blocks when no baseline has one."""
     names = {t.name for t in tasks or list_tasks()}
     rows = seen_rows(e.record for e in entries if e.record.task in names)
     if not rows:

@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 
 from kgpubench.errors import OptionError
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.resources import cache_home, default_data_dir
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks import as_task
 from kgpubench.tasks.data import files_sha256

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgpubench.board.evaluation import store_predictions
 from kgpubench.board.leaderboard import read_results, results_dir
 from kgpubench.board.ranking import cell, headline, role, would_rank
-from kgpubench.board.result import Record, Result
 from kgpubench.errors import escape_text
-from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.models.evaluation import store_predictions
+from kgpubench.results.result import Record, Result
 from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.metrics import METRICS
 
@@ -104,7 +104,7 @@ def committed_board() -> list[Record]:
 
 def write_and_summarise(result: Result, out: Path | str, *, force: bool = False) -> str:
     """Write the result JSON to ``out`` (atomically; an existing file only with ``force``), its predictions beside
-    it (:func:`kgpubench.board.evaluation.store_predictions`), and return its summary, ranked against the
+    it (:func:`kgpubench.models.evaluation.store_predictions`), and return its summary, ranked against the
     committed board when there is one."""
     result = store_predictions(result, Path(out), overwrite=force)  # first: the result names them by sha256
     atomic_write_bytes(Path(out), result.to_json().encode(), overwrite=force)

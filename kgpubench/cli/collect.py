@@ -58,9 +58,9 @@ def collect(
                                       "measuring its share; --device is then Ray's choice. docs/RAY.md."),
 ) -> None:
     """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
+    from kgpubench.foundation.files import refuse_stdout
     from kgpubench.measure.backends.registry import get_backend
     from kgpubench.measure.suites import available_suites, load_suite
-    from kgpubench.store.shards import refuse_stdout
 
     refuse_stdout(out, "a folder of shards and a bundle")
     names = list(suite) if suite else available_suites()  # every registered suite, built-in or plugged in

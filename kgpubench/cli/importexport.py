@@ -122,7 +122,7 @@ def t4(
     force: bool = _FORCE,
 ) -> None:
     """Write rows with tunable parameters as T4 results files, one per GPU x kernel x problem size."""
-    from kgpubench.importers.export import export_t4
+    from kgpubench.tasks.export import export_t4
 
     paths = export_t4(config, out, where=where, data_dir=data, force=force)
     typer.echo(f"wrote {len(paths)} T4 results file(s) to {out}")

@@ -51,10 +51,10 @@ def evaluate(model: Path = typer.Argument(..., help="Model file defining make_mo
              trust: bool = TRUST, force: bool = OUT_FORCE) -> None:
     """Train and score MODEL on every fold of TASK (its code in the sandbox), write the result JSON to a file and
     print a short summary. The output file is checked (exists, writable) before anything runs."""
-    from kgpubench.board.evaluation import evaluate as run_eval
     from kgpubench.board.summary import write_and_summarise
+    from kgpubench.foundation.files import check_writable, is_stdout
+    from kgpubench.models.evaluation import evaluate as run_eval
     from kgpubench.sandbox.limits import Limits
-    from kgpubench.store.shards import check_writable, is_stdout
     from kgpubench.tasks import get_task
 
     the_task = get_task(task)
@@ -76,8 +76,8 @@ def check_model(model: Path = typer.Argument(..., help="Model file defining make
     one finite prediction per row (also for a single row), the same predictions from a second model of the same
     seed, with 2 threads as with 1, and after a refit (also after a fit on other rows). Prints one line per check;
     exit 1 if one fails."""
-    from kgpubench.board.model_checks import refusal, run_model_checks
     from kgpubench.errors import ContractError
+    from kgpubench.models.model_checks import refusal, run_model_checks
 
     outcomes = run_model_checks(model, task, seed=seed, data_dir=data, trust=trust)
     for outcome in outcomes:
@@ -97,8 +97,8 @@ def submit(model: Path = typer.Argument(..., help="Model file defining make_mode
            trust: bool = TRUST, force: bool = OUT_FORCE) -> None:
     """Evaluate MODEL with its code in the sandbox (isolated, limited); write a result file ready for a pull
     request."""
-    from kgpubench.board.submission import submit as run_submit
-    from kgpubench.store.shards import is_stdout
+    from kgpubench.foundation.files import is_stdout
+    from kgpubench.models.submission import submit as run_submit
 
     path = run_submit(model, task, scheme, out=out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb,
                       threads=threads, trust=trust, force=force)
@@ -112,8 +112,8 @@ def score(predictions: Path = typer.Argument(..., help="Parquet/CSV with row_id,
           out: Path | None = typer.Option(None, "--out", "-o", help="Result file (default, or '-': print it)."),
           force: bool = OUT_FORCE) -> None:
     """Score predictions made elsewhere; they must cover exactly the test rows of every fold."""
-    from kgpubench.board.submission import score_predictions
-    from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
+    from kgpubench.foundation.files import atomic_write_bytes, check_writable, is_stdout
+    from kgpubench.models.submission import score_predictions
 
     to_file = out is not None and not is_stdout(out)
     if to_file:
@@ -156,7 +156,7 @@ def run(only: list[str] | None = ONLY,
     import time
 
     from kgpubench.board import leaderboard
-    from kgpubench.store.shards import refuse_stdout
+    from kgpubench.foundation.files import refuse_stdout
 
     refuse_stdout(out, "a results folder")
     if reuse_from is not None and not reuse:
@@ -207,7 +207,7 @@ def splits(data: Path | None = DATA,
     """(Re)write the split files of every task with data (byte-identical for unchanged data). `leaderboard run`
     does this itself; run it alone after merging data when you only need the splits."""
     from kgpubench.board.leaderboard import write_splits
-    from kgpubench.store.shards import refuse_stdout
+    from kgpubench.foundation.files import refuse_stdout
     from kgpubench.tasks import list_tasks
 
     refuse_stdout(out, "a splits folder")

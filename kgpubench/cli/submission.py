@@ -56,8 +56,8 @@ def run(folder: Path = FOLDER, out: Path = OUT, data: Path | None = DATA,
         force: bool = typer.Option(False, "--force", help="Overwrite result files already in --out (default: "
                                    "refuse, before running).")) -> None:
     from kgpubench.board.pull_request import run_submission
-    from kgpubench.board.result import Result, read_result_json
     from kgpubench.board.summary import committed_board, result_summary
+    from kgpubench.results.result import Result, read_result_json
 
     written = run_submission(folder, out, data_dir=data, timeout_s=timeout, memory_gb=memory_gb, threads=threads,
                              trust=trust, progress=_progress(), force=force)

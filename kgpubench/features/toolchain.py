@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgpubench.errors import CompileError, ToolchainError
+from kgpubench.foundation.files import file_mode
 from kgpubench.resources import cache_home
-from kgpubench.store.shards import file_mode
 
 __all__ = [
     "INSTALL_HINT",

@@ -1,11 +1,10 @@
-"""Public auto-tuning measurements in (Kernel Tuner caches, T4 results) and kgpubench rows out (T4).
+"""Public measurements in: auto-tuning files (Kernel Tuner caches, T4 results) and upstream folders.
 
 Entry points: :func:`import_rows`, :func:`import_table`, :func:`import_to_shard` (files -> `autotune`
-rows/shard). The T4 export (rows with tunable parameters -> T4 files) reads the packaged dataset, a layer above
-the importers, so it is not re-exported here: :func:`kgpubench.importers.export.export_t4` /
-:func:`~kgpubench.importers.export.export_t4_table`. Importing any importer (or :mod:`kgpubench.importers.limits`,
-which the store's bundles use) runs this file, so it imports nothing until a name is asked for: reading a
-bundle's JSON through ``limits`` loads neither the readers nor pyarrow.
+rows/shard). The T4 export (kgpubench rows out as T4 files) reads the packaged dataset through
+``load_dataset``, so it lives in the tasks layer: :func:`kgpubench.tasks.export.export_t4` /
+:func:`~kgpubench.tasks.export.export_t4_table`. Importing any importer runs this file, so it imports
+nothing until a name is asked for.
 """
 
 from __future__ import annotations

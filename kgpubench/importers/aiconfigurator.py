@@ -56,12 +56,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import read_capped
 from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
-from kgpubench.importers.limits import read_capped
 from kgpubench.schema import get_table
 from kgpubench.schema._core import spread
 
@@ -467,7 +467,7 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     gpu_rows = _spread(gpu_table, g_codes)
     const = {
         "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": SOURCE_FORMAT, "source": prov.source,
-        "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
+        "collected_at": prov.undated, "kgpubench_version": package_version(), "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license,
     }
     arrays = dict(gpu_rows)

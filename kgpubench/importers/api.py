@@ -11,11 +11,13 @@ from typing import Any
 import pyarrow as pa
 
 from kgpubench.errors import KgpubenchError
+from kgpubench.foundation.files import check_output
 from kgpubench.importers.common import ImportFormatError, LoadedFile, Provenance, load_json, provenance_for
 from kgpubench.importers.kernel_tuner import columns_from_cache, is_kernel_tuner_cache, rows_from_cache
 from kgpubench.importers.t4 import is_t4_results, rows_from_t4
+from kgpubench.registry import Registry
 from kgpubench.schema import get_table
-from kgpubench.store.shards import check_output, write_shard
+from kgpubench.store.shards import write_shard
 from kgpubench.store.validation import refusal, validate_table
 
 
@@ -95,13 +97,17 @@ class ImportFormat:
     columns: Callable[..., tuple[dict, int, dict] | list[dict] | None] | None = None
 
 
-# Tried in order; the first that recognises a file reads it.
-FORMATS: list[ImportFormat] = [
+_BUILT_IN = (
     ImportFormat("kernel-tuner-cache", is_kernel_tuner_cache, rows_from_cache, "Kernel Tuner cache",
                  "a Kernel Tuner cache (top-level `cache` and `tune_params_keys`)", columns=columns_from_cache),
     ImportFormat("t4", is_t4_results, rows_from_t4, "T4", "a T4 results file (top-level `results` array)",
                  names_itself=False),
-]
+)
+# Tried in order (the built-in formats, then those plugged in through the entry-point group
+# ``kgpubench.importers``, by name; kgpubench.registry); the first that recognises a file reads it.
+FORMATS: Registry[ImportFormat] = Registry("import format", "kgpubench.importers", ImportFormat,
+                                           builtins=lambda: ((f.name, f) for f in _BUILT_IN),
+                                           name_of=lambda f: f.name)
 
 
 def _rows_of(path: Path, prov: Provenance, *, gpu: str | None, kernel: str | None,
@@ -116,13 +122,13 @@ def _read(path: Path, prov: Provenance, *, gpu: str | None, kernel: str | None, 
     """One input file read by the first of :data:`FORMATS` that recognises it: its rows, or with ``columns``
     the format's columns (``(columns, num_rows, constants)``), falling back to its rows."""
     loaded: LoadedFile = load_json(path)
-    for fmt in FORMATS:
+    for fmt in FORMATS.values():
         if not fmt.looks_like(loaded.data):
             continue
         options: dict[str, Any] = {"gpu": gpu}
         if fmt.names_itself:
             if kernel or problem_size:
-                others = " or ".join(f.short for f in FORMATS if not f.names_itself)
+                others = " or ".join(f.short for f in FORMATS.values() if not f.names_itself)
                 raise ImportFormatError(f"{path}: --kernel/--problem-size apply to {others} files only; a "
                                         f"{fmt.short} names its own kernel and problem size.")
         else:
@@ -133,7 +139,7 @@ def _read(path: Path, prov: Provenance, *, gpu: str | None, kernel: str | None, 
                 return read
         return fmt.rows(loaded, prov, **options)
     raise ImportFormatError(
-        f"{path}: neither {' nor '.join(f.describe for f in FORMATS)}; top-level keys are "
+        f"{path}: neither {' nor '.join(f.describe for f in FORMATS.values())}; top-level keys are "
         f"{sorted(loaded.data)[:8]}.")
 
 

@@ -2,7 +2,7 @@
 
 The staged CSV (PROVENANCE.md of the staged copy) has one row per ``Params{...}`` entry of CLBlast's
 ``src/database/kernels/*/*.hpp``: kernel, precision, kind, device_type, vendor, architecture, device, params (JSON
-object of integers), source_file. It is read through :func:`~kgpubench.importers.limits.open_capped_text`.
+object of integers), source_file. It is read through :func:`~kgpubench.foundation.capped.open_capped_text`.
 Unknown devices are never refused: any device name is taken (one line of printable text: a newline or NUL in
 ``device``, ``vendor`` or ``architecture`` is refused, naming the line). A device the GPU alias table knows (as
 given or, for NVIDIA, with the ``NVIDIA`` prefix newer drivers report) gets the catalogue's figures; any other keeps
@@ -20,12 +20,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.foundation.capped import CheckedDictReader, DuplicateKeyError, _refuse_duplicate_keys, open_capped_text
 from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
 from kgpubench.importers.api import folder_to_shard, table_of_rows
 from kgpubench.importers.common import CLBLAST, check_label, is_number, run_id_for
-from kgpubench.importers.limits import CheckedDictReader, DuplicateKeyError, _refuse_duplicate_keys, open_capped_text
 from kgpubench.schema.tunings import DEVICE_TYPES, KINDS, PRECISIONS
 
 CONFIG = "tunings"
@@ -85,7 +85,7 @@ def import_rows(folder: Path | str) -> list[dict]:
     if missing:
         raise ImportFormatError(f"{path}: column {missing[0]!r} is missing; expected {', '.join(COLUMNS)}.")
     base = {"source": CLBLAST.source, "source_license": CLBLAST.license, "source_commit": CLBLAST.commit,
-            "source_doi": CLBLAST.doi, "collected_at": CLBLAST.undated, "kgpubench_version": __version__,
+            "source_doi": CLBLAST.doi, "collected_at": CLBLAST.undated, "kgpubench_version": package_version(),
             "run_id": run_id_for("clblast", digest), "status": "ok"}
     rows, gpus = [], {}
     allowed = {"kind": KINDS, "precision": PRECISIONS, "device_type": DEVICE_TYPES}

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import loads_json, read_capped
 from kgpubench.hardware import catalogue_gpu, catalogue_name, device_name, find_gpu, gpu_columns, warn_unknown
-from kgpubench.importers.limits import loads_json, read_capped
 from kgpubench.schema.common import SOURCE_PATTERN
 from kgpubench.sources import (
     AICONFIGURATOR,
@@ -168,7 +168,7 @@ class LoadedFile:
 def load_json(path: Path | str, source_file: str | None = None) -> LoadedFile:
     """Read a plain or gzipped JSON file (gzip is recognised by its magic bytes, not the name).
 
-    The file is read through :func:`kgpubench.importers.limits.read_capped`: its decompressed size may not pass
+    The file is read through :func:`kgpubench.foundation.capped.read_capped`: its decompressed size may not pass
     the import ceiling (1 GiB, or ``KGPUBENCH_IMPORT_MAX_BYTES``), so a gzip bomb costs at most one ceiling's
     work. A key repeated in one JSON object is refused in one line naming the key, never silently resolved.
     """
@@ -402,7 +402,7 @@ def base_row(prov: Provenance, loaded: LoadedFile, run_id: str, gpu_cols: Mappin
     """The columns every row of one imported file shares."""
     return {**gpu_cols, "run_id": run_id, "source": prov.source, "source_file": loaded.source_file,
             "source_commit": prov.commit, "source_doi": prov.doi, "source_license": prov.license,
-            "kgpubench_version": __version__, "source_format": source_format}
+            "kgpubench_version": package_version(), "source_format": source_format}
 
 
 def collected_at(stamp: Any, prov: Provenance, path: Path, key: str) -> _dt.datetime:

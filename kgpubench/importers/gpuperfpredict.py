@@ -1,7 +1,7 @@
 """gpuperfpredict (Amaris et al.): nvprof profiles of Rodinia kernel launches on several GPUs -> `profiles` rows.
 
 Input: the upstream ``datasets/<kernel>-<GPU>.csv`` tables (here gzipped: ``<kernel>-<GPU>.csv.gz``), each read
-through :func:`kgpubench.importers.limits.open_capped_text`. One upstream row is one launch profiled once; see
+through :func:`kgpubench.foundation.capped.open_capped_text`. One upstream row is one launch profiled once; see
 ``../shared/external/gpuperfpredict/PROVENANCE.md`` for the layout. What the importer does with each file:
 
 - checks the header: the 80 upstream columns exactly (the first, R's row names, has an empty header and is
@@ -43,8 +43,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.foundation.capped import open_capped_text
 from kgpubench.hardware import GiB, MiB, catalogue_entry, catalogue_gpu, find_gpu
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import (
@@ -55,7 +56,6 @@ from kgpubench.importers.common import (
     label_device_name,
     shown_path,
 )
-from kgpubench.importers.limits import open_capped_text
 from kgpubench.schema import arrow_row_id_array, get_table
 from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
 
@@ -342,7 +342,7 @@ def _file_table(f: UpstreamFile, values: pd.DataFrame, prov: Provenance) -> pa.T
     n = len(values)
     constants = {**import_gpu_columns(label_facts(f.gpu)[0]), "run_id": f"gpuperfpredict-{values.attrs['sha256'][:16]}",
                  "status": "ok", "timed_unit": "kernel-launch", "repeats": 1, "source": prov.source,
-                 "collected_at": prov.undated, "kgpubench_version": __version__, "source_file": f.source_file,
+                 "collected_at": prov.undated, "kgpubench_version": package_version(), "source_file": f.source_file,
                  "source_commit": prov.commit, "source_doi": prov.doi, "source_license": prov.license}
     arrays = []
     for col in decl.columns:

@@ -15,7 +15,7 @@ a set-up: one :data:`SETUPS` documents (PROVENANCE.md) gets its commit, date, so
 ``source_commit``, ``collected_at``, ``framework_version``, ``cuda_version`` and ``l2_flushed``, said in one notice
 line (the folder carries none of them). A ``null`` record is a failed run: a row with status ``launch_error``, null
 times and ``status_detail`` saying so. The two problem sets are never joined: each JSON's programs are looked up in
-the ``problems.csv`` of its own set. Files are read through :func:`~kgpubench.importers.limits.read_capped`; duplicate
+the ``problems.csv`` of its own set. Files are read through :func:`~kgpubench.foundation.capped.read_capped`; duplicate
 JSON keys, non-finite or negative times and unknown fields' shapes are refused with one line.
 """
 
@@ -33,8 +33,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
+from kgpubench.foundation.capped import CheckedDictReader, open_capped_text, read_capped
 from kgpubench.importers.api import folder_to_shard, table_of_rows
 from kgpubench.importers.common import (
     KERNELBENCH,
@@ -46,7 +47,6 @@ from kgpubench.importers.common import (
     run_id_for,
     shown_path,
 )
-from kgpubench.importers.limits import CheckedDictReader, open_capped_text, read_capped
 from kgpubench.schema.programs import PROBLEM_SETS
 
 CONFIG = "programs"
@@ -388,7 +388,7 @@ def import_rows(folder: Path | str) -> list[dict]:
         Any file breaks the documented shape (one line naming the file, the record and the field).
     """
     folder = Path(folder)
-    base = {"source": KERNELBENCH.source, "source_license": KERNELBENCH.license, "kgpubench_version": __version__}
+    base = {"source": KERNELBENCH.source, "source_license": KERNELBENCH.license, "kgpubench_version": package_version()}
     rows: list[dict] = []
     gpus = _Gpus()
     found = False

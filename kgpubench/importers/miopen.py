@@ -8,7 +8,7 @@ where ``<target>`` is the ISA target (``gfx`` + major + minor + stepping: ``gfx9
 most 64** (``gfx906_60``) and **lower-case hex glued to the target when it is larger** (``gfx90a6e`` = 110,
 ``gfx942130`` = 0x130 = 304), and ``<backend>`` ``HIP`` or ``OpenCL``. A name that does not fit (or a decimal
 count over 64, a hex one of 64 or less: MIOpen never writes them) is refused in one line. Content is read
-through :mod:`kgpubench.importers.limits` (bzip2 recognised by its magic bytes; the decompressed-size ceiling
+through :mod:`kgpubench.foundation.capped` (bzip2 recognised by its magic bytes; the decompressed-size ceiling
 applies). Other files (PROVENANCE.md, LICENSE, perf-db ``.db`` files) are ignored.
 
 **The GPU.** ``gpu_name`` is :func:`kgpubench.hardware.amd_product` of (target, CUs); a pair it does not map keeps
@@ -79,12 +79,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import read_capped
 from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
-from kgpubench.importers.limits import read_capped
 from kgpubench.schema import canonical_value, get_table
 from kgpubench.schema._parallel import parallel_map
 from kgpubench.schema._rowids import hashed_texts, row_ids_of_digests
@@ -664,7 +664,7 @@ def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:
     columns["source_line"] = pa.array(line_no[row_line])
     constants = {**gpu, "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": "miopen-fdb",
                  "backend": f.backend, "source": prov.source, "collected_at": prov.undated,
-                 "kgpubench_version": __version__, "source_commit": prov.commit, "source_doi": prov.doi,
+                 "kgpubench_version": package_version(), "source_commit": prov.commit, "source_doi": prov.doi,
                  "source_license": prov.license, "source_file": f.source_file, "run_id": f"miopen-{digest[:16]}"}
     return _FileRows(columns, n, {k: v for k, v in constants.items() if k not in columns}, int((~keep).sum()),
                      dropped_legacy)

@@ -22,19 +22,7 @@ with null figures and one line saying how to map it). A ``Device`` that is empty
 is refused (one line naming the file, row and column). The layer traces of ``label/`` are not imported (see the
 card).
 
-Nominal work, from the shape alone (4-byte elements):
-
-=============  ====================================  ====================================================
-operator       flops                                 bytes_min
-=============  ====================================  ====================================================
-bmm            2 B M N K                             4 B (M N + N K + M K)
-linear         2 B M N K + B M K (bias)              4 (B M N + N K + K + B M K)
-conv2d         2 B Cout O^2 Cin k^2, O=(I+2p-k)/s+1  4 (B Cin I^2 + Cout Cin k^2 + B Cout O^2)
-binary elem.   B H                                   12 B H (two inputs, one output)
-scalar, unary  B H                                   8 B H
-layernorm      8 B H                                 4 (2 B H + 2 H) (input, output, weight, bias)
-softmax        5 B H                                 8 B H
-=============  ====================================  ====================================================
+Nominal work (``flops``, ``bytes_min``) comes from the shape alone: :mod:`kgpubench.schema.operator_work`.
 """
 
 from __future__ import annotations
@@ -50,8 +38,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench import __version__
+from kgpubench.buildinfo import package_version
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import read_capped
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import (
     NEUSIGHT,
@@ -62,17 +51,13 @@ from kgpubench.importers.common import (
     label_device_name,
     shown_path,
 )
-from kgpubench.importers.limits import read_capped
 from kgpubench.schema import get_table
+from kgpubench.schema.operator_work import CLASS_OF, KEY_DIMS, nominal_work
 
 # Upstream OPName -> (operator, operator_class, shape family, elementwise arity for bytes).
 OPERATOR_OF = {"bmm": "bmm", "linear": "linear", "conv": "conv2d", "ln": "layernorm", "softmax": "softmax",
                "add": "add", "addu": "addu", "mul": "mul", "mulu": "mulu", "div": "div", "divu": "divu",
                "pow": "pow", "powu": "powu", "relu": "relu", "gelu": "gelu", "tanh": "tanh"}
-CLASS_OF = {"bmm": "bmm", "linear": "linear", "conv2d": "conv", "layernorm": "layernorm", "softmax": "softmax",
-            **dict.fromkeys(("add", "addu", "mul", "mulu", "div", "divu", "pow", "powu", "relu", "gelu", "tanh"),
-                            "elementwise")}
-BINARY = ("add", "mul", "div", "pow")
 GEMM_SHAPE = ("B", "M", "N", "K")
 CONV_SHAPE = ("B", "Input_Channel", "Output_Channel", "Kernel_Szie", "Input_Size", "Stride", "Padding")
 VEC_SHAPE = ("B", "H")
@@ -83,8 +68,6 @@ SHAPE_COLUMN = {"B": "dim_b", "M": "dim_m", "N": "dim_n", "K": "dim_k", "H": "di
 # The flat test files that are primary (when their test/ folder has no collect/): file stem -> allowed OPNames.
 FLAT_TEST_FILES = {"bmm": ("bmm",), "linear": ("linear",), "ln": ("ln",), "softmax": ("softmax",),
                    "elem": ("add", "addu", "mul", "mulu", "div", "divu", "pow", "powu", "relu", "gelu", "tanh")}
-KEY_DIMS = ("dim_b", "dim_m", "dim_n", "dim_k", "dim_h", "in_channels", "out_channels", "kernel_size",
-            "input_size", "stride", "padding")
 LAUNCH = {"Grid x": "grid_x", "Grid y": "grid_y", "Grid z": "grid_z", "Block x": "block_x", "Block y": "block_y",
           "Block z": "block_z"}
 PER_SM = {"Warps per SM": "warps_per_sm", "Blocks per SM": "blocks_per_sm"}
@@ -313,28 +296,6 @@ def _file_columns(pf: PrimaryFile) -> dict[str, np.ndarray]:
     return out
 
 
-def nominal_work(operator: np.ndarray, d) -> tuple[np.ndarray, np.ndarray]:
-    """(flops, bytes_min) of every row from its operator and shape columns ``d`` (a mapping of arrays, nulls as
-    NaN; the module docstring's table)."""
-    B, M, N, K, H = (np.asarray(d[c], dtype=np.float64) for c in ("dim_b", "dim_m", "dim_n", "dim_k", "dim_h"))
-    ci, co, k, i, s, p = (np.asarray(d[c], dtype=np.float64) for c in (
-        "in_channels", "out_channels", "kernel_size", "input_size", "stride", "padding"))
-    with np.errstate(invalid="ignore"):
-        o = np.floor((i + 2 * p - k) / s) + 1
-        conv = {"flops": 2 * B * co * o * o * ci * k * k,
-                "bytes": 4 * (B * ci * i * i + co * ci * k * k + B * co * o * o)}
-    flops = np.select(
-        [operator == "bmm", operator == "linear", operator == "conv2d", operator == "layernorm",
-         operator == "softmax"],
-        [2 * B * M * N * K, 2 * B * M * N * K + B * M * K, conv["flops"], 8 * B * H, 5 * B * H], default=B * H)
-    nbytes = np.select(
-        [operator == "bmm", operator == "linear", operator == "conv2d", operator == "layernorm",
-         np.isin(operator, BINARY)],
-        [4 * B * (M * N + N * K + M * K), 4 * (B * M * N + N * K + K + B * M * K), conv["bytes"],
-         4 * (2 * B * H + 2 * H), 12 * B * H], default=8 * B * H)
-    return flops, nbytes
-
-
 def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
     """Every primary operator row under ``root`` as an `operators` arrow table (``row_id`` computed).
 
@@ -374,7 +335,7 @@ def import_neusight(root: Path | str, prov: Provenance = NEUSIGHT) -> pa.Table:
         "status": "ok", "dtype": "float32", "framework": "pytorch",
         "calls_timed": CALLS_TIMED, "calls_kept": CALLS_KEPT, "time_statistic": TIME_STATISTIC,
         "timed_unit": "operator-call", "source_format": "neusight-csv", "source": prov.source,
-        "collected_at": prov.undated, "kgpubench_version": __version__, "source_commit": prov.commit,
+        "collected_at": prov.undated, "kgpubench_version": package_version(), "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license, "kernels": kernels,
     }
     arrays = {name: gpu_rows[name] for name in gpu_rows.column_names}

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.importers.common import (
     ImportFormatError,
     LoadedFile,
@@ -34,7 +35,6 @@ from kgpubench.importers.common import (
     split_params,
 )
 from kgpubench.schema.autotune import FAILURES
-from kgpubench.store.shards import atomic_write_bytes
 
 FORMAT = "t4"
 T4_SCHEMA_VERSION = "1.0.0"

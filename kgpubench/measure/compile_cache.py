@@ -47,10 +47,10 @@ from typing import Any, Protocol
 from kgpubench.errors import CompileCacheError, CompileFailed, KgpubenchError, ToolchainError
 from kgpubench.features.ptx import parse_ptx
 from kgpubench.features.toolchain import INSTALL_HINT, _nvrtc_candidates, _nvrtc_version, nvrtc_run, parse_ptxas_report
+from kgpubench.foundation.files import file_mode
 from kgpubench.measure.features_link import _warn_once, artefact_features
 from kgpubench.measure.suite import Case, KernelSource
 from kgpubench.resources import cache_home
-from kgpubench.store.shards import file_mode
 
 ENV_CACHE = "KGPUBENCH_COMPILE_CACHE"
 ENV_JOBS = "KGPUBENCH_COMPILE_JOBS"

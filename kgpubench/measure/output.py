@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kgpubench.errors import SchemaValidationError
+from kgpubench.foundation.files import write_parquet_atomic
 from kgpubench.schema import get_table
 from kgpubench.store.shards import read_journal as read_table
-from kgpubench.store.shards import write_parquet_atomic
 
 _PART = re.compile(r"^([pc])(\d{8})\.parquet$")
 _JOURNAL = re.compile(r"^j(\d{8})\.arrows$")

@@ -11,21 +11,23 @@ object or a function that returns one::
     [project.entry-points."kgpubench.suites"]
     mysuite = "mypackage.suite:SUITE"
 
-Every registered suite is collected by ``kgpubench collect`` unless ``--suite`` names some; a built-in folder
-wins over an entry point of the same name.
+The registry is :data:`SUITES` (a :class:`kgpubench.registry.Registry`): the built-in folders first (a
+:class:`SuiteFolder` each, imported when the suite is loaded), in :data:`SUITE_ORDER`, then the plugged-in suites
+by name. Every registered suite is collected by ``kgpubench collect`` unless ``--suite`` names some; an entry point
+of a built-in suite's name is refused in one line naming both.
 """
 
 from __future__ import annotations
 
 import importlib.machinery
-import importlib.metadata
 import importlib.util
-import inspect
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kgpubench.errors import KgpubenchError, SuiteLoadError, unknown_name
+from kgpubench.registry import Registry
 from kgpubench.resources import bundled_path
 
 PACKAGE_PREFIX = "kgpubench_collectors"
@@ -39,30 +41,45 @@ def collectors_dir() -> Path:
     return bundled_path("collectors")
 
 
-def suite_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
-    """The installed entry points of :data:`ENTRY_POINT_GROUP`, by name."""
-    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+@dataclass(frozen=True)
+class SuiteFolder:
+    """A built-in suite: its folder under ``collectors/``, imported by :func:`load_suite`."""
+
+    path: Path
 
 
-def available_suites(root: Path | None = None) -> list[str]:
-    """Names of every registered suite: the suite folders (those with an ``__init__.py``) and, for the default
-    collectors folder, the entry points; in :data:`SUITE_ORDER`, then by name."""
-    folder_root = root or collectors_dir()
-    names = {p.name for p in folder_root.iterdir() if (p / "__init__.py").is_file()} if folder_root.is_dir() else set()
-    if root is None:
-        names |= set(suite_entry_points())
+def _folder_names(root: Path) -> list[str]:
+    """The suite folders (those with an ``__init__.py``) of ``root``: in :data:`SUITE_ORDER`, then by name."""
+    names = {p.name for p in root.iterdir() if (p / "__init__.py").is_file()} if root.is_dir() else set()
     order = {n: i for i, n in enumerate(SUITE_ORDER)}
     return sorted(names, key=lambda n: (order.get(n, len(order)), n))
 
 
+def _built_in_suites():
+    root = collectors_dir()
+    return ((name, SuiteFolder(root / name)) for name in _folder_names(root))
+
+
+# A plugged-in suite is the object its entry point names (or a function returning it).
+SUITES: Registry[Any] = Registry("suite", ENTRY_POINT_GROUP, builtins=_built_in_suites)
+
+
+def available_suites(root: Path | None = None) -> list[str]:
+    """Names of every registered suite (:data:`SUITES`); with ``root``, the suite folders of that folder only."""
+    return list(SUITES) if root is None else _folder_names(root)
+
+
 def load_suite(name: str, root: Path | None = None) -> Any:
-    """The suite object called ``name``: ``collectors/<name>/`` imported, else the entry point's object."""
-    folder = (root or collectors_dir()) / name
-    if not (folder / "__init__.py").is_file():
-        entry = suite_entry_points().get(name) if root is None else None
-        if entry is None:
+    """The suite object called ``name``: its ``collectors/<name>/`` imported, or the plugged-in suite."""
+    if root is None:
+        entry = SUITES[name]
+        if not isinstance(entry, SuiteFolder):
+            return entry
+        folder = entry.path
+    else:
+        folder = root / name
+        if not (folder / "__init__.py").is_file():
             raise unknown_name("suite", name, available_suites(root))
-        return _load_entry_point(entry)
     module = _import_folder(name, folder)
     if hasattr(module, "get_suite"):
         return module.get_suite()
@@ -70,19 +87,6 @@ def load_suite(name: str, root: Path | None = None) -> Any:
         return module.SUITE
     raise SuiteLoadError(f"{folder / '__init__.py'} defines neither SUITE nor get_suite(); "
                          "expose one of them (see kgpubench/measure/suite.py).")
-
-
-def _load_entry_point(entry: importlib.metadata.EntryPoint) -> Any:
-    """The suite an entry point names (a suite object, or a function returning one)."""
-    try:
-        obj = entry.load()
-        return obj() if inspect.isfunction(obj) else obj
-    except KgpubenchError:
-        raise
-    except Exception as exc:
-        raise SuiteLoadError(f"suite {entry.name!r} (entry point {entry.value!r} in {ENTRY_POINT_GROUP!r}) failed to "
-                             f"load: {type(exc).__name__}: {exc}. Fix or uninstall the package that declares it.") \
-            from exc
 
 
 def _import_folder(name: str, folder: Path) -> Any:

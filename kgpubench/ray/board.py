@@ -4,7 +4,7 @@
 :func:`kgpubench.board.leaderboard.run_job` exactly as it hands it to its process pool. The executor splits a model's
 job into one Ray task per fold (:func:`run_fold`) on a cluster of :data:`FOLD_TASKS_FROM` task slots or more
 (on a smaller one, a job is one task: faster there, same result): each fold task evaluates the model on its fold with
-:func:`kgpubench.board.evaluation.evaluate`, so the model runs in the sandbox (an isolated child, with the sandbox's
+:func:`kgpubench.models.evaluation.evaluate`, so the model runs in the sandbox (an isolated child, with the sandbox's
 time, memory and output limits) with the same thread count, seed and data as in a serial run. The driver
 joins the folds into the result the serial run writes (:func:`join_folds`): the folds and their aggregate,
 the scatter sample (the first points of each fold's, as many as the serial run keeps per fold), and the
@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.board.evaluation import SAMPLE_POINTS, NoDataError, SubmissionError, aggregate, evaluate
 from kgpubench.board.leaderboard import run_job
-from kgpubench.board.result import Result, Skipped
 from kgpubench.errors import ClusterError
+from kgpubench.models.evaluation import SAMPLE_POINTS, NoDataError, SubmissionError, aggregate, evaluate
+from kgpubench.results.result import Result, Skipped
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.sandbox.session import predictions_sha256
 from kgpubench.tasks.data import Unusable, usable_task_data
@@ -108,7 +108,7 @@ def run_fold(job: Any, fold: str, data: Any, seed: int = 0, threads: int = 1, tr
 
 def join_folds(parts: list[dict[str, Any]]) -> Result:
     """The result of a whole job from its folds' :func:`run_fold` outputs (in the scheme's fold order), as
-    :func:`kgpubench.board.evaluation.evaluate` makes it for all folds at once."""
+    :func:`kgpubench.models.evaluation.evaluate` makes it for all folds at once."""
     records = [p["record"] for p in parts]
     folds = {name: rec for r in records for name, rec in r.folds.items()}
     keep = SAMPLE_POINTS // max(1, parts[0]["folds"])

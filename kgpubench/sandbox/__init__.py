@@ -6,6 +6,6 @@ run from source) and :mod:`~kgpubench.sandbox.checks` (the one check of predicti
 seccomp, rlimits) and ``process`` (the child, its channel and the zygote) sit below ``session``, the parent's
 side and the public entry point: :class:`~kgpubench.sandbox.session.ModelSession` (``fit``, ``predict``, the
 checked ``predictions`` of every fold and their ``predictions_sha256``), which the leaderboard and the Ray paths
-both reach through ``kgpubench.board.evaluation.evaluate``. ``child`` is the program the child runs
+both reach through ``kgpubench.models.evaluation.evaluate``. ``child`` is the program the child runs
 (``python -m kgpubench.sandbox.child``). This ``__init__`` imports nothing.
 """

@@ -2,7 +2,7 @@
 
 Used where predictions arrive: the sandboxed child (:func:`not_numbers`, before it serialises them), the
 parent (:class:`kgpubench.sandbox.session.ModelSession`, on what it receives), trusted in-process runs
-(``kgpubench.board.evaluation.fit_predict``) and predictions made elsewhere (``kgpubench score``). Every
+(``kgpubench.models.evaluation.fit_predict``) and predictions made elsewhere (``kgpubench score``). Every
 refusal is one line: ``<where>: refused, <what>; <the fix>.``
 """
 

@@ -20,6 +20,7 @@ whose ``measure()`` is answered (and counted) by the parent.
 from __future__ import annotations
 
 import fcntl
+import functools
 import importlib
 import io
 import json
@@ -31,7 +32,6 @@ import socket
 import struct
 import sys
 import traceback
-from dataclasses import dataclass, field
 
 from kgpubench.errors import MeasurementError
 from kgpubench.sandbox import linux as lx
@@ -248,7 +248,7 @@ class Server:
         if header.get("problems") is None:
             pred = self.model.predict(X)
         else:
-            problems = [_remote_problem(self.pipe, i, d) for i, d in enumerate(header["problems"])]
+            problems = _remote_problems(self.pipe, self.task, header["problems"])
             pred = self.model.predict(X, problems=problems)
         arr = np.asarray(pred)
         why = not_numbers(pred, arr)  # the parent checks again what it receives (checked_predictions)
@@ -257,39 +257,25 @@ class Server:
         return {"type": "predictions"}, [array_to_npy(arr)]
 
 
-_REMOTE_PROBLEM = None
+def _remote_problems(pipe: _Pipe, task, described: list) -> list:
+    """The problems of ``task``'s measurement oracle, rebuilt from what the parent described; each ``measure``
+    asks the parent (which measures and counts) through :func:`_ask_parent`."""
+    from kgpubench.tasks.scoring import remote_oracle_of  # loaded with the Task already
+
+    rebuild = remote_oracle_of(task)
+    return [rebuild(d, functools.partial(_ask_parent, pipe, i)) for i, d in enumerate(described)]
 
 
-def _remote_problem(pipe: _Pipe, index: int, d: dict):
-    """A :class:`kgpubench.tasks.npb.NpbProblem` whose ``measure`` asks the parent (which counts it)."""
-    global _REMOTE_PROBLEM
-    if _REMOTE_PROBLEM is None:  # built on first use: kgpubench.tasks.npb is heavy (see the note at the top)
-        from kgpubench.tasks.npb import Measurement, NpbProblem
-
-        @dataclass
-        class RemoteProblem(NpbProblem):
-            _index: int = -1
-            _pipe: object = field(default=None, repr=False)
-
-            def measure(self, assignment=None):
-                full = self.full(assignment)
-                key = tuple(sorted(full.items()))
-                if key not in self._seen:
-                    self._pipe.send({"type": "measure", "problem": self._index, "assignment": dict(key)})
-                    reply = self._pipe.recv()
-                    if reply is None:
-                        raise SystemExit(0)
-                    if reply[0].get("type") != "measurement":
-                        raise MeasurementError(str(reply[0].get("message")))
-                    self._seen[key] = Measurement(float(reply[0]["app_time_s"]),
-                                                  {k: float(v) for k, v in reply[0]["kernel_time_s"].items()})
-                return self._seen[key]
-
-        _REMOTE_PROBLEM = RemoteProblem
-    return _REMOTE_PROBLEM(key=d["key"], benchmark=d["benchmark"], kernels=tuple(d["kernels"]),
-                           choices={k: tuple(v) for k, v in d["choices"].items()}, default=dict(d["default"]),
-                           rows={(k, int(t)): list(p) for k, t, p in d["rows"]}, _calls={}, _time_ms={},
-                           _index=index, _pipe=pipe)
+def _ask_parent(pipe: _Pipe, index: int, assignment: dict) -> dict:
+    """The parent's answer to measuring ``assignment`` on problem ``index``; the parent going away ends the child,
+    and a refusal is the :class:`MeasurementError` the model sees."""
+    pipe.send({"type": "measure", "problem": index, "assignment": assignment})
+    reply = pipe.recv()
+    if reply is None:
+        raise SystemExit(0)
+    if reply[0].get("type") != "measurement":
+        raise MeasurementError(str(reply[0].get("message")))
+    return reply[0]
 
 
 def _apply_limits(limits: dict, isolated: bool) -> None:

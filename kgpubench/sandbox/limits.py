@@ -1,7 +1,7 @@
 """What model code may use: one :class:`Limits` for the sandbox and for trusted in-process runs.
 
 A sandboxed child gets all of it (time, memory, threads, processes, disk, output: :meth:`Limits.child_limits`
-and :func:`thread_env`); a trusted in-process run (``kgpubench.board.evaluation.fit_predict``) only pins the
+and :func:`thread_env`); a trusted in-process run (``kgpubench.models.evaluation.fit_predict``) only pins the
 threads (:meth:`Limits.env`). Standard library only: the sandbox's launcher imports this before anything else.
 """
 

@@ -2,8 +2,8 @@
 without running it (:func:`parse_model_file`) or run as a fresh module (:func:`module_from_source`).
 
 :class:`kgpubench.sandbox.session.ModelSession` reads the file here and sends the bytes to its child, which
-runs them with :func:`module_from_source`; ``kgpubench.board.submission`` reads ``make_model`` and ``TASKS``
-with :func:`parse_model_file`; trusted in-process runs (``kgpubench.board.evaluation.load_model_module``) use
+runs them with :func:`module_from_source`; ``kgpubench.models.submission`` reads ``make_model`` and ``TASKS``
+with :func:`parse_model_file`; trusted in-process runs (``kgpubench.models.evaluation.load_model_module``) use
 both. Standard library only: the sandboxed child imports this before its limits are applied.
 """
 

@@ -8,7 +8,7 @@ targets, the store, the package data or the evaluator's objects. Each fold gets 
 targets survives to a fold that tests those rows. The parent alone checks the predictions
 (:func:`kgpubench.sandbox.checks.checked_predictions`), scores, hashes and writes results.
 
-:class:`ModelSession` is the sandbox's public entry point: ``kgpubench.board.evaluation.evaluate`` (the
+:class:`ModelSession` is the sandbox's public entry point: ``kgpubench.models.evaluation.evaluate`` (the
 leaderboard, ``submit``, ``verify``, and each fold task of the Ray path) feeds it, and reads back every fold's
 checked predictions (:attr:`ModelSession.predictions`) and their hash (:attr:`ModelSession.predictions_sha256`,
 :func:`predictions_sha256`, with which the Ray path joins folds run apart).
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-import kgpubench
+from kgpubench.buildinfo import PACKAGE_DIR
 from kgpubench.errors import MeasurementError, SandboxError, SandboxUnavailableError, SubmissionError
 from kgpubench.sandbox.checks import checked_predictions
 from kgpubench.sandbox.child import SETUP_EXIT, array_to_npy, frame_to_ipc, npy_to_array
@@ -68,7 +68,7 @@ def _inside(path: str, roots) -> bool:
 def sandbox_plan(hide=(), limits: Limits | None = None) -> dict:
     """What the isolated child sees: read-only binds, masks over package data and ``hide``, symlinks, sizes."""
     limits = limits or Limits()
-    package = os.path.realpath(os.path.dirname(kgpubench.__file__))
+    package = os.path.realpath(PACKAGE_DIR)
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", package,
               *site.getsitepackages()}
     if site.ENABLE_USER_SITE and site.getusersitepackages() in sys.path:
@@ -337,11 +337,11 @@ class ModelSession:
 
     def predict(self, X, problems=None) -> np.ndarray:
         """Checked predictions (:func:`kgpubench.sandbox.checks.checked_predictions`: float64, one finite value
-        per row) for the rows of ``X``; ``problems`` (real :class:`NpbProblem` objects) are described to the
+        per row) for the rows of ``X``; ``problems`` (the real problems of the task's oracle) are described to the
         child and their ``measure`` served and counted here. Each fold's predictions are also appended to
         :attr:`predictions` and hashed into :attr:`predictions_sha256`."""
         self._require()
-        described = None if problems is None else [_describe_problem(p) for p in problems]
+        described = None if problems is None else [p.describe() for p in problems]
         self._child.channel.send({"type": "predict", "n": len(X), "problems": described}, [self._features(X)])
         n = len(X)
         while True:
@@ -446,13 +446,6 @@ def _crash(code: int | None, log: OutputLog, limits: Limits, step: str) -> tuple
     return "exit", f"the model process exited with code {code} while {step}, without answering{said}"
 
 
-def _describe_problem(problem) -> dict:
-    """What the child may know of an npb problem: names and row positions, no times."""
-    return {"key": problem.key, "benchmark": problem.benchmark, "kernels": list(problem.kernels),
-            "choices": {k: list(v) for k, v in problem.choices.items()}, "default": dict(problem.default),
-            "rows": [[k, int(t), list(map(int, p))] for (k, t), p in problem.rows.items()]}
-
-
 def _serve_measure(request: dict, problems) -> dict:
     """Answer one ``measure`` request from the real problem (which counts it), or say why not."""
     index, assignment = request.get("problem"), request.get("assignment")
@@ -463,7 +456,7 @@ def _serve_measure(request: dict, problems) -> dict:
         got = problems[index].measure(assignment)
     except MeasurementError as exc:
         return {"type": "measure_error", "message": str(exc)}
-    return {"type": "measurement", "app_time_s": got.app_time_s, "kernel_time_s": got.kernel_time_s}
+    return {"type": "measurement", **got.to_wire()}
 
 
 class RemoteModel:

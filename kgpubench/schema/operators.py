@@ -17,7 +17,7 @@ Shapes follow NeuSight's conventions (``kgpubench.importers.neusight``):
   and softmax reduce over H.
 
 ``flops`` and ``bytes_min`` are nominal figures computed from the shape alone (inputs, never outcomes): see
-:func:`kgpubench.importers.neusight.nominal_work` for the formulas.
+:func:`kgpubench.schema.operator_work.nominal_work` for the formulas.
 """
 
 from __future__ import annotations

@@ -48,10 +48,11 @@ from kgpubench.errors import (
     KgpubenchError,
     SchemaValidationError,
 )
+from kgpubench.foundation.capped import loads_json, max_bytes
+from kgpubench.foundation.files import COMPRESSION, atomic_write_bytes
 from kgpubench.hardware import catalogue_version, find_gpu, measured_gpu_columns, unknown_gpu_message
-from kgpubench.importers.limits import loads_json, max_bytes
 from kgpubench.schema import get_table
-from kgpubench.store.shards import COMPRESSION, atomic_write_bytes, read_shard
+from kgpubench.store.shards import read_shard
 from kgpubench.store.store import conform, merge
 from kgpubench.store.validation import validate_table
 
@@ -266,7 +267,7 @@ JSON_MEMBER_MAX_BYTES = 16 << 20
 
 def _member_cap(name: str) -> int:
     """The most bytes (uncompressed) a member may hold: :data:`JSON_MEMBER_MAX_BYTES` for the JSON members, the
-    import ceiling (:func:`kgpubench.importers.limits.max_bytes`, 1 GiB or ``KGPUBENCH_IMPORT_MAX_BYTES``) for a
+    import ceiling (:func:`kgpubench.foundation.capped.max_bytes`, 1 GiB or ``KGPUBENCH_IMPORT_MAX_BYTES``) for a
     shard."""
     return max_bytes() if name.startswith(f"{SHARD_DIR}/") else JSON_MEMBER_MAX_BYTES
 

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.hardware import catalogue_name
 from kgpubench.resources import package_files, source_checkout
 from kgpubench.schema import TABLES, Table
@@ -24,7 +25,6 @@ from kgpubench.sources import KNOWN_SOURCES, SEED_STUDIES, citation_line
 from kgpubench.store.card_figures import FIGURE_BLOCKS
 from kgpubench.store.croissant import CROISSANT
 from kgpubench.store.croissant import render as render_croissant
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.view import StoreView
 
 # The card people edit lives in the source checkout; an installed wheel has none (this path does not exist).

@@ -46,6 +46,8 @@ from kgpubench.errors import (
     ManifestError,
     OutputWriteError,
 )
+from kgpubench.foundation.files import COMPRESSION, TEMP_SUFFIX, atomic_write_bytes, write_error
+from kgpubench.foundation.locking import DEFAULT_LOCK_TIMEOUT, LOCK, store_lock
 from kgpubench.resources import default_data_dir
 from kgpubench.schema import TABLES, get_table
 from kgpubench.store.card import CARD_PATH, readme_body, render_card, store_readme, update
@@ -58,8 +60,7 @@ from kgpubench.store.identity import (
     identity,
     unequal_columns,
 )
-from kgpubench.store.locking import DEFAULT_LOCK_TIMEOUT, LOCK, store_lock
-from kgpubench.store.shards import COMPRESSION, TEMP_SUFFIX, atomic_write_bytes, read_file, write_error
+from kgpubench.store.shards import read_file
 from kgpubench.store.validation import Violation, refusal, validate_shard, validate_table
 
 MANIFEST = "manifest.json"

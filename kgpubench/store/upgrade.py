@@ -18,9 +18,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from kgpubench.errors import ManifestError
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.foundation.locking import DEFAULT_LOCK_TIMEOUT
 from kgpubench.schema import TABLES, get_table
-from kgpubench.store.locking import DEFAULT_LOCK_TIMEOUT
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, bump_minor, conform
 
 

@@ -7,7 +7,10 @@
 
 from __future__ import annotations
 
-from kgpubench.errors import DuplicateTaskError, unknown_name
+import re
+
+from kgpubench.errors import DuplicateNameError, DuplicateTaskError, OptionError, unknown_name
+from kgpubench.registry import Registry
 from kgpubench.schema import get_table
 from kgpubench.tasks._core import (
     PARAMS_PREFIX,
@@ -21,58 +24,47 @@ from kgpubench.tasks._core import (
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
 from kgpubench.tasks.extras import EXTRAS
+from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.scoring import oracle_of, scorer_of
 from kgpubench.tasks.selection import Selection, select, task_rows
 
+#: The entry-point group a package plugs its tasks into (see :mod:`kgpubench.registry`).
+ENTRY_POINT_GROUP = "kgpubench.tasks"
+# A task's name names folders (leaderboard/results/<task>/, splits/<task>/): never a path.
+TASK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
-class TaskRegistry:
-    """Name -> :class:`Task`; refuses duplicates, answers unknown names with suggestions."""
 
-    def __init__(self) -> None:
-        self._tasks: dict[str, Task] = {}
-
-    def register(self, task: Task) -> Task:
-        """Add ``task``; a second task of the same name raises :class:`DuplicateTaskError`, an unknown
-        ``scorer`` or ``oracle`` :class:`~kgpubench.errors.UnknownNameError`."""
-        if not isinstance(task, Task):
-            raise TypeError(f"register() takes a Task, got {type(task).__name__}")
-        check_features(task)
-        unknown = [e for e in task.extras if e not in EXTRAS]
+def check_task(name: str, task: Task) -> None:
+    """What registration asks of every task, built in or plugged in: a name fit for a folder, real, pre-run
+    features (the leakage guard), known metrics, extras, scorer and oracle
+    (:class:`~kgpubench.errors.UnknownNameError` with suggestions)."""
+    if not TASK_NAME.fullmatch(name):
+        raise OptionError(f"task name {name!r}: a task's name is a folder name of results and splits; use lower-case "
+                          "letters, digits, '-' and '_' (starting with a letter or digit).")
+    check_features(task)
+    for kind, names, known in (("metric", task.metrics, METRICS), ("extra", task.extras, EXTRAS)):
+        unknown = [n for n in names if n not in known]
         if unknown:
-            raise unknown_name(f"extra of task {task.name!r}", unknown[0], EXTRAS)
-        scorer_of(task)
-        oracle_of(task)
-        if task.name in self._tasks:
-            raise DuplicateTaskError(
-                f"task {task.name!r} is already registered (config {self._tasks[task.name].config!r}); "
-                "give the new task another name.")
-        self._tasks[task.name] = task
-        return task
-
-    def get(self, name: str) -> Task:
-        try:
-            return self._tasks[name]
-        except KeyError:
-            raise unknown_name("task", name, self._tasks) from None
-
-    def names(self) -> list[str]:
-        return list(self._tasks)
-
-    def __iter__(self):
-        return iter(self._tasks.values())
-
-    def __len__(self) -> int:
-        return len(self._tasks)
+            raise unknown_name(f"{kind} of task {name!r}", unknown[0], known)
+    scorer_of(task)
+    oracle_of(task)
 
 
-REGISTRY = TaskRegistry()
-for _task in ALL_TASKS:
-    REGISTRY.register(_task)
+class TaskRegistry(Registry[Task]):
+    """Name -> :class:`Task` (a :class:`~kgpubench.registry.Registry` whose entries pass :func:`check_task`);
+    refuses duplicates, answers unknown names with suggestions. ``TaskRegistry()`` is an empty one, for tests."""
+
+    def __init__(self, builtins=None, group: str | None = None) -> None:
+        super().__init__("task", group, Task, builtins=builtins, check=check_task, name_of=lambda t: t.name)
+
+
+# The built-in tasks are checked on the first look-up, then the plugged-in ones are read.
+REGISTRY = TaskRegistry(builtins=lambda: ((t.name, t) for t in ALL_TASKS), group=ENTRY_POINT_GROUP)
 
 
 def get_task(name: str) -> Task:
     """The registered task called ``name`` (:class:`~kgpubench.errors.UnknownNameError` with suggestions)."""
-    return REGISTRY.get(name)
+    return REGISTRY[name]
 
 
 def as_task(task: Task | str) -> Task:
@@ -82,8 +74,8 @@ def as_task(task: Task | str) -> Task:
 
 
 def list_tasks() -> list[Task]:
-    """All registered tasks, in declaration order."""
-    return list(REGISTRY)
+    """All registered tasks: the built-in ones in declaration order, then the plugged-in ones by name."""
+    return list(REGISTRY.values())
 
 
 def main_task(config: str) -> Task:
@@ -94,13 +86,16 @@ def main_task(config: str) -> Task:
 
 __all__ = [
     "CONFIG_MAIN_TASK",
+    "ENTRY_POINT_GROUP",
     "PARAMS_PREFIX",
     "REGISTRY",
+    "DuplicateNameError",
     "DuplicateTaskError",
     "Task",
     "TaskRegistry",
     "as_task",
     "check_features",
+    "check_task",
     "Selection",
     "feature_frame",
     "group_codes",

@@ -3,7 +3,7 @@
 :class:`Unusable` saying why), and the hashes that name what they were read from (:func:`rows_sha256`,
 :func:`task_sha256`, :func:`files_sha256`, :func:`inputs_sha256`).
 
-No model code runs here: the models layer (:mod:`kgpubench.board.evaluation`) takes a :class:`TaskData` and runs a
+No model code runs here: the models layer (:mod:`kgpubench.models.evaluation`) takes a :class:`TaskData` and runs a
 model on its folds; ``leaderboard run --reuse`` and ``verify`` compare the hashes recorded in a result's dataset
 block with these.
 """
@@ -237,8 +237,8 @@ def scheme_problem(data: TaskData) -> str | None:
 class Unusable:
     """Why (task, scheme) cannot be evaluated on the data there is, in one line, and what the rows were read from
     (``dataset``, as in a :class:`TaskData`; the config, task and files hashes only when the task has no rows).
-    The board writes it as its :class:`~kgpubench.board.result.Skipped` record
-    (:meth:`~kgpubench.board.result.Skipped.of`)."""
+    The board writes it as its :class:`~kgpubench.results.result.Skipped` record
+    (:meth:`~kgpubench.results.result.Skipped.of`)."""
 
     task: str
     scheme: str

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kgpubench.errors import MetricInputError
+from kgpubench.registry import Registry
 
 
 def _pair(y, p) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +205,9 @@ def app_time_ratio(best, chosen) -> float:
     return float(np.mean(c / b))
 
 
+SCOPES = ("row", "problem", "choice")
+
+
 @dataclass(frozen=True)
 class Metric:
     """A metric's name, its function, whether higher is better, and how a task computes it.
@@ -224,7 +228,7 @@ class Metric:
     rel_tol: float = 1e-4
 
 
-METRICS: dict[str, Metric] = {m.name: m for m in (
+_BUILT_IN: tuple[Metric, ...] = (
     Metric("male", male, False, "row", "mean absolute log error", "ln units"),
     Metric("mdape", mdape, False, "row", "median absolute percentage error", "%"),
     Metric("p90_ape", p90_ape, False, "row", "90th percentile absolute percentage error", "%"),
@@ -245,4 +249,15 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            noise=True),
     Metric("app_time_ratio", app_time_ratio, False, "choice", "mean application time / best possible", "ratio"),
     Metric("app_time_s", app_time_s, False, "choice", "mean application time of the choice", "s"),
-)}
+)
+# Built-in metrics, then those plugged in through the entry-point group ``kgpubench.metrics`` (kgpubench.registry).
+METRICS: Registry[Metric] = Registry("metric", "kgpubench.metrics", Metric,
+                                     builtins=lambda: ((m.name, m) for m in _BUILT_IN),
+                                     check=lambda name, m: _check_metric(m), name_of=lambda m: m.name)
+
+
+def _check_metric(metric: Metric) -> None:
+    """What registration asks of a metric: a known scope, a callable and a positive tolerance."""
+    if metric.scope not in SCOPES or not callable(metric.fn) or not metric.rel_tol > 0:
+        raise ValueError(f"metric {metric.name!r}: scope must be one of {', '.join(SCOPES)} (got {metric.scope!r}), "
+                         f"fn callable and rel_tol > 0 (got {metric.rel_tol!r})")

@@ -26,7 +26,7 @@ Nothing here imports the collector; :data:`NPB_GPU_DEFAULT_TPB` mirrors ``collec
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -144,6 +144,15 @@ class Measurement:
         """Fraction of the application time spent in ``kernel``."""
         return self.kernel_time_s[kernel] / self.app_time_s if self.app_time_s > 0 else 0.0
 
+    def to_wire(self) -> dict:
+        """The measurement as the sandbox's channel carries it (JSON)."""
+        return {"app_time_s": self.app_time_s, "kernel_time_s": self.kernel_time_s}
+
+    @classmethod
+    def from_wire(cls, d: dict) -> Measurement:
+        """The measurement :meth:`to_wire` sent."""
+        return cls(float(d["app_time_s"]), {k: float(v) for k, v in d["kernel_time_s"].items()})
+
 
 @dataclass
 class NpbProblem:
@@ -206,6 +215,35 @@ class NpbProblem:
             per = {k: self._calls[(k, t)] * self._time_ms[(k, t)] / 1000.0 for k, t in key}
             self._seen[key] = Measurement(self.remainder_s + sum(per.values()), per)
         return self._seen[key]
+
+    def describe(self) -> dict:
+        """What a model in the sandbox may know of the problem (JSON): names and row positions, no times."""
+        return {"key": self.key, "benchmark": self.benchmark, "kernels": list(self.kernels),
+                "choices": {k: list(v) for k, v in self.choices.items()}, "default": dict(self.default),
+                "rows": [[k, int(t), list(map(int, p))] for (k, t), p in self.rows.items()]}
+
+
+@dataclass
+class RemoteNpbProblem(NpbProblem):
+    """An :class:`NpbProblem` rebuilt from its :meth:`~NpbProblem.describe` in the sandbox's child: it has no
+    times, so ``measure`` asks ``_ask`` (a full assignment -> the :meth:`Measurement.to_wire` of the parent's
+    real problem, which measures and counts)."""
+
+    _ask: Callable[[dict[str, int]], dict] | None = field(default=None, repr=False)
+
+    def measure(self, assignment: Mapping[str, int] | None = None) -> Measurement:
+        full = self.full(assignment)
+        key = tuple(sorted(full.items()))
+        if key not in self._seen:
+            self._seen[key] = Measurement.from_wire(self._ask(dict(key)))
+        return self._seen[key]
+
+    @classmethod
+    def from_description(cls, d: dict, ask: Callable[[dict[str, int]], dict]) -> RemoteNpbProblem:
+        """The problem :meth:`~NpbProblem.describe` gave as ``d``, measuring through ``ask``."""
+        return cls(key=d["key"], benchmark=d["benchmark"], kernels=tuple(d["kernels"]),
+                   choices={k: tuple(v) for k, v in d["choices"].items()}, default=dict(d["default"]),
+                   rows={(k, int(t)): list(p) for k, t, p in d["rows"]}, _calls={}, _time_ms={}, _ask=ask)
 
 
 def npb_problems(task: Task, rows: pa.Table, y: np.ndarray) -> list[NpbProblem]:

@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import open_capped_text
 from kgpubench.hardware import device_name, gpu_columns
-from kgpubench.importers.limits import open_capped_text
-from kgpubench.importers.neusight import CLASS_OF, KEY_DIMS, nominal_work
+from kgpubench.schema.operator_work import CLASS_OF, KEY_DIMS, nominal_work
 from kgpubench.tasks.extras import CLASSES  # the classes and the paper's figures (the board's)
 
 UNSEEN_FOLDERS = ("NVIDIA_H100_80GB_HBM3", "NVIDIA_L4", "NVIDIA_A100_80GB_PCIe")

@@ -1,6 +1,6 @@
 """The oracle: the one reference every task's board shows beside its models.
 
-It is no model file: every test row's measured target is its prediction (``kgpubench.board.evaluation.evaluate``
+It is no model file: every test row's measured target is its prediction (``kgpubench.models.evaluation.evaluate``
 with ``ORACLE`` as the model), so it is the upper bound of every metric, shown apart and never ranked
 (``kgpubench.board.ranking``); on the tuning-budget curves it is the strategy that orders the configurations by
 their measured times. Its result has ``kind == "reference"`` and ``model == ORACLE``; a submission may not take the

@@ -15,10 +15,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgpubench.errors import SchemaValidationError, unknown_name
+from kgpubench.errors import SchemaValidationError
+from kgpubench.registry import Registry
 from kgpubench.tasks._core import Task, problem_keys
 from kgpubench.tasks.metrics import METRICS, app_time_ratio, app_time_s, improvement_coefficient, pct_improved, regret
-from kgpubench.tasks.npb import attach_npb_columns, npb_app_time_s, npb_problems, problem_remainder_s
+from kgpubench.tasks.npb import (
+    RemoteNpbProblem,
+    attach_npb_columns,
+    npb_app_time_s,
+    npb_problems,
+    problem_remainder_s,
+)
 
 __all__ = ["ORACLES", "SCORERS", "Scorer", "chosen_index", "npb_app_time_s", "oracle_of", "problem_choices",
            "score_fold", "scorer_of", "time_noise", "with_scoring_columns"]
@@ -225,28 +232,42 @@ def _npb_scores(task: Task, rows: pa.Table, y: np.ndarray, p: np.ndarray, noise:
     return {"app_time_ratio": app_time_ratio(best, chosen), "app_time_s": app_time_s(best, chosen)}
 
 
-SCORERS: dict[str, Scorer] = {s.name: s for s in (
+_BUILT_IN_SCORERS = (
     Scorer(name="choice", choice_scores=_no_choice_scores, problem_choices=_best_and_chosen),
     Scorer(name="tiles", choice_scores=_stencil_scores, problem_choices=_best_and_chosen),
     Scorer(name="npb-app", choice_scores=_npb_scores, problem_choices=_npb_choices, columns=attach_npb_columns),
-)}
+)
+# Built in, then plugged in through the entry-point groups ``kgpubench.scorers`` / ``kgpubench.oracles``.
+SCORERS: Registry[Scorer] = Registry("scorer", "kgpubench.scorers", Scorer,
+                                     builtins=lambda: ((s.name, s) for s in _BUILT_IN_SCORERS),
+                                     name_of=lambda s: s.name)
 # Measurement oracles: ``(task, test rows, test targets) -> problems`` a measuring strategy queries.
-ORACLES: dict[str, Callable[[Task, pa.Table, np.ndarray], list[Any]]] = {"npb": npb_problems}
+ORACLES: Registry[Callable[[Task, pa.Table, np.ndarray], list[Any]]] = Registry(
+    "measurement oracle", "kgpubench.oracles", builtins=lambda: [("npb", npb_problems)],
+    check=lambda name, fn: _check_callable("measurement oracle", name, fn))
+# The same problems in the sandbox's child: ``(problem.describe(), ask) -> problem`` whose ``measure`` sends the
+# full assignment through ``ask`` and reads back the parent's ``Measurement.to_wire()``. Built in only: the
+# problems of an oracle plugged in through ``kgpubench.oracles`` cannot be handed to a sandboxed model.
+REMOTE_ORACLES: Registry[Callable[[dict, Callable[[dict[str, int]], dict]], Any]] = Registry(
+    "sandboxed measurement oracle", None, builtins=lambda: [("npb", RemoteNpbProblem.from_description)],
+    check=lambda name, fn: _check_callable("sandboxed measurement oracle", name, fn))
+
+
+def _check_callable(kind: str, name: str, fn: Any) -> None:
+    if not callable(fn):
+        raise TypeError(f"{kind} {name!r} must be callable, got a {type(fn).__name__}")
 
 
 def scorer_of(task: Task) -> Scorer:
     """The :class:`Scorer` ``task`` declares (:class:`~kgpubench.errors.UnknownNameError` if none is)."""
-    try:
-        return SCORERS[task.scorer]
-    except KeyError:
-        raise unknown_name("scorer", task.scorer, SCORERS) from None
+    return SCORERS[task.scorer]
 
 
 def oracle_of(task: Task) -> Callable[[Task, pa.Table, np.ndarray], list[Any]] | None:
     """The measurement oracle ``task`` declares, or None for a task whose models only learn."""
-    if task.oracle is None:
-        return None
-    try:
-        return ORACLES[task.oracle]
-    except KeyError:
-        raise unknown_name("measurement oracle", task.oracle, ORACLES) from None
+    return None if task.oracle is None else ORACLES[task.oracle]
+
+
+def remote_oracle_of(task: Task) -> Callable[[dict, Callable[[dict[str, int]], dict]], Any]:
+    """How the sandbox's child rebuilds the problems of the oracle ``task`` declares (:data:`REMOTE_ORACLES`)."""
+    return REMOTE_ORACLES[task.oracle]

@@ -39,9 +39,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, SplitError, unknown_name
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.resources import default_data_dir, package_files, source_checkout
 from kgpubench.sources import seed_study
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import Task, as_task, main_task, problem_keys, task_rows
 

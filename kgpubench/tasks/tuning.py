@@ -43,7 +43,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401 - pa.compute
 
-from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.store.store import Store
 from kgpubench.tasks.splits import split_digest, split_sha256_of
 

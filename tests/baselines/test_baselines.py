@@ -16,8 +16,8 @@ from task_fixtures import (
     stencil_table,
 )
 
-from kgpubench.board.evaluation import load_model_module, model_factory, model_tasks
 from kgpubench.board.leaderboard import baseline_files
+from kgpubench.models.evaluation import load_model_module, model_factory, model_tasks
 from kgpubench.tasks import feature_frame, get_task, task_rows
 from kgpubench.tasks.npb import npb_problems
 from kgpubench.tasks.scoring import with_scoring_columns

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from kgpubench.board.evaluation import load_model_module
 from kgpubench.board.leaderboard import baseline_files
+from kgpubench.models.evaluation import load_model_module
 from kgpubench.tasks import get_task
 
 HW = {"A": (10.0, 100.0), "B": (20.0, 200.0), "C": (40.0, 400.0), "D": (80.0, 800.0)}

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgpubench.board.evaluation import load_model_module, run_folds
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.features.occupancy import occupancy
+from kgpubench.models.evaluation import load_model_module, run_folds
 from kgpubench.tasks.data import TaskData, hashed_order, task_data
 
 

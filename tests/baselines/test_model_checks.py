@@ -10,9 +10,9 @@ from cli_helpers import cli
 from test_baselines import TABLES
 
 from kgpubench.board.leaderboard import baseline_files
-from kgpubench.board.model_checks import CHECKS, SAMPLE_PROBLEMS, check_sample, run_model_checks
-from kgpubench.board.submission import declared_tasks
 from kgpubench.errors import ContractError
+from kgpubench.models.model_checks import CHECKS, SAMPLE_PROBLEMS, check_sample, run_model_checks
+from kgpubench.models.submission import declared_tasks
 from kgpubench.tasks import get_task, problem_keys, select
 from kgpubench.testing import check_model
 

@@ -22,7 +22,7 @@ import pytest
 from task_fixtures import autotune_table, make_store, npb_crafted_table
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import SubmissionError, evaluate, load_model_module
+from kgpubench.models.evaluation import SubmissionError, evaluate, load_model_module
 from kgpubench.tasks import feature_frame, get_task, task_rows
 from kgpubench.tasks.npb import MeasurementError, npb_problems
 from kgpubench.tasks.scoring import score_fold, with_scoring_columns

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from task_fixtures import programs_table
 
-from kgpubench.board.evaluation import load_model_module, model_factory, run_folds
 from kgpubench.board.leaderboard import baseline_files
+from kgpubench.models.evaluation import load_model_module, model_factory, run_folds
 from kgpubench.tasks.data import task_data
 
 PATH = next(p for p in baseline_files() if p.stem == "program_floor")

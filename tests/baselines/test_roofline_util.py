@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 from task_fixtures import make_store, profiles_table
 
-from kgpubench.board.evaluation import load_model_module, run_folds
 from kgpubench.board.leaderboard import baseline_files
+from kgpubench.models.evaluation import load_model_module, run_folds
 from kgpubench.tasks.data import task_data
 
 # Six GPUs: bandwidth (GB/s), peak fp32 (GFLOP/s), SMs.

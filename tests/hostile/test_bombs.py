@@ -94,7 +94,7 @@ def test_a_manifest_size_that_is_not_a_byte_count_is_refused(tmp_path, size):
 
 def test_a_gzip_bomb_import_stops_at_the_ceiling(tmp_path, monkeypatch):
     """A 2 GiB gzip bomb (2 MB on disk) stops once the decompressed text passes the ceiling (lowered here to
-    8 MiB to keep the test fast; the default, 1 GiB, is documented in kgpubench/importers/limits.py)."""
+    8 MiB to keep the test fast; the default, 1 GiB, is documented in kgpubench/foundation/capped.py)."""
     monkeypatch.setenv("KGPUBENCH_IMPORT_MAX_BYTES", str(8 * MIB))
     bomb = gzip_bomb(tmp_path / "cache.json.gz", 2 * 1024)
     assert bomb.stat().st_size < 3 * MIB
@@ -118,7 +118,7 @@ def test_a_gzip_bomb_through_the_cli_is_one_line(tmp_path, monkeypatch, capsys):
 
 
 def test_the_default_ceiling_is_documented():
-    from kgpubench.importers import limits
+    from kgpubench.foundation import capped as limits
 
     assert limits.DEFAULT_MAX_BYTES == GIB and "1 GiB" in limits.__doc__ and limits.ENV_VAR in limits.__doc__
     assert sys.modules["kgpubench.importers.common"].load_json.__doc__.count("read_capped") == 1

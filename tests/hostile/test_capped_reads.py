@@ -1,5 +1,5 @@
 """The hostile-input corpus for every importer's file reading: all of them read upstream files through
-``kgpubench.importers.limits`` (``read_capped`` for bytes and JSON, ``open_capped_text`` for CSV), so these cases
+``kgpubench.foundation.capped`` (``read_capped`` for bytes and JSON, ``open_capped_text`` for CSV), so these cases
 cover each present and future importer's first step. A new input path adds its own cases beside these."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hostile_helpers import MIB, gzip_bomb
 
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
-from kgpubench.importers.limits import loads_json, open_capped_text, read_capped
+from kgpubench.foundation.capped import loads_json, open_capped_text, read_capped
 
 CSV = b"gpu,kernel,time_ms\nA100,gemm,1.5\n"
 

@@ -9,10 +9,10 @@ import gzip
 import pytest
 from cli_helpers import cli
 
-from kgpubench.board.result import Result
 from kgpubench.board.summary import result_summary
 from kgpubench.cli.failure import escape, one_line
 from kgpubench.errors import ONE_LINE_RULE, escape_text, is_printable_line
+from kgpubench.results.result import Result
 from kgpubench.schema import TABLES
 from kgpubench.store.shards import write_shard
 from kgpubench.store.validation import validate_table

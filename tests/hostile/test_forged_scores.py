@@ -17,9 +17,9 @@ import pytest
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board import site
-from kgpubench.board.evaluation import SubmissionError, predictions_path, rescore_problem
 from kgpubench.board.pull_request import accept, run_submission
-from kgpubench.board.result import Result
+from kgpubench.models.evaluation import SubmissionError, predictions_path, rescore_problem
+from kgpubench.results.result import Result
 from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
 

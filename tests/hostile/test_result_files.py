@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from cli_helpers import cli
 
-from kgpubench.board.ownership import is_submission_result, ours
+from kgpubench.results.ownership import is_submission_result, ours
 
 CASES = {
     "100,000-deep": ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply to read"),

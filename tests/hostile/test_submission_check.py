@@ -20,7 +20,6 @@ import pandas as pd
 import pytest
 from cli_helpers import cli
 
-from kgpubench.board import submission as submission_module
 from kgpubench.board.pull_request import check_submission, run_submission
 from kgpubench.errors import (
     DataFileNotFoundError,
@@ -32,6 +31,7 @@ from kgpubench.errors import (
     SubmissionError,
     UnknownNameError,
 )
+from kgpubench.models import submission as submission_module
 from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
 

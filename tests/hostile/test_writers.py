@@ -22,9 +22,9 @@ MODEL = "def make_model(task, seed):\n    return None\n"
 @pytest.fixture
 def ran(monkeypatch):
     """Stand-ins for the long steps (evaluate, score, submit's run): they record that they ran."""
-    import kgpubench.board.evaluation
-    import kgpubench.board.submission
-    from kgpubench.board.result import Result
+    import kgpubench.models.evaluation
+    import kgpubench.models.submission
+    from kgpubench.results.result import Result
 
     calls = []
 
@@ -32,9 +32,9 @@ def ran(monkeypatch):
         calls.append(args)
         return Result.from_dict(RESULT)
 
-    monkeypatch.setattr(kgpubench.board.evaluation, "evaluate", fake)
-    monkeypatch.setattr(kgpubench.board.submission, "evaluate", fake)  # submit's evaluate
-    monkeypatch.setattr(kgpubench.board.submission, "score_predictions", fake)
+    monkeypatch.setattr(kgpubench.models.evaluation, "evaluate", fake)
+    monkeypatch.setattr(kgpubench.models.submission, "evaluate", fake)  # submit's evaluate
+    monkeypatch.setattr(kgpubench.models.submission, "score_predictions", fake)
     return calls
 
 

@@ -1,5 +1,5 @@
-"""The importers' package re-exports its readers lazily: reading JSON through ``importers.limits`` (the store's
-bundles do) loads neither the readers nor pyarrow, and every exported name still resolves."""
+"""The importers' package re-exports its readers lazily, and every exported name still resolves; the capped reads
+every layer uses (``foundation.capped``, the store's bundles among them) load neither an importer nor pyarrow."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def test_every_exported_name_resolves_to_its_defining_module():
 
 
 @pytest.mark.integration  # a fresh interpreter
-def test_the_limits_module_loads_no_reader_and_no_pyarrow():
-    code = ("import sys, kgpubench.importers.limits\n"
+def test_the_capped_reads_load_no_importer_and_no_pyarrow():
+    code = ("import sys, kgpubench.foundation.capped\n"
             "print(sorted(m for m in sys.modules if m == 'pyarrow' or m.startswith('kgpubench.importers.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['kgpubench.importers.limits']"
+    assert out.strip() == "[]"

@@ -11,8 +11,8 @@ import pytest
 
 from kgpubench.errors import UnknownNameError
 from kgpubench.importers import ImportFormatError, import_rows, import_table, import_to_shard
-from kgpubench.importers.export import export_t4, export_t4_table, parse_where
 from kgpubench.store.store import Store
+from kgpubench.tasks.export import export_t4, export_t4_table, parse_where
 
 DATA = Path(__file__).parent / "data"
 T4_INPUT = DATA / "t4_results_input.json"
@@ -195,7 +195,7 @@ def test_export_stencil_rows_mapping(tmp_path):
 
 
 def test_where_filters(store):
-    from kgpubench.store.loading import load_dataset
+    from kgpubench.tasks.loading import load_dataset
 
     table = load_dataset("autotune", format="arrow", data_dir=store)
     assert parse_where(table, ["gpu_name=AMD Radeon PRO W7800"]).num_rows == 2

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kgpubench.board.evaluation import aggregate, fold_interval
 from kgpubench.board.leaderboard import Job, baseline_files, results_dir, reusable_file
 from kgpubench.board.ranking import interval
-from kgpubench.board.result import Result, read_record, round_floats
+from kgpubench.models.evaluation import aggregate, fold_interval
 from kgpubench.resources import default_data_dir
+from kgpubench.results.result import Result, read_record, round_floats
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.store import Store
 

@@ -1,5 +1,5 @@
 """The board's input is typed (issue 42): ``load_results`` hands the renderer and the site
-:class:`~kgpubench.board.result.BoardEntry` records (the record read from its file, the file, whether it is stale),
+:class:`~kgpubench.results.result.BoardEntry` records (the record read from its file, the file, whether it is stale),
 no dict with private keys crosses into the board's modules, and the stale mark still reaches the README and the
 site from a stale entry."""
 
@@ -13,15 +13,15 @@ import pytest
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.render import STALE_LEGEND, STALE_MARK, render_markdown
-from kgpubench.board.result import BoardEntry, Result, Skipped, read_record, read_result_json
 from kgpubench.board.site import site_pages
 from kgpubench.board.site.pages import task_page_name
+from kgpubench.results.result import BoardEntry, Result, Skipped, read_record, read_result_json
 from kgpubench.tasks import get_task
 
 ROOT = Path(__file__).resolve().parents[2]
 # The modules the board's records travel through, from the results folder to the page.
 BOARD_MODULES = ("kgpubench/board/leaderboard.py", "kgpubench/board/render.py", "kgpubench/board/ranking.py",
-                 "kgpubench/board/sees.py", "kgpubench/board/pull_request.py", "kgpubench/cli/leaderboard.py",
+                 "kgpubench/results/sees.py", "kgpubench/board/pull_request.py", "kgpubench/cli/leaderboard.py",
                  *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "kgpubench/board/site").glob("*.py")))
 
 

@@ -155,7 +155,7 @@ def test_every_leave_one_gpu_out_mean_has_its_per_gpu_breakdown_beside_it(shippe
 
 def test_a_scheme_of_one_gpu_gets_no_per_gpu_table():
     from kgpubench.board.render import per_gpu_blocks
-    from kgpubench.board.result import BoardEntry, read_record
+    from kgpubench.results.result import BoardEntry, read_record
 
     task = get_task("kernel-power")
     one = {"task": task.name, "scheme": "by-gpu", "model": "xgb", "model_file": "baselines/xgb.py",

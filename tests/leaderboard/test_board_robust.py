@@ -11,10 +11,10 @@ import pytest
 from task_fixtures import autotune_table, kernels_table, make_store
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import evaluate, fit_predict, load_model_module, model_factory
-from kgpubench.board.result import Result
 from kgpubench.board.site import render_all
 from kgpubench.errors import DataFileNotFoundError
+from kgpubench.models.evaluation import evaluate, fit_predict, load_model_module, model_factory
+from kgpubench.results.result import Result
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store

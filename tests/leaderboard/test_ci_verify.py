@@ -19,7 +19,7 @@ import shutil
 import pytest
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.result import Result
+from kgpubench.results.result import Result
 from kgpubench.tasks.metrics import METRICS
 
 # (task, scheme, model): the cheapest committed results that together cover every metric and family.

@@ -14,9 +14,8 @@ import pytest
 from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import evaluate, run_folds
-from kgpubench.board.submission import check_factory, declared_tasks
 from kgpubench.errors import ImportFormatError
+from kgpubench.foundation.capped import read_capped
 from kgpubench.importers import api as importers
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import (
@@ -31,7 +30,8 @@ from kgpubench.importers.common import (
     run_id_for,
     split_params,
 )
-from kgpubench.importers.limits import read_capped
+from kgpubench.models.evaluation import evaluate, run_folds
+from kgpubench.models.submission import check_factory, declared_tasks
 from kgpubench.schema import TABLES, Column, Table
 from kgpubench.schema.common import common_head, provenance_columns
 from kgpubench.sources import KNOWN_SOURCES, Provenance
@@ -64,9 +64,9 @@ def test_add_a_task(store):
                 features=("kernel", "problem_size", "params", *GPU_FEATURES), metrics=("male", "mdape"),
                 schemes=("random10", "by-gpu"), description="Predict the time of one auto-tuning configuration.")
     # 2. Registration runs the leakage guard and checks the declared scorer and oracle.
-    assert TaskRegistry().register(task) is task
+    assert TaskRegistry().register(task.name, task) is task
     with pytest.raises(Exception, match="label leakage"):
-        TaskRegistry().register(dataclasses.replace(task, features=(*task.features, "time_ms_reported")))
+        TaskRegistry().register(task.name, dataclasses.replace(task, features=(*task.features, "time_ms_reported")))
     # 3. It selects rows, makes folds and scores like every other task.
     data = task_data(task, "by-gpu", store.path)
     assert data.rows.num_rows == 72 and data.fold_names == ["GPU A", "GPU B", "GPU C"]
@@ -132,21 +132,21 @@ def test_add_an_importer(tmp_path, monkeypatch):
     # 1. Recognise the format by content and read it into rows (a module in kgpubench/importers/).
     toy = importers.ImportFormat("toy-json", lambda d: isinstance(d, dict) and "toy_runs_version" in d,
                                  _rows_from_toy, "toy", "a toy file (top-level `toy_runs_version`)")
-    # 2. Register it in importers.api.FORMATS ...
-    monkeypatch.setattr(importers, "FORMATS", [*importers.FORMATS, toy])
-    # 3. ... and allow its name in the schema's SOURCE_FORMATS (kgpubench/schema/autotune.py; a schema change).
-    table = TABLES["autotune"]
-    cols = tuple(dataclasses.replace(c, values=(*c.values, "toy-json")) if c.name == "source_format" else c
-                 for c in table.columns)
-    monkeypatch.setitem(TABLES, "autotune", dataclasses.replace(table, columns=cols))
-    path = tmp_path / "toy.json"
-    path.write_text(json.dumps({"toy_runs_version": 1, "device": "RTX 2080 Ti", "kernel": "gemm", "size": [64, 64],
-                                "runs": [{"config": {"bx": 16}, "times": [1.0, 3.0, 2.0], "when": "2025-01-02"},
-                                         {"config": {"bx": 32}, "times": [0.5, 0.5], "when": "2025-01-02"}]}))
-    rows = importers.import_table([path], source="example", license="CC-BY-4.0")
-    assert rows["time_ms_median"].to_pylist() == [2.0, 0.5] and rows["repeats"].to_pylist() == [3, 2]
-    assert set(rows["source_format"].to_pylist()) == {"toy-json"} and rows["problem_size"][0].as_py() == "64x64"
-    assert validate_table(rows, "autotune", file=str(path)) == []
+    # 2. Register it in importers.api.FORMATS (a built-in one is declared there; this one for the block) ...
+    with importers.FORMATS.added(toy.name, toy):
+        # 3. ... and allow its name in the schema's SOURCE_FORMATS (kgpubench/schema/autotune.py; a schema change).
+        table = TABLES["autotune"]
+        cols = tuple(dataclasses.replace(c, values=(*c.values, "toy-json")) if c.name == "source_format" else c
+                     for c in table.columns)
+        monkeypatch.setitem(TABLES, "autotune", dataclasses.replace(table, columns=cols))
+        path = tmp_path / "toy.json"
+        path.write_text(json.dumps({"toy_runs_version": 1, "device": "RTX 2080 Ti", "kernel": "gemm", "size": [64, 64],
+                                    "runs": [{"config": {"bx": 16}, "times": [1.0, 3.0, 2.0], "when": "2025-01-02"},
+                                             {"config": {"bx": 32}, "times": [0.5, 0.5], "when": "2025-01-02"}]}))
+        rows = importers.import_table([path], source="example", license="CC-BY-4.0")
+        assert rows["time_ms_median"].to_pylist() == [2.0, 0.5] and rows["repeats"].to_pylist() == [3, 2]
+        assert set(rows["source_format"].to_pylist()) == {"toy-json"} and rows["problem_size"][0].as_py() == "64x64"
+        assert validate_table(rows, "autotune", file=str(path)) == []
 
 
 def test_add_a_folder_importer(tmp_path, monkeypatch):
@@ -166,7 +166,7 @@ def test_add_a_folder_importer(tmp_path, monkeypatch):
     monkeypatch.setitem(KNOWN_SOURCES, prov.name, prov)
 
     # 3. kgpubench/importers/<source>.py: find the files by the upstream layout, read each through
-    #    importers/limits.py into numpy columns (bad input: one ImportFormatError naming file, row, column), resolve
+    #    foundation/capped.py into numpy columns (bad input: one ImportFormatError naming file, row, column), resolve
     #    each device once (import_gpu_columns), and build the table with Table.from_columns.
     def import_toy(root):
         files = sorted(Path(root).glob("*/times.csv"))
@@ -210,14 +210,18 @@ def test_add_a_folder_importer(tmp_path, monkeypatch):
     assert store.read("toy_ops").num_rows == 2
 
 
-def test_add_a_metric(monkeypatch):
+def test_add_a_metric():
     # 1. A pure function of arrays (kgpubench/tasks/metrics.py) and its declaration in METRICS.
     def max_log_error(y, p):
         return float(np.max(np.abs(np.log(np.asarray(p) / np.asarray(y)))))
 
     metric = metrics.Metric("max_le", max_log_error, False, "row", "maximum absolute log error", "ln units",
                             rel_tol=1e-3)
-    monkeypatch.setitem(metrics.METRICS, "max_le", metric)
+    with metrics.METRICS.added("max_le", metric):  # (a built-in one is declared in METRICS; this one for the block)
+        _score_with_max_le()
+
+
+def _score_with_max_le():
     # 2. A task names it among its metrics; fold scoring and the board's tolerance pick it up.
     task = Task(name="toy-time", config="autotune", target="time_ms_median", kind="regression", seed="-",
                 features=("kernel",), metrics=("male", "max_le"), schemes=("random10",), description="toy")

@@ -52,7 +52,7 @@ def test_a_missing_or_broken_extra_file_is_said_not_computed(tmp_path):
 def test_an_unknown_extra_is_refused_at_registration():
     task = dataclasses.replace(get_task("operator-latency"), name="other", extras=("no-such-table",))
     with pytest.raises(UnknownNameError, match="no-such-table"):
-        TaskRegistry().register(task)
+        TaskRegistry().register(task.name, task)
 
 
 def test_the_committed_board_shows_our_models_beside_the_paper_on_the_neusight_split():

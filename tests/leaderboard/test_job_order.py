@@ -43,7 +43,7 @@ def test_previous_wall_time_refuses_what_is_not_a_time(tmp_path):
     for bad in (True, -1.0, "12", None):
         _write(tmp_path, job, bad)
         assert lb.previous_wall_time(tmp_path, job) is None, bad
-    from kgpubench.board.result import ABSENT
+    from kgpubench.results.result import ABSENT
 
     assert lb.wall_time_of(ABSENT) is None and lb.wall_time_of(0) == 0.0  # verify reads committed results' field
     lb.result_path(tmp_path, job.task.name, job.scheme, job.name).write_text("[1, 2]")  # not an object

@@ -10,11 +10,11 @@ import pytest
 from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import SubmissionError, evaluate
 from kgpubench.board.render import render_markdown
-from kgpubench.board.result import BoardEntry, read_record
-from kgpubench.board.submission import check_factory, score_predictions, submit
 from kgpubench.errors import SchemaValidationError
+from kgpubench.models.evaluation import SubmissionError, evaluate
+from kgpubench.models.submission import check_factory, score_predictions, submit
+from kgpubench.results.result import BoardEntry, read_record
 from kgpubench.tasks.data import task_data
 
 FAST = [p for p in lb.baseline_files() if p.stem in ("median", "regression_tree")]

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.result import Result, project_root
 from kgpubench.board.tolerance import MODEL_TOLERANCES, REL_TOL, tolerance
 from kgpubench.errors import VerifyError
+from kgpubench.results.result import Result, project_root
 from kgpubench.tasks.metrics import METRICS
 
 WAVELET = "baselines/wavelet_nn.py"

@@ -133,7 +133,7 @@ def test_rows_to_measure_is_the_smallest_k_whose_interval_meets_the_goal_on_ever
     answers, between = 0, []
     for path in sorted(results_dir().glob("*/fewshot.json")):
         task = get_task(path.parent.name)
-        goal = next((g for g in goals_of(task) if g.group_by == "gpu_name"), None)
+        goal = next((g for g in goals_of(task) if g.group_by == "gpu_name" and g.target_pct is not None), None)
         if goal is None:
             continue
         for model, by_k in json.loads(path.read_text())["models"].items():

@@ -21,9 +21,9 @@ from kgpubench.board.ranking import (
     standings,
 )
 from kgpubench.board.render import board, render_markdown, table_rows
-from kgpubench.board.result import BoardEntry, Result, read_record
 from kgpubench.board.site.pages import _best_line, score_table
 from kgpubench.board.summary import board_rank
+from kgpubench.results.result import BoardEntry, Result, read_record
 from kgpubench.tasks import get_task, list_tasks
 
 TASK = get_task("autotune-config")  # top1_regret, lower is better; first evaluated scheme random10

@@ -14,8 +14,8 @@ import pytest
 
 from kgpubench.board import render
 from kgpubench.board.render import SECTION_KINDS, page_blocks, render_markdown
-from kgpubench.board.result import BoardEntry, read_record
 from kgpubench.board.site import site_pages
+from kgpubench.results.result import BoardEntry, read_record
 from kgpubench.tasks import extras, get_task, list_tasks
 from kgpubench.tasks.extras import (
     ExtraTable,

@@ -12,11 +12,11 @@ from task_fixtures import npb_table
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.render import STALE_LEGEND, STALE_MARK, render_markdown
-from kgpubench.board.result import BoardEntry, Result, Skipped
 from kgpubench.board.site import render_all
 from kgpubench.board.site.pages import task_page_name
-from kgpubench.board.submission import score_predictions
+from kgpubench.models.submission import score_predictions
 from kgpubench.resources import default_data_dir
+from kgpubench.results.result import BoardEntry, Result, Skipped
 from kgpubench.store import store as store_module
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store

@@ -117,7 +117,9 @@ def plugged(tmp_path, monkeypatch):
         return real(**kw)
 
     monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
-    return tmp_path
+    suites_mod.SUITES.reload()  # read the entry points again, now and after the test
+    yield tmp_path
+    suites_mod.SUITES.reload()
 
 
 @pytest.mark.slow

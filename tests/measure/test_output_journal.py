@@ -82,7 +82,7 @@ def test_a_row_in_both_a_part_and_a_journal_is_kept_once(tmp_path):
 
 
 def test_legacy_one_row_parts_are_read(tmp_path):
-    from kgpubench.store.shards import write_parquet_atomic
+    from kgpubench.foundation.files import write_parquet_atomic
 
     table = get_table("kernels")
     for i in range(3):

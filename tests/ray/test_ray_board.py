@@ -59,8 +59,8 @@ def _results(out: Path) -> dict[str, dict]:
 def boards(store, models, tmp_path_factory):
     """The same jobs run serially and on Ray (one task per fold), written as ``leaderboard run`` writes them:
     (jobs, serial results, Ray results)."""
-    from kgpubench.board.evaluation import result_json
     from kgpubench.ray.board import RayExecutor
+    from kgpubench.results.result import result_json
 
     root = tmp_path_factory.mktemp("boards")
     jobs = [j for j in lb.plan(models=models, tasks=["autotune-config"])
@@ -131,7 +131,7 @@ def test_join_folds_keeps_the_serial_sample_and_hash():
     from kgpubench.ray.board import join_folds
 
     preds = [np.array([1.0, 2.0]), np.array([3.5])]
-    from kgpubench.board.result import Result
+    from kgpubench.results.result import Result
 
     parts = [{"folds": 2, "predictions": [preds[i]],
               "record": Result(status="ok", task="t", scheme="s", folds={f"f{i}": {"scores": {"m": float(i + 1)}}},
@@ -164,4 +164,4 @@ def test_the_ray_path_patches_nothing_and_imports_no_private_name():
     assigned = [ast.unparse(t) for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
                 if isinstance(t, ast.Attribute) and not ast.unparse(t).startswith("self.")]
     assert assigned == []  # no attribute of an imported module or class is set
-    assert board.run_fold.__globals__["evaluate"] is importlib.import_module("kgpubench.board.evaluation").evaluate
+    assert board.run_fold.__globals__["evaluate"] is importlib.import_module("kgpubench.models.evaluation").evaluate

@@ -10,9 +10,9 @@ import sys
 import textwrap
 import time
 
-from kgpubench.board.evaluation import evaluate
 from kgpubench.board.ranking import interval, number
 from kgpubench.board.summary import result_summary
+from kgpubench.models.evaluation import evaluate
 from kgpubench.sandbox.process import tree_cpu_seconds
 from kgpubench.tasks.data import task_data
 

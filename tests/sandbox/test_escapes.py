@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from sandbox_helpers import needs_isolation, processes_with, render, settled
 
-from kgpubench.board.evaluation import load_model_module, model_factory, run_folds
 from kgpubench.errors import SandboxError
+from kgpubench.models.evaluation import load_model_module, model_factory, run_folds
 from kgpubench.resources import default_data_dir
 from kgpubench.sandbox.limits import Limits
 from kgpubench.sandbox.session import ModelSession

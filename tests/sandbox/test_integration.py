@@ -14,9 +14,9 @@ from sandbox_helpers import needs_isolation, render
 from task_fixtures import make_store, npb_crafted_table
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import SubmissionError, evaluate, load_model_module, model_factory, run_folds
-from kgpubench.board.submission import declared_tasks, model_file_in, read_predictions, submit
 from kgpubench.errors import SchemaValidationError
+from kgpubench.models.evaluation import SubmissionError, evaluate, load_model_module, model_factory, run_folds
+from kgpubench.models.submission import declared_tasks, model_file_in, read_predictions, submit
 from kgpubench.tasks.data import task_data
 
 BASELINES = {p.stem: p for p in lb.baseline_files()}

@@ -136,7 +136,7 @@ def test_sandboxes_at_once_share_no_per_user_accounting(tmp_path, small, shared)
 
 def _board(tmp_path, store, shared, *, channel: bool, isolate: bool, offset: int) -> dict[str, float]:
     """Per fold (by-gpu: GPU A, B, C, a fresh child each) the male of the page-cache memo model."""
-    from kgpubench.board.evaluation import run_folds
+    from kgpubench.models.evaluation import run_folds
     from kgpubench.tasks.data import task_data
 
     folder = tmp_path / f"{'channel' if channel else 'control'}-{isolate}"

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from sandbox_helpers import needs_isolation
 
-from kgpubench.board import evaluation, submission
-from kgpubench.board.evaluation import evaluate, fit_predict, load_model_module
 from kgpubench.board.leaderboard import baseline_files
-from kgpubench.board.submission import check_factory, declared_tasks, score_predictions
 from kgpubench.errors import DataFileNotFoundError, LimitsError, SandboxError, SubmissionError
+from kgpubench.models import evaluation, submission
+from kgpubench.models.evaluation import evaluate, fit_predict, load_model_module
+from kgpubench.models.submission import check_factory, declared_tasks, score_predictions
 from kgpubench.sandbox import process
 from kgpubench.sandbox.checks import checked_predictions, not_numbers
 from kgpubench.sandbox.limits import THREAD_ENV, Limits

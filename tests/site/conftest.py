@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.result import ABSENT, BoardEntry, Result
+from kgpubench.results.result import ABSENT, BoardEntry, Result
 from kgpubench.tasks import get_task
 
 TASKS = ("autotune-config", "npb-tpb", "kernel-power", "kernel-time", "stencil-tile")

@@ -13,11 +13,11 @@ import pytest
 
 from kgpubench.board.ranking import bootstrap_interval, fold_values
 from kgpubench.board.render import per_gpu_scores
-from kgpubench.board.result import BoardEntry, Result, read_record
 from kgpubench.board.site import draw, site_pages
 from kgpubench.board.site.check import check_site, parse_page
 from kgpubench.board.site.data import PlotSpec, regrets_of
 from kgpubench.board.site.pages import doc_html, number
+from kgpubench.results.result import BoardEntry, Result, read_record
 from kgpubench.tasks import get_task
 
 ROOT = Path(__file__).parents[2]

@@ -7,9 +7,9 @@ import warnings
 from pathlib import Path
 
 from kgpubench.importers import import_to_shard
-from kgpubench.importers.export import export_t4
 from kgpubench.store.card import gpu_table
 from kgpubench.store.store import Store
+from kgpubench.tasks.export import export_t4
 
 DATA = Path(__file__).parents[1] / "importers" / "data"
 CONV_2080 = DATA / "convolution_RTX_2080_Ti_excerpt.json"  # 4 configurations

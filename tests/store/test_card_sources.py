@@ -6,10 +6,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from kgpubench.resources import default_data_dir
 from kgpubench.schema import TABLES
 from kgpubench.sources import BENCHMARK_HUB, KNOWN_SOURCES, citation_line
 from kgpubench.store.card import sources_table
-from kgpubench.store.loading import default_data_dir
 from kgpubench.store.store import Store
 
 

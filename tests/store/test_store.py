@@ -14,9 +14,9 @@ from kgpubench.errors import (
 )
 from kgpubench.schema import get_table
 from kgpubench.store import store as store_mod
-from kgpubench.store.loading import load_dataset
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
+from kgpubench.tasks.loading import load_dataset
 from kgpubench.testing import valid_row
 
 

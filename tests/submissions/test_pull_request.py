@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import SubmissionError
 from kgpubench.board.pull_request import accept, read_submission, run_submission
 from kgpubench.board.ranking import cell
-from kgpubench.board.result import Result, read_record
-from kgpubench.board.submission import score_predictions
 from kgpubench.board.summary import board_rank, result_summary
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError, UnknownNameError
+from kgpubench.models.evaluation import SubmissionError
+from kgpubench.models.submission import score_predictions
+from kgpubench.results.result import Result, read_record
 from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
 

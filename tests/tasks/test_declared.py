@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from task_fixtures import npb_crafted_table, stencil_table
 
-from kgpubench.board.evaluation import fit_predict
-from kgpubench.errors import UnknownNameError
-from kgpubench.tasks import TaskRegistry, get_task, list_tasks, task_rows
+from kgpubench.errors import OptionError, UnknownNameError
+from kgpubench.models.evaluation import fit_predict
+from kgpubench.tasks import TASK_NAME, TaskRegistry, get_task, list_tasks, task_rows
 from kgpubench.tasks.scoring import SCORERS, oracle_of, problem_choices, score_fold, scorer_of, with_scoring_columns
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,9 +78,19 @@ def test_npb_columns_and_oracle_come_from_the_declaration():
 
 def test_an_unknown_scorer_or_oracle_is_refused_at_registration():
     with pytest.raises(UnknownNameError, match="unknown scorer 'tile'. Did you mean 'tiles'"):
-        TaskRegistry().register(_renamed("stencil-tile", scorer="tile"))
+        TaskRegistry().register("my-stencil-tile", _renamed("stencil-tile", scorer="tile"))
     with pytest.raises(UnknownNameError, match="unknown measurement oracle 'nbp'"):
-        TaskRegistry().register(_renamed("npb-tpb", oracle="nbp"))
+        TaskRegistry().register("my-npb-tpb", _renamed("npb-tpb", oracle="nbp"))
+
+
+def test_an_unknown_metric_or_a_name_that_is_no_folder_name_is_refused_at_registration():
+    with pytest.raises(UnknownNameError, match="unknown metric of task 'my-stencil-tile' 'mape_'. Did you mean 'mape'"):
+        TaskRegistry().register("my-stencil-tile", _renamed("stencil-tile", metrics=("mape_",), seed_metrics=()))
+    for name in ("../kernel-time", "Kernel-Time", "kernel time", "-kernel"):
+        task = dataclasses.replace(get_task("kernel-time"), name=name)
+        with pytest.raises(OptionError, match="a task's name is a folder name"):
+            TaskRegistry().register(name, task)
+    assert all(TASK_NAME.fullmatch(t.name) for t in list_tasks())
 
 
 def test_every_task_declares_a_known_scorer_and_its_seed_metrics():
@@ -94,7 +104,7 @@ def test_every_task_declares_a_known_scorer_and_its_seed_metrics():
 
 
 @pytest.mark.parametrize("path", ["kgpubench/tasks/scoring.py", "kgpubench/tasks/data.py",
-                                  "kgpubench/board/evaluation.py", "kgpubench/board/submission.py",
+                                  "kgpubench/models/evaluation.py", "kgpubench/models/submission.py",
                                   "kgpubench/sandbox/session.py",
                                   "kgpubench/tasks/npb.py", "kgpubench/tasks/selection.py"])
 def test_no_behaviour_branches_on_a_task_name(path):

@@ -183,9 +183,14 @@ def test_the_script_writes_the_curves_and_the_goals_from_the_board_results(tmp_p
     assert doc["plan"]["gpus"]["GPU A"] == {**doc["plan"]["gpus"]["GPU A"], "held_rows": 12, "other_rows": 24,
                                             "test_rows": 5}
     assert sorted(doc["models"]["median"]) == ["0", "2"] and len(doc["models"]["median"]["2"]["folds"]) == 3
-    (goal,) = json.loads(goals_out.read_text())["goals"]
+    goal, *sized = json.loads(goals_out.read_text())["goals"]
     assert goal["best_model"] == "good" and goal["met"] is True and "oracle" not in goal["per_model"]
     assert goal["figures"] == {"NVIDIA H100 80GB HBM3": 14.0, "NVIDIA H100 PCIe": 9.0, "NVIDIA L4": 15.0}
+    # the small / large program lines are computed from predictions: the synthetic store has none of their GPUs,
+    # so no fold is run for them and each says so (every group counted 0, missing, not met)
+    assert len(sized) == 2
+    for rec in sized:
+        assert rec["rows"] == dict.fromkeys(goal["figures"], 0) and rec["figures"] == {} and rec["met"] is False
 
 
 def test_grouped_median_ape_keeps_the_where_rows_and_groups_them():

@@ -120,3 +120,32 @@ def test_default_tpb_comes_from_the_default_run_else_the_npb_gpu_table():
     rows, y = _rows(odd)
     with pytest.raises(MeasurementError, match="'mystery' has no default threads per block"):
         npb_problems(TASK, rows, y)
+
+
+def test_the_sandbox_rebuilds_a_problem_from_its_description_and_measures_through_the_parent():
+    """What the child gets (the JSON of ``describe()``) holds no time; its ``measure`` asks the real problem."""
+    import json
+
+    from kgpubench.tasks.scoring import ORACLES, REMOTE_ORACLES, remote_oracle_of
+
+    assert set(REMOTE_ORACLES) == set(ORACLES)
+    rows, y = _gpu_a(*_rows(npb_crafted_table()))
+    (real,) = npb_problems(TASK, rows, y)
+    wire = json.loads(json.dumps(real.describe()))
+    assert "time" not in json.dumps(wire) and wire["default"] == {"psinv": 1024, "resid": 512, "zero3": 128}
+    asked = []
+
+    def ask(assignment):
+        asked.append(assignment)
+        return json.loads(json.dumps(real.measure(assignment).to_wire()))
+
+    remote = remote_oracle_of(TASK)(wire, ask)
+    assert isinstance(remote, type(real)) and remote.kernels == real.kernels and remote.rows == real.rows
+    assert (remote.choices, remote.default) == (real.choices, real.default)
+    assert remote.measure({"psinv": 512}).app_time_s == pytest.approx(0.2 + (150 + 100 + 5) / 1000)
+    assert remote.measure({"psinv": 512, "zero3": 128}).kernel_time_s == pytest.approx(
+        {"psinv": 0.15, "resid": 0.1, "zero3": 0.005})  # the same full assignment: asked once
+    assert asked == [{"psinv": 512, "resid": 512, "zero3": 128}] and remote.measurements == real.measurements == 1
+    with pytest.raises(MeasurementError, match="no kernel 'comm3'"):  # refused in the child, nothing asked
+        remote.measure({"comm3": 32})
+    assert len(asked) == 1

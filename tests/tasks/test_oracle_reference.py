@@ -4,10 +4,10 @@ or its scripts spells the name, so the board, the jobs, the ranking and the budg
 import ast
 from pathlib import Path
 
-from kgpubench.board.evaluation import evaluate
 from kgpubench.board.leaderboard import plan
 from kgpubench.board.ranking import is_reference
-from kgpubench.board.result import Result
+from kgpubench.models.evaluation import evaluate
+from kgpubench.results.result import Result
 from kgpubench.tasks.reference import ORACLE
 
 ROOT = Path(__file__).resolve().parents[2]

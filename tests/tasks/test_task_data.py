@@ -10,7 +10,7 @@ import json
 import pytest
 
 from kgpubench.board.leaderboard import STATUS_FILE, results_dir
-from kgpubench.board.result import Skipped
+from kgpubench.results.result import Skipped
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import TaskData, Unusable, rows_sha256, task_sha256, usable_task_data
 

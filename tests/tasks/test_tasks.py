@@ -22,9 +22,9 @@ from kgpubench.tasks.scoring import score_fold
 
 def test_registry_rejects_duplicates_and_suggests_names():
     reg = TaskRegistry()
-    reg.register(get_task("kernel-time"))
+    reg.register("kernel-time", get_task("kernel-time"))
     with pytest.raises(DuplicateTaskError, match="already registered"):
-        reg.register(get_task("kernel-time"))
+        reg.register("kernel-time", get_task("kernel-time"))
     with pytest.raises(UnknownNameError, match="Did you mean 'autotune-config'"):
         get_task("autotune-confg")
 
@@ -83,11 +83,11 @@ def test_leakage_guard_refuses_time_derived_inputs():
     bad = Task(**{**{f: getattr(t, f) for f in t.__dataclass_fields__}, "name": "leaky",
                   "features": t.features + ("gflops_reported",)})
     with pytest.raises(SchemaValidationError, match="gflops_reported"):
-        TaskRegistry().register(bad)
+        TaskRegistry().register(bad.name, bad)
     ghost = Task(**{**{f: getattr(t, f) for f in t.__dataclass_fields__}, "name": "ghost",
                     "features": ("no_such_column",)})
     with pytest.raises(SchemaValidationError, match="no_such_column"):
-        TaskRegistry().register(ghost)
+        TaskRegistry().register(ghost.name, ghost)
 
 
 def test_feature_frame_expands_params_and_drops_everything_else():
@@ -189,7 +189,7 @@ def test_only_a_counters_task_may_use_measured_profiler_columns():
     prof = [c.name for c in get_table("profiles").columns if c.measured]
     assert len(prof) == 66 and set(prof) <= set(counters.features) and not set(prof) & set(base.features)
     with pytest.raises(SchemaValidationError, match="prof_achieved_occupancy"):
-        TaskRegistry().register(Task(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
-                                        "features": (*base.features, "prof_achieved_occupancy")}))
+        TaskRegistry().register(base.name, Task(**{**{f: getattr(base, f) for f in base.__dataclass_fields__},
+                                                   "features": (*base.features, "prof_achieved_occupancy")}))
     with pytest.raises(ValueError, match="-counters"):
         Task(**{**{f: getattr(counters, f) for f in counters.__dataclass_fields__}, "name": "rodinia-profiled"})

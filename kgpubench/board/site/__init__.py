@@ -2,7 +2,7 @@
 definitions, with SVG plots and the provenance of every result. Plain HTML and one style sheet, no
 JavaScript, relative links only: the board folder can be served as it is (GitHub Pages, any static host).
 
-:func:`site_pages` is pure (the board's entries, :class:`~kgpubench.board.result.BoardEntry`, in; ``{file name:
+:func:`site_pages` is pure (the board's entries, :class:`~kgpubench.results.result.BoardEntry`, in; ``{file name:
 text}`` and the plots to draw out); :func:`write_site` writes them; :func:`render_all` writes the Markdown board
 beside them (``kgpubench leaderboard render`` and ``run`` call it).
 """
@@ -12,10 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kgpubench.board.counts import problem_counts
-from kgpubench.board.ownership import check_writable
-from kgpubench.board.ownership import ours as _ours
 from kgpubench.board.render import BOARD_KEY, board, render_markdown
-from kgpubench.board.result import BoardEntry, project_root
 from kgpubench.board.site import plots
 from kgpubench.board.site.data import PlotSpec, extra_plot_specs, plots_for, with_colours
 from kgpubench.board.site.html import STYLE, css
@@ -32,8 +29,11 @@ from kgpubench.board.site.pages import (
     task_page,
     task_page_name,
 )
+from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.resources import bundled_path
-from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.results.ownership import check_writable
+from kgpubench.results.ownership import ours as _ours
+from kgpubench.results.result import BoardEntry, project_root
 from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.extras import load_board_tables, load_extras
 

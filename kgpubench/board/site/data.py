@@ -1,4 +1,4 @@
-"""What the site shows, derived from the board's entries (pure; :class:`~kgpubench.board.result.BoardEntry`): the
+"""What the site shows, derived from the board's entries (pure; :class:`~kgpubench.results.result.BoardEntry`): the
 plots to draw with their data, per-GPU scores and each result's provenance."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 from kgpubench.board.ranking import field as record_field
 from kgpubench.board.ranking import headline
 from kgpubench.board.render import BY_GPU, per_gpu_scores, ranked
-from kgpubench.board.result import BoardEntry, Result
 from kgpubench.board.site.plots import colour_map
+from kgpubench.results.result import BoardEntry, Result
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.reference import ORACLE

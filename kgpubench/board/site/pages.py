@@ -1,7 +1,7 @@
 """The pages of the board's static site (pure): the overview, one page per task, the seed studies' protocols, the
 metric definitions and how to submit. Each page is a Jinja2 template (``templates/*.html.j2``, autoescaping on,
 :mod:`kgpubench.board.site.html`); the functions here compute what the templates show from the board's entries
-(:class:`~kgpubench.board.result.BoardEntry`)."""
+(:class:`~kgpubench.results.result.BoardEntry`)."""
 
 from __future__ import annotations
 
@@ -39,14 +39,14 @@ from kgpubench.board.render import (
     selection_note,
     stale_label,
 )
-from kgpubench.board.result import BoardEntry
-from kgpubench.board.sees import seen_rows
 from kgpubench.board.site.data import (
     PlotSpec,
     gpus_of,
     provenance,
 )
 from kgpubench.board.site.html import Cell, NavItem, inline, macro, markdown, render, slug, table
+from kgpubench.results.result import BoardEntry
+from kgpubench.results.sees import seen_rows
 from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.splits import SCHEMES, gpu_scheme
@@ -202,7 +202,7 @@ MALE_NOTE = ("Percentage errors are dominated by the worst rows when times span 
 def task_page(task: Task, grouped: dict[str, list[BoardEntry]], plots: list[PlotSpec], nav: list[NavItem],
               base: Path | None, extras=None, counts: dict[str, SchemeProblems] | None = None) -> str:
     """One task's page (``task.html.j2``): what it asks, its data, schemes and metrics, what each of its baselines
-    sees (:mod:`kgpubench.board.sees`), a section per scheme (``counts``: scheme -> the task's problems on the
+    sees (:mod:`kgpubench.results.sees`), a section per scheme (``counts``: scheme -> the task's problems on the
     store), its extra tables, the per-GPU view."""
     everything = [e for es in grouped.values() for e in es]
     name = seed_name(task)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgpubench.store.shards import atomic_write_bytes
+from kgpubench.foundation.files import atomic_write_bytes
 
 CREATOR = "kgpubench leaderboard"
 COLORS = ("#0b5cad", "#d1242f", "#1a7f37", "#8250df", "#bc4c00", "#57606a")

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.board.evaluation import load_model_module, model_factory, pinned
 from kgpubench.errors import NoDataError, SubmissionError
+from kgpubench.models.evaluation import load_model_module, model_factory, pinned
 from kgpubench.resources import default_data_dir
 from kgpubench.sandbox.checks import checked_predictions
 from kgpubench.sandbox.limits import Limits

@@ -34,19 +34,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kgpubench.board.result import (  # noqa: F401 - RESULT_FORMAT, round_floats, result_json: importable here as before
-    RESULT_FORMAT,
-    Result,
-    model_label,
-    result_json,
-    round_floats,
-)
 from kgpubench.errors import NoDataError, SubmissionError, unknown_name
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.results.result import Result, model_label, round_floats
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import THREAD_ENV, Limits
 from kgpubench.sandbox.model_file import module_from_source, read_model_file
 from kgpubench.sandbox.session import ModelSession
-from kgpubench.store.shards import atomic_write_bytes
 from kgpubench.store.store import sha256_file
 from kgpubench.tasks import Task, as_task, list_tasks
 from kgpubench.tasks.data import TaskData, hashed_order, scheme_problem, task_data
@@ -249,8 +243,8 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
              folds: list[str] | None = None, data_dir: Path | str | None = None, seed: int = 0,
              data: TaskData | None = None, limits: Limits | None = None, trust: bool = False,
              predictions: list | None = None) -> Result:
-    """Evaluate a model file on a task under one scheme; returns its :class:`~kgpubench.board.result.Result`
-    (written with :meth:`~kgpubench.board.result.Result.to_json`).
+    """Evaluate a model file on a task under one scheme; returns its :class:`~kgpubench.results.result.Result`
+    (written with :meth:`~kgpubench.results.result.Result.to_json`).
 
     Parameters
     ----------
@@ -319,7 +313,7 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
 
 def failure_record(model_path: Path | str, task: Task, scheme: str, message: str, *, data: TaskData | None = None,
                    seed: int = 0, limits: Limits | None = None) -> Result:
-    """The :class:`~kgpubench.board.result.Result` of a model that failed on this task and scheme (the board lists
+    """The :class:`~kgpubench.results.result.Result` of a model that failed on this task and scheme (the board lists
     it with the first line of ``message``)."""
     path = Path(model_path)
     return Result.new(

@@ -15,13 +15,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kgpubench.board.evaluation import FACTORY, SubmissionError, aggregate, attach_predictions, evaluate, file_sha256
-from kgpubench.board.result import Result, model_label
 from kgpubench.errors import DataFileNotFoundError, SchemaValidationError
+from kgpubench.foundation.files import atomic_write_bytes, check_writable, is_stdout
+from kgpubench.models.evaluation import FACTORY, SubmissionError, aggregate, attach_predictions, evaluate, file_sha256
+from kgpubench.results.result import Result, model_label
 from kgpubench.sandbox.checks import checked_predictions
 from kgpubench.sandbox.limits import DEFAULT_MEMORY_GB, DEFAULT_TIMEOUT_S, Limits
 from kgpubench.sandbox.model_file import parse_model_file
-from kgpubench.store.shards import atomic_write_bytes, check_writable, is_stdout
 from kgpubench.tasks import Task, as_task
 from kgpubench.tasks.data import TaskData, task_data
 from kgpubench.tasks.scoring import score_fold
@@ -232,7 +232,7 @@ def score_predictions(path: Path | str, task: Task | str, scheme: str, *,
                       data_dir: Path | str | None = None, data: TaskData | None = None) -> Result:
     """Score predictions made elsewhere (``task``: a :class:`~kgpubench.tasks.Task` or its name); they must cover
     exactly the test rows of every fold (:func:`prediction_folds`). ``data``: the task's rows under ``scheme``
-    when already loaded (else read from ``data_dir``). Returns the :class:`~kgpubench.board.result.Result` (kind
+    when already loaded (else read from ``data_dir``). Returns the :class:`~kgpubench.results.result.Result` (kind
     ``predictions``)."""
     start = time.perf_counter_ns()
     the_task = as_task(task)

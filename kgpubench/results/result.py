@@ -1,8 +1,8 @@
 """The result of evaluating one model (or the oracle, or scored predictions) on one task and scheme, and the
 record of a scheme that cannot be evaluated.
 
-A :class:`Result` is built once (:func:`kgpubench.board.evaluation.evaluate`,
-:func:`~kgpubench.board.evaluation.failure_record`, :func:`kgpubench.board.submission.score_predictions`) and
+A :class:`Result` is built once (:func:`kgpubench.models.evaluation.evaluate`,
+:func:`~kgpubench.models.evaluation.failure_record`, :func:`kgpubench.models.submission.score_predictions`) and
 serialised once (:meth:`Result.to_json`); a scheme that cannot be evaluated on the data is a :class:`Skipped`
 (:func:`kgpubench.board.leaderboard.run_job`) with its reason, written as ``<task>/<scheme>/_status.json``. The
 board and ``leaderboard verify`` read committed files back through :func:`read_record` (one or the other, by
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from kgpubench.buildinfo import package_versions
 from kgpubench.errors import ImportFormatError, ResultFormatError, SchemaValidationError
-from kgpubench.importers.limits import loads_json
+from kgpubench.foundation.capped import loads_json
 from kgpubench.resources import bundled_path
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class Result:
     aggregate : dict
         Per score: mean, std, median and fold count over the folds, and ``ci95``: the 95 % bootstrap interval of
         the mean that the board and ``evaluate``'s summary print (``[low, high]``; None with fewer than two folds;
-        :func:`kgpubench.board.evaluation.aggregate`).
+        :func:`kgpubench.models.evaluation.aggregate`).
     samples : list
         Up to 400 (measured, predicted) pairs for the plots.
     seed : int or None
@@ -171,7 +171,7 @@ class Result:
         record = read_record(data, where=where)
         if isinstance(record, Skipped):
             raise SchemaValidationError(f"{where}: a skipped scheme ({record.reason}), not a result; read it with "
-                                        "kgpubench.board.result.read_record.")
+                                        "kgpubench.results.result.read_record.")
         return record
 
 

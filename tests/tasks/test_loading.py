@@ -5,9 +5,9 @@ import pytest
 
 from kgpubench.errors import SchemaValidationError, UnknownNameError
 from kgpubench.schema import get_table
-from kgpubench.store.loading import load_dataset
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
+from kgpubench.tasks.loading import load_dataset
 from kgpubench.testing import valid_row
 
 

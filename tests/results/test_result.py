@@ -11,10 +11,10 @@ from task_fixtures import autotune_table, make_store
 
 import kgpubench
 from kgpubench.board import leaderboard as lb
-from kgpubench.board.evaluation import evaluate, failure_record
-from kgpubench.board.result import ABSENT, Result, Skipped, read_record, result_json
-from kgpubench.board.submission import score_predictions
 from kgpubench.errors import SchemaValidationError
+from kgpubench.models.evaluation import evaluate, failure_record
+from kgpubench.models.submission import score_predictions
+from kgpubench.results.result import ABSENT, Result, Skipped, read_record, result_json
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import task_data
 

@@ -22,7 +22,7 @@ from kgpubench.errors import (
     SchemaValidationError,
     StoreLockedError,
 )
-from kgpubench.store.shards import write_error
+from kgpubench.foundation.files import write_error
 
 try:
     import fcntl

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from kgpubench.errors import OutputExistsError
-from kgpubench.importers.export import export_t4_table, file_names
+from kgpubench.tasks.export import export_t4_table, file_names
 
 
 def autotune_rows(kernels: list[str], per_kernel: int = 4) -> pa.Table:
@@ -60,7 +60,7 @@ def test_out_that_is_a_file_is_refused(tmp_path):
 
 
 def test_a_failed_export_removes_the_files_it_created(tmp_path, monkeypatch):
-    import kgpubench.importers.export as export
+    import kgpubench.tasks.export as export
 
     calls = []
     real = export.write_t4

@@ -1,4 +1,5 @@
-"""Export kgpubench rows with tunable parameters as T4 results files.
+"""Export kgpubench rows with tunable parameters as T4 results files (read through ``load_dataset``, hence in
+the tasks layer; the T4 reader and its names are :mod:`kgpubench.importers.t4`'s).
 
 Each config says what its kernel, problem size and tunable configuration are:
 
@@ -31,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgpubench.errors import NoRowsError, OutputExistsError, unknown_name
+from kgpubench.foundation.files import refuse_stdout
 from kgpubench.importers.common import ImportFormatError, join_params
 from kgpubench.importers.t4 import (
     RUNS_KEY,
@@ -41,9 +43,8 @@ from kgpubench.importers.t4 import (
     write_t4,
 )
 from kgpubench.resources import default_data_dir
-from kgpubench.store.loading import load_dataset
-from kgpubench.store.shards import refuse_stdout
 from kgpubench.store.store import Store
+from kgpubench.tasks.loading import load_dataset
 
 Mapper = Callable[[Mapping[str, Any]], tuple[str, str, dict[str, Any]]]
 

@@ -3,7 +3,7 @@
 The lines live here, not in the model files: a baseline's sha256 is recorded in every result it made, so editing
 its docstring would force the whole board to be re-run. Each line was written by reading the baseline's code (the
 columns and rows its ``fit``/``predict`` use); where a baseline's docstring already says what it sees, the line
-says the same (``tests/leaderboard/test_sees.py`` checks both). A baseline that uses every feature column the task
+says the same (``tests/results/test_sees.py`` checks both). A baseline that uses every feature column the task
 declares says so ("the task's features"): what that means per task is the task's feature list
 (``kgpubench tasks``). The board shows the line of every baseline that has a result on it
 (:func:`kgpubench.board.render.sees_blocks`, the site's overview and task pages).
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kgpubench.board.result import Record, Result
+from kgpubench.results.result import Record, Result
 
 # The longest line, in characters: one table row on the board, one sentence.
 MAX_CHARS = 110

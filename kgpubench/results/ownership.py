@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from kgpubench.board.result import read_result_json
 from kgpubench.errors import BoardWriteError
+from kgpubench.results.result import read_result_json
 
 
 def ours(path: Path) -> bool:

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from kgpubench.errors import NotWritableError, OutputExistsError, OutputWriteError
-from kgpubench.store import shards
-from kgpubench.store.shards import atomic_write_bytes, check_output
+from kgpubench.foundation import files
+from kgpubench.foundation.files import atomic_write_bytes, check_output
 
 
 def test_no_overwrite_keeps_the_existing_file_and_leaves_no_temp(tmp_path):
@@ -26,7 +26,7 @@ def test_without_hard_links_no_overwrite_still_refuses(tmp_path, monkeypatch):
     def no_links(*_a):
         raise OSError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(shards.os, "link", no_links)
+    monkeypatch.setattr(files.os, "link", no_links)
     path = tmp_path / "out.json"
     atomic_write_bytes(path, b"first", overwrite=False)
     assert path.read_bytes() == b"first"
@@ -44,7 +44,7 @@ def test_os_errors_become_one_line_naming_the_path(tmp_path, monkeypatch, code, 
     def fail(*_a):
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(shards.os, "replace", fail)
+    monkeypatch.setattr(files.os, "replace", fail)
     path = tmp_path / "out.parquet"
     with pytest.raises(kind) as err:
         atomic_write_bytes(path, b"data")

@@ -1,0 +1,8 @@
+"""Result records: what a model's evaluation leaves behind, typed, and which files are kgpubench's.
+
+:mod:`~kgpubench.results.result` (the typed :class:`~kgpubench.results.result.Result` and a skipped scheme's
+``Skipped``: built once, one JSON serialisation, ``read_record`` to read; ``BoardEntry``, a record as the board
+shows it), :mod:`~kgpubench.results.ownership` (the refusal to overwrite files kgpubench did not write) and
+:mod:`~kgpubench.results.sees` (one line per baseline on what it sees). Below the models, which write these
+records, and the board, which reads them. This ``__init__`` imports nothing.
+"""

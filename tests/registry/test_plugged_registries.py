@@ -1,0 +1,72 @@
+"""The baseline and import-format registries take plugins too: a plugged-in model file is planned on the tasks
+it declares after the bundled baselines, a plugged-in format is tried after the built-in ones, and a baseline
+entry that is no model file is one error naming its distribution."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from plugin_helpers import make_plugin
+
+from kgpubench.board import leaderboard as lb
+from kgpubench.errors import PluginError
+from kgpubench.importers import api
+from kgpubench.registry import BUILT_IN
+from kgpubench.resources import bundled_path
+from kgpubench.tasks import get_task
+
+MODEL = """
+    TASKS = ("kernel-time",)
+
+
+    def make_model(task, seed):
+        raise NotImplementedError
+"""
+PLUGIN = """
+    from pathlib import Path
+
+    from kgpubench.importers.api import ImportFormat
+
+    MODEL = Path(__file__).with_name("my_floor.py")
+    NOT_A_MODEL = Path(__file__).with_name("notes.txt")
+    FORMAT = ImportFormat("plug-json", lambda data: isinstance(data, dict) and "plug_runs" in data,
+                          lambda loaded, prov, *, gpu: [], "plug", "a plug file (top-level `plug_runs`)")
+"""
+
+
+@pytest.fixture
+def plugged(tmp_path, monkeypatch):
+    def install(entry_points):
+        root = make_plugin(tmp_path / "site", "kgpubench-plugged", {"plugged_mod": PLUGIN, "my_floor": MODEL},
+                           entry_points)
+        monkeypatch.syspath_prepend(str(root))
+        for registry in (lb.BASELINES, api.FORMATS):
+            registry.reload()
+        return root
+
+    yield install
+    sys.modules.pop("plugged_mod", None)
+    for registry in (lb.BASELINES, api.FORMATS):  # after monkeypatch's undo: read without the plugin again
+        registry.reload()
+
+
+def test_a_plugged_in_model_file_is_listed_after_the_bundled_ones_and_planned(plugged):
+    root = plugged({"kgpubench.baselines": {"my_floor": "plugged_mod:MODEL"},
+                    "kgpubench.importers": {"plug-json": "plugged_mod:FORMAT"}})
+    files = lb.baseline_files()
+    bundled = sorted(p for p in bundled_path("baselines").glob("*.py") if not p.name.startswith("_"))
+    assert files == [*bundled, root / "my_floor.py"]
+    assert lb.BASELINES.origin("median") == BUILT_IN and "kgpubench-plugged 0.1" in lb.BASELINES.origin("my_floor")
+    jobs = lb.plan(only=["my_floor"])
+    assert [(j.name, j.task.name, j.scheme) for j in jobs] == [
+        ("my_floor", "kernel-time", s) for s in get_task("kernel-time").evaluated_schemes]
+    assert list(api.FORMATS) == ["kernel-tuner-cache", "t4", "plug-json"]
+
+
+def test_a_baseline_entry_that_is_no_model_file_names_its_distribution(plugged):
+    plugged({"kgpubench.baselines": {"notes": "plugged_mod:NOT_A_MODEL"}})
+    with pytest.raises(PluginError, match=r"baseline plugin 'notes' \(entry point 'notes = plugged_mod:NOT_A_MODEL' "
+                                          r"\(group kgpubench.baselines\) of distribution kgpubench-plugged 0.1\) is "
+                                          r"refused: baseline 'notes': .*notes.txt is no model file"):
+        lb.baseline_files()
