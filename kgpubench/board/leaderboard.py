@@ -42,6 +42,7 @@ from kgpubench.registry import Registry
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.results.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.results.ownership import ours as _ours
+from kgpubench.results.records import DatasetRef
 from kgpubench.results.result import (
     ABSENT,
     RESULT_MAX_BYTES,
@@ -253,12 +254,12 @@ def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha2
     changed, the same task rows and split (:func:`~kgpubench.tasks.data.usable_task_data`: the rows are read).
     Library code and package versions are not compared (``leaderboard verify`` is what catches a code change that
     moves a score). A block without ``task_sha256`` (a result made before it existed) never matches."""
-    if not isinstance(dataset, dict) or dataset.get("task_sha256") != task_sha256(task):
+    if not isinstance(dataset, DatasetRef) or dataset.task_sha256 != task_sha256(task):
         return False
-    if dataset.get("files_sha256") == _files_sha256(task, store):
+    if dataset.files_sha256 == _files_sha256(task, store):
         return True
     now = usable_task_data(task, scheme, store.path)
-    if not now.dataset or now.dataset.get("rows_sha256") != dataset.get("rows_sha256"):
+    if not now.dataset or now.dataset.get("rows_sha256") != _known(dataset.rows_sha256):
         return False
     return split_sha256 is _ANY_SPLIT or (isinstance(now, TaskData) and split_sha256 == now.split_sha256)
 
@@ -601,11 +602,11 @@ def is_stale(dataset: object, task: Task, store: Store) -> bool:
     stale without a row read when the config files and the task declaration are those it records
     (:func:`same_data`'s fast path); a result that records no rows (it failed before reading any) is never
     stale."""
-    if not isinstance(dataset, dict) or not isinstance(dataset.get("rows_sha256"), str):
+    if not isinstance(dataset, DatasetRef) or not isinstance(dataset.rows_sha256, str):
         return False
-    if dataset.get("task_sha256") == task_sha256(task) and dataset.get("files_sha256") == files_sha256(task, store):
+    if dataset.task_sha256 == task_sha256(task) and dataset.files_sha256 == files_sha256(task, store):
         return False
-    return dataset["rows_sha256"] != current_rows_sha256(task, store.path)
+    return dataset.rows_sha256 != current_rows_sha256(task, store.path)
 
 
 def read_results(root: Path | None = None) -> list[tuple[Path, Record]]:
@@ -650,8 +651,8 @@ def compare(committed: Result, fresh: Result, *, rel_tol: float | None = None,
         if fold not in fresh_folds:
             out.append(f"{where}: fold {fold!r} no longer exists")
             continue
-        for metric, value in rec["scores"].items():
-            new = fresh_folds[fold]["scores"].get(metric)
+        for metric, value in rec.scores.items():
+            new = fresh_folds[fold].score(metric)
             if not _close(value, new, tolerance(metric, model_file) if rel_tol is None else rel_tol, abs_tol):
                 out.append(f"{where}: fold {fold} {metric} = {new}, committed {value}")
     extra = sorted(set(fresh_folds) - set(committed.folds))

@@ -121,13 +121,13 @@ def table_rows(task: Task, entries: list[BoardEntry]) -> list[list[str]]:
     for st, entry in entry_standings(task, entries):
         r = st.result
         rows.append([st.rank_text, stale_label(entry, label(r)), *[_fmt(r, m) for m in (*metrics, *extra)],
-                     str(len(r.folds)), r.date, r.dataset.get("version", "")])
+                     str(len(r.folds)), r.date, field(r.dataset, "version", "")])
     return rows
 
 
 def selection_note(task: Task, entries: list[BoardEntry]) -> str | None:
     """One line on the rows a task's results used (GPUs, protocol-1 rows, excluded problems), or None."""
-    selections = ((field(r, "dataset") or {}).get("selection") for r in records(entries))
+    selections = (field(field(r, "dataset"), "selection") for r in records(entries))
     sel = next((s for s in selections if s), None)
     if not sel:
         return None
@@ -237,7 +237,7 @@ def per_gpu_scores(task: Task, entries: list[BoardEntry], *, limit: int | None =
         chosen.append(transfer)
     out = {}
     for r in chosen:
-        vals = {gpu: f["scores"][metric] for gpu, f in r.folds.items() if f["scores"].get(metric) is not None}
+        vals = {gpu: f.score(metric) for gpu, f in r.folds.items() if f.score(metric) is not None}
         if vals:
             out[r.model] = vals
     return out
@@ -325,7 +325,7 @@ def _skipped(entries: list[BoardEntry], task: str) -> list[Record]:
 
 
 def _fold_max(r: Result, metric: str) -> float | None:
-    vals = [f["scores"].get(metric) for f in r.folds.values() if f["scores"].get(metric) is not None]
+    vals = [f.score(metric) for f in r.folds.values() if f.score(metric) is not None]
     return max(vals) if vals else None
 
 
@@ -350,7 +350,7 @@ def subset_errors_blocks(task: Task, section: SubsetErrors, results: list[BoardE
             r = next((r for r in _find(results, t, s) if r.model == m), None)
             mape = r.aggregate.get("mape") if r else None
             mx = _fold_max(r, "max_ape") if r else None
-            cells.append("—" if r is None or mape is None else f"{mape['mean']:.3g} / {mx:.3g}")
+            cells.append("—" if r is None or mape is None else f"{mape.mean:.3g} / {mx:.3g}")
         rows.append((m, *cells))
     rows.append((section.paper_label, *[f"— / {paper}" for *_, paper in cols]))
     return out + [Block("table", rows=tuple(rows))]
@@ -376,7 +376,7 @@ def problem_strategies_blocks(task: Task, section: ProblemStrategies, results: l
     problems: dict[str, dict[str, float]] = {}
     for r in recs:
         for fold in r.folds.values():
-            for key, rec in fold.get("problems", {}).items():
+            for key, rec in (fold.problems or {}).items():
                 problems.setdefault(key, {})[r.model] = rec["chosen"]
 
     def name(k: str) -> str:
@@ -408,7 +408,7 @@ def models_beside_best_blocks(task: Task, section: ModelsBesideBest, results: li
         for s in schemes:
             r = next((r for r in recs[s] if r.model == m), None)
             mape = r.aggregate.get("mape") if r else None
-            cells.append("—" if not mape else f"{mape['mean']:.3g} / {_fold_max(r, 'max_ape'):.3g}")
+            cells.append("—" if not mape else f"{mape.mean:.3g} / {_fold_max(r, 'max_ape'):.3g}")
         rows.append((m, *cells))
     rows.append(tuple(section.paper))
     return out + [Block("table", rows=tuple(rows))]
@@ -438,17 +438,17 @@ def unseen_gpu_goal_blocks(task: Task, section: UnseenGpuGoal, results: list[Boa
     if not learned:
         return []
     best = learned[0]
-    med = best.aggregate[metric]["median"]
+    med = best.aggregate[metric].median
     gpus = sorted(best.folds)
     rows = [("GPU", f"{best.model} {metric}", f"{base} {metric}", f"beats {base}")]
     outcome: dict[str, list[str]] = {"yes": [], "tie": [], "no": [], "—": []}
     for g in gpus:
-        b = best.folds[g]["scores"].get(metric)
-        t = baseline.folds.get(g, {}).get("scores", {}).get(metric) if baseline else None
+        b = best.folds[g].score(metric)
+        t = baseline.folds[g].score(metric) if baseline and g in baseline.folds else None
         beats = "—" if t is None or b is None else ("yes" if b < t else ("tie" if b == t else "no"))
         outcome[beats].append(g)
         rows.append((g, "—" if b is None else f"{b:.3g}", "—" if t is None else f"{t:.3g}", beats))
-    t_med = baseline.aggregate[metric]["median"] if baseline and baseline.aggregate.get(metric) else None
+    t_med = baseline.aggregate[metric].median if baseline and baseline.aggregate.get(metric) else None
     rows.append(("median", f"{med:.3g}", "—" if t_med is None else f"{t_med:.3g}", ""))
     # the tables show regrets as fractions: the verdict gives the same number, then as a percentage; the distance
     # to the goal is a difference of percentages, so in percentage points

@@ -51,7 +51,8 @@ def _mean_over(result: Result, metric: str, folds: set[str]) -> float | None:
     """The mean of ``result``'s per-fold ``metric`` over ``folds``; None when a fold has no such score."""
     values = []
     for fold in sorted(folds):
-        score = ((result.folds or {}).get(fold) or {}).get("scores", {}).get(metric)
+        rec = (result.folds or {}).get(fold)
+        score = rec.score(metric) if rec is not None else None
         if not isinstance(score, (int, float)) or isinstance(score, bool):
             return None
         values.append(float(score))

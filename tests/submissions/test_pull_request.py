@@ -137,7 +137,7 @@ def test_predictions_are_scored_as_given(tmp_path, store):
                                "by-gpu", data_dir=store.path)
     assert res["kind"] == "predictions" and res["model"] == "guess"
     assert res["aggregate"]["male"]["mean"] == pytest.approx(np.log(1.5), rel=1e-5)
-    assert res["aggregate"]["top1_regret"]["mean"] == direct.aggregate["top1_regret"]["mean"] == 0.0
+    assert res["aggregate"]["top1_regret"]["mean"] == direct.aggregate["top1_regret"].mean == 0.0
     no_url = folder(tmp_path / "b", "guess", meta=META.format(name="guess"), model=None)
     (no_url / "predictions").mkdir()
     with pytest.raises(SchemaValidationError, match="give `url`"):

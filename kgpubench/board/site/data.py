@@ -76,11 +76,11 @@ def regrets_of(task: Task, result: Result) -> tuple[list[float], str]:
     chosen and best times (``chosen / best - 1``, exact, no noise allowance), else per fold (the primary
     metric, which allows for noise)."""
     per_problem = [rec["chosen"] / rec["best"] - 1.0 for fold in result.folds.values()
-                   for rec in fold.get("problems", {}).values() if rec.get("best")]
+                   for rec in (fold.problems or {}).values() if rec.get("best")]
     if per_problem:
         return per_problem, "test problems"
     metric = task.primary_metric
-    return [f["scores"][metric] for f in result.folds.values() if f["scores"].get(metric) is not None], "folds"
+    return [f.score(metric) for f in result.folds.values() if f.score(metric) is not None], "folds"
 
 
 def regret_metric(task: Task) -> bool:
@@ -143,7 +143,7 @@ def _direction(metric: str) -> str:
 def gpus_of(entries: list[BoardEntry]) -> list[str]:
     """The GPUs whose rows a task's results used (from the recorded data selection)."""
     for e in entries:
-        sel = (record_field(e.record, "dataset") or {}).get("selection") or {}
+        sel = record_field(record_field(e.record, "dataset"), "selection") or {}
         if sel.get("gpus"):
             return list(sel["gpus"])
     return []
@@ -167,15 +167,19 @@ def provenance(entry: BoardEntry, base: Path | None) -> dict[str, tuple[str, str
     def get(name: str, default: object = None):
         return record_field(result, name, default)
 
-    ds = get("dataset") or {}
+    ds = get("dataset")
+
+    def data(name: str, default: object = None):
+        return record_field(ds, name, default)
+
     packages = get("packages") or {}
     out = {
         "model file": (get("model_file") or "—", None),
         "model sha256": (_short(get("model_sha256")), get("model_sha256")),
         "commit": (_short(extra.get("commit")) if extra.get("commit") else "not recorded", extra.get("commit")),
-        "dataset": (f"{ds.get('config', '—')} {ds.get('version', '')}, {ds.get('rows', '—')} rows", None),
-        "task rows sha256": (_short(ds.get("rows_sha256")), ds.get("rows_sha256")),
-        "manifest sha256": (_short(ds.get("manifest_sha256")), ds.get("manifest_sha256")),
+        "dataset": (f"{data('config', '—')} {data('version', '')}, {data('rows', '—')} rows", None),
+        "task rows sha256": (_short(data("rows_sha256")), data("rows_sha256")),
+        "manifest sha256": (_short(data("manifest_sha256")), data("manifest_sha256")),
         "split sha256": (_short(get("split_sha256")), get("split_sha256")),
         "seed / threads": (f"{get('seed', '—')} / {(get('limits') or {}).get('threads', '—')}", None),
         "versions": (", ".join(f"{k} {packages[k]}" for k in PACKAGES_SHOWN if k in packages) or "—", None),

@@ -292,7 +292,7 @@ def overview_page(results: list[BoardEntry], tasks: list[Task], nav: list[NavIte
     for t in tasks:
         recs = [e for es in grouped[t.name].values() for e in es]
         gpus = gpus_of(recs)
-        counted = ((field(r, "dataset") or {}).get("rows") for r in records(recs))
+        counted = (field(field(r, "dataset"), "rows") for r in records(recs))
         n_rows = next((n for n in counted if n), None)
         top, score = _best_line(t, grouped[t.name])
         unseen, unseen_score = _unseen_gpu_line(t, grouped[t.name])
