@@ -64,7 +64,7 @@ from kgpubench.tasks.splits import split_path, write_split_files
 
 # The fast baselines: the floor and the reference rows, quick on the packaged data (`make test` re-runs a subset
 # of their committed results that covers every metric: tests/leaderboard/test_ci_verify.py).
-FAST_BASELINES = ("median", ORACLE)
+FAST_BASELINES = ("median", ORACLE.name)
 STATUS_FILE = "_status.json"
 
 
@@ -119,7 +119,7 @@ class Job:
 
     @property
     def name(self) -> str:
-        return ORACLE if str(self.model) == ORACLE else Path(self.model).stem
+        return ORACLE.name if ORACLE.is_oracle(self.model) else Path(self.model).stem
 
 
 def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None,
@@ -138,8 +138,8 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
             if (declared and task.name not in declared) or (wanted and task.name not in wanted):
                 continue
             jobs.extend(Job(path, task, s) for s in task.evaluated_schemes)
-    if references and (not only or ORACLE in only):
-        jobs += [Job(ORACLE, t, s) for t in list_tasks() if not wanted or t.name in wanted
+    if references and (not only or any(ORACLE.is_oracle(o) for o in only)):
+        jobs += [Job(ORACLE.name, t, s) for t in list_tasks() if not wanted or t.name in wanted
                  for s in t.evaluated_schemes]
     return jobs
 
@@ -301,7 +301,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
             if path.name == STATUS_FILE and same_data(old.dataset, job.task, job.scheme, store):
                 return path, raw, old
             continue
-        model_sha = None if job.name == ORACLE else file_sha256(Path(job.model))
+        model_sha = None if ORACLE.is_oracle(job.name) else file_sha256(Path(job.model))
         if not (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
                 and isinstance(old.limits, dict) and old.limits.get("threads") == threads):
             continue
@@ -703,11 +703,11 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
             problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
             continue
         try:  # never a file outside the project ('..', absolute paths, symlinks out)
-            model = ORACLE if res.kind == "reference" else model_file_in(project_root(), res.model_file)
+            model = ORACLE.name if ORACLE.names(res) else model_file_in(project_root(), res.model_file)
         except SubmissionError as exc:
             problems.append(f"{path}: {exc}")
             continue
-        if model != ORACLE and not Path(model).exists():
+        if not ORACLE.is_oracle(model) and not Path(model).exists():
             problems.append(f"{path}: model file {res.model_file} is missing")
             continue
         if "predictions_file" in res.extra:  # its scores against its own predictions too, not only a rerun's

@@ -124,7 +124,7 @@ def cell(result: Record, metric: str, digits: int = DIGITS) -> str:
 
 
 def is_reference(result: Record) -> bool:
-    return field(result, "kind") == "reference" or field(result, "model") == ORACLE
+    return ORACLE.names(result)
 
 
 def measures_target(result: Record) -> bool:

@@ -282,10 +282,10 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
     the_task = as_task(task)
     scheme = scheme or the_task.schemes[0]
     limits = limits or Limits()
-    oracle = str(model_path) == ORACLE
+    oracle = ORACLE.is_oracle(model_path)
     session = None
     if oracle:
-        name, label = ORACLE, ORACLE
+        name = label = ORACLE.name
     else:
         path = Path(model_path)
         name, label = path.stem, _model_label(path)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kgpubench.board.ranking import bootstrap_interval, fold_values
-from kgpubench.board.render import per_gpu_scores
+from kgpubench.board.result_set import ResultSet
 from kgpubench.board.site import draw, site_pages
 from kgpubench.board.site.check import check_site, parse_page
 from kgpubench.board.site.data import PlotSpec, regrets_of
@@ -181,8 +181,8 @@ def test_regrets_per_problem_and_per_gpu_scores_by_hand():
             "aggregate": {"top1_regret": {"mean": (a + b) / 2, "std": 0}},
             "folds": {"GPU A": {"scores": {"top1_regret": a}}, "GPU B": {"scores": {"top1_regret": b}}}}))
     recs = [rec("m1", 0.4, 0.2), rec("m2", 0.1, 0.1), rec("transfer", 0.9, 0.9), rec("oracle", 0, 0)]
-    assert per_gpu_scores(auto, recs, limit=1) == {"m2": {"GPU A": 0.1, "GPU B": 0.1},
-                                                   "transfer": {"GPU A": 0.9, "GPU B": 0.9}}
+    assert ResultSet.of(auto, recs).per_gpu(limit=1) == {"m2": {"GPU A": 0.1, "GPU B": 0.1},
+                                                          "transfer": {"GPU A": 0.9, "GPU B": 0.9}}
 
 
 def test_numbers_avoid_exponents_where_digits_do():

@@ -10,12 +10,11 @@ import numpy as np
 
 from kgpubench.board.ranking import field as record_field
 from kgpubench.board.ranking import headline
-from kgpubench.board.render import BY_GPU, per_gpu_scores, ranked
+from kgpubench.board.result_set import BY_GPU, ResultSet
 from kgpubench.board.site.plots import colour_map
 from kgpubench.results.result import BoardEntry, Result
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
-from kgpubench.tasks.reference import ORACLE
 
 CDF_MODELS = 5
 BAR_MODELS = 3
@@ -61,14 +60,8 @@ def extra_plot_specs(extras) -> list[PlotSpec]:
             for e in extras or () if e.plot is not None and e.plot.file]
 
 
-def learned(task: Task, entries: list[BoardEntry]) -> list[Result]:
-    """Scored results of one scheme in the board's order (:mod:`kgpubench.board.ranking`): the ranked learned models
-    best first, then the strategies that measure the target; without the oracle."""
-    return [r for r in ranked(task, entries) if r.model != ORACLE]
-
-
 def _best_with_samples(task: Task, entries: list[BoardEntry]) -> Result | None:
-    return next((r for r in learned(task, entries) if r.samples), None)
+    return next((r for r in ResultSet.of(task, entries).ranked() if r.samples), None)
 
 
 def regrets_of(task: Task, result: Result) -> tuple[list[float], str]:
@@ -108,7 +101,7 @@ def plots_for(task: Task, grouped: dict[str, list[BoardEntry]]) -> list[PlotSpec
                 "factor of 2 off.", {"quantity": quantity, "model": best.model}))
         if regret_metric(task):
             series, unit = {}, "folds"
-            for r in learned(task, recs)[:CDF_MODELS]:
+            for r in ResultSet.of(task, recs).ranked()[:CDF_MODELS]:
                 values, unit = regrets_of(task, r)
                 if values:
                     series[r.model] = values
@@ -123,7 +116,7 @@ def plots_for(task: Task, grouped: dict[str, list[BoardEntry]]) -> list[PlotSpec
                        "measurement noise as optimal)." if unit == "test problems" else
                        f"Per fold: `{task.primary_metric}` (this task's results record no per-problem times)."),
                     {"unit": unit}))
-    bars = per_gpu_scores(task, grouped.get(BY_GPU, []), limit=BAR_MODELS)
+    bars = ResultSet.of(task, grouped.get(BY_GPU, [])).per_gpu(limit=BAR_MODELS)
     if bars:
         metric = task.primary_metric
         out.append(PlotSpec(
