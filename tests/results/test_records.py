@@ -3,6 +3,7 @@ once when the result is read or built, serialised back to the same bytes; a malf
 file and the key."""
 
 import json
+import pickle
 
 import pytest
 
@@ -60,6 +61,9 @@ def test_a_fresh_record_is_parsed_once_and_writes_what_it_was_given():
     assert result.to_json() == result_json({"status": "ok", **GOOD})
     again = read_record(json.loads(result.to_json()))
     assert again == result and again.folds["GPU B"] is not b  # equal records, parsed anew
+    # records cross processes (leaderboard run --jobs, Ray): the absent marker stays the one marker
+    thawed = pickle.loads(pickle.dumps(result))
+    assert thawed == result and thawed.folds["GPU B"].problems is ABSENT and thawed.message is ABSENT
     # keys no field declares are kept, at every level
     odd = json.loads(json.dumps(GOOD))
     odd["folds"]["GPU A"]["n_revealed"] = 3
