@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     plans = plan_folds(data)
     doc = {"task": task.name, "scheme": args.scheme, "plan": plan_record(data, plans, budgets),
            "strategies": {}, "models": {}, "wall_s": {}}
-    doc["strategies"][ORACLE] = oracle_curve(data, plans, budgets)
+    doc["strategies"][ORACLE.name] = oracle_curve(data, plans, budgets)
     doc["strategies"][RANDOM] = {"by_construction": 0.0}
     for m in names:
         sha = hashlib.sha256(files[m].read_bytes()).hexdigest()

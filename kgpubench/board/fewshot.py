@@ -36,7 +36,7 @@ import pyarrow as pa
 from kgpubench.errors import OptionError
 from kgpubench.foundation.capped import loads_json
 from kgpubench.models.evaluation import fit_predict
-from kgpubench.results.result import Result
+from kgpubench.results.result import Result, read_record, read_result_json
 from kgpubench.tasks import Task
 from kgpubench.tasks.data import TaskData, hashed_order
 from kgpubench.tasks.intervals import median_interval
@@ -490,13 +490,12 @@ def _judge_median(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
     return rec
 
 
-def board_fold_figures(result: Result | dict, goal: Goal) -> dict[str, float]:
+def board_fold_figures(result: Result, goal: Goal) -> dict[str, float]:
     """Per-fold ``goal.metric`` in percent (times ``goal.percent``) of a board
-    :class:`~kgpubench.results.result.Result` (or a committed file's dict), restricted to the goal's groups."""
-    folds = result.get("folds") if isinstance(result, dict) else result.folds
+    :class:`~kgpubench.results.result.Result`, restricted to the goal's groups."""
     out = {}
-    for fold, rec in (folds or {}).items():
-        v = (rec.get("scores") or {}).get(goal.metric)
+    for fold, rec in (result.folds or {}).items():
+        v = rec.score(goal.metric)
         if v is not None and (not goal.groups or fold in goal.groups):
             out[str(fold)] = float(v) * goal.percent
     return out
@@ -507,8 +506,8 @@ def board_goal(goal: Goal, results: Path) -> dict:
     ``kind: model`` result with status ok; the reference oracle is not a candidate)."""
     per_model = {}
     for path in sorted((Path(results) / goal.task / goal.scheme).glob("*.json")):
-        result = loads_json(path.read_bytes(), str(path))
-        if result.get("status") == "ok" and result.get("kind") == "model":
+        result = read_record(read_result_json(path), where=str(path))
+        if isinstance(result, Result) and result.status == "ok" and result.kind == "model":
             per_model[path.stem] = board_fold_figures(result, goal)
     return judge(goal, per_model)
 

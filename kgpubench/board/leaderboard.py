@@ -42,6 +42,7 @@ from kgpubench.registry import Registry
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.results.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.results.ownership import ours as _ours
+from kgpubench.results.records import DatasetRef
 from kgpubench.results.result import (
     ABSENT,
     RESULT_MAX_BYTES,
@@ -63,7 +64,7 @@ from kgpubench.tasks.splits import split_path, write_split_files
 
 # The fast baselines: the floor and the reference rows, quick on the packaged data (`make test` re-runs a subset
 # of their committed results that covers every metric: tests/leaderboard/test_ci_verify.py).
-FAST_BASELINES = ("median", ORACLE)
+FAST_BASELINES = ("median", ORACLE.name)
 STATUS_FILE = "_status.json"
 
 
@@ -118,7 +119,7 @@ class Job:
 
     @property
     def name(self) -> str:
-        return ORACLE if str(self.model) == ORACLE else Path(self.model).stem
+        return ORACLE.name if ORACLE.is_oracle(self.model) else Path(self.model).stem
 
 
 def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None,
@@ -137,8 +138,8 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
             if (declared and task.name not in declared) or (wanted and task.name not in wanted):
                 continue
             jobs.extend(Job(path, task, s) for s in task.evaluated_schemes)
-    if references and (not only or ORACLE in only):
-        jobs += [Job(ORACLE, t, s) for t in list_tasks() if not wanted or t.name in wanted
+    if references and (not only or any(ORACLE.is_oracle(o) for o in only)):
+        jobs += [Job(ORACLE.name, t, s) for t in list_tasks() if not wanted or t.name in wanted
                  for s in t.evaluated_schemes]
     return jobs
 
@@ -253,12 +254,12 @@ def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha2
     changed, the same task rows and split (:func:`~kgpubench.tasks.data.usable_task_data`: the rows are read).
     Library code and package versions are not compared (``leaderboard verify`` is what catches a code change that
     moves a score). A block without ``task_sha256`` (a result made before it existed) never matches."""
-    if not isinstance(dataset, dict) or dataset.get("task_sha256") != task_sha256(task):
+    if not isinstance(dataset, DatasetRef) or dataset.task_sha256 != task_sha256(task):
         return False
-    if dataset.get("files_sha256") == _files_sha256(task, store):
+    if dataset.files_sha256 == _files_sha256(task, store):
         return True
     now = usable_task_data(task, scheme, store.path)
-    if not now.dataset or now.dataset.get("rows_sha256") != dataset.get("rows_sha256"):
+    if not now.dataset or now.dataset.get("rows_sha256") != _known(dataset.rows_sha256):
         return False
     return split_sha256 is _ANY_SPLIT or (isinstance(now, TaskData) and split_sha256 == now.split_sha256)
 
@@ -300,7 +301,7 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
             if path.name == STATUS_FILE and same_data(old.dataset, job.task, job.scheme, store):
                 return path, raw, old
             continue
-        model_sha = None if job.name == ORACLE else file_sha256(Path(job.model))
+        model_sha = None if ORACLE.is_oracle(job.name) else file_sha256(Path(job.model))
         if not (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
                 and isinstance(old.limits, dict) and old.limits.get("threads") == threads):
             continue
@@ -601,11 +602,11 @@ def is_stale(dataset: object, task: Task, store: Store) -> bool:
     stale without a row read when the config files and the task declaration are those it records
     (:func:`same_data`'s fast path); a result that records no rows (it failed before reading any) is never
     stale."""
-    if not isinstance(dataset, dict) or not isinstance(dataset.get("rows_sha256"), str):
+    if not isinstance(dataset, DatasetRef) or not isinstance(dataset.rows_sha256, str):
         return False
-    if dataset.get("task_sha256") == task_sha256(task) and dataset.get("files_sha256") == files_sha256(task, store):
+    if dataset.task_sha256 == task_sha256(task) and dataset.files_sha256 == files_sha256(task, store):
         return False
-    return dataset["rows_sha256"] != current_rows_sha256(task, store.path)
+    return dataset.rows_sha256 != current_rows_sha256(task, store.path)
 
 
 def read_results(root: Path | None = None) -> list[tuple[Path, Record]]:
@@ -650,8 +651,8 @@ def compare(committed: Result, fresh: Result, *, rel_tol: float | None = None,
         if fold not in fresh_folds:
             out.append(f"{where}: fold {fold!r} no longer exists")
             continue
-        for metric, value in rec["scores"].items():
-            new = fresh_folds[fold]["scores"].get(metric)
+        for metric, value in rec.scores.items():
+            new = fresh_folds[fold].score(metric)
             if not _close(value, new, tolerance(metric, model_file) if rel_tol is None else rel_tol, abs_tol):
                 out.append(f"{where}: fold {fold} {metric} = {new}, committed {value}")
     extra = sorted(set(fresh_folds) - set(committed.folds))
@@ -702,11 +703,11 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
             problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
             continue
         try:  # never a file outside the project ('..', absolute paths, symlinks out)
-            model = ORACLE if res.kind == "reference" else model_file_in(project_root(), res.model_file)
+            model = ORACLE.name if ORACLE.names(res) else model_file_in(project_root(), res.model_file)
         except SubmissionError as exc:
             problems.append(f"{path}: {exc}")
             continue
-        if model != ORACLE and not Path(model).exists():
+        if not ORACLE.is_oracle(model) and not Path(model).exists():
             problems.append(f"{path}: model file {res.model_file} is missing")
             continue
         if "predictions_file" in res.extra:  # its scores against its own predictions too, not only a rerun's

@@ -236,7 +236,7 @@ def read_submission(folder: Path | str) -> Submission:
         shown = repr(name)[:60] if isinstance(name, str) else f"a {type(name).__name__}"
         raise _bad(folder, f"name {shown} must equal the folder's name and use a-z, 0-9, '-' and '_' "
                            f"(folder: {folder.name!r})")
-    if name in {p.stem for p in baseline_files()} or name == ORACLE:
+    if name in {p.stem for p in baseline_files()} or ORACLE.is_oracle(name):
         raise _bad(folder, f"name {name!r} is taken by a baseline; choose another")
     authors = meta["authors"]
     if isinstance(authors, str):

@@ -3,7 +3,7 @@ its order from here (pure: result records in, standings out).
 
 The rule, said once (:data:`RULE`):
 
-* **Headline value**: the mean over test folds of the task's primary metric (``aggregate[metric]["mean"]``
+* **Headline value**: the mean over test folds of the task's primary metric (``aggregate[metric].mean``
   of the result record). The mean, not the median: every fold is a fixed slice of the data scored once, so
   each counts equally; a fold where a model fails badly should cost it (with the handful of folds the board
   has, the median ignores the worst fold outright); and the bootstrap interval below is an interval of the
@@ -97,7 +97,7 @@ def fold_values(result: Record, metric: str) -> list[float]:
     out = []
     folds = _folds(result)
     for name in sorted(folds):
-        v = ((folds[name] or {}).get("scores") or {}).get(metric)
+        v = folds[name].score(metric)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v):
             out.append(float(v))
     return out
@@ -106,7 +106,7 @@ def fold_values(result: Record, metric: str) -> list[float]:
 def headline(result: Record, metric: str) -> float | None:
     """The headline value of ``metric``: the mean over folds recorded in the result's aggregate."""
     agg = _aggregate(result).get(metric)
-    return float(agg["mean"]) if agg else None
+    return float(agg.mean) if agg else None
 
 
 def interval(result: Record, metric: str) -> tuple[float, float] | None:
@@ -124,13 +124,13 @@ def cell(result: Record, metric: str, digits: int = DIGITS) -> str:
 
 
 def is_reference(result: Record) -> bool:
-    return field(result, "kind") == "reference" or field(result, "model") == ORACLE
+    return ORACLE.names(result)
 
 
 def measures_target(result: Record) -> bool:
     """Whether the strategy measured the test problems (mean ``measurements`` above 0)."""
     agg = _aggregate(result).get(MEASUREMENTS)
-    return bool(agg) and (agg.get("mean") or 0) > 0
+    return bool(agg) and agg.mean > 0
 
 
 def role(result: Record) -> str:
@@ -221,7 +221,8 @@ def folds_note(scheme: str, results: list[Record], counts: SchemeProblems | None
     widest = max(ok, key=lambda r: (len(_folds(r)), field(r, "model")))
     folds = [str(f) for f in _folds(widest)]
     k = len(folds)
-    if counts is not None and (field(widest, "dataset") or {}).get("rows") != counts.rows:
+    dataset = field(widest, "dataset")
+    if counts is not None and (dataset.rows if dataset else ABSENT) != counts.rows:
         counts = None  # counted on other rows than the results were scored on: say nothing about them
     sch = SCHEMES.get(scheme)
     if sch is not None and sch.kind == "hash" and k < sch.n_folds:
@@ -238,7 +239,7 @@ def folds_note(scheme: str, results: list[Record], counts: SchemeProblems | None
         where = ("each in one test fold" if tested == counts.problems else
                  f"{tested:,} of them in the test fold" + ("s" if k > 1 else ""))
         return f"{counts.problems:,} problems ({', '.join(counts.columns)}), {where}. {text}."
-    problems = max((sum(len(f.get("problems") or {}) for f in _folds(r).values()) for r in ok), default=0)
+    problems = max((sum(len(f.problems or {}) for f in _folds(r).values()) for r in ok), default=0)
     if problems:
         text += f"; {problems:,} test problems"
     return text + "."

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from kgpubench.board.counts import SchemeProblems
-from kgpubench.board.ranking import MEASUREMENTS, RULE, Standing, cell, field, folds_note, label, role, standings
+from kgpubench.board.ranking import MEASUREMENTS, RULE, cell, field, folds_note, label, role
 from kgpubench.board.ranking import ranked as rank_order
+from kgpubench.board.result_set import BY_GPU, ResultSet
 from kgpubench.errors import unknown_name
 from kgpubench.results.result import BoardEntry, Record, Result
 from kgpubench.results.sees import seen_rows
@@ -50,10 +51,6 @@ def stale_label(entry: BoardEntry, name: str) -> str:
     return f"{name} {STALE_MARK}" if entry.stale else name
 
 
-def any_stale(entries: Iterable[BoardEntry]) -> bool:
-    return any(e.stale for e in entries)
-
-
 def records(entries: Iterable[BoardEntry]) -> list[Record]:
     """The records of ``entries`` (results, failures and skip statuses), in order."""
     return [e.record for e in entries]
@@ -69,13 +66,6 @@ def of_status(entries: Iterable[BoardEntry], status: str) -> list[BoardEntry]:
     return [e for e in entries if e.record.status == status]
 
 
-def entry_standings(task: Task, entries: list[BoardEntry]) -> list[tuple[Standing, BoardEntry]]:
-    """:func:`kgpubench.board.ranking.standings` of the entries' records, each standing with its entry (for the
-    stale mark)."""
-    by_record = {id(e.record): e for e in entries}
-    return [(st, by_record[id(st.result)]) for st in standings(task, records(entries))]
-
-
 @dataclass(frozen=True)
 class Block:
     kind: str  # "h2", "h3", "p", "table"
@@ -86,14 +76,6 @@ class Block:
 def _fmt(result: Result | None, metric: str) -> str:
     """The mean over folds with its 95 % bootstrap interval (:func:`kgpubench.board.ranking.cell`)."""
     return "—" if result is None else cell(result, metric)
-
-
-def ranked(task: Task, entries: list[BoardEntry]) -> list[Result]:
-    """Scored results of one task and scheme in the board's order (:mod:`kgpubench.board.ranking`): the ranked
-    learned models best first, then the strategies that measure the target (unranked); the oracle reference is
-    left out (it is the upper bound, shown apart)."""
-    order = rank_order(task, records(entries))
-    return order + [r for r in scored(entries) if role(r) == "measures"]
 
 
 def board(entries: list[BoardEntry], tasks: list[Task] | None = None) -> dict[str, dict[str, list[BoardEntry]]]:
@@ -118,16 +100,16 @@ def table_rows(task: Task, entries: list[BoardEntry]) -> list[list[str]]:
     extra = [m for m in (MEASUREMENTS,) if any(m in r.aggregate for r in scored(entries))]
     metrics = [*task.ours_metrics, *task.seed_metrics]
     rows = [["rank", "model", *[_header(task, m) for m in metrics], *extra, "folds", "date", "dataset"]]
-    for st, entry in entry_standings(task, entries):
+    for st, entry in ResultSet.of(task, entries).standings():
         r = st.result
         rows.append([st.rank_text, stale_label(entry, label(r)), *[_fmt(r, m) for m in (*metrics, *extra)],
-                     str(len(r.folds)), r.date, r.dataset.get("version", "")])
+                     str(len(r.folds)), r.date, field(r.dataset, "version", "")])
     return rows
 
 
 def selection_note(task: Task, entries: list[BoardEntry]) -> str | None:
     """One line on the rows a task's results used (GPUs, protocol-1 rows, excluded problems), or None."""
-    selections = ((field(r, "dataset") or {}).get("selection") for r in records(entries))
+    selections = (field(field(r, "dataset"), "selection") for r in records(entries))
     sel = next((s for s in selections if s), None)
     if not sel:
         return None
@@ -221,31 +203,12 @@ def extra_blocks(extras) -> list[Block]:
     return out
 
 
-BY_GPU = "by-gpu"  # the leave-one-GPU-out scheme: each fold is a held-out GPU
-
-
-def per_gpu_scores(task: Task, entries: list[BoardEntry], *, limit: int | None = None
-                   ) -> dict[str, dict[str, float]]:
-    """``model -> GPU -> primary metric`` of the leave-one-GPU-out results (each fold is a held-out GPU), for
-    the best ``limit`` models plus the task's :attr:`~kgpubench.tasks.Task.gpu_baseline` when it ran."""
-    metric = task.primary_metric
-    models = [r for r in ranked(task, entries) if r.model != ORACLE]
-    base = task.gpu_baseline
-    chosen = [r for r in models if r.model != base][:limit] if limit else models
-    transfer = next((r for r in models if base is not None and r.model == base), None)
-    if transfer is not None and transfer not in chosen:
-        chosen.append(transfer)
-    out = {}
-    for r in chosen:
-        vals = {gpu: f["scores"][metric] for gpu, f in r.folds.items() if f["scores"].get(metric) is not None}
-        if vals:
-            out[r.model] = vals
-    return out
 
 
 def per_gpu_rows(scores: dict[str, dict[str, float]]) -> list[tuple[str, ...]]:
-    """The per-GPU table's body from :func:`per_gpu_scores`: one row per held-out GPU (sorted), its figure under
-    each model in the order given (4 significant digits, ``—`` where the model has none)."""
+    """The per-GPU table's body from :meth:`kgpubench.board.result_set.ResultSet.per_gpu`: one row per held-out
+    GPU (sorted), its figure under each model in the order given (4 significant digits, ``—`` where the model has
+    none)."""
     gpus = sorted({g for per in scores.values() for g in per})
     return [(g, *[f"{scores[m][g]:.4g}" if g in scores[m] else "—" for m in scores]) for g in gpus]
 
@@ -253,7 +216,7 @@ def per_gpu_rows(scores: dict[str, dict[str, float]]) -> list[tuple[str, ...]]:
 def per_gpu_blocks(task: Task, entries: list[BoardEntry]) -> list[Block]:
     """Beside the leave-one-GPU-out table (whose cells are means over the held-out GPUs): each model's primary
     metric on each held-out GPU, rows GPUs, columns models best first; nothing with fewer than two GPUs."""
-    scores = per_gpu_scores(task, entries)
+    scores = ResultSet.of(task, entries).per_gpu(None)
     body = per_gpu_rows(scores)
     if len(body) < 2:
         return []
@@ -290,7 +253,7 @@ def task_blocks(task: Task, grouped: dict[str, list[BoardEntry]], extras=None,
         for e in sorted(of_status(recs, "failed"), key=lambda e: e.record.model):
             name = stale_label(e, f"`{e.record.model}`")
             out.append(Block("p", f"*Failed*: {name}: {field(e.record, 'message', '')}"))
-        if any_stale(recs):
+        if ResultSet.of(task, recs).stale():
             out.append(Block("p", STALE_LEGEND))
     return out + extra_blocks(extras)
 
@@ -325,7 +288,7 @@ def _skipped(entries: list[BoardEntry], task: str) -> list[Record]:
 
 
 def _fold_max(r: Result, metric: str) -> float | None:
-    vals = [f["scores"].get(metric) for f in r.folds.values() if f["scores"].get(metric) is not None]
+    vals = [f.score(metric) for f in r.folds.values() if f.score(metric) is not None]
     return max(vals) if vals else None
 
 
@@ -350,7 +313,7 @@ def subset_errors_blocks(task: Task, section: SubsetErrors, results: list[BoardE
             r = next((r for r in _find(results, t, s) if r.model == m), None)
             mape = r.aggregate.get("mape") if r else None
             mx = _fold_max(r, "max_ape") if r else None
-            cells.append("—" if r is None or mape is None else f"{mape['mean']:.3g} / {mx:.3g}")
+            cells.append("—" if r is None or mape is None else f"{mape.mean:.3g} / {mx:.3g}")
         rows.append((m, *cells))
     rows.append((section.paper_label, *[f"— / {paper}" for *_, paper in cols]))
     return out + [Block("table", rows=tuple(rows))]
@@ -376,14 +339,15 @@ def problem_strategies_blocks(task: Task, section: ProblemStrategies, results: l
     problems: dict[str, dict[str, float]] = {}
     for r in recs:
         for fold in r.folds.values():
-            for key, rec in fold.get("problems", {}).items():
+            for key, rec in (fold.problems or {}).items():
                 problems.setdefault(key, {})[r.model] = rec["chosen"]
 
     def name(k: str) -> str:
         return _problem_label(k, task, section.label_columns)
     keys = sorted(problems, key=name)
     models = [m for m in section.order if any(m in problems[k] for k in keys)]
-    models += sorted({m for k in keys for m in problems[k]} - set(section.order) - {ORACLE}) + [ORACLE]
+    models += sorted(m for m in {m for k in keys for m in problems[k]} - set(section.order) if not ORACLE.is_oracle(m))
+    models.append(ORACLE.name)
     rows = [("strategy", *[name(k) for k in keys])]
     for m in models:
         rows.append((m, *[f"{problems[k][m]:.4g}" if m in problems[k] else "—" for k in keys]))
@@ -408,7 +372,7 @@ def models_beside_best_blocks(task: Task, section: ModelsBesideBest, results: li
         for s in schemes:
             r = next((r for r in recs[s] if r.model == m), None)
             mape = r.aggregate.get("mape") if r else None
-            cells.append("—" if not mape else f"{mape['mean']:.3g} / {_fold_max(r, 'max_ape'):.3g}")
+            cells.append("—" if not mape else f"{mape.mean:.3g} / {_fold_max(r, 'max_ape'):.3g}")
         rows.append((m, *cells))
     rows.append(tuple(section.paper))
     return out + [Block("table", rows=tuple(rows))]
@@ -438,17 +402,17 @@ def unseen_gpu_goal_blocks(task: Task, section: UnseenGpuGoal, results: list[Boa
     if not learned:
         return []
     best = learned[0]
-    med = best.aggregate[metric]["median"]
+    med = best.aggregate[metric].median
     gpus = sorted(best.folds)
     rows = [("GPU", f"{best.model} {metric}", f"{base} {metric}", f"beats {base}")]
     outcome: dict[str, list[str]] = {"yes": [], "tie": [], "no": [], "—": []}
     for g in gpus:
-        b = best.folds[g]["scores"].get(metric)
-        t = baseline.folds.get(g, {}).get("scores", {}).get(metric) if baseline else None
+        b = best.folds[g].score(metric)
+        t = baseline.folds[g].score(metric) if baseline and g in baseline.folds else None
         beats = "—" if t is None or b is None else ("yes" if b < t else ("tie" if b == t else "no"))
         outcome[beats].append(g)
         rows.append((g, "—" if b is None else f"{b:.3g}", "—" if t is None else f"{t:.3g}", beats))
-    t_med = baseline.aggregate[metric]["median"] if baseline and baseline.aggregate.get(metric) else None
+    t_med = baseline.aggregate[metric].median if baseline and baseline.aggregate.get(metric) else None
     rows.append(("median", f"{med:.3g}", "—" if t_med is None else f"{t_med:.3g}", ""))
     # the tables show regrets as fractions: the verdict gives the same number, then as a percentage; the distance
     # to the goal is a difference of percentages, so in percentage points

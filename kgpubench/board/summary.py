@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kgpubench.board.leaderboard import read_results, results_dir
 from kgpubench.board.ranking import cell, headline, role, would_rank
+from kgpubench.board.result_set import ResultSet
 from kgpubench.errors import escape_text
 from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.models.evaluation import store_predictions
@@ -31,9 +32,8 @@ def board_rank(result: Result, board: list[Record], task: Task | None = None) ->
         return None
     folds = set(result.folds or {})
     others = []
-    for r in board:
-        if not (isinstance(r, Result) and r.task == task.name and r.scheme == result.scheme and r.status == "ok"
-                and role(r) == "model" and r.model != result.model and headline(r, metric) is not None):
+    for r in ResultSet.of_records(task, board).scored(result.scheme):
+        if role(r) != "model" or r.model == result.model or headline(r, metric) is None:
             continue
         theirs = set(r.folds or {})
         if theirs == folds:
@@ -51,7 +51,8 @@ def _mean_over(result: Result, metric: str, folds: set[str]) -> float | None:
     """The mean of ``result``'s per-fold ``metric`` over ``folds``; None when a fold has no such score."""
     values = []
     for fold in sorted(folds):
-        score = ((result.folds or {}).get(fold) or {}).get("scores", {}).get(metric)
+        rec = (result.folds or {}).get(fold)
+        score = rec.score(metric) if rec is not None else None
         if not isinstance(score, (int, float)) or isinstance(score, bool):
             return None
         values.append(float(score))
@@ -61,8 +62,8 @@ def _mean_over(result: Result, metric: str, folds: set[str]) -> float | None:
 def _fold_note(result: Result, board: list[Record]) -> str:
     """`` on fold(s) F`` when the result covers fewer folds than the board's results of its task and scheme."""
     folds = set(result.folds or {})
-    widest = max((set(r.folds or {}) for r in board if isinstance(r, Result) and r.task == result.task
-                  and r.scheme == result.scheme), key=len, default=set())
+    widest = max((set(r.folds or {}) for r in ResultSet.of_records(as_task(result.task), board).records(result.scheme)
+                  if isinstance(r, Result)), key=len, default=set())
     return f" on the same fold(s) ({', '.join(sorted(folds))})" if folds and folds < widest else ""
 
 

@@ -25,7 +25,7 @@ import os
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from kgpubench.errors import NoDataError, SubmissionError, unknown_name
 from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.results.records import Aggregate, FoldScores
 from kgpubench.results.result import Result, model_label, round_floats
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import THREAD_ENV, Limits
@@ -212,18 +213,21 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
     return out, samples
 
 
-def aggregate(folds: dict) -> dict:
+def aggregate(folds: Mapping[str, FoldScores | dict]) -> dict[str, Aggregate | None]:
     """Mean, population std and median over folds of every score (folds where a score is None are skipped), and
     ``ci95``: the 95 % percentile bootstrap interval of the mean over the folds in name order, the one the board
     and the summary print (:func:`kgpubench.board.ranking.interval`, the same draw; None under two folds), drawn
-    from the fold scores as the result file stores them (rounded), so that the board's recomputation equals it."""
-    names = sorted({m for f in folds.values() for m in f["scores"]})
-    stored = round_floats({k: {"scores": f["scores"]} for k, f in folds.items()})
-    out = {}
+    from the fold scores as the result file stores them (rounded), so that the board's recomputation equals it.
+    ``folds``: :class:`~kgpubench.results.records.FoldScores`, or the plain fold records :func:`run_folds` returns."""
+    scores = {k: (f.scores if isinstance(f, FoldScores) else f["scores"]) for k, f in folds.items()}
+    names = sorted({m for s in scores.values() for m in s})
+    stored = round_floats({k: {"scores": s} for k, s in scores.items()})
+    out: dict[str, Aggregate | None] = {}
     for m in names:
-        vals = [f["scores"][m] for f in folds.values() if f["scores"].get(m) is not None]
-        out[m] = ({"mean": float(np.mean(vals)), "std": float(np.std(vals)), "median": float(np.median(vals)),
-                   "folds": len(vals), "ci95": fold_interval(stored, m)} if vals else None)
+        vals = [s[m] for s in scores.values() if s.get(m) is not None]
+        ci = fold_interval(stored, m)
+        out[m] = (Aggregate(mean=float(np.mean(vals)), std=float(np.std(vals)), median=float(np.median(vals)),
+                            folds=len(vals), ci95=None if ci is None else (ci[0], ci[1])) if vals else None)
     return out
 
 
@@ -278,10 +282,10 @@ def evaluate(model_path: Path | str, task: Task | str, scheme: str | None = None
     the_task = as_task(task)
     scheme = scheme or the_task.schemes[0]
     limits = limits or Limits()
-    oracle = str(model_path) == ORACLE
+    oracle = ORACLE.is_oracle(model_path)
     session = None
     if oracle:
-        name, label = ORACLE, ORACLE
+        name = label = ORACLE.name
     else:
         path = Path(model_path)
         name, label = path.stem, _model_label(path)
@@ -427,7 +431,7 @@ def rescore_problem(result: Result, result_path: Path | str, data: TaskData) -> 
         pred = data.y[test] if preds is None else preds[fold]
         if test.size == 0 or pred.shape != (test.size,) or not np.all(np.isfinite(pred)):
             return f"fold {fold}: {pred.size} predictions for {test.size} test rows"
-        recorded = rec.get("scores") or {}
+        recorded = rec.scores
         row_scores = [recorded.get(m) for m in task.metrics if METRICS[m].scope == "row"]
         predicts_target = not row_scores or any(v is not None for v in row_scores)
         fresh = score_fold(task, data.rows.take(pa.array(test)), data.y[test], pred, predicts_target=predicts_target)

@@ -74,7 +74,7 @@ def fold_names(data: Any) -> list[str] | None:
 def fold_plan(job: Any, data_dir: Any = None) -> list[str] | None:
     """The folds of ``job`` that run as Ray tasks of their own, or ``None`` when it runs as one task (the
     oracle reference, a scheme skipped for want of data)."""
-    if str(job.model) == ORACLE:
+    if ORACLE.is_oracle(job.model):
         return None
     return fold_names(usable_task_data(job.task, job.scheme, data_dir))
 
@@ -177,7 +177,7 @@ class RayExecutor(concurrent.futures.Executor):
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
         """Start ``fn(*args, **kwargs)`` as Ray task(s); the future resolves to its return value."""
         if (fn is run_job and self.split_folds and not kwargs and len(args) >= 2
-                and str(args[0].model) != ORACLE):
+                and not ORACLE.is_oracle(args[0].model)):
             return self._joiners.submit(self._by_folds, args)
         return self._remote(fn, args, kwargs).future()
 

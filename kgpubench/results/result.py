@@ -28,6 +28,16 @@ from kgpubench.buildinfo import package_versions
 from kgpubench.errors import ImportFormatError, ResultFormatError, SchemaValidationError
 from kgpubench.foundation.capped import loads_json
 from kgpubench.resources import bundled_path
+from kgpubench.results.records import (
+    ABSENT,
+    Aggregate,
+    DatasetRef,
+    FoldScores,
+    parse_aggregate,
+    parse_dataset,
+    parse_folds,
+    plain,
+)
 
 if TYPE_CHECKING:
     from kgpubench.tasks.data import Unusable
@@ -37,27 +47,6 @@ Status = Literal["ok", "failed"]
 Kind = Literal["model", "reference", "predictions"]
 
 
-class _Absent:
-    """Marks a field that a result of this kind does not carry (left out of its file)."""
-
-    _instance: _Absent | None = None
-
-    def __new__(cls) -> _Absent:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,16 +66,16 @@ class Result:
         The model's name and its file relative to the project root.
     model_sha256, predictions_sha256 : str or None
         The model file as sent and the predictions as received (None for the oracle).
-    dataset : dict
+    dataset : DatasetRef
         Config, store version and manifest hash, task rows and their hash, the selection report.
     split_sha256 : str or None
         Hash of the folds (:func:`kgpubench.tasks.splits.split_digest`).
-    folds : dict
+    folds : dict of str to FoldScores
         Per fold: ``n_train``, ``n_test``, ``scores`` (and ``problems`` for tasks that record them).
-    aggregate : dict
-        Per score: mean, std, median and fold count over the folds, and ``ci95``: the 95 % bootstrap interval of
-        the mean that the board and ``evaluate``'s summary print (``[low, high]``; None with fewer than two folds;
-        :func:`kgpubench.models.evaluation.aggregate`).
+    aggregate : dict of str to Aggregate or None
+        Per score (None: no fold has one): mean, std, median and fold count over the folds, and ``ci95``: the 95 %
+        bootstrap interval of the mean that the board and ``evaluate``'s summary print (``(low, high)``; None with
+        fewer than two folds; :func:`kgpubench.models.evaluation.aggregate`).
     samples : list
         Up to 400 (measured, predicted) pairs for the plots.
     seed : int or None
@@ -108,11 +97,11 @@ class Result:
     model_file: str = ABSENT
     model_sha256: str | None = ABSENT
     predictions_sha256: str | None = ABSENT
-    dataset: dict = ABSENT
+    dataset: DatasetRef = ABSENT
     split_sha256: str | None = ABSENT
     train_subsample: int | None = ABSENT
-    folds: dict = ABSENT
-    aggregate: dict = ABSENT
+    folds: dict[str, FoldScores] = ABSENT
+    aggregate: dict[str, Aggregate | None] = ABSENT
     samples: list = ABSENT
     seed: int | None = ABSENT
     limits: dict = ABSENT
@@ -127,6 +116,7 @@ class Result:
         if self.status not in ("ok", "failed"):
             raise SchemaValidationError(f"result {self.task}/{self.scheme}: status {self.status!r}; expected ok or "
                                         "failed (a skipped scheme is a Skipped record)")
+        _typed(self, f"result {self.where}")
 
     @classmethod
     def new(cls, *, status: Status, task: str, scheme: str, **values: Any) -> Result:
@@ -142,15 +132,12 @@ class Result:
     @property
     def rows_sha256(self) -> str | None:
         """The hash of the task rows the result was made with (``dataset.rows_sha256``)."""
-        return (self.dataset or {}).get("rows_sha256")
-
-    def scores(self, fold: str) -> dict[str, float | None]:
-        """The scores of one fold."""
-        return self.folds[fold]["scores"]
+        value = self.dataset.rows_sha256 if self.dataset else ABSENT
+        return None if value is ABSENT else value
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain data (absent fields left out, ``extra`` keys merged in)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        out = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name != "extra"}
         return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
 
     def to_json(self) -> str:
@@ -187,9 +174,9 @@ class Skipped:
         What could not be evaluated.
     reason : str
         Why, in one line (no rows, one GPU for a leave-one-GPU-out scheme, ...).
-    dataset : dict
-        What the rows were read from, as in a :class:`Result` (empty when the task has no rows); :data:`ABSENT`
-        when a read file has none.
+    dataset : DatasetRef
+        What the rows were read from, as in a :class:`Result` (no field set when the task has no rows);
+        :data:`ABSENT` when a read file has none.
     extra : dict
         Keys of a read file that no field declares.
     """
@@ -198,8 +185,11 @@ class Skipped:
     task: str
     scheme: str
     reason: str
-    dataset: dict = ABSENT
+    dataset: DatasetRef = ABSENT
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _typed(self, f"status {self.where}")
 
     @property
     def where(self) -> str:
@@ -209,7 +199,7 @@ class Skipped:
     def to_dict(self) -> dict[str, Any]:
         """The record as plain data (``status`` included; absent fields left out, ``extra`` keys merged in)."""
         out = {"status": self.status, "task": self.task, "scheme": self.scheme, "reason": self.reason,
-               "dataset": self.dataset}
+               "dataset": plain(self.dataset)}
         return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
 
     def to_json(self) -> str:
@@ -275,13 +265,31 @@ def read_record(data: dict[str, Any], *, where: str = "result") -> Record:
             "rewrite it with `kgpubench leaderboard run`.")
     if skipped:
         names = _SKIPPED_FIELDS
-        return Skipped(**{k: v for k, v in data.items() if k in names},
+        return Skipped(**_parsed({k: v for k, v in data.items() if k in names}, where),
                        extra={k: v for k, v in data.items() if k not in names and k != "status"})
     names = _RESULT_FIELDS
-    return Result(**{k: v for k, v in data.items() if k in names},
+    return Result(**_parsed({k: v for k, v in data.items() if k in names}, where),
                   extra={k: v for k, v in data.items() if k not in names})
 
 
+
+
+_PARSERS = {"folds": parse_folds, "aggregate": parse_aggregate, "dataset": parse_dataset}
+
+
+def _parsed(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """A record's fields with ``folds``, ``aggregate`` and ``dataset`` parsed into their records (a malformed value:
+    one line naming ``where`` and the key)."""
+    return {k: (_PARSERS[k](v, where) if k in _PARSERS and v is not ABSENT else v) for k, v in values.items()}
+
+
+def _typed(record: Result | Skipped, where: str) -> None:
+    """Parse a freshly built record's plain ``folds``, ``aggregate`` and ``dataset`` in place (records given, and
+    those :func:`read_record` parsed with the file's name, are kept)."""
+    for name, parse in _PARSERS.items():
+        value = getattr(record, name, ABSENT)
+        if value is not ABSENT:
+            object.__setattr__(record, name, parse(value, where))
 
 
 def round_floats(obj: Any, digits: int = 6) -> Any:

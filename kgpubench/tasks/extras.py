@@ -284,7 +284,7 @@ def budget(doc: dict) -> ExtraTable:
     def first(s: str) -> float:
         med = ((curves[s]["summary"].get(budgets[0]) or {}).get("median") if budgets else None)
         return -med if isinstance(med, (int, float)) else float("inf")
-    order = sorted(curves, key=lambda s: (s != ORACLE, first(s), s))
+    order = sorted(curves, key=lambda s: (not ORACLE.is_oracle(s), first(s), s))
     rows = [(s, *(_interval((curves[s]["summary"].get(n) or {}).get("median"),
                             (curves[s]["summary"].get(n) or {}).get("interval")) for n in budgets)) for s in order]
     rows += [(s, *("0 (by construction)" for _ in budgets)) for s, c in sorted(strategies.items()) if s not in curves]

@@ -14,7 +14,7 @@ import pytest
 from cli_helpers import cli
 
 RESULT = {"task": "autotune-config", "scheme": "by-gpu", "model": "m", "status": "ok", "wall_time_s": 2.0,
-          "folds": {"a": {}, "b": {}},
+          "folds": {"a": {"scores": {}}, "b": {"scores": {}}},
           "aggregate": {"top1_regret": {"mean": 0.25, "std": 0.01}, "kendall_tau": {"mean": 0.5, "std": 0.1}}}
 MODEL = "def make_model(task, seed):\n    return None\n"
 

@@ -14,6 +14,7 @@ from kgpubench.board.leaderboard import Job, baseline_files, results_dir, reusab
 from kgpubench.board.ranking import interval
 from kgpubench.models.evaluation import aggregate, fold_interval
 from kgpubench.resources import default_data_dir
+from kgpubench.results.records import Aggregate
 from kgpubench.results.result import Result, read_record, round_floats
 from kgpubench.sandbox.limits import Limits
 from kgpubench.store.store import Store
@@ -38,9 +39,9 @@ def test_the_interval_of_two_folds_by_hand():
     agg = aggregate(folds)
     # two folds: the bootstrap means are 1, 2 or 3 (the pair drawn twice, or once each); 2.5 % and 97.5 %
     # quantiles of 2,000 such draws are the extremes 1 and 3
-    assert agg["m"] == {"mean": 2.0, "std": 1.0, "median": 2.0, "folds": 2, "ci95": [1.0, 3.0]}
+    assert agg["m"] == Aggregate(mean=2.0, std=1.0, median=2.0, folds=2, ci95=(1.0, 3.0))
     assert agg["n"] is None
-    assert aggregate({"a": {"scores": {"m": 1.0}}})["m"]["ci95"] is None  # one fold: no interval
+    assert aggregate({"a": {"scores": {"m": 1.0}}})["m"].ci95 is None  # one fold: no interval
 
 
 def test_every_committed_result_carries_the_interval_the_board_prints():
@@ -49,11 +50,11 @@ def test_every_committed_result_carries_the_interval_the_board_prints():
     checked = 0
     for path, result in results:
         for metric, agg in result.aggregate.items():
-            if not isinstance(agg, dict):
+            if agg is None:
                 continue
             ci = interval(result, metric)
-            want = None if ci is None else round_floats([ci[0], ci[1]])
-            assert agg.get("ci95") == want, (path, metric)
+            want = None if ci is None else tuple(round_floats([ci[0], ci[1]]))
+            assert agg.ci95 == want, (path, metric)
             checked += want is not None
     assert checked > 1000
 
@@ -87,5 +88,5 @@ def test_the_interval_written_at_run_time_is_the_one_the_board_recomputes_from_t
     rng = np.random.default_rng(0)
     for _ in range(20):
         folds = {f"f{i}": {"scores": {"m": float(rng.uniform(0.1, 0.9))}} for i in range(8)}
-        written = round_floats(aggregate(folds)["m"]["ci95"])
+        written = round_floats(list(aggregate(folds)["m"].ci95))
         assert written == round_floats(fold_interval(round_floats(folds), "m"))

@@ -146,7 +146,7 @@ def test_every_leave_one_gpu_out_mean_has_its_per_gpu_breakdown_beside_it(shippe
             assert col is not None, (task.name, r.model)
             for row in body:
                 fold = r.folds.get(row[0])
-                want = "—" if fold is None else f"{fold['scores'][task.primary_metric]:.4g}"
+                want = "—" if fold is None else f"{fold.score(task.primary_metric):.4g}"
                 assert row[col] == want, (task.name, r.model, row[0])
         checked += 1
     assert checked >= 7  # autotune, programs, operators, rodinia x2, npb-tpb, stencil-tile, kernel-power...

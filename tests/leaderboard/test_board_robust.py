@@ -141,7 +141,7 @@ def test_any_gpu_of_the_data_is_a_fold_with_the_split_hash_of_the_rows_used(tmp_
 
     store = make_store(tmp_path / "store", autotune_table())
     res = evaluate(MEDIAN, "autotune-config", "by-gpu", folds=["GPU C"], data_dir=store.path)
-    assert list(res.folds) == ["GPU C"] and res.folds["GPU C"]["n_test"] == 24
+    assert list(res.folds) == ["GPU C"] and res.folds["GPU C"].n_test == 24
     write_split_files(autotune_table(), get_task("autotune-config"), tmp_path / "splits")
     assert res.split_sha256 == split_sha256("autotune-config", "by-gpu", tmp_path / "splits")
     assert res.split_sha256 != split_sha256("autotune-config", "by-gpu")  # not the packaged data's file
@@ -229,7 +229,7 @@ def test_verify_tolerance_is_per_metric_and_printed(two_gpu_store, median_result
 
     res = evaluate(MEDIAN, "autotune-config", "by-gpu", data_dir=two_gpu_store.path).rounded()
     fold = next(iter(res.folds))
-    value = res.folds[fold]["scores"]["kendall_tau"] or 1.0
+    value = res.folds[fold].score("kendall_tau") or 1.0
 
     def with_tau(tau: float) -> Result:
         data = json.loads(res.to_json())

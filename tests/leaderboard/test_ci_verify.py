@@ -44,7 +44,7 @@ def _fast_results() -> dict[tuple[str, str, str], Result]:
 
 
 def _metrics(results) -> set[str]:
-    return {m for r in results for fold in r.folds.values() for m in fold["scores"]}
+    return {m for r in results for fold in r.folds.values() for m in fold.scores}
 
 
 @pytest.mark.unit

@@ -107,7 +107,7 @@ def test_add_a_baseline(store, tmp_path):
     result = evaluate(path, "autotune-config", "by-gpu", data_dir=store.path, trust=True)
     data = task_data("autotune-config", "by-gpu", store.path)
     assert result.status == "ok" and result.model == "median_dummy"
-    assert {f: r["scores"]["male"] for f, r in result.folds.items()} == pytest.approx(_median_male_by_fold(data))
+    assert {f: r.score("male") for f, r in result.folds.items()} == pytest.approx(_median_male_by_fold(data))
 
 
 def _rows_from_toy(loaded, prov, *, gpu=None):

@@ -172,7 +172,7 @@ def test_score_accepts_exact_coverage_and_refuses_wrong_rows(tmp_path, store):
     good = tmp_path / "good.parquet"
     df.to_parquet(good)
     res = score_predictions(good, "autotune-config", "by-gpu", data_dir=store.path)
-    assert res.aggregate["top1_regret"]["mean"] == 0.0 and res.aggregate["male"]["mean"] == 0.0
+    assert res.aggregate["top1_regret"].mean == 0.0 and res.aggregate["male"].mean == 0.0
     bad = tmp_path / "bad.parquet"
     df.drop(index=[0, 1]).to_parquet(bad)
     with pytest.raises(SchemaValidationError, match="fold GPU A: 2 test row\\(s\\) missing"):
@@ -216,10 +216,10 @@ def test_the_submitting_score_recipe_runs_and_scores(tmp_path):
     assert task_folds("kernel-power", "random10", store.path)
     res = score_predictions(tmp_path / "predictions.parquet", "kernel-power", "random10", data_dir=store.path)
     assert sorted(res.folds, key=int) == task_folds("kernel-power", "random10", store.path)
-    assert res.dataset["rows"] == 64 and sum(f["n_test"] for f in res.folds.values()) == 64
+    assert res.dataset.rows == 64 and sum(f.n_test for f in res.folds.values()) == 64
     preds = pd.read_parquet(tmp_path / "predictions.parquet")
     truth = kgpubench.load_dataset("kernels", format="pandas", data_dir=store.path).set_index("row_id")["power_w_avg"]
     for fold, rec in res.folds.items():  # the fold's MAPE, by hand from the file and the measured power
         part = preds[preds["fold"] == fold]
         y = truth.loc[part["row_id"]].to_numpy()
-        assert rec["scores"]["mape"] == pytest.approx(100 * np.mean(np.abs(part["prediction"].to_numpy() - y) / y))
+        assert rec.score("mape") == pytest.approx(100 * np.mean(np.abs(part["prediction"].to_numpy() - y) / y))

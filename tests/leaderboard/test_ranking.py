@@ -29,7 +29,8 @@ from kgpubench.tasks import get_task, list_tasks
 TASK = get_task("autotune-config")  # top1_regret, lower is better; first evaluated scheme random10
 
 
-def _res(model, per_fold, *, kind="model", measurements=None, scheme="random10", problems=0) -> Result:
+def _res(model, per_fold, *, kind="model", measurements=None, scheme="random10", problems=0, rows=None,
+         median=0.0) -> Result:
     folds = {}
     for i, v in enumerate(per_fold):
         scores = {"top1_regret": v}
@@ -37,11 +38,12 @@ def _res(model, per_fold, *, kind="model", measurements=None, scheme="random10",
             scores["measurements"] = measurements
         folds[str(i)] = {"scores": scores, "problems": {f"p{i}-{j}": {"chosen": 1.0, "best": 1.0}
                                                         for j in range(problems)}}
-    agg = {"top1_regret": {"mean": sum(per_fold) / len(per_fold), "std": 0.0, "median": 0.0, "folds": len(folds)}}
+    agg = {"top1_regret": {"mean": sum(per_fold) / len(per_fold), "std": 0.0, "median": median, "folds": len(folds)}}
     if measurements is not None:
         agg["measurements"] = {"mean": measurements, "std": 0.0, "median": measurements, "folds": len(folds)}
     return read_record({"task": TASK.name, "scheme": scheme, "model": model, "kind": kind, "status": "ok",
-                        "folds": folds, "aggregate": agg, "date": "2026-11-25", "dataset": {"version": "0.1.0"},
+                        "folds": folds, "aggregate": agg, "date": "2026-11-25",
+                        "dataset": {"version": "0.1.0", **({} if rows is None else {"rows": rows})},
                         "wall_time_s": 1.0})
 
 
@@ -89,16 +91,14 @@ def test_the_fold_note_says_how_many_folds_and_why_fewer():
 
 
 def test_the_fold_note_states_the_problems_counted_on_the_store():
-    nine = [_res("a", [0.1] * 9)]
-    nine[0].dataset["rows"] = 500
+    nine = [_res("a", [0.1] * 9, rows=500)]
     cols = ("gpu_name", "kernel", "problem_size")
     counts = SchemeProblems(rows=500, columns=cols, problems=19, per_fold={str(i): 2 + (i == 0) for i in range(9)})
     assert folds_note("random10", nine, counts) == (
         "19 problems (gpu_name, kernel, problem_size), each in one test fold. Test folds: 9 of 10: `random10` hashes "
         "each problem into one of 10 buckets, one bucket a test fold, and bucket 9 drew none of them.")
-    one = _res("a", [0.1], scheme="holdout80")
-    holdout = [replace(one, folds={"holdout": one.folds["0"]})]
-    holdout[0].dataset["rows"] = 500
+    one = _res("a", [0.1], scheme="holdout80", rows=500)
+    holdout = [replace(one, folds={"holdout": replace(one.folds["0"], name="holdout")})]
     counts = SchemeProblems(rows=500, columns=cols, problems=19, per_fold={"holdout": 8})
     assert folds_note("holdout80", holdout, counts) == (
         "19 problems (gpu_name, kernel, problem_size), 8 of them in the test fold. Test folds: 1 (one split: no "
@@ -204,8 +204,7 @@ def test_the_goal_names_the_same_best_model_as_the_tables():
     from kgpubench.board.render import goal_blocks
 
     # x: perfect on two GPUs, bad on the third (median 0, mean 0.3); y: 0.15 everywhere (mean 0.15): y ranks first
-    x, y = _res("x", [0.0, 0.0, 0.9], scheme="by-gpu"), _res("y", [0.15, 0.15, 0.15], scheme="by-gpu")
-    x.aggregate["top1_regret"]["median"], y.aggregate["top1_regret"]["median"] = 0.0, 0.15
+    x, y = _res("x", [0.0, 0.0, 0.9], scheme="by-gpu"), _res("y", [0.15, 0.15, 0.15], scheme="by-gpu", median=0.15)
     oracle = _res("oracle", [0.0, 0.0, 0.0], kind="reference", scheme="by-gpu")
     assert [r.model for r in best(TASK, [x, y, oracle])] == ["y"]
     headings = [b.text for b in goal_blocks(_entries([x, y, oracle])) if b.kind == "h3"]

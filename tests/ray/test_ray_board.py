@@ -10,6 +10,7 @@ import pytest
 from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
+from kgpubench.results.records import Aggregate
 
 pytestmark = [pytest.mark.usefixtures("ray_local"), pytest.mark.slow]
 FAST = [p for p in lb.baseline_files() if p.stem in ("median", "regression_tree")]
@@ -139,7 +140,7 @@ def test_join_folds_keeps_the_serial_sample_and_hash():
              for i in range(2)]
     out = join_folds(parts)
     # two folds (1 and 2): the bootstrap's 2.5 % and 97.5 % quantiles of the resampled means are 1 and 2
-    assert out.aggregate["m"] == {"mean": 1.5, "std": 0.5, "median": 1.5, "folds": 2, "ci95": [1.0, 2.0]}
+    assert out.aggregate["m"] == Aggregate(mean=1.5, std=0.5, median=1.5, folds=2, ci95=(1.0, 2.0))
     assert len(out.samples) == 400 and out.wall_time_s == 3.0 and out.model == "x"
     expected = hashlib.sha256(b"0:2:" + np.array([1.0, 2.0]).tobytes() + b"1:1:" + np.array([3.5]).tobytes())
     assert out.predictions_sha256 == expected.hexdigest()

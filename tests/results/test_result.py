@@ -49,7 +49,7 @@ def test_a_committed_skipped_scheme_round_trips_as_a_typed_skipped_record():
     if path.parent.parent.name == "kernel-power":
         assert skipped.reason == ("every row has one GPU (NVIDIA H100 80GB HBM3), so leave-one-GPU-out has no "
                                   "training fold; it needs rows of at least two GPUs")
-        assert skipped.dataset["rows"] == 297 and skipped.extra == {}
+        assert skipped.dataset.rows == 297 and skipped.extra == {}
     assert skipped.to_json().encode() == raw  # Skipped -> JSON: the committed bytes
     again = Skipped.from_dict(json.loads(skipped.to_json()))  # JSON -> Skipped: the same record, reason included
     assert again == skipped and again.reason == skipped.reason

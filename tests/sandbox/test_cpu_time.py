@@ -81,6 +81,6 @@ def test_cpu_time_counts_the_sandboxed_model_and_the_summary_prints_the_aggregat
     summary = result_summary(result)
     stored = result.rounded()  # as the result file reads back: the board recomputes the interval from it
     for metric in ("male", "mdape"):
-        ci = stored.aggregate[metric]["ci95"]
-        assert ci is not None and list(interval(stored, metric)) == ci and ci[0] <= ci[1]
+        ci = stored.aggregate[metric].ci95
+        assert ci is not None and tuple(interval(stored, metric)) == ci and ci[0] <= ci[1]
         assert f"[{number(ci[0], 3)}, {number(ci[1], 3)}]" in summary

@@ -53,7 +53,7 @@ def test_baselines_score_exactly_as_in_process(name, store):
     data = task_data("autotune-config", "by-gpu", store.path)
     scores, digest = _in_process(BASELINES[name], data)
     res = evaluate(BASELINES[name], "autotune-config", "by-gpu", data=data)
-    assert {f: r["scores"] for f, r in res.folds.items()} == scores
+    assert {f: r.scores for f, r in res.folds.items()} == scores
     assert res.predictions_sha256 == digest
     assert res.model_sha256 == hashlib.sha256(BASELINES[name].read_bytes()).hexdigest()
     assert sorted(res.folds) == ["GPU A", "GPU B", "GPU C"]
@@ -65,9 +65,9 @@ def test_a_measuring_model_is_served_and_counted_by_the_parent(tmp_path):
     data = task_data("npb-tpb", "by-gpu", npb.path)
     scores, _ = _in_process(BASELINES["npb_profiling"], data)
     res = evaluate(BASELINES["npb_profiling"], "npb-tpb", "by-gpu", data=data)
-    assert {f: r["scores"] for f, r in res.folds.items()} == scores
-    assert [r["scores"]["measurements"] for r in res.folds.values()] == [7.0, 7.0]  # 1 + 2 + 2 + 2, by hand
-    assert [r["scores"]["app_time_ratio"] for r in res.folds.values()] == pytest.approx([1.0, 1.0])
+    assert {f: r.scores for f, r in res.folds.items()} == scores
+    assert [r.score("measurements") for r in res.folds.values()] == [7.0, 7.0]  # 1 + 2 + 2 + 2, by hand
+    assert [r.score("app_time_ratio") for r in res.folds.values()] == pytest.approx([1.0, 1.0])
 
 
 @needs_isolation

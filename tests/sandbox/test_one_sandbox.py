@@ -189,7 +189,7 @@ def test_evaluate_hands_out_the_predictions_it_hashed(store):
     data = task_data("autotune-config", "by-gpu", store.path)
     preds: list = []
     res = evaluate(MEDIAN, "autotune-config", "by-gpu", data=data, predictions=preds)
-    assert [len(p) for p in preds] == [r["n_test"] for r in res.folds.values()] == [24, 24, 24]
+    assert [len(p) for p in preds] == [r.n_test for r in res.folds.values()] == [24, 24, 24]
     assert predictions_sha256(preds) == res.predictions_sha256
     one: list = []
     single = evaluate(MEDIAN, "autotune-config", "by-gpu", data=data, folds=["GPU B"], predictions=one)

@@ -7,16 +7,18 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kgpubench.board.ranking import bootstrap_interval, fold_values
-from kgpubench.board.render import per_gpu_scores
+from kgpubench.board.result_set import ResultSet
 from kgpubench.board.site import draw, site_pages
 from kgpubench.board.site.check import check_site, parse_page
 from kgpubench.board.site.data import PlotSpec, regrets_of
 from kgpubench.board.site.pages import doc_html, number
+from kgpubench.results.records import ABSENT
 from kgpubench.results.result import BoardEntry, Result, read_record
 from kgpubench.tasks import get_task
 
@@ -60,11 +62,11 @@ def test_overview_lists_every_task_with_its_best_model(rendered_site):
     text = (folder / "index.html").read_text()
     task = get_task("autotune-config")
     first = _scored(results, task.name, "random10")
-    best = min(first, key=lambda r: r.aggregate["top1_regret"]["mean"])
+    best = min(first, key=lambda r: r.aggregate["top1_regret"].mean)
     row = _cells(text, "autotune-config")
     assert row[4] == f"{best.model} (random10)"
     lo, hi = bootstrap_interval(fold_values(best, "top1_regret"))
-    assert row[5] == f"{best.aggregate['top1_regret']['mean']:.4g} [{number(lo, 3)}, {number(hi, 3)}]"
+    assert row[5] == f"{best.aggregate['top1_regret'].mean:.4g} [{number(lo, 3)}, {number(hi, 3)}]"
     assert _cells(text, "stencil-tile")[4] == "—"  # no result: no best model
     assert '<a href="task-npb-tpb.html">npb-tpb</a>' in text
 
@@ -85,8 +87,8 @@ def test_task_page_puts_the_seed_metrics_beside_ours(rendered_site):
     mape, male = xgb.aggregate["mape"], xgb.aggregate["male"]
     # the mean over folds and its 95 % bootstrap interval over the folds, as the README shows it
     lo, hi = bootstrap_interval(fold_values(xgb, "mape"))
-    assert row[labels.index("mape")] == f"{number(mape['mean'], 4)} [{number(lo, 3)}, {number(hi, 3)}]"
-    assert lo <= mape["mean"] <= hi and row[labels.index("male")].startswith(f"{male['mean']:.4g} [")
+    assert row[labels.index("mape")] == f"{number(mape.mean, 4)} [{number(lo, 3)}, {number(hi, 3)}]"
+    assert lo <= mape.mean <= hi and row[labels.index("male")].startswith(f"{male.mean:.4g} [")
     assert "±" not in section.split("</table>")[0]
     # the failed model is a note, the skipped scheme says why
     assert "<strong>Failed</strong>: <code>broken_model</code>: fold 3: predict returned 5 NaN values" in text
@@ -109,10 +111,10 @@ def test_ranks_follow_the_primary_metric(rendered_site):
     section = text[text.index('id="scheme-random10"'):]
     ranked = [(c[0], c[1]) for c in _rank_cells(section.split("</table>")[0])]
     mine = _scored(results, "npb-tpb", "random10")
-    measuring = [r.model for r in sorted((r for r in mine if r.aggregate["measurements"]["mean"] > 0),
-                                         key=lambda r: (r.aggregate["app_time_ratio"]["mean"], r.model))]
+    measuring = [r.model for r in sorted((r for r in mine if r.aggregate["measurements"].mean > 0),
+                                         key=lambda r: (r.aggregate["app_time_ratio"].mean, r.model))]
     models = sorted((r for r in mine if r.model not in measuring),
-                    key=lambda r: (r.aggregate["app_time_ratio"]["mean"], r.model))
+                    key=lambda r: (r.aggregate["app_time_ratio"].mean, r.model))
     assert ranked[0] == ("—", "oracle — upper bound (measures the test rows)")
     assert ranked[1:1 + len(measuring)] == [("—", f"{m} (measures the target)") for m in measuring]
     assert [m for _, m in ranked[1 + len(measuring):]] == [r.model for r in models]
@@ -125,7 +127,7 @@ def test_per_gpu_table_holds_each_held_out_gpu_score(rendered_site):
     lgbm = _result(results, "autotune-config", "by-gpu", "lgbm")
     header = _cells(section, "held-out GPU")
     for gpu, fold in lgbm.folds.items():
-        assert _cells(section, gpu)[header.index("lgbm")] == f"{fold['scores']['top1_regret']:.4g}"
+        assert _cells(section, gpu)[header.index("lgbm")] == f"{fold.score('top1_regret'):.4g}"
     assert '<img src="plots/autotune-config--per-gpu.svg"' in section
     assert "comes from 1 GPU(s): NVIDIA H100 80GB HBM3" in (folder / "task-kernel-time.html").read_text()
     power = (folder / "task-kernel-power.html").read_text()
@@ -133,7 +135,7 @@ def test_per_gpu_table_holds_each_held_out_gpu_score(rendered_site):
     xgb = _result(results, "kernel-power", "by-gpu", "xgb")
     assert sorted(xgb.folds) == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]  # protocol 1 and protocol 2 rows
     for gpu, fold in xgb.folds.items():
-        assert _cells(power, gpu)[_cells(power, "held-out GPU").index("xgb")] == f"{fold['scores']['male']:.4g}"
+        assert _cells(power, gpu)[_cells(power, "held-out GPU").index("xgb")] == f"{fold.score('male'):.4g}"
 
 
 def test_provenance_names_hashes_and_links_the_result_file(rendered_site):
@@ -144,7 +146,7 @@ def test_provenance_names_hashes_and_links_the_result_file(rendered_site):
     block = block[:block.index("</table>")]
     assert _cells(block, "model sha256")[1] == r.model_sha256[:12] + "…"
     assert _cells(block, "split sha256")[1] == r.split_sha256[:12] + "…"
-    assert _cells(block, "task rows sha256")[1] == r.dataset["rows_sha256"][:12] + "…"
+    assert _cells(block, "task rows sha256")[1] == r.dataset.rows_sha256[:12] + "…"
     assert 'href="results/npb-tpb/random10/median.json"' in block
     assert json.loads((folder / "results/npb-tpb/random10/median.json").read_text())["model"] == "median"
 
@@ -168,8 +170,7 @@ def test_regrets_per_problem_and_per_gpu_scores_by_hand():
         "1": {"scores": {"app_time_ratio": 1.2}, "problems": {"c": {"chosen": 1.25, "best": 1.0}}}}})
     values, unit = regrets_of(task, result)
     assert unit == "test problems" and values == [1.0, 0.0, 0.25]
-    for fold in result.folds.values():
-        del fold["problems"]
+    result = replace(result, folds={k: replace(f, problems=ABSENT) for k, f in result.folds.items()})
     assert regrets_of(task, result) == ([1.1, 1.2], "folds")
 
     auto = get_task("autotune-config")
@@ -180,8 +181,8 @@ def test_regrets_per_problem_and_per_gpu_scores_by_hand():
             "aggregate": {"top1_regret": {"mean": (a + b) / 2, "std": 0}},
             "folds": {"GPU A": {"scores": {"top1_regret": a}}, "GPU B": {"scores": {"top1_regret": b}}}}))
     recs = [rec("m1", 0.4, 0.2), rec("m2", 0.1, 0.1), rec("transfer", 0.9, 0.9), rec("oracle", 0, 0)]
-    assert per_gpu_scores(auto, recs, limit=1) == {"m2": {"GPU A": 0.1, "GPU B": 0.1},
-                                                   "transfer": {"GPU A": 0.9, "GPU B": 0.9}}
+    assert ResultSet.of(auto, recs).per_gpu(limit=1) == {"m2": {"GPU A": 0.1, "GPU B": 0.1},
+                                                          "transfer": {"GPU A": 0.9, "GPU B": 0.9}}
 
 
 def test_numbers_avoid_exponents_where_digits_do():

@@ -137,7 +137,7 @@ def test_predictions_are_scored_as_given(tmp_path, store):
                                "by-gpu", data_dir=store.path)
     assert res["kind"] == "predictions" and res["model"] == "guess"
     assert res["aggregate"]["male"]["mean"] == pytest.approx(np.log(1.5), rel=1e-5)
-    assert res["aggregate"]["top1_regret"]["mean"] == direct.aggregate["top1_regret"]["mean"] == 0.0
+    assert res["aggregate"]["top1_regret"]["mean"] == direct.aggregate["top1_regret"].mean == 0.0
     no_url = folder(tmp_path / "b", "guess", meta=META.format(name="guess"), model=None)
     (no_url / "predictions").mkdir()
     with pytest.raises(SchemaValidationError, match="give `url`"):
@@ -147,7 +147,7 @@ def test_predictions_are_scored_as_given(tmp_path, store):
 def _result(model, value, task="autotune-config", scheme="by-gpu", **more) -> Result:
     return Result.from_dict({
         "task": task, "scheme": scheme, "model": model, "status": "ok", "wall_time_s": 2.0,
-        "folds": {"a": {}, "b": {}},
+        "folds": {"a": {"scores": {}}, "b": {"scores": {}}},
         "aggregate": {"top1_regret": {"mean": value, "std": 0.01}, "kendall_tau": {"mean": 0.5, "std": 0.1}},
         **more})
 
@@ -185,7 +185,7 @@ def test_a_one_fold_result_is_ranked_against_the_same_fold_of_each_board_model()
     assert "on the board it would rank 2 of 3 by top1_regret on the same fold(s) (x)" in text
     assert board_rank(_scored("all", {"x": 0.2, "y": 0.2, "z": 0.2}), board) == (2, 3)  # means: 0.2 vs 0.1, 0.35
     unscored = [_result("a", 0.1), _result("b", 0.3)]  # folds a, b without per-fold scores
-    one = _result("mine", 0.2, folds={"a": {}})
+    one = _result("mine", 0.2, folds={"a": {"scores": {}}})
     assert board_rank(one, unscored) is None
     assert "no rank: the board's models have no score on these fold(s)" in result_summary(one, board=unscored)
 

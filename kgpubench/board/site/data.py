@@ -10,12 +10,11 @@ import numpy as np
 
 from kgpubench.board.ranking import field as record_field
 from kgpubench.board.ranking import headline
-from kgpubench.board.render import BY_GPU, per_gpu_scores, ranked
+from kgpubench.board.result_set import BY_GPU, ResultSet
 from kgpubench.board.site.plots import colour_map
 from kgpubench.results.result import BoardEntry, Result
 from kgpubench.tasks import Task
 from kgpubench.tasks.metrics import METRICS
-from kgpubench.tasks.reference import ORACLE
 
 CDF_MODELS = 5
 BAR_MODELS = 3
@@ -61,14 +60,8 @@ def extra_plot_specs(extras) -> list[PlotSpec]:
             for e in extras or () if e.plot is not None and e.plot.file]
 
 
-def learned(task: Task, entries: list[BoardEntry]) -> list[Result]:
-    """Scored results of one scheme in the board's order (:mod:`kgpubench.board.ranking`): the ranked learned models
-    best first, then the strategies that measure the target; without the oracle."""
-    return [r for r in ranked(task, entries) if r.model != ORACLE]
-
-
 def _best_with_samples(task: Task, entries: list[BoardEntry]) -> Result | None:
-    return next((r for r in learned(task, entries) if r.samples), None)
+    return next((r for r in ResultSet.of(task, entries).ranked() if r.samples), None)
 
 
 def regrets_of(task: Task, result: Result) -> tuple[list[float], str]:
@@ -76,11 +69,11 @@ def regrets_of(task: Task, result: Result) -> tuple[list[float], str]:
     chosen and best times (``chosen / best - 1``, exact, no noise allowance), else per fold (the primary
     metric, which allows for noise)."""
     per_problem = [rec["chosen"] / rec["best"] - 1.0 for fold in result.folds.values()
-                   for rec in fold.get("problems", {}).values() if rec.get("best")]
+                   for rec in (fold.problems or {}).values() if rec.get("best")]
     if per_problem:
         return per_problem, "test problems"
     metric = task.primary_metric
-    return [f["scores"][metric] for f in result.folds.values() if f["scores"].get(metric) is not None], "folds"
+    return [f.score(metric) for f in result.folds.values() if f.score(metric) is not None], "folds"
 
 
 def regret_metric(task: Task) -> bool:
@@ -108,7 +101,7 @@ def plots_for(task: Task, grouped: dict[str, list[BoardEntry]]) -> list[PlotSpec
                 "factor of 2 off.", {"quantity": quantity, "model": best.model}))
         if regret_metric(task):
             series, unit = {}, "folds"
-            for r in learned(task, recs)[:CDF_MODELS]:
+            for r in ResultSet.of(task, recs).ranked()[:CDF_MODELS]:
                 values, unit = regrets_of(task, r)
                 if values:
                     series[r.model] = values
@@ -123,7 +116,7 @@ def plots_for(task: Task, grouped: dict[str, list[BoardEntry]]) -> list[PlotSpec
                        "measurement noise as optimal)." if unit == "test problems" else
                        f"Per fold: `{task.primary_metric}` (this task's results record no per-problem times)."),
                     {"unit": unit}))
-    bars = per_gpu_scores(task, grouped.get(BY_GPU, []), limit=BAR_MODELS)
+    bars = ResultSet.of(task, grouped.get(BY_GPU, [])).per_gpu(limit=BAR_MODELS)
     if bars:
         metric = task.primary_metric
         out.append(PlotSpec(
@@ -143,7 +136,7 @@ def _direction(metric: str) -> str:
 def gpus_of(entries: list[BoardEntry]) -> list[str]:
     """The GPUs whose rows a task's results used (from the recorded data selection)."""
     for e in entries:
-        sel = (record_field(e.record, "dataset") or {}).get("selection") or {}
+        sel = record_field(record_field(e.record, "dataset"), "selection") or {}
         if sel.get("gpus"):
             return list(sel["gpus"])
     return []
@@ -167,15 +160,19 @@ def provenance(entry: BoardEntry, base: Path | None) -> dict[str, tuple[str, str
     def get(name: str, default: object = None):
         return record_field(result, name, default)
 
-    ds = get("dataset") or {}
+    ds = get("dataset")
+
+    def data(name: str, default: object = None):
+        return record_field(ds, name, default)
+
     packages = get("packages") or {}
     out = {
         "model file": (get("model_file") or "—", None),
         "model sha256": (_short(get("model_sha256")), get("model_sha256")),
         "commit": (_short(extra.get("commit")) if extra.get("commit") else "not recorded", extra.get("commit")),
-        "dataset": (f"{ds.get('config', '—')} {ds.get('version', '')}, {ds.get('rows', '—')} rows", None),
-        "task rows sha256": (_short(ds.get("rows_sha256")), ds.get("rows_sha256")),
-        "manifest sha256": (_short(ds.get("manifest_sha256")), ds.get("manifest_sha256")),
+        "dataset": (f"{data('config', '—')} {data('version', '')}, {data('rows', '—')} rows", None),
+        "task rows sha256": (_short(data("rows_sha256")), data("rows_sha256")),
+        "manifest sha256": (_short(data("manifest_sha256")), data("manifest_sha256")),
         "split sha256": (_short(get("split_sha256")), get("split_sha256")),
         "seed / threads": (f"{get('seed', '—')} / {(get('limits') or {}).get('threads', '—')}", None),
         "versions": (", ".join(f"{k} {packages[k]}" for k in PACKAGES_SHOWN if k in packages) or "—", None),

@@ -11,10 +11,9 @@ from pathlib import Path
 from markupsafe import Markup
 
 from kgpubench.board.counts import SchemeProblems
-from kgpubench.board.ranking import RULE, best, cell, field, folds_note, headline, number, role
+from kgpubench.board.ranking import RULE, cell, field, folds_note, headline, number, role
 from kgpubench.board.ranking import label as model_label
 from kgpubench.board.render import (
-    BY_GPU,
     MEASUREMENTS,
     REFERENCES_ANCHOR,
     SEES_HEADER,
@@ -23,13 +22,10 @@ from kgpubench.board.render import (
     STALE_LEGEND,
     STALE_MARK,
     TOLERANCE_NOTE,
-    any_stale,
     board,
-    entry_standings,
     goal_blocks,
     of_status,
     per_gpu_rows,
-    per_gpu_scores,
     records,
     reference_blocks,
     scored,
@@ -39,6 +35,7 @@ from kgpubench.board.render import (
     selection_note,
     stale_label,
 )
+from kgpubench.board.result_set import BY_GPU, ResultSet
 from kgpubench.board.site.data import (
     PlotSpec,
     gpus_of,
@@ -101,7 +98,7 @@ def score_table(task: Task, entries: list[BoardEntry]) -> Markup:
     extra = [MEASUREMENTS] if any(MEASUREMENTS in r.aggregate for r in scored(entries)) else []
     header = [Cell("rank"), Cell("model"), *[_metric_header(task, m) for m in metrics],
               *[Cell(e, href=metric_link(e), cls="ours") for e in extra], Cell("folds")]
-    table_order = entry_standings(task, entries)
+    table_order = ResultSet.of(task, entries).standings()
     shown = {}
     for m in metrics:
         vals = [headline(s.result, m) for s, _ in table_order if s.rank is not None]
@@ -153,7 +150,7 @@ def scheme_view(task: Task, scheme: str, entries: list[BoardEntry], plots: list[
         "skipped": ((f"{STALE_MARK} " if skipped.stale else "") + skipped.record.reason if skipped else None),
         "folds_note": folds_note(scheme, records(entries), counts) if scored(entries) else None,
         "score_table": score_table(task, entries) if scored(entries) else None,
-        "stale": STALE_LEGEND if any_stale(entries) else None,
+        "stale": STALE_LEGEND if ResultSet.of(task, entries).stale() else None,
         "failed": [(stale_label(e, e.record.model), field(e.record, "message", "")) for e in
                    sorted(of_status(entries, "failed"), key=lambda e: e.record.model)],
         "plots": [p for p in plots if p.name.startswith(f"plots/{task.name}--{scheme}--")],
@@ -175,7 +172,7 @@ def per_gpu_view(task: Task, grouped: dict[str, list[BoardEntry]], plots: list[P
     """What the per-GPU breakdown shows: the primary metric per held-out GPU and model, or why there is none."""
     everything = [e for es in grouped.values() for e in es]
     gpus = gpus_of(everything)
-    scores = per_gpu_scores(task, grouped.get(BY_GPU, []))
+    scores = ResultSet.of(task, grouped.get(BY_GPU, [])).per_gpu()
     if scores:
         metric = task.primary_metric
         models = list(scores)
@@ -264,7 +261,7 @@ def _best_line(task: Task, grouped: dict[str, list[BoardEntry]]) -> tuple[str, s
     interval on the task's first scheme with ranked results; never the oracle or a strategy that measures the
     target."""
     for scheme in task.evaluated_schemes:
-        top = best(task, records(grouped.get(scheme, [])))
+        top = ResultSet.of(task, grouped.get(scheme, [])).best()
         if top:
             names = " = ".join(r.model for r in top)
             return f"{names} ({scheme})", cell(top[0], task.primary_metric)
@@ -278,7 +275,7 @@ def _unseen_gpu_line(task: Task, grouped: dict[str, list[BoardEntry]]) -> tuple[
     scheme = gpu_scheme(task)
     if scheme is None:
         return "— (no leave-one-GPU-out scheme)", "—"
-    top = best(task, records(grouped.get(scheme, [])))
+    top = ResultSet.of(task, grouped.get(scheme, [])).best()
     if not top:
         return f"— (no ranked {scheme} result)", "—"
     return f"{' = '.join(r.model for r in top)} ({scheme})", cell(top[0], task.primary_metric)
@@ -292,7 +289,7 @@ def overview_page(results: list[BoardEntry], tasks: list[Task], nav: list[NavIte
     for t in tasks:
         recs = [e for es in grouped[t.name].values() for e in es]
         gpus = gpus_of(recs)
-        counted = ((field(r, "dataset") or {}).get("rows") for r in records(recs))
+        counted = (field(field(r, "dataset"), "rows") for r in records(recs))
         n_rows = next((n for n in counted if n), None)
         top, score = _best_line(t, grouped[t.name])
         unseen, unseen_score = _unseen_gpu_line(t, grouped[t.name])
