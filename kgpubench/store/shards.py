@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -114,10 +115,15 @@ def config_of(schema: pa.Schema, path: Path | str) -> str:
     )
 
 
-def read_file(path: Path) -> pa.Table:
-    """Read one parquet file, turning unreadable files into a clear error."""
+def read_file(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read one parquet file, turning unreadable files into a clear error; ``columns``: only those the file
+    holds, in that order (one it lacks is left out)."""
     try:
-        return pq.read_table(path)
+        if columns is None:
+            return pq.read_table(path)
+        with pq.ParquetFile(path) as file:
+            present = set(file.schema_arrow.names)
+            return file.read(columns=[c for c in columns if c in present])
     except PermissionError as exc:
         raise SchemaValidationError(f"{path}: cannot read the file ({exc.strerror or exc}); check its "
                                     "permissions.") from None

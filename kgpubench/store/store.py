@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -272,9 +272,18 @@ class Store:
             raise failure
         return table
 
-    def read(self, config: str, *, verify: bool = True) -> pa.Table:
-        """All rows of ``config`` conformed to the current schema (an empty table when there are none)."""
+    def read(self, config: str, *, verify: bool = True, columns: Sequence[str] | None = None) -> pa.Table:
+        """All rows of ``config`` conformed to the current schema (an empty table when there are none).
+
+        ``columns`` (declared names) reads only those, in that order, without hash checks (``verify`` must be
+        False): a column a file lacks is null, as the whole table would have it.
+        """
         decl = get_table(config)
+        if columns is not None:
+            if verify:
+                raise ValueError("Store.read: columns= reads parts of files, which cannot be hash-checked; "
+                                 "pass verify=False")
+            return self._read_columns(config, list(columns))
         tables = []
         for entry in self.files(config):
             path = self.path / entry["path"]
@@ -282,6 +291,21 @@ class Store:
             tables.append(conform(table, config, path))
         if not tables:
             return decl.empty()
+        return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+    def _read_columns(self, config: str, columns: list[str]) -> pa.Table:
+        schema = get_table(config).arrow_schema()
+        unknown = [c for c in columns if c not in schema.names]
+        if unknown:
+            raise ValueError(f"Store.read: {unknown[0]!r} is not a column of schema {config}")
+        target = pa.schema([schema.field(c) for c in columns])
+        tables = []
+        for entry in self.files(config):
+            path = self.path / entry["path"]
+            table = read_file(path, columns=columns)
+            tables.append(conform(table, config, path, schema=target))
+        if not tables:
+            return target.empty_table()
         return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
     def _keys(self, config: str) -> pa.Array:
@@ -717,15 +741,21 @@ def _sync_dirs(folders: Iterable[Path]) -> None:
             os.close(fd)
 
 
-def conform(table: pa.Table, config: str, path: Path | str = "<table>") -> pa.Table:
-    """Cast a stored file to the current schema; columns added by a later schema version become null."""
+def conform(table: pa.Table, config: str, path: Path | str = "<table>", *,
+            schema: pa.Schema | None = None) -> pa.Table:
+    """Cast a stored file to the current schema; columns added by a later schema version become null.
+
+    ``schema``: only these declared columns (a subset of the current schema, in its order or any other).
+    """
     decl = get_table(config)
-    schema = decl.arrow_schema()
+    schema = decl.arrow_schema() if schema is None else schema
+    wanted = set(schema.names)
     if table.schema.equals(schema, check_metadata=False):  # written by this schema version: nothing to cast
         return table.replace_schema_metadata(schema.metadata)
     have = {name: i for i, name in enumerate(table.schema.names)}
     cols = []
-    for col in decl.columns:
+    by_name = {col.name: col for col in decl.columns if col.name in wanted}
+    for col in (by_name[name] for name in schema.names):
         if col.name in have:
             cols.append(table.column(have[col.name]).cast(col.arrow_type))
         elif col.nullable:

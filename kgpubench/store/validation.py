@@ -9,6 +9,7 @@ never parsed. Each broken rule on each row is one :class:`Violation`; nothing is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,7 @@ def _check_column(out: list, file: str, table: pa.Table, col: Column) -> None:
     if col.pattern is not None:
         bad = pc.and_(pc.invert(_full_match(arr, col.pattern)), pc.invert(nulls))
         _emit(out, file, arr, col.name, bad, f"must match `{col.pattern}`")
-    if _text_leaves(arr.combine_chunks().slice(0, 0)):
+    if _has_text(arr.type):
         _check_printable(out, file, arr, col.name)
     if col.not_values:
         refused = pa.array([v.lower() for v in col.not_values])
@@ -103,32 +104,70 @@ def _check_column(out: list, file: str, table: pa.Table, col: Column) -> None:
         _emit(out, file, arr, col.name, bad, f"is the text of a missing value; {fix}")
 
 
-def _text_leaves(arr: pa.Array) -> list[tuple[pa.Array, np.ndarray]]:
+def _text_leaves(arr: pa.Array) -> list[tuple[pa.Array, Callable[[np.ndarray], np.ndarray]]]:
     """Every string inside ``arr`` (a column of text, of lists of text, of (name, value) structs) as a flat
-    string array with, for each of its values, the index of the row that holds it."""
+    string array with a function from indices of its values to the indices of the rows that hold them."""
     t = arr.type
     if _is_text(t):
-        return [(arr, np.arange(len(arr)))]
+        return [(arr, lambda i: i)]
     if pa.types.is_dictionary(t):
         return _text_leaves(arr.cast(t.value_type))
     if _is_list(t):
-        parents = pc.list_parent_indices(arr).to_numpy(zero_copy_only=False)
-        return [(leaf, parents[rows]) for leaf, rows in _text_leaves(pc.list_flatten(arr))]
+        def up(i: np.ndarray, arr=arr) -> np.ndarray:
+            return pc.list_parent_indices(arr).to_numpy(zero_copy_only=False)[i]
+
+        return [(leaf, lambda i, rows=rows: up(rows(i))) for leaf, rows in _text_leaves(pc.list_flatten(arr))]
     if pa.types.is_struct(t):
         return [leaf for i in range(t.num_fields) for leaf in _text_leaves(pc.struct_field(arr, [i]))]
     return []
 
 
+def _has_text(t: pa.DataType) -> bool:
+    """Whether values of type ``t`` hold text (what :func:`_text_leaves` finds)."""
+    if _is_text(t):
+        return True
+    if pa.types.is_dictionary(t) or _is_list(t):
+        return _has_text(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_has_text(t.field(i).type) for i in range(t.num_fields))
+    return False
+
+
+def _beyond_printable_ascii(leaf: pa.Array) -> np.ndarray:
+    """Indices of the values of a string array that hold a character other than printable ASCII (space to ``~``):
+    only those can break the one-line rule. Read from the array's bytes (a UTF-8 byte outside 0x20-0x7e is such a
+    character or part of one); a null may be among them."""
+    if pa.types.is_string_view(leaf.type):  # no offsets buffer to read: look at each value
+        return _rows(pc.fill_null(pc.match_substring_regex(leaf, "[^ -~]"), False))
+    if len(leaf) == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, offsets, data = leaf.buffers()
+    width = np.int64 if pa.types.is_large_string(leaf.type) else np.int32
+    bounds = np.frombuffer(offsets, dtype=width)[leaf.offset:leaf.offset + len(leaf) + 1]
+    text = np.frombuffer(data, dtype=np.uint8)[bounds[0]:bounds[-1]] if data is not None else np.zeros(0, np.uint8)
+    outside = np.flatnonzero((text < 0x20) | (text > 0x7E)) + bounds[0]
+    return np.unique(np.searchsorted(bounds, outside, side="right") - 1)
+
+
 def _check_printable(out: list, file: str, arr: pa.ChunkedArray, name: str) -> None:
     """Every text value of the column (nested ones included) is one printable line: a control character (ESC,
-    BEL, NUL, a newline) or a bidi override would reach terminals, the card and the board pages."""
+    BEL, NUL, a newline) or a bidi override would reach terminals, the card and the board pages.
+
+    Text of printable ASCII alone always passes; only the values holding another character are looked at in
+    Python, once per distinct value."""
     bad_rows: set[int] = set()
-    for leaf, rows in _text_leaves(arr.combine_chunks()):
-        uniques = pc.unique(leaf).drop_null()
-        refused = [v for v in uniques.to_pylist() if not is_printable_line(v)]
-        if refused:
-            hit = pc.fill_null(pc.is_in(leaf, value_set=pa.array(refused, leaf.type)), False)
-            bad_rows.update(int(rows[i]) for i in _rows(hit))
+    start = 0
+    for chunk in arr.chunks:
+        for leaf, rows in _text_leaves(chunk):
+            suspect = _beyond_printable_ascii(leaf)
+            if not len(suspect):
+                continue
+            values = leaf.take(pa.array(suspect))
+            refused = [v for v in pc.unique(values).drop_null().to_pylist() if not is_printable_line(v)]
+            if refused:
+                hit = suspect[_rows(pc.fill_null(pc.is_in(values, value_set=pa.array(refused, leaf.type)), False))]
+                bad_rows.update(start + int(r) for r in rows(hit))
+        start += len(chunk)
     for i in sorted(bad_rows):
         out.append(Violation(file, i, name, arr[i].as_py(), ONE_LINE_RULE))
 

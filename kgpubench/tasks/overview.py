@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from kgpubench.resources import default_data_dir
 from kgpubench.schema import get_table
 from kgpubench.schema.common import gpu_columns, static_feature_columns
@@ -74,9 +76,10 @@ class TaskOverview:
         return asdict(self)
 
 
-def overview(task: Task, store) -> TaskOverview:
-    """``task`` counted on ``store`` (a :class:`kgpubench.store.store.Store`)."""
-    table = store.read(task.config)
+def overview(task: Task, store, table: pa.Table | None = None) -> TaskOverview:
+    """``task`` counted on ``store`` (a :class:`kgpubench.store.store.Store`); ``table``: its config's rows,
+    already read from it."""
+    table = store.read(task.config) if table is None else table
     rows = select(task, table).rows
     problems = int(len(set(problem_keys(task, rows)))) if task.problem_columns and rows.num_rows else (
         0 if task.problem_columns else None)
@@ -93,7 +96,11 @@ def overviews(data_dir: Path | str | None = None, names: list[str] | None = None
     """Every task (or those named) counted on a store (default: the packaged data)."""
     store = Store(data_dir or default_data_dir())
     tasks = [get_task(n) for n in names] if names else list_tasks()
-    return [overview(t, store) for t in tasks]
+    found: dict[str, TaskOverview] = {}
+    for config in dict.fromkeys(t.config for t in tasks):  # a config is read once, for all of its tasks
+        table = store.read(config)
+        found.update((t.name, overview(t, store, table)) for t in tasks if t.config == config)
+    return [found[t.name] for t in tasks]
 
 
 def fold_summary(s: SchemeCount) -> str:

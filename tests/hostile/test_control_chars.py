@@ -110,3 +110,33 @@ def test_printed_messages_are_escaped():
     text = result_summary(result)
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     assert text.count("\n") == 2 and "\\x1b]0;owned" in text
+
+
+def test_printable_text_beyond_ascii_passes_validation_and_a_hostile_value_among_it_is_found():
+    """Values of printable ASCII alone pass without a look in Python; any other character is looked at: printable
+    non-ASCII text passes, a hostile character (the C1 CSI and DEL are outside ASCII's printable range) is the
+    one violation, on its row, wherever it sits among thousands of plain values."""
+    texts = ["NVIDIA GeForce RTX 2080 Ti", "µs", "Ü ß 日本", "a b", "~!{}", ""]
+    rows = [valid_row("kernels", gpu_name=texts[i % len(texts)]) for i in range(3000)]
+    rows[1234] = valid_row("kernels", gpu_name=HOSTILE["C1 CSI"])
+    rows[2999] = valid_row("kernels", gpu_name=HOSTILE["DEL"])
+    found = [v for v in validate_table(valid_table("kernels", rows), "kernels") if v.rule == ONE_LINE_RULE]
+    assert [(v.row, v.column, v.value) for v in found] == [(1234, "gpu_name", HOSTILE["C1 CSI"]),
+                                                           (2999, "gpu_name", HOSTILE["DEL"])]
+
+
+def test_a_hostile_value_is_found_on_its_row_in_any_chunk_of_a_sliced_column():
+    """A column read from several parts is several chunks, and a slice starts inside one: the row a violation
+    names counts from the table's first row, for text, lists of text and (name, value) structs alike."""
+    import pyarrow as pa
+
+    first = valid_table("autotune", [valid_row("autotune") for _ in range(5)])
+    hostile = {"gpu_name": "RTX\x1b[2J", "params": [{"name": "bx", "value": 1.0}, {"name": "b\x07", "value": 2.0}],
+               "gpu_specs_source": [{"name": "gpu_tdp_w", "value": "db\u202egpu"}]}
+    rows = [valid_row("autotune") for _ in range(6)]
+    rows[3] = valid_row("autotune", **hostile)
+    second = valid_table("autotune", rows)
+    table = pa.concat_tables([first, second]).slice(2)  # chunks of 3 and 6 rows, the first one offset by 2
+    assert table["gpu_name"].num_chunks == 2
+    found = sorted((v.row, v.column) for v in validate_table(table, "autotune") if v.rule == ONE_LINE_RULE)
+    assert found == [(6, "gpu_name"), (6, "gpu_specs_source"), (6, "params")]

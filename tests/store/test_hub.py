@@ -134,3 +134,21 @@ def test_push_sends_the_listed_files_only(store, tmp_path):
     (broken / "README.md").unlink()
     with pytest.raises(SchemaValidationError, match="not ready to upload: .*README.md: missing"):
         push_to_hub(broken, "someone/kgpubench", api=FakeApi())
+
+
+@pytest.mark.parametrize("which", ["shipped", "test store", "empty"])
+def test_the_readme_yaml_is_the_text_pyyaml_s_own_safe_dumper_writes(which, store, tmp_path, monkeypatch):
+    """The README header comes from libyaml's emitter when PyYAML has it: the same text, byte for byte, as the
+    pure-Python SafeDumper gives (the shipped store's committed README included; an empty store's long
+    "no rows yet" file names too), so that where the header is written does not change what it says."""
+    import yaml
+
+    from kgpubench.store import card
+
+    chosen = {"shipped": Store(default_data_dir()), "test store": store, "empty": Store(tmp_path / "none")}[which]
+    assert card.YAML_DUMPER is (yaml.CSafeDumper if yaml.__with_libyaml__ else yaml.SafeDumper)
+    fast = card.hf_header(chosen)
+    monkeypatch.setattr(card, "YAML_DUMPER", yaml.SafeDumper)
+    assert fast == card.hf_header(chosen)
+    if which == "shipped":
+        assert (chosen.path / "README.md").read_text().startswith(fast)

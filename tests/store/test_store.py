@@ -284,3 +284,26 @@ def test_store_path_that_is_a_file(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(DataFileNotFoundError, match="is a file, expected a dataset store folder"):
         Store(tmp_path / "file").merge([shard(tmp_path, "a.parquet", [valid_row("npb")])])
+
+
+def test_read_of_some_columns_equals_those_of_the_whole_table_and_nulls_a_column_an_old_part_lacks(filled,
+                                                                                                   tmp_path):
+    filled.merge([shard(tmp_path, "b.parquet", [valid_row("npb", tpb=128, kgpubench_commit="ab12345")])])
+    whole = filled.read("npb")
+    wanted = ["kgpubench_commit", "source", "tpb"]  # not in the schema's order: read in the order asked
+    assert filled.read("npb", verify=False, columns=wanted).equals(whole.select(wanted))
+    assert filled.read("npb", verify=False, columns=wanted)["kgpubench_commit"].to_pylist() == [None, None,
+                                                                                                "ab12345"]
+    # a part written before the schema declared kgpubench_commit: the whole table reads it as null, so does this
+    (entry,) = [e for e in filled.files("npb") if e["rows"] == 1]
+    path = filled.path / entry["path"]
+    pq.write_table(pq.read_table(path).drop_columns(["kgpubench_commit"]), path)
+    some = filled.read("npb", verify=False, columns=wanted)
+    assert some.equals(filled.read("npb", verify=False).select(wanted))
+    assert some["kgpubench_commit"].to_pylist() == [None, None, None]
+    assert some["tpb"].to_pylist() == [32, 64, 128]
+    assert filled.read("kernels", verify=False, columns=["source"]).num_rows == 0  # a config without parts
+    with pytest.raises(ValueError, match="verify=False"):
+        filled.read("npb", columns=["source"])  # a part of a file cannot be hash-checked
+    with pytest.raises(ValueError, match="'tbp' is not a column of schema npb"):
+        filled.read("npb", verify=False, columns=["tbp"])
