@@ -29,6 +29,8 @@ _RANKER = "The task's features of each row; in training, each problem's configur
 # Baseline name (its file's stem) -> what it sees, one line of at most MAX_CHARS characters.
 SEES: dict[str, str] = {
     "c45": "The problem's features (all but the configuration's) and each training problem's fastest configuration",
+    "config_blend": ("The problem (kernel, problem size), each row's configuration, GPU catalogue figures; training "
+                     "GPUs' times"),
     "config_consensus": ("The problem (kernel, problem size) and each row's configuration; training GPUs' times of "
                          "that problem"),
     "elm": _TABULAR,

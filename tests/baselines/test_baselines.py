@@ -52,7 +52,8 @@ def test_every_baseline_declares_tasks_and_a_factory():
                             "regression_tree", "roofline", "svr", "transfer", "wavelet_nn", "xgb", "xgb_ranker",
                             "neusight_wave", "operator_roofline", "operator_transfer", "roofline_util",
                             "tensor_roofline", "roofline_transfer", "roofline_gbdt", "gemm_waves",
-                            "solver_consensus", "solver_ranker", "kernel_scaling", "config_consensus"])
+                            "solver_consensus", "solver_ranker", "kernel_scaling", "config_consensus",
+                            "config_blend"])
     for path in baseline_files():
         module = load_model_module(path)
         assert model_tasks(module), path.name

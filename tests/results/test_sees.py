@@ -26,6 +26,8 @@ DOC_TERMS = {
     **dict.fromkeys(("lgbm", "random_forest", "regression_tree", "xgb"),
                     ("the task's features", "launch, binary, inputs, GPU figures", "prof_*")),
     "config_consensus": ("the problem", "configuration", "training gpus' times of that problem"),
+    "config_blend": ("the problem (kernel, problem size)", "configuration", "catalogue figures",
+                     "training gpus' times"),
     "kernel_scaling": ("launch", "architecture", "catalogue figures"),
     "median": ("nothing but the training target",),
     "nearest_gpu": ("kernel", "launch_index", "gpu_architecture", "catalogue figures"),
