@@ -69,3 +69,17 @@ def test_the_shipped_goal_rows_show_the_scaling_models_board_figures(task):
         assert row[col].startswith(f"{goal.scaling}: median {statistics.median(figs):.1f}, "), row[col]
         if not goal_rec["met"] and goal.why:
             assert row[-1] == "not met: " + goal.why
+
+
+@pytest.mark.parametrize("task", sorted({g.task for g in GOALS if g.source == "board"}))
+def test_each_committed_board_goal_is_what_the_committed_results_give_now(task):
+    """A goal read from the board is a pure function of the committed results: a result added or re-run after the
+    goals file was written (as config_blend once was) makes the file stale, and this test names it."""
+    from kgpubench.board.fewshot import board_goal
+
+    doc = json.loads((RESULTS / task / "goals.json").read_text())
+    committed = {rec["goal"]: rec for rec in doc["goals"]}
+    for goal in (g for g in GOALS if g.task == task and g.source == "board"):
+        fresh = json.loads(json.dumps(board_goal(goal, RESULTS)))  # the same JSON types as the file
+        assert committed[goal.label] == fresh, (
+            f"{task}/goals.json is stale for {goal.label!r}: rerun the goals command of docs/FEWSHOT.md")
