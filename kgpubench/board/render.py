@@ -12,13 +12,13 @@ its renderer, so nothing here names a task, a model or a seed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.ranking import MEASUREMENTS, RULE, cell, field, folds_note, label, role
 from kgpubench.board.ranking import ranked as rank_order
-from kgpubench.board.result_set import BY_GPU, ResultSet
+from kgpubench.board.result_set import BY_GPU, ResultSet, of_status, records, scored
 from kgpubench.errors import unknown_name
 from kgpubench.results.result import BoardEntry, Record, Result
 from kgpubench.results.sees import seen_rows
@@ -49,21 +49,6 @@ STALE_LEGEND = (f"*{STALE_MARK}*: made from other task rows than the data hold n
 def stale_label(entry: BoardEntry, name: str) -> str:
     """``name`` with :data:`STALE_MARK` when the entry is stale."""
     return f"{name} {STALE_MARK}" if entry.stale else name
-
-
-def records(entries: Iterable[BoardEntry]) -> list[Record]:
-    """The records of ``entries`` (results, failures and skip statuses), in order."""
-    return [e.record for e in entries]
-
-
-def scored(entries: Iterable[BoardEntry]) -> list[Result]:
-    """The scored results (``status == "ok"``) of ``entries``, in order."""
-    return [e.record for e in entries if e.record.status == "ok"]
-
-
-def of_status(entries: Iterable[BoardEntry], status: str) -> list[BoardEntry]:
-    """The entries whose record has ``status`` (``ok``, ``failed`` or ``skipped``), in order."""
-    return [e for e in entries if e.record.status == status]
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,21 @@ from kgpubench.tasks import Task
 BY_GPU = "by-gpu"  # the leave-one-GPU-out scheme: each fold is a held-out GPU
 
 
+def records(entries: Iterable[BoardEntry]) -> list[Record]:
+    """The records of ``entries`` (results, failures and skip statuses), in order."""
+    return [e.record for e in entries]
+
+
+def scored(entries: Iterable[BoardEntry]) -> list[Result]:
+    """The scored results (``status == "ok"``) of ``entries``, in order."""
+    return [e.record for e in entries if e.record.status == "ok"]
+
+
+def of_status(entries: Iterable[BoardEntry], status: str) -> list[BoardEntry]:
+    """The entries whose record has ``status`` (``ok``, ``failed`` or ``skipped``), in order."""
+    return [e for e in entries if e.record.status == status]
+
+
 @dataclass(frozen=True)
 class ResultSet:
     """The board entries of one task (results, failures and skip statuses), in the order given.
@@ -53,15 +68,15 @@ class ResultSet:
 
     def records(self, scheme: str | None = None) -> list[Record]:
         """The records (results, failures and skip statuses), in order."""
-        return [e.record for e in self.of_scheme(scheme)]
+        return records(self.of_scheme(scheme))
 
     def scored(self, scheme: str | None = None) -> list[Result]:
         """The scored results (``status == "ok"``), in order."""
-        return [r for r in self.records(scheme) if r.status == "ok"]
+        return scored(self.of_scheme(scheme))
 
     def of_status(self, status: str, scheme: str | None = None) -> list[BoardEntry]:
         """The entries whose record has ``status`` (``ok``, ``failed`` or ``skipped``), in order."""
-        return [e for e in self.of_scheme(scheme) if e.record.status == status]
+        return of_status(self.of_scheme(scheme), status)
 
     def standings(self, scheme: str | None = None) -> list[tuple[Standing, BoardEntry]]:
         """:func:`kgpubench.board.ranking.standings` of the scheme's records (the references, the strategies that

@@ -40,6 +40,17 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
+def present(values: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's JSON object: its ``values`` without the :data:`ABSENT` ones, then the ``extra`` keys it was read
+    with (every record of a result file serialises through this)."""
+    return {**{k: v for k, v in values.items() if v is not ABSENT}, **extra}
+
+
+def declared(record: Any) -> dict[str, Any]:
+    """A dataclass record's declared fields (``extra`` left out), by name."""
+    return {f.name: getattr(record, f.name) for f in fields(record) if f.name != "extra"}
+
+
 def _refuse(where: str, key: str, found: Any, expected: str) -> SchemaValidationError:
     shown = repr(found)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
@@ -98,8 +109,8 @@ class FoldScores:
         return self.scores.get(metric)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"n_train": self.n_train, "n_test": self.n_test, "scores": self.scores, "problems": self.problems}
-        return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
+        return present({"n_train": self.n_train, "n_test": self.n_test, "scores": self.scores,
+                        "problems": self.problems}, self.extra)
 
     @classmethod
     def from_dict(cls, name: str, data: Any, *, where: str = "result") -> FoldScores:
@@ -149,8 +160,8 @@ class Aggregate:
 
     def to_dict(self) -> dict[str, Any]:
         ci = self.ci95 if self.ci95 is None or self.ci95 is ABSENT else list(self.ci95)
-        out = {"mean": self.mean, "std": self.std, "median": self.median, "folds": self.folds, "ci95": ci}
-        return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
+        return present({"mean": self.mean, "std": self.std, "median": self.median, "folds": self.folds, "ci95": ci},
+                       self.extra)
 
     @classmethod
     def from_dict(cls, metric: str, data: Any, *, where: str = "result") -> Aggregate:
@@ -209,8 +220,7 @@ class DatasetRef:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
-        return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
+        return present(declared(self), self.extra)
 
     @classmethod
     def from_dict(cls, data: Any, *, where: str = "result") -> DatasetRef:

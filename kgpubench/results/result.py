@@ -33,10 +33,12 @@ from kgpubench.results.records import (
     Aggregate,
     DatasetRef,
     FoldScores,
+    declared,
     parse_aggregate,
     parse_dataset,
     parse_folds,
     plain,
+    present,
 )
 
 if TYPE_CHECKING:
@@ -137,8 +139,7 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain data (absent fields left out, ``extra`` keys merged in)."""
-        out = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name != "extra"}
-        return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
+        return present({name: plain(value) for name, value in declared(self).items()}, self.extra)
 
     def to_json(self) -> str:
         """The one serialisation: sorted keys, floats rounded to 6 significant digits, trailing newline."""
@@ -198,9 +199,8 @@ class Skipped:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain data (``status`` included; absent fields left out, ``extra`` keys merged in)."""
-        out = {"status": self.status, "task": self.task, "scheme": self.scheme, "reason": self.reason,
-               "dataset": plain(self.dataset)}
-        return {**{k: v for k, v in out.items() if v is not ABSENT}, **self.extra}
+        return present({"status": self.status, "task": self.task, "scheme": self.scheme, "reason": self.reason,
+                        "dataset": plain(self.dataset)}, self.extra)
 
     def to_json(self) -> str:
         """The one serialisation, as :meth:`Result.to_json`."""

@@ -24,18 +24,15 @@ from kgpubench.board.render import (
     TOLERANCE_NOTE,
     board,
     goal_blocks,
-    of_status,
     per_gpu_rows,
-    records,
     reference_blocks,
-    scored,
     seed_blocks,
     seed_name,
     sees_blocks,
     selection_note,
     stale_label,
 )
-from kgpubench.board.result_set import BY_GPU, ResultSet
+from kgpubench.board.result_set import BY_GPU, ResultSet, of_status, records, scored
 from kgpubench.board.site.data import (
     PlotSpec,
     gpus_of,
