@@ -399,23 +399,26 @@ def goal_rows(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None
     return keep
 
 
-def grouped_rows(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> dict[str, int]:
-    """Rows per group of ``goal`` that it scores (:func:`goal_rows`); a declared group without any counts 0."""
+def group_masks(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Per group of ``goal`` (its declared ``groups``, else every group with a scored row), the boolean mask of the
+    rows it scores there (:func:`goal_rows`)."""
     keep = goal_rows(rows, y, goal, keep)
     groups = np.asarray(rows[goal.group_by].to_pylist(), dtype=object)
     names = goal.groups or tuple(sorted(set(groups[keep])))
-    return {g: int(np.sum(keep & (groups == g))) for g in names}
+    return {g: keep & (groups == g) for g in names}
+
+
+def grouped_rows(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> dict[str, int]:
+    """Rows per group of ``goal`` that it scores (:func:`goal_rows`); a declared group without any counts 0."""
+    return {g: int(np.sum(mask)) for g, mask in group_masks(rows, y, goal, keep).items()}
 
 
 def grouped_mdape(rows: pa.Table, y: np.ndarray, pred: np.ndarray, goal: Goal,
                   keep: np.ndarray | None = None) -> dict[str, float]:
     """Median APE (percent) per group of ``goal`` over the rows it scores (:func:`goal_rows`; ``keep``, a boolean
     mask over ``rows``, when given: e.g. the rows a reference covers)."""
-    keep = goal_rows(rows, y, goal, keep)
-    groups = np.asarray(rows[goal.group_by].to_pylist(), dtype=object)
-    names = goal.groups or tuple(sorted(set(groups[keep])))
-    return {g: float(mdape(y[keep & (groups == g)], pred[keep & (groups == g)]))
-            for g in names if np.any(keep & (groups == g))}
+    return {g: float(mdape(y[mask], pred[mask])) for g, mask in group_masks(rows, y, goal, keep).items()
+            if np.any(mask)}
 
 
 def judge(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
