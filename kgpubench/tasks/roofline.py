@@ -140,14 +140,16 @@ def ideal_single_factor_transfer(X: pd.DataFrame, y: np.ndarray, gpu: np.ndarray
     test = np.asarray(test, dtype=bool)
     key = workload_keys(X)
     figs = single_factor_figures(X)
+    per_source = {}  # each source's median time and figures per workload, the same for every test GPU
+    for s in sources:
+        src = np.flatnonzero(gpu == s)
+        per_source[s] = pd.DataFrame({"time": y[src], **{f: figs[f][src] for f in factors}},
+                                     index=pd.Index(key[src], name="key")).groupby(level=0).median()
     out = {}
     for g in sorted(set(gpu[test])):
         target = np.flatnonzero(test & (gpu == g))
         best, candidates = None, {}
-        for s in sources:
-            src = np.flatnonzero(gpu == s)
-            per_key = pd.DataFrame({"time": y[src], **{f: figs[f][src] for f in factors}},
-                                   index=pd.Index(key[src], name="key")).groupby(level=0).median()
+        for s, per_key in per_source.items():
             at = per_key.index.get_indexer(key[target])
             found = at >= 0
             for f in factors:
