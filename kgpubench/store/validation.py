@@ -95,7 +95,7 @@ def _check_column(out: list, file: str, table: pa.Table, col: Column) -> None:
     if col.pattern is not None:
         bad = pc.and_(pc.invert(_full_match(arr, col.pattern)), pc.invert(nulls))
         _emit(out, file, arr, col.name, bad, f"must match `{col.pattern}`")
-    if _has_text(arr.type):
+    if _text_leaves(pa.array([], type=arr.type)):  # the column holds text somewhere (no values read)
         _check_printable(out, file, arr, col.name)
     if col.not_values:
         refused = pa.array([v.lower() for v in col.not_values])
@@ -120,17 +120,6 @@ def _text_leaves(arr: pa.Array) -> list[tuple[pa.Array, Callable[[np.ndarray], n
     if pa.types.is_struct(t):
         return [leaf for i in range(t.num_fields) for leaf in _text_leaves(pc.struct_field(arr, [i]))]
     return []
-
-
-def _has_text(t: pa.DataType) -> bool:
-    """Whether values of type ``t`` hold text (what :func:`_text_leaves` finds)."""
-    if _is_text(t):
-        return True
-    if pa.types.is_dictionary(t) or _is_list(t):
-        return _has_text(t.value_type)
-    if pa.types.is_struct(t):
-        return any(_has_text(t.field(i).type) for i in range(t.num_fields))
-    return False
 
 
 def _beyond_printable_ascii(leaf: pa.Array) -> np.ndarray:
