@@ -3,11 +3,11 @@
 For k = 0, 1, 2, 5, 10, 20, 50, 100, 200 (``--ks``) every held-out GPU reveals k of its rows (a fixed hashed order,
 the same for every model) and each baseline is trained on the other GPUs' rows plus those k, then scored on the
 GPU's remaining rows (:mod:`kgpubench.board.fewshot`). Baselines are our own files, run in this process (trusted
-code, no sandbox), with one thread. ``--goals-out`` also writes the task's goals
-(:data:`kgpubench.board.fewshot.GOALS`): read from the committed board results (``--results``), or, for a goal
-computed from predictions, by training each model on the goal's scheme (the task's training subsample rule) and
-predicting its test fold. ``--models ""`` runs no model: with ``--goals-out`` it writes only goals read from the
-board (autotune-config's). ``--add`` adds ``--models`` to the curves already in ``--out`` without recomputing the
+code, no sandbox), with one thread. ``--goals-out`` also writes the task's goals (``Task.goals``, declared with
+the task): read from the committed board results (``--results``), or, for a goal computed from predictions, by
+training each model on the goal's scheme (the task's training subsample rule) and predicting its test fold.
+``--models ""`` runs no model: with ``--goals-out`` it writes only goals read from the board (autotune-config's).
+``--add`` adds ``--models`` to the curves already in ``--out`` without recomputing the
 others, refused unless the file's plan (the data's hashes, ks, caps, revealing order) is this run's.
 
     PYTHONPATH=. python scripts/fewshot_curves.py --data STORE --task T [--models median,lgbm,...] \
@@ -25,14 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from kgpubench.board.fewshot import (
-    IDEAL_TRANSFER,
     KS,
     board_goal,
     curves_to_extend,
     fewshot_curve,
-    goals_of,
-    grouped_mdape,
-    grouped_rows,
     ideal_transfer,
     judge,
     kept_metrics,
@@ -46,6 +42,7 @@ from kgpubench.models.evaluation import fit_predict, load_model_module, model_fa
 from kgpubench.sandbox.limits import Limits
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import hashed_order, task_data
+from kgpubench.tasks.goals import IDEAL_TRANSFER, grouped_mdape, grouped_rows
 from kgpubench.tasks.splits import EXCLUDED
 
 DEFAULT_MODELS = "median,lgbm"
@@ -137,9 +134,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.goals_out:
         records = []
-        for goal in goals_of(task.name):
+        for goal in task.goals:
             if goal.source == "board":
-                rec = board_goal(goal, args.results)
+                rec = board_goal(task, goal, args.results)
             else:
                 per_model: dict[str, dict[str, float]] = {}
                 if goal.scheme not in schemes:
@@ -174,23 +171,23 @@ def main(argv: list[str] | None = None) -> int:
             records.append(rec)
             print(f"goal {goal.label}: best {rec['best_model']} {rec['figures']} -> "
                   f"{'met' if rec['met'] else 'not met'}", flush=True)
-        metrics = sorted({g.metric for g in goals_of(task.name) if g.source == "board"})
+        metrics = sorted({g.metric for g in task.goals if g.source == "board"})
         note = "Figures of goals on a board scheme are the committed board results' per-fold median APE."
         if metrics and metrics != ["mdape"]:
             note = (f"Figures of goals on a board scheme are the committed board results' per-fold "
                     f"{', '.join(metrics)}, in percent.")
-        if any(g.source == "predict" for g in goals_of(task.name)):
-            both = any(g.source == "board" for g in goals_of(task.name))
+        if any(g.source == "predict" for g in task.goals):
+            both = any(g.source == "board" for g in task.goals)
             lead = f"{note} The other goals' figures are" if both else "Figures"
             note = lead + (f" computed by `scripts/fewshot_curves.py` from the models {', '.join(goal_names)}, "
                            "each trained on the goal's scheme with the task's training subsample rule (as on the "
                            "board) and scored on its test fold, grouped as the goal says.")
-            ranged = [g for g in goals_of(task.name) if g.target_range is not None]
+            ranged = [g for g in task.goals if g.target_range is not None]
             if ranged:
                 note += (" A goal on a range of the measured time scores only the test rows whose measured time "
                          "lies in it (the rows split after the run, an evaluation stratum, never a feature); "
                          "`rows` counts them per group, and a group with none has no figure.")
-        if any(g.beats == IDEAL_TRANSFER for g in goals_of(task.name)):
+        if any(g.beats == IDEAL_TRANSFER for g in task.goals):
             note += (f" `{IDEAL_TRANSFER}` is a hindsight reference, not a model (never a candidate, not in "
                      "baselines/ nor predict): each test row's same workload (every non-GPU input: shape, dtype, "
                      "framework, kernel source) measured on a training GPU of the newest training generation, its "

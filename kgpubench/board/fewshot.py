@@ -39,8 +39,9 @@ from kgpubench.models.evaluation import fit_predict
 from kgpubench.results.result import Result, read_record, read_result_json
 from kgpubench.tasks import Task
 from kgpubench.tasks.data import TaskData, hashed_order
+from kgpubench.tasks.goals import Goal
 from kgpubench.tasks.intervals import median_interval
-from kgpubench.tasks.metrics import METRICS, mdape
+from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.roofline import SingleFactorTransfer, ideal_single_factor_transfer
 from kgpubench.tasks.scoring import score_fold
 from kgpubench.tasks.splits import EXCLUDED, get_scheme
@@ -272,155 +273,7 @@ def _short(value: Any, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-# ----- goals -------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Goal:
-    """A target the board reports against: a per-group figure in percent at most ``target_pct``.
-
-    ``source``: ``"board"`` reads the per-fold ``metric`` (default ``mdape``, median APE in percent; ``percent``
-    turns the metric into percent, e.g. 100 for a regret fraction) of the committed board results of ``scheme`` (a
-    fold is a group; ``groups`` empty: every fold); ``"predict"``: a model trained on the scheme's training folds
-    predicts its test fold, whose rows are grouped by ``group_by`` after keeping those whose ``where`` columns hold
-    the listed values and, with ``target_range`` ``(lo, hi)``, whose measured label (the task's target) lies in
-    ``[lo, hi)`` (median APE; a post-hoc stratification of the scored rows, never a feature). ``over``:
-    ``"each"``: met when at least ``at_least`` groups (default: all) meet the target for one model; ``"median"``:
-    met when the median over the groups does. ``beats``: a model the best
-    must beat (a strictly lower figure) on every group; it is not a candidate itself. ``beats`` =
-    :data:`IDEAL_TRANSFER` names the hindsight reference :func:`ideal_transfer` instead of a model (a ``"predict"``
-    goal; every model is then scored on the rows the reference covers). ``target_pct`` None: no absolute target,
-    met by beating ``beats`` on every group.
-    """
-
-    task: str
-    label: str
-    scheme: str
-    target_pct: float | None
-    source: str = "board"
-    groups: tuple[str, ...] = ()
-    group_by: str = "gpu_name"
-    where: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    target_range: tuple[float, float] | None = None
-    at_least: int | None = None
-    metric: str = "mdape"
-    percent: float = 1.0
-    over: str = "each"
-    beats: str = ""
-    scaling: str = ""  # the scaling-aware baseline whose figures the board shows beside the target
-    why: str = ""  # the evidence of what limits the goal, said beside "not met"
-
-
-# the hindsight reference a goal's ``beats`` may name (:func:`ideal_transfer`): not a model, never a candidate
-IDEAL_TRANSFER = "ideal_transfer"
-UNSEEN = ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100 80GB PCIe")
-# Evidence of what limits a goal, from the shipped data: an independent calibration at main 8300b4b
-# (leave-one-GPU-out, hyper-parameters from the training GPUs only) and, for the LLM operators, the card's label floor.
-OPERATOR_WHY = ("L4's sustained GEMM reaches 0.40 of its catalogue fp32 peak (training GPUs 0.61-0.97) and GEMM "
-                "is 79 % of L4's rows; A100-80's conv2d (52 % of its rows) has no Ampere source in training; "
-                "the same shape measured twice on one GPU agrees within about 1 %")
-LABEL_FLOOR_WHY = ("the label floor: one GEMM measured by two or three frameworks differs by a median max/min of 1.38 "
-                   "(B200: bf16 1.07, fp8 1.74, fp8_block 12.3, nvfp4 1.42; the card's figures:label_floor)")
-# program-time's small and large programs (issue 43: "small and large programs apart"): a program is small on a GPU
-# when its measured time there is under 0.1 ms, the launch-floor regime the evidence below names. The split is of the
-# scored rows by their measured label after the run (a post-hoc stratification of the evaluation, never a feature):
-# nothing known before a run separates that regime (KernelBench level 1 and 2 both hold many; input sizes overlap).
-SMALL_PROGRAM_MS = 0.1
-PROGRAM_GPUS = ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4")
-PROGRAM_FLOOR_WHY = ("the host's launch floor: two set-ups with the same GPU (L40S) differ by a median 108 % under "
-                     "0.1 ms and 30 % of H100 SXM rows are under 0.1 ms")
-PROGRAM_L2_WHY = "H100 SXM's v0.2 rows were timed with L2 flushed, the other v0.2 GPU's were not"
-PROGRAM_SCATTER_WHY = ("per-program scatter, not one speed factor per GPU: one time ratio from one training GPU "
-                       "(the same program and compile mode; the ratio and the GPU chosen with the held-out GPU's own "
-                       "labels, a hindsight reference) leaves L4's large rows at 19.8 % at best (from A10, on the 234 "
-                       "of 430 it shares) and H100 SXM's v0.1 large rows at 16.3 % (A100-SXM4-40GB, 288 of 888)")
-GOALS: tuple[Goal, ...] = (
-    Goal("operator-latency", "NeuSight's split, per call: pooled median APE on each unseen GPU", "neusight", 10.0,
-         source="predict", groups=UNSEEN, scaling="neusight_wave", why=OPERATOR_WHY),
-    Goal("operator-latency", "NeuSight's split, per call: median APE of H100 bmm and of H100 linear", "neusight",
-         15.0, source="predict", groups=("bmm", "linear"), group_by="operator",
-         where=(("gpu_name", ("NVIDIA H100 80GB HBM3",)),), scaling="neusight_wave", why=OPERATOR_WHY),
-    Goal("rodinia-time", "leave-one-GPU-out, without counters: per-GPU median APE on at least 7 of the 8 GPUs",
-         "by-gpu", 10.0, at_least=7, scaling="kernel_scaling",
-         why="the error is one speed factor per kernel per GPU that the catalogue's figures do not follow (within "
-         "Kepler a kernel's clock-normalised time ranges 0.37-1.09; P100 runs bpnn about 6x faster than TITAN X on "
-         "1.6x the bandwidth), while single-run labels agree with 10-run medians within 0.03-0.4 %"),
-    Goal("program-time", "leave-one-GPU-out: median APE on H100 (both) and on L4", "by-gpu", 15.0,
-         groups=PROGRAM_GPUS, scaling="program_floor", why=f"{PROGRAM_FLOOR_WHY}; {PROGRAM_L2_WHY}"),
-    Goal("program-time", f"leave-one-GPU-out, large programs (measured ≥ {SMALL_PROGRAM_MS} ms on the held-out GPU, "
-         "rows split after the run): median APE on H100 (both) and on L4", "by-gpu", 15.0, source="predict",
-         groups=PROGRAM_GPUS, target_range=(SMALL_PROGRAM_MS, math.inf), scaling="program_floor",
-         why=f"{PROGRAM_SCATTER_WHY}; {PROGRAM_L2_WHY}"),
-    Goal("program-time", f"leave-one-GPU-out, small programs (measured < {SMALL_PROGRAM_MS} ms on the held-out GPU, "
-         "rows split after the run): median APE on H100 (both) and on L4", "by-gpu", 15.0, source="predict",
-         groups=PROGRAM_GPUS, target_range=(0.0, SMALL_PROGRAM_MS), scaling="program_floor",
-         why=f"{PROGRAM_FLOOR_WHY}; H100 PCIe has no row under {SMALL_PROGRAM_MS} ms (its programs are v0.2, "
-         "resized towards > 1 ms), so this line has no figure there"),
-    Goal("autotune-config", "leave-one-GPU-out: median top-1 regret over the GPUs, and better than transfer on "
-         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer",
-         scaling="config_consensus",
-         why="each GPU has 2-3 problems, and on near twins transfer already picks from the best possible source "
-         "GPU, so a strict win on every GPU cannot be had there"),
-    # The LLM operators: no model can agree with one stack's label better than the stacks agree with one another
-    # (the card's label floor: the median max/min time of one GEMM across the three frameworks).
-    Goal("gemm-latency", "next generation (trained on Ampere, Ada and Hopper): median APE on each Blackwell GPU "
-         "(the card gives the label floor across stacks)", "next-generation", 15.0, source="predict",
-         scaling="roofline_transfer", why=LABEL_FLOOR_WHY),
-    Goal("gemm-latency", "next generation (Hopper to Blackwell, issue 43): median APE below the ideal single-factor "
-         "transfer from the newest training generation on each Blackwell GPU, on the rows it covers",
-         "next-generation", None, source="predict", beats=IDEAL_TRANSFER, scaling="gemm_waves"),
-    Goal("gemm-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0, scaling="roofline_transfer",
-         why=LABEL_FLOOR_WHY),
-    Goal("attention-latency", "leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0,
-         scaling="roofline_transfer",
-         why="one label per framework, whose kernels differ (for GEMM, " + LABEL_FLOOR_WHY.removeprefix("the ") + ")"),
-    Goal("conv-time", "leave-one-GPU-out over the AMD GPUs: median APE on each GPU", "by-gpu", 15.0,
-         scaling="roofline_transfer"),
-    Goal("conv-solver", "leave-one-GPU-out: median top-1 regret over the AMD GPUs, and better than transfer on "
-         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats="transfer",
-         scaling="solver_consensus"),
-)
-
-
-def goals_of(task: Task | str) -> tuple[Goal, ...]:
-    """The goals of ``task`` (a :class:`~kgpubench.tasks.Task` or its name: goals are declared by task name)."""
-    name = task.name if isinstance(task, Task) else task
-    return tuple(g for g in GOALS if g.task == name)
-
-
-def goal_rows(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> np.ndarray:
-    """The boolean mask of the rows ``goal`` scores: those its ``where`` keeps, whose label ``y`` lies in its
-    ``target_range`` when set, and in ``keep`` (a boolean mask over ``rows``, e.g. the rows a reference covers)."""
-    keep = np.ones(rows.num_rows, dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
-    for col, values in goal.where:
-        keep &= np.isin(np.asarray(rows[col].to_pylist(), dtype=object), list(values))
-    if goal.target_range is not None:
-        lo, hi = goal.target_range
-        y = np.asarray(y, dtype=float)
-        keep &= (y >= lo) & (y < hi)
-    return keep
-
-
-def group_masks(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Per group of ``goal`` (its declared ``groups``, else every group with a scored row), the boolean mask of the
-    rows it scores there (:func:`goal_rows`)."""
-    keep = goal_rows(rows, y, goal, keep)
-    groups = np.asarray(rows[goal.group_by].to_pylist(), dtype=object)
-    names = goal.groups or tuple(sorted(set(groups[keep])))
-    return {g: keep & (groups == g) for g in names}
-
-
-def grouped_rows(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> dict[str, int]:
-    """Rows per group of ``goal`` that it scores (:func:`goal_rows`); a declared group without any counts 0."""
-    return {g: int(np.sum(mask)) for g, mask in group_masks(rows, y, goal, keep).items()}
-
-
-def grouped_mdape(rows: pa.Table, y: np.ndarray, pred: np.ndarray, goal: Goal,
-                  keep: np.ndarray | None = None) -> dict[str, float]:
-    """Median APE (percent) per group of ``goal`` over the rows it scores (:func:`goal_rows`; ``keep``, a boolean
-    mask over ``rows``, when given: e.g. the rows a reference covers)."""
-    return {g: float(mdape(y[mask], pred[mask])) for g, mask in group_masks(rows, y, goal, keep).items()
-            if np.any(mask)}
-
-
+# ----- goals (declared on the task: kgpubench.tasks.goals) -------------------------------------------------
 def judge(goal: Goal, per_model: dict[str, dict[str, float]]) -> dict:
     """The goal's record: per model its group figures and how many meet the target; the best model; met or not.
 
@@ -504,11 +357,11 @@ def board_fold_figures(result: Result, goal: Goal) -> dict[str, float]:
     return out
 
 
-def board_goal(goal: Goal, results: Path) -> dict:
-    """:func:`judge` on the committed board results of the goal's task and scheme under ``results`` (every
-    ``kind: model`` result with status ok; the reference oracle is not a candidate)."""
+def board_goal(task: Task, goal: Goal, results: Path) -> dict:
+    """:func:`judge` on the committed board results of ``task`` (one of its goals) on the goal's scheme under
+    ``results`` (every ``kind: model`` result with status ok; the reference oracle is not a candidate)."""
     per_model = {}
-    for path in sorted((Path(results) / goal.task / goal.scheme).glob("*.json")):
+    for path in sorted((Path(results) / task.name / goal.scheme).glob("*.json")):
         result = read_record(read_result_json(path), where=str(path))
         if isinstance(result, Result) and result.status == "ok" and result.kind == "model":
             per_model[path.stem] = board_fold_figures(result, goal)

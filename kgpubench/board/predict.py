@@ -29,7 +29,7 @@ data):
 * **Rows to measure**: from the task's committed few-shot curve (``leaderboard/results/<task>/fewshot.json``,
   :mod:`kgpubench.board.fewshot`, k = 0, 1, 2, 5, 10, 20, 50, 100, 200): the smallest ``k`` whose 95 % bootstrap
   interval of the median APE over the held-out GPUs lies within the task's per-GPU goal
-  (:data:`kgpubench.board.fewshot.GOALS`; the median alone with fewer than two GPUs), else the smallest ``k``
+  (``Task.goals``; the median alone with fewer than two GPUs), else the smallest ``k``
   whose median is within :data:`FLAT` (10 %) of the curve's best (where it flattens); the curve of the predicting
   model, else of the curve's best model.
 
@@ -77,7 +77,7 @@ from kgpubench.board.answer import (
     answer_bytes,
     answer_path,
 )
-from kgpubench.board.fewshot import goals_of, median_over_gpus
+from kgpubench.board.fewshot import median_over_gpus
 from kgpubench.board.leaderboard import baseline_files, results_dir
 from kgpubench.board.ranking import best
 from kgpubench.board.roofline_transfer import SCORED_ON, WORK_RULES, bound_ms, limiter, scored, work_of
@@ -779,7 +779,7 @@ def rows_to_measure(task: Task, model: str, root: Path | None = None) -> RowsToM
     if not path.is_file():
         return None
     saved = json.loads(path.read_text())
-    goal = next((g for g in goals_of(task) if g.group_by == "gpu_name" and g.target_pct is not None), None)
+    goal = next((g for g in task.goals if g.group_by == "gpu_name" and g.target_pct is not None), None)
     # the curve's figure: the goal's metric (in its percent scale), else median APE (%) where the curve has it (a
     # regression task), else the file's own ranking metric
     has_mdape = any("mdape" in (v.get("median") or {}) for by_k in (saved.get("models") or {}).values()

@@ -24,6 +24,7 @@ from kgpubench.tasks._core import (
 )
 from kgpubench.tasks.definitions import ALL_TASKS, CONFIG_MAIN_TASK
 from kgpubench.tasks.extras import EXTRAS
+from kgpubench.tasks.goals import Goal
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.scoring import oracle_of, scorer_of
 from kgpubench.tasks.selection import Selection, select, task_rows
@@ -48,6 +49,23 @@ def check_task(name: str, task: Task) -> None:
             raise unknown_name(f"{kind} of task {name!r}", unknown[0], known)
     scorer_of(task)
     oracle_of(task)
+    check_goals(name, task)
+
+
+def check_goals(name: str, task: Task) -> None:
+    """A task's goals are on its own schemes and metrics, and shown: a task with goals names the ``goals`` extra
+    (the table ``scripts/fewshot_curves.py --goals-out`` writes), and one that names it declares goals."""
+    for goal in task.goals:
+        if goal.scheme not in task.schemes:
+            raise OptionError(f"task {name!r}, goal {goal.label!r}: scheme {goal.scheme!r} is not one of the task's "
+                              f"schemes ({', '.join(task.schemes)}); declare the goal on one of them.")
+        if goal.metric not in task.metrics:
+            raise OptionError(f"task {name!r}, goal {goal.label!r}: metric {goal.metric!r} is not one of the task's "
+                              f"metrics ({', '.join(task.metrics)}); add it to the task's metrics or pick one.")
+    if bool(task.goals) != ("goals" in task.extras):
+        raise OptionError(f"task {name!r}: it declares {len(task.goals)} goals and "
+                          f"{'names' if 'goals' in task.extras else 'does not name'} the 'goals' extra; a task with "
+                          "goals names the extra 'goals' (the board's goals table), and only such a task does.")
 
 
 class TaskRegistry(Registry[Task]):
@@ -73,6 +91,11 @@ def as_task(task: Task | str) -> Task:
     return task if isinstance(task, Task) else get_task(task)
 
 
+def goals_of(task: Task | str) -> tuple[Goal, ...]:
+    """The goals declared on ``task`` (a :class:`Task` or the name of a registered one, built in or plugged in)."""
+    return as_task(task).goals
+
+
 def list_tasks() -> list[Task]:
     """All registered tasks: the built-in ones in declaration order, then the plugged-in ones by name."""
     return list(REGISTRY.values())
@@ -87,6 +110,7 @@ def main_task(config: str) -> Task:
 __all__ = [
     "CONFIG_MAIN_TASK",
     "ENTRY_POINT_GROUP",
+    "Goal",
     "PARAMS_PREFIX",
     "REGISTRY",
     "DuplicateNameError",
@@ -102,6 +126,7 @@ __all__ = [
     "select",
     "forbidden_features",
     "get_task",
+    "goals_of",
     "list_tasks",
     "main_task",
     "problem_keys",

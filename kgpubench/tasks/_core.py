@@ -20,6 +20,7 @@ from kgpubench.schema import canonical_value, get_table
 from kgpubench.schema.common import provenance_columns
 from kgpubench.sources import KNOWN_SOURCES, citation_line
 from kgpubench.tasks.extras import Section, section_from_fields
+from kgpubench.tasks.goals import Goal, goal_from_fields
 
 Kind = Literal["regression", "recommendation"]
 PARAMS_PREFIX = "param."
@@ -99,6 +100,11 @@ class Task:
         Sections the board computes from the task's results beside its score tables (the seed study's own
         protocol, the goal on unseen GPUs): :class:`kgpubench.tasks.extras.Section` instances whose kind names
         the renderer, with the models, schemes and paper figures they show as data.
+    goals : tuple of Goal
+        The targets the board reports against (:class:`kgpubench.tasks.goals.Goal`: a per-GPU figure on one of the
+        task's schemes, read from the board's results or computed from predictions), in the order the ``goals``
+        extra shows them; ``scripts/fewshot_curves.py --goals-out`` judges them. A task with goals names the
+        ``goals`` extra.
     gpu_baseline : str, optional
         The model that carries another GPU's measurements over to an unseen GPU (``transfer``): the per-GPU
         views show it beside the best models. None: the task has none.
@@ -131,6 +137,7 @@ class Task:
     sources: tuple[str, ...] = ()
     extras: tuple[str, ...] = ()
     sections: tuple[Section, ...] = ()
+    goals: tuple[Goal, ...] = ()
     gpu_baseline: str | None = None
     split_files: bool = True
     measured_inputs: bool = False
@@ -156,6 +163,11 @@ class Task:
         if not all(isinstance(s, Section) and s.kind for s in self.sections):
             raise ValueError(f"task {self.name!r}: sections must be kgpubench.tasks.extras.Section subclasses "
                              "with a kind")
+        if any(isinstance(g, dict) for g in self.goals):  # the JSON form, as for sections
+            object.__setattr__(self, "goals", tuple(goal_from_fields(g) if isinstance(g, dict) else g
+                                                    for g in self.goals))
+        if not all(isinstance(g, Goal) for g in self.goals):
+            raise ValueError(f"task {self.name!r}: goals must be kgpubench.tasks.goals.Goal instances")
         if not set(self.seed_metrics) <= set(self.metrics):
             raise ValueError(f"task {self.name!r}: seed_metrics {self.seed_metrics} must be among its metrics")
 

@@ -111,7 +111,8 @@ def _hash_array(h, arr: pa.Array) -> None:
 # Task fields that change only what the board shows or when a job runs, never which rows are read nor how a
 # prediction is scored: left out of :func:`task_sha256`. Every other field (a new one too) is in it.
 PRESENTATION_FIELDS = frozenset({"description", "seed", "schemes", "board_schemes", "seed_metrics", "seed_reference",
-                                 "relative_cost", "sources", "extras", "sections", "gpu_baseline", "split_files"})
+                                 "relative_cost", "sources", "extras", "sections", "goals", "gpu_baseline",
+                                 "split_files"})
 
 
 def task_sha256(task: Task) -> str:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from kgpubench.schema.profiles import PROF_PREFIX, PROFILER_COUNTERS
 from kgpubench.sources import seed_study
 from kgpubench.tasks._core import Task
 from kgpubench.tasks.extras import ModelsBesideBest, ProblemStrategies, SchemeMetrics, SubsetErrors, UnseenGpuGoal
+from kgpubench.tasks.goals import IDEAL_TRANSFER, Goal
 
 # How the board names each seed study ("Riahi et al. 2024"): from kgpubench.sources.SEED_STUDIES, never typed here.
 RIAHI, SCHEER, WANG, DA_SILVA = (seed_study(i).short for i in ("000", "001", "002", "003"))
@@ -123,6 +126,89 @@ SEED003_SECTION = SchemeMetrics(
     columns=(("improvement coefficient", "improvement_coefficient"), ("% improved", "pct_improved"),
              ("regret", "regret")))
 
+# The goals (Task.goals), with the evidence of what limits each, from the shipped data: an independent calibration
+# at main 8300b4b (leave-one-GPU-out, hyper-parameters from the training GPUs only) and, for the LLM operators, the
+# card's label floor.
+UNSEEN = ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100 80GB PCIe")
+OPERATOR_WHY = ("L4's sustained GEMM reaches 0.40 of its catalogue fp32 peak (training GPUs 0.61-0.97) and GEMM "
+                "is 79 % of L4's rows; A100-80's conv2d (52 % of its rows) has no Ampere source in training; "
+                "the same shape measured twice on one GPU agrees within about 1 %")
+LABEL_FLOOR_WHY = ("the label floor: one GEMM measured by two or three frameworks differs by a median max/min of 1.38 "
+                   "(B200: bf16 1.07, fp8 1.74, fp8_block 12.3, nvfp4 1.42; the card's figures:label_floor)")
+# program-time's small and large programs (issue 43: "small and large programs apart"): a program is small on a GPU
+# when its measured time there is under 0.1 ms, the launch-floor regime the evidence below names. The split is of the
+# scored rows by their measured label after the run (a post-hoc stratification of the evaluation, never a feature):
+# nothing known before a run separates that regime (KernelBench level 1 and 2 both hold many; input sizes overlap).
+SMALL_PROGRAM_MS = 0.1
+PROGRAM_GPUS = ("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA L4")
+PROGRAM_FLOOR_WHY = ("the host's launch floor: two set-ups with the same GPU (L40S) differ by a median 108 % under "
+                     "0.1 ms and 30 % of H100 SXM rows are under 0.1 ms")
+PROGRAM_L2_WHY = "H100 SXM's v0.2 rows were timed with L2 flushed, the other v0.2 GPU's were not"
+PROGRAM_SCATTER_WHY = ("per-program scatter, not one speed factor per GPU: one time ratio from one training GPU "
+                       "(the same program and compile mode; the ratio and the GPU chosen with the held-out GPU's own "
+                       "labels, a hindsight reference) leaves L4's large rows at 19.8 % at best (from A10, on the 234 "
+                       "of 430 it shares) and H100 SXM's v0.1 large rows at 16.3 % (A100-SXM4-40GB, 288 of 888)")
+OPERATOR_GOALS = (
+    Goal("NeuSight's split, per call: pooled median APE on each unseen GPU", "neusight", 10.0,
+         source="predict", groups=UNSEEN, scaling="neusight_wave", why=OPERATOR_WHY),
+    Goal("NeuSight's split, per call: median APE of H100 bmm and of H100 linear", "neusight",
+         15.0, source="predict", groups=("bmm", "linear"), group_by="operator",
+         where=(("gpu_name", ("NVIDIA H100 80GB HBM3",)),), scaling="neusight_wave", why=OPERATOR_WHY),
+)
+RODINIA_GOALS = (
+    Goal("leave-one-GPU-out, without counters: per-GPU median APE on at least 7 of the 8 GPUs",
+         "by-gpu", 10.0, at_least=7, scaling="kernel_scaling",
+         why="the error is one speed factor per kernel per GPU that the catalogue's figures do not follow (within "
+         "Kepler a kernel's clock-normalised time ranges 0.37-1.09; P100 runs bpnn about 6x faster than TITAN X on "
+         "1.6x the bandwidth), while single-run labels agree with 10-run medians within 0.03-0.4 %"),
+)
+PROGRAM_GOALS = (
+    Goal("leave-one-GPU-out: median APE on H100 (both) and on L4", "by-gpu", 15.0,
+         groups=PROGRAM_GPUS, scaling="program_floor", why=f"{PROGRAM_FLOOR_WHY}; {PROGRAM_L2_WHY}"),
+    Goal(f"leave-one-GPU-out, large programs (measured ≥ {SMALL_PROGRAM_MS} ms on the held-out GPU, "
+         "rows split after the run): median APE on H100 (both) and on L4", "by-gpu", 15.0, source="predict",
+         groups=PROGRAM_GPUS, target_range=(SMALL_PROGRAM_MS, math.inf), scaling="program_floor",
+         why=f"{PROGRAM_SCATTER_WHY}; {PROGRAM_L2_WHY}"),
+    Goal(f"leave-one-GPU-out, small programs (measured < {SMALL_PROGRAM_MS} ms on the held-out GPU, "
+         "rows split after the run): median APE on H100 (both) and on L4", "by-gpu", 15.0, source="predict",
+         groups=PROGRAM_GPUS, target_range=(0.0, SMALL_PROGRAM_MS), scaling="program_floor",
+         why=f"{PROGRAM_FLOOR_WHY}; H100 PCIe has no row under {SMALL_PROGRAM_MS} ms (its programs are v0.2, "
+         "resized towards > 1 ms), so this line has no figure there"),
+)
+AUTOTUNE_GOALS = (
+    Goal("leave-one-GPU-out: median top-1 regret over the GPUs, and better than transfer on "
+         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats=TRANSFER,
+         scaling="config_consensus",
+         why="each GPU has 2-3 problems, and on near twins transfer already picks from the best possible source "
+         "GPU, so a strict win on every GPU cannot be had there"),
+)
+# The LLM operators: no model can agree with one stack's label better than the stacks agree with one another
+# (the card's label floor: the median max/min time of one GEMM across the three frameworks).
+GEMM_GOALS = (
+    Goal("next generation (trained on Ampere, Ada and Hopper): median APE on each Blackwell GPU "
+         "(the card gives the label floor across stacks)", "next-generation", 15.0, source="predict",
+         scaling="roofline_transfer", why=LABEL_FLOOR_WHY),
+    Goal("next generation (Hopper to Blackwell, issue 43): median APE below the ideal single-factor "
+         "transfer from the newest training generation on each Blackwell GPU, on the rows it covers",
+         "next-generation", None, source="predict", beats=IDEAL_TRANSFER, scaling="gemm_waves"),
+    Goal("leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0, scaling="roofline_transfer",
+         why=LABEL_FLOOR_WHY),
+)
+ATTENTION_GOALS = (
+    Goal("leave-one-GPU-out: median APE on each GPU", "by-gpu", 15.0,
+         scaling="roofline_transfer",
+         why="one label per framework, whose kernels differ (for GEMM, " + LABEL_FLOOR_WHY.removeprefix("the ") + ")"),
+)
+CONV_TIME_GOALS = (
+    Goal("leave-one-GPU-out over the AMD GPUs: median APE on each GPU", "by-gpu", 15.0,
+         scaling="roofline_transfer"),
+)
+CONV_SOLVER_GOALS = (
+    Goal("leave-one-GPU-out: median top-1 regret over the AMD GPUs, and better than transfer on "
+         "every GPU", "by-gpu", 10.0, metric="top1_regret", percent=100.0, over="median", beats=TRANSFER,
+         scaling="solver_consensus"),
+)
+
 ALL_TASKS: tuple[Task, ...] = (
     Task(name="kernel-time", filters=OK_REGULAR, **_KERNEL_TIME, sections=(SEED000_SECTION,),
          seed_reference=f"{RIAHI} (GeForce 940MX, 10-fold): best max error 13.92 % on the merged data",
@@ -180,6 +266,7 @@ ALL_TASKS: tuple[Task, ...] = (
         schemes=("random10", "holdout80", "by-kernel", "by-gpu"), board_schemes=("random10", "by-gpu"),
         relative_cost=100.0,  # the imported search spaces: by far the most rows
         sections=(UNSEEN_GPU_GOAL,), gpu_baseline=TRANSFER, extras=("budget", "fewshot", "goals"),
+        goals=AUTOTUNE_GOALS,
         sources=("benchmark_hub",),
         description="Rank the configurations of an auto-tuning search space (imported Kernel Tuner data) "
         "and pick the best per kernel, problem size and GPU; also scored as regression of time."),
@@ -187,7 +274,7 @@ ALL_TASKS: tuple[Task, ...] = (
         name="program-time", config="programs", target="time_ms_mean", seed="-", kind="regression",
         features=PROGRAM_FEATURES + ("gpu_vendor", "gpu_architecture", *GPU_FEATURES),
         metrics=REGRESSION_METRICS, schemes=("random10", "by-gpu"), sources=("kernelbench",),
-        extras=("fewshot", "goals"),
+        extras=("fewshot", "goals"), goals=PROGRAM_GOALS,
         description="Predict the mean time of one forward pass of a whole PyTorch program (a KernelBench "
         "reference model: all its kernels and launch gaps) under a compile mode on a GPU, from the program's "
         "static facts (identity, sizes, modules and calls, inputs) and the GPU's catalogue figures. Its times on "
@@ -197,7 +284,7 @@ ALL_TASKS: tuple[Task, ...] = (
         name="operator-latency", config="operators", target="time_ms", seed="-", kind="regression",
         features=(*OPERATOR_FEATURES, *GPU_FEATURES), metrics=REGRESSION_METRICS,
         schemes=("random10", "by-gpu", "neusight"), max_train_rows=60_000, sources=("neusight",),
-        extras=("neusight-paper-metric", "fewshot", "goals"),
+        extras=("neusight-paper-metric", "fewshot", "goals"), goals=OPERATOR_GOALS,
         seed_reference="NeuSight (ASPLOS '25), per-operator-class error on the unseen GPUs (H100, L4, A100 80GB): "
         "BMM 13.8 %, FC 13.9 %, elementwise 19.3 %, softmax 13.9 %, LayerNorm 56.7 % (its roofline baseline: "
         "44.2, 27.8, 26.1, 32.4, 58.1 %); measured on whole-model layer traces, which this task does not hold",
@@ -209,7 +296,7 @@ ALL_TASKS: tuple[Task, ...] = (
         name="rodinia-time", config="profiles", target="time_ms", seed="-", kind="regression",
         features=RODINIA_FEATURES, metrics=REGRESSION_METRICS, seed_metrics=("mape",),
         seed_reference=AMARIS_REFERENCE, schemes=("random10", "by-kernel", "by-gpu"),
-        max_train_rows=10_000, sources=("gpuperfpredict",), extras=("fewshot", "goals"),
+        max_train_rows=10_000, sources=("gpuperfpredict",), extras=("fewshot", "goals"), goals=RODINIA_GOALS,
         description="Predict the duration of one profiled launch of a Rodinia kernel (imported gpuperfpredict "
         "data, Amaris et al.) from what is known before it runs: application and kernel, inputs, launch index, "
         "launch configuration, registers and static shared memory, and the GPU's catalogue figures; no profiler "
@@ -234,7 +321,7 @@ ALL_TASKS += (
         name="gemm-latency", config="llm_operators", target="time_ms", seed="-", kind="regression",
         features=GEMM_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu", "next-generation"),
         filters=(("operator", ("gemm",)),), max_train_rows=150_000, sources=("aiconfigurator",),
-        split_files=False, extras=("fewshot", "goals"),
+        split_files=False, extras=("fewshot", "goals"), goals=GEMM_GOALS,
         description="Predict the latency of one GEMM call of an LLM-serving framework (m x n x k in bf16, fp8, "
         "fp8 block-scaled, nvfp4 or weight-only int8/int4) from the shape, the dtype, the framework and kernel "
         "source, the nominal work and the GPU's figures with the dtype's tensor peak (imported AIConfigurator data, "
@@ -245,7 +332,7 @@ ALL_TASKS += (
         name="attention-latency", config="llm_operators", target="time_ms", seed="-", kind="regression",
         features=ATTENTION_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu", "next-generation"),
         filters=(("operator", ("context_attention", "generation_attention")),), max_train_rows=150_000,
-        sources=("aiconfigurator",), split_files=False, extras=("fewshot", "goals"),
+        sources=("aiconfigurator",), split_files=False, extras=("fewshot", "goals"), goals=ATTENTION_GOALS,
         description="Predict the latency of one attention call of an LLM-serving framework: context (prefill over "
         "the input sequence) or generation (one token over a KV cache), from batch, sequence and KV length, "
         "heads, KV heads, head dimension, window, dtypes, framework and kernel source, the nominal work and the "
@@ -270,7 +357,7 @@ ALL_TASKS += (
     Task(
         name="conv-time", config="convolutions", target="time_ms", seed="-", kind="regression",
         features=CONV_FEATURES, metrics=REGRESSION_METRICS, schemes=("by-gpu",), max_train_rows=150_000,
-        sources=("miopen",), split_files=False, extras=("fewshot", "goals"),
+        sources=("miopen",), split_files=False, extras=("fewshot", "goals"), goals=CONV_TIME_GOALS,
         description="Predict the time of one MIOpen solver on one convolution problem (2-D or 3-D; forward, "
         "backward data or backward weights; FP32, FP16 or BF16) on an AMD GPU from the problem, the solver and "
         "its workspace, the nominal work and the GPU's figures (imported MIOpen find-db; leave one GPU out over "
@@ -281,7 +368,7 @@ ALL_TASKS += (
         features=CONV_FEATURES, problem_columns=("gpu_name", "problem_id"), completeness="choice",
         metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), schemes=("by-gpu",),
         max_train_rows=150_000, sources=("miopen",), split_files=False, gpu_baseline=TRANSFER,
-        extras=("fewshot", "goals"),
+        extras=("fewshot", "goals"), goals=CONV_SOLVER_GOALS,
         description="Choose the fastest MIOpen solver for a convolution problem on an AMD GPU never trained on "
         "(leave one GPU out): the problems where at least two solvers were timed, scored by the chosen solver's "
         f"time against the fastest's (top-1 regret, as autotune-config). {CONV_TIMING} Training rows are a fixed "
