@@ -12,20 +12,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kgpubench.board.fewshot import (
+from kgpubench.board.fewshot import judge
+from kgpubench.tasks import Goal, goals_of
+from kgpubench.tasks.definitions import (
     PROGRAM_FLOOR_WHY,
     PROGRAM_GPUS,
     PROGRAM_L2_WHY,
     PROGRAM_SCATTER_WHY,
     SMALL_PROGRAM_MS,
-    Goal,
-    goal_rows,
-    goals_of,
-    grouped_mdape,
-    grouped_rows,
-    judge,
 )
 from kgpubench.tasks.extras import goals
+from kgpubench.tasks.goals import goal_rows, grouped_mdape, grouped_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 GOALS_FILE = ROOT / "leaderboard" / "results" / "program-time" / "goals.json"
@@ -181,7 +178,7 @@ def test_the_per_program_scatter_evidence_is_true_on_the_shipped_rows(programs):
 
 
 def test_a_group_without_rows_in_the_stratum_is_counted_zero_and_never_met():
-    goal = Goal("t", "small", "by-gpu", 15.0, source="predict", groups=("A", "B"), target_range=(0.0, 0.1))
+    goal = Goal("small", "by-gpu", 15.0, source="predict", groups=("A", "B"), target_range=(0.0, 0.1))
     rows = pa.table({"gpu_name": ["A", "A", "A", "B", "B"]})
     y = np.array([0.05, 0.08, 0.5, 0.2, 0.3])
     pred = np.array([0.05, 0.1, 9.0, 0.0, 0.0])

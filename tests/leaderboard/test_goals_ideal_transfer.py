@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgpubench.board.fewshot import GOALS, IDEAL_TRANSFER, Goal, goals_of, ideal_transfer, judge, newest_generation
+from kgpubench.board.fewshot import ideal_transfer, judge, newest_generation
 from kgpubench.results.sees import SEES
-from kgpubench.tasks import get_task
+from kgpubench.tasks import Goal, get_task, goals_of, list_tasks
 from kgpubench.tasks.data import task_data
 from kgpubench.tasks.extras import goals
+from kgpubench.tasks.goals import IDEAL_TRANSFER
 from kgpubench.tasks.roofline import SINGLE_FACTORS, ideal_single_factor_transfer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +130,7 @@ def test_a_gpu_without_any_source_has_no_reference_and_the_goal_is_not_met_there
     X, y, gpu = _frame({"S1": {"w1": 1.0}, "T": {"w9": 1.0}}, FIGS)
     (ref,) = ideal_single_factor_transfer(X, y, gpu, gpu == "T", ("S1",)).values()
     assert (ref.source, ref.mdape, ref.covered.size, ref.rows) == (None, None, 0, 1)
-    goal = Goal("t", "below", "next-generation", None, source="predict", beats=IDEAL_TRANSFER)
+    goal = Goal("below", "next-generation", None, source="predict", beats=IDEAL_TRANSFER)
     assert judge(goal, {IDEAL_TRANSFER: {}, "m": {"T": 1.0}})["met"] is False
 
 
@@ -139,7 +140,7 @@ def test_a_gpu_without_any_source_has_no_reference_and_the_goal_is_not_met_there
     ({"A": 10.0, "B": 19.0}, False, ["A"]),  # a tie is not below
 ])
 def test_the_goal_is_met_exactly_when_the_best_model_is_below_the_reference_on_every_group(model, met, losses):
-    goal = Goal("t", "below the ideal transfer", "next-generation", None, source="predict", beats=IDEAL_TRANSFER)
+    goal = Goal("below the ideal transfer", "next-generation", None, source="predict", beats=IDEAL_TRANSFER)
     reference = {"A": 10.0, "B": 20.0}
     rec = judge(goal, {IDEAL_TRANSFER: reference, "m": model, "worse": {"A": 50.0, "B": 50.0}})
     assert (rec["best_model"], rec["met"], rec["losses"]) == ("m", met, losses)
@@ -150,14 +151,14 @@ def test_the_goal_is_met_exactly_when_the_best_model_is_below_the_reference_on_e
 
 
 def test_a_model_that_wins_on_more_groups_is_the_best_even_with_a_worse_worst_figure():
-    goal = Goal("t", "below", "next-generation", None, source="predict", beats=IDEAL_TRANSFER)
+    goal = Goal("below", "next-generation", None, source="predict", beats=IDEAL_TRANSFER)
     rec = judge(goal, {IDEAL_TRANSFER: {"A": 10.0, "B": 20.0}, "wins_both": {"A": 9.0, "B": 19.5},
                        "small_worst": {"A": 11.0, "B": 11.0}})
     assert rec["best_model"] == "wins_both" and rec["met"] is True
 
 
 def test_the_goal_line_shows_each_groups_figure_beside_the_reference_and_its_choice():
-    goal = Goal("t", "below the ideal transfer", "next-generation", None, source="predict", beats=IDEAL_TRANSFER,
+    goal = Goal("below the ideal transfer", "next-generation", None, source="predict", beats=IDEAL_TRANSFER,
                 scaling="w")
     rec = judge(goal, {IDEAL_TRANSFER: {"A": 10.0, "B": 20.0}, "w": {"A": 9.0, "B": 21.0}})
     rec["reference"] = {"A": {"source": "H200", "factor": "memory_bandwidth", "covered_rows": 1500, "rows": 2000},
@@ -180,7 +181,7 @@ def test_the_reference_is_never_offered_as_a_model():
     # predict reads a goal with a target, never the reference's
     (goal,) = [g for g in goals_of("gemm-latency") if g.beats == IDEAL_TRANSFER]
     assert goal.target_pct is None and goal.source == "predict" and goal.scheme == "next-generation"
-    assert sum(g.beats == IDEAL_TRANSFER for g in GOALS) == 1
+    assert sum(g.beats == IDEAL_TRANSFER for t in list_tasks() for g in t.goals) == 1
 
 
 @pytest.mark.slow
@@ -200,7 +201,7 @@ def test_with_gb200s_cited_bandwidth_the_reference_on_gb200_and_the_goal_is_met(
     assert (ref.source, ref.factor) == (source, factor) and factor == "memory_bandwidth"
     assert ref.mdape == pytest.approx(figure, rel=1e-12) and ref.covered.size == covered
     assert ref.candidates == {k: pytest.approx(v[0], rel=1e-12) for k, v in hand.items()}
-    (goal,) = [g for g in GOALS if g.beats == IDEAL_TRANSFER]
+    (goal,) = [g for g in goals_of("gemm-latency") if g.beats == IDEAL_TRANSFER]
     assert goal.why == ""
     (rec,) = [g for g in json.loads(GOALS_FILE.read_text())["goals"] if g.get("beats") == IDEAL_TRANSFER]
     assert "why" not in rec and rec["met"] is True and rec["losses"] == []

@@ -14,11 +14,10 @@ import pytest
 from cli_helpers import cli
 
 from kgpubench.board import predict as P
-from kgpubench.board.fewshot import goals_of
 from kgpubench.board.leaderboard import results_dir
 from kgpubench.errors import NoDataError, OptionError, UnknownNameError
 from kgpubench.hardware import ALIASES, catalogue_entry
-from kgpubench.tasks import get_task
+from kgpubench.tasks import get_task, goals_of
 from kgpubench.tasks.data import task_data
 from kgpubench.tasks.intervals import median_interval
 

@@ -23,11 +23,11 @@ from kgpubench.board.budget import (
     plan_folds,
     plan_record,
 )
-from kgpubench.board.fewshot import Goal, goals_of, judge
+from kgpubench.board.fewshot import judge
 from kgpubench.board.render import render_markdown
 from kgpubench.errors import OptionError
 from kgpubench.resources import source_checkout
-from kgpubench.tasks import get_task
+from kgpubench.tasks import Goal, get_task, goals_of
 from kgpubench.tasks._core import problem_keys
 from kgpubench.tasks.data import task_data
 from kgpubench.tasks.extras import budget, goals, load_extras
@@ -248,7 +248,7 @@ def test_the_autotune_goal_is_judged_on_the_median_and_against_transfer():
     assert (rec["best_model"], rec["median"], rec["met"], rec["losses"]) == ("a", 2.0, False, ["g3"])
     assert rec["baseline_figures"] == per_model["transfer"]
     # an "each" goal keeps its record as before (no median keys)
-    each = judge(Goal("t", "each", "by-gpu", 10.0), {"a": {"g1": 5.0}})
+    each = judge(Goal("each", "by-gpu", 10.0), {"a": {"g1": 5.0}})
     assert "median" not in each and each["met"] is True
     # the task's own goal section states the same target
     from kgpubench.tasks.definitions import UNSEEN_GPU_GOAL

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from task_fixtures import programs_table
 
-from kgpubench.board.fewshot import Goal, fewshot_curve, judge, plan_folds, plan_record
+from kgpubench.board.fewshot import fewshot_curve, judge, plan_folds, plan_record
 from kgpubench.errors import OptionError
 from kgpubench.tasks.data import task_data
 from kgpubench.tasks.extras import fewshot, goals
+from kgpubench.tasks.goals import Goal
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.metrics import mdape
 
@@ -126,10 +127,10 @@ def test_small_gpus_are_skipped_and_a_scheme_that_is_not_leave_one_gpu_out_is_re
 
 
 def test_a_goal_is_judged_on_the_best_model():
-    goal = Goal("t", "per-GPU median APE", "by-gpu", 10.0, at_least=2)
+    goal = Goal("per-GPU median APE", "by-gpu", 10.0, at_least=2)
     rec = judge(goal, {"a": {"g1": 5.0, "g2": 12.0, "g3": 30.0}, "b": {"g1": 9.0, "g2": 9.5, "g3": 50.0}})
     assert (rec["best_model"], rec["groups_met"], rec["need"], rec["met"]) == ("b", 2, 2, True)
-    named = Goal("t", "H100 and L4", "by-gpu", 15.0, groups=("H100", "L4"))
+    named = Goal("H100 and L4", "by-gpu", 15.0, groups=("H100", "L4"))
     rec = judge(named, {"a": {"H100": 14.0}})  # L4 missing: not met, whatever the figure
     assert rec["missing"] == ["L4"] and rec["met"] is False
 
@@ -196,13 +197,13 @@ def test_the_script_writes_the_curves_and_the_goals_from_the_board_results(tmp_p
 def test_grouped_median_ape_keeps_the_where_rows_and_groups_them():
     import pyarrow as pa
 
-    from kgpubench.board.fewshot import grouped_mdape
+    from kgpubench.tasks.goals import grouped_mdape
 
     rows = pa.table({"gpu_name": ["H", "H", "H", "L"], "operator": ["bmm", "bmm", "linear", "bmm"]})
     y = np.array([1.0, 2.0, 4.0, 10.0])
     p = np.array([1.1, 1.0, 5.0, 10.0])  # APE 10 %, 50 %, 25 %, 0 %
-    goal = Goal("t", "H100 bmm, linear", "neusight", 15.0, source="predict", groups=("bmm", "linear"),
+    goal = Goal("H100 bmm, linear", "neusight", 15.0, source="predict", groups=("bmm", "linear"),
                 group_by="operator", where=(("gpu_name", ("H",)),))
     assert grouped_mdape(rows, y, p, goal) == {"bmm": pytest.approx(30.0), "linear": pytest.approx(25.0)}
-    per_gpu = Goal("t", "per GPU", "neusight", 10.0, source="predict")
+    per_gpu = Goal("per GPU", "neusight", 10.0, source="predict")
     assert grouped_mdape(rows, y, p, per_gpu) == {"H": pytest.approx(25.0), "L": 0.0}

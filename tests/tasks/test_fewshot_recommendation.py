@@ -18,9 +18,10 @@ from kgpubench.board.fewshot import fewshot_curve, kept_metrics, plan_folds, pla
 from kgpubench.errors import OptionError
 from kgpubench.models.evaluation import load_model_module, model_factory, run_folds
 from kgpubench.resources import source_checkout
-from kgpubench.tasks import get_task, list_tasks
+from kgpubench.tasks import get_task, goals_of, list_tasks
 from kgpubench.tasks.data import task_data
 from kgpubench.tasks.extras import fewshot, load_extras
+from kgpubench.tasks.goals import IDEAL_TRANSFER
 
 KS = (0, 2, 5)
 BW = "gpu_memory_bandwidth_gbs"
@@ -291,7 +292,7 @@ def test_the_committed_curves_cover_every_gpu_and_k(task_name):
     assert doc["plan"]["ks"] == ks and doc["models"]  # the fine grid (issue 41, item 6)
     # the baseline a goal must beat has its curve beside the others (conv-solver's transfer was once missing); the
     # hindsight reference is not a model and has none
-    beaten = {g.beats for g in F.goals_of(task_name) if g.beats and g.beats != F.IDEAL_TRANSFER}
+    beaten = {g.beats for g in goals_of(task_name) if g.beats and g.beats != IDEAL_TRANSFER}
     assert beaten <= set(doc["models"]), sorted(doc["models"])
     assert doc["plan"]["dataset"]["rows_sha256"] == board["dataset"]["rows_sha256"]  # the board's rows
     for name, curve in doc["models"].items():
