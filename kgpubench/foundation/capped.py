@@ -197,6 +197,12 @@ class DuplicateKeyError(ValueError):
         self.key = key
 
 
+def lists_to_tuples(value: Any) -> Any:
+    """``value`` with every list, at any depth, made a tuple: JSON carries as lists what frozen records hold as
+    tuples (a goal's ``where``, a section's columns)."""
+    return tuple(lists_to_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
 def loads_json(raw: bytes | str, path: Path | str, *, expected: str = "a JSON document") -> Any:
     """Parse ``raw`` (read from ``path``) as strict JSON: a key repeated in one object, nesting too deep for
     the parser, and invalid JSON are each refused in one line naming ``path`` (``expected`` says what the file

@@ -63,7 +63,7 @@ def check_goals(name: str, task: Task) -> None:
             raise OptionError(f"task {name!r}, goal {goal.label!r}: metric {goal.metric!r} is not one of the task's "
                               f"metrics ({', '.join(task.metrics)}); add it to the task's metrics or pick one.")
     if bool(task.goals) != ("goals" in task.extras):
-        raise OptionError(f"task {name!r}: it declares {len(task.goals)} goals and "
+        raise OptionError(f"task {name!r}: it declares {len(task.goals)} goal{'' if len(task.goals) == 1 else 's'} and "
                           f"{'names' if 'goals' in task.extras else 'does not name'} the 'goals' extra; a task with "
                           "goals names the extra 'goals' (the board's goals table), and only such a task does.")
 

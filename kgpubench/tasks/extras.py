@@ -22,7 +22,7 @@ from statistics import median
 from typing import ClassVar
 
 from kgpubench.errors import KgpubenchError, unknown_name
-from kgpubench.foundation.capped import loads_json
+from kgpubench.foundation.capped import lists_to_tuples, loads_json
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.reference import ORACLE
 
@@ -462,14 +462,10 @@ class UnseenGpuGoal(Section):
 SECTIONS: tuple[type[Section], ...] = (SubsetErrors, ProblemStrategies, ModelsBesideBest, SchemeMetrics, UnseenGpuGoal)
 
 
-def _tuples(value):
-    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
-
-
 def section_from_fields(fields: Mapping) -> Section:
     """A section from its fields as :func:`dataclasses.asdict` gives them and JSON carries them (the sandbox
     sends a task to the model's process so): ``kind`` picks the class, lists become tuples."""
     kinds = {c.kind: c for c in SECTIONS}
     if fields.get("kind") not in kinds:
         raise unknown_name("section kind", str(fields.get("kind")), kinds)
-    return kinds[fields["kind"]](**{k: _tuples(v) for k, v in fields.items() if k != "kind"})
+    return kinds[fields["kind"]](**{k: lists_to_tuples(v) for k, v in fields.items() if k != "kind"})

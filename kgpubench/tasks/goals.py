@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from kgpubench.foundation.capped import lists_to_tuples
 from kgpubench.tasks.metrics import mdape
 
 # the hindsight reference a goal's ``beats`` may name (kgpubench.board.fewshot.ideal_transfer): not a model, never
@@ -72,14 +73,10 @@ class Goal:
                              "is computed from the rows, never read from the board)")
 
 
-def _tuples(value):
-    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
-
-
 def goal_from_fields(fields: Mapping) -> Goal:
     """A goal from its fields as :func:`dataclasses.asdict` gives them and JSON carries them (the sandbox sends a
     task to the model's process so): lists become tuples."""
-    return Goal(**{k: _tuples(v) for k, v in fields.items()})
+    return Goal(**{k: lists_to_tuples(v) for k, v in fields.items()})
 
 
 def goal_rows(rows: pa.Table, y: np.ndarray, goal: Goal, keep: np.ndarray | None = None) -> np.ndarray:

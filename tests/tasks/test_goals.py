@@ -65,7 +65,7 @@ def test_registration_refuses_a_goal_on_another_scheme_or_metric(goal, match):
 def test_registration_refuses_goals_that_the_board_would_not_show_or_a_goals_table_without_goals():
     task = _mine()
     unshown = dataclasses.replace(task, extras=tuple(e for e in task.extras if e != "goals"))
-    with pytest.raises(OptionError, match="declares 1 goals and does not name the 'goals' extra"):
+    with pytest.raises(OptionError, match="declares 1 goal and does not name the 'goals' extra"):
         TaskRegistry().register(unshown.name, unshown)
     empty = dataclasses.replace(task, goals=())
     with pytest.raises(OptionError, match="declares 0 goals and names the 'goals' extra"):
