@@ -24,7 +24,7 @@ from kgpubench.errors import DataFileNotFoundError
 from kgpubench.models.submission import declared_tasks
 from kgpubench.registry import Registry
 from kgpubench.resources import bundled_path
-from kgpubench.tasks import Task
+from kgpubench.tasks import Task, list_tasks
 
 
 @dataclass(frozen=True)
@@ -190,6 +190,12 @@ def runs_on(path: str | os.PathLike) -> Callable[[Task], bool]:
     return (lambda task: task.name in declared) if declared else (lambda task: True)
 
 
+def planned_tasks(path: str | os.PathLike) -> tuple[Task, ...]:
+    """The registered tasks the model file at ``path`` runs on (:func:`runs_on`), in registry order."""
+    applies = runs_on(path)
+    return tuple(task for task in list_tasks() if applies(task))
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
@@ -197,4 +203,4 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-__all__ = ["ANY", "BASELINES", "RUNS_ON", "BaselineFile", "On", "baseline_files", "runs_on"]
+__all__ = ["ANY", "BASELINES", "RUNS_ON", "BaselineFile", "On", "baseline_files", "planned_tasks", "runs_on"]
