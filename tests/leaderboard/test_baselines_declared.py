@@ -70,13 +70,13 @@ THEN = set(OLD_TASKS["median"])
 
 
 def test_the_rules_select_exactly_the_tasks_the_files_declared():
-    files = lb.baseline_files()
-    assert sorted(p.stem for p in files) == sorted(OLD_TASKS) == sorted(bl.RUNS_ON)
+    files = [p for p in lb.baseline_files() if p.stem in OLD_TASKS]  # a baseline added since is not compared
+    assert sorted(p.stem for p in files) == sorted(OLD_TASKS)
     assert len(THEN) == 15 and THEN <= {t.name for t in list_tasks()}
     for path in files:
         assert {t.name for t in bl.planned_tasks(path)} & THEN == set(OLD_TASKS[path.stem]), path.stem
     # and the board plans them so: every (model, task) pair of the old TASKS, nothing else
-    pairs = {(j.name, j.task.name) for j in lb.plan(tasks=THEN, references=False)}
+    pairs = {(j.name, j.task.name) for j in lb.plan(files, tasks=THEN, references=False)}
     assert pairs == {(m, t) for m, tasks in OLD_TASKS.items() for t in tasks}
 
 
