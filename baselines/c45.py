@@ -12,7 +12,6 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("stencil-tile",)
 CHOICE = ("variant", "block_size", "tile_b1", "tile_b2", "tile_b3")
 
 

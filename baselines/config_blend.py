@@ -34,7 +34,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kgpubench.tasks.ranking import row_keys
 
-TASKS = ("autotune-config",)
 # The grid of tau, in units of standardised-figure distance, declared before any fit; 0 is transfer, inf consensus.
 TAUS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, math.inf)
 IDENTITY = ("gpu_vendor", "gpu_architecture")

@@ -18,7 +18,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kgpubench.tasks.ranking import row_keys
 
-TASKS = ("autotune-config",)
 UNTIMED = 1e6
 KERNEL = "kernel"
 

@@ -14,9 +14,6 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 from kgpubench.tasks.preprocess import tabular_model
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "autotune-config",
-         "rodinia-time")
-
 _ACTIVATIONS = {
     "sigmoid": lambda z: 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50))),
     "tanh": np.tanh,

@@ -18,7 +18,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kgpubench.tasks.roofline import peak_flops
 
-TASKS = ("gemm-latency",)
 TILE = 128.0
 
 

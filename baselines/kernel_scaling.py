@@ -34,7 +34,6 @@ from sklearn.utils.validation import check_is_fitted
 from kgpubench.features.occupancy import occupancy
 from kgpubench.tasks.preprocess import thread_count
 
-TASKS = ("rodinia-time",)
 CATEGORICAL = ("application", "kernel")
 LAUNCH = ("input_size_1", "input_size_2", "launch_index", "grid_x", "grid_y", "grid_z", "block_x", "block_y",
           "block_z")

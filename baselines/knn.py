@@ -11,7 +11,6 @@ from sklearn.neighbors import KNeighborsRegressor
 from kgpubench.tasks.preprocess import tabular_model
 
 # Not on autotune-config: a k-d tree over its 40-odd columns costs more than every other baseline together.
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "stencil-tile", "rodinia-time")
 
 
 def make_model(task, seed):

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from kgpubench.tasks.ranking import RankerModel
 
-TASKS = ("autotune-config", "stencil-tile", "npb-tpb")
-
 
 def make_model(task, seed):
     return RankerModel(task=task, library="lightgbm", random_state=seed)

@@ -9,11 +9,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "npb-tpb", "stencil-tile",
-         "autotune-config", "program-time", "operator-latency", "rodinia-time",
-         "rodinia-time-counters", "gemm-latency", "attention-latency", "conv-time",
-         "conv-solver")
-
 
 class MedianRegressor(RegressorMixin, BaseEstimator):
     """Predicts ``median(y_train)`` everywhere."""

@@ -11,8 +11,6 @@ from sklearn.neural_network import MLPRegressor
 
 from kgpubench.tasks.preprocess import tabular_model
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "rodinia-time")
-
 
 def make_model(task, seed):
     mlp = MLPRegressor(hidden_layer_sizes=(64, 32), max_iter=500, early_stopping=True, random_state=seed)

@@ -26,7 +26,6 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("rodinia-time",)
 LAUNCH = ("kernel", "input_size_1", "input_size_2", "launch_index")
 PEAK = "gpu_memory_bandwidth_gbs"
 ARCH = "gpu_architecture"

@@ -22,7 +22,6 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("operator-latency",)
 OPERATORS = ("bmm", "linear", "conv2d", "layernorm", "softmax", "add", "addu", "mul", "mulu", "div", "divu",
              "pow", "powu", "relu", "gelu", "tanh")
 BINARY = ("add", "mul", "div", "pow")

@@ -14,7 +14,6 @@ import itertools
 
 from sklearn.base import BaseEstimator
 
-TASKS = ("npb-tpb",)
 HOT_SHARE = 0.10
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-TASKS = ("npb-tpb",)
-
 
 class MaxTPB(BaseEstimator):
     predicts_target = False

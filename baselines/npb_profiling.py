@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from sklearn.base import BaseEstimator
 
-TASKS = ("npb-tpb",)
-
 
 def profile(problem) -> dict[str, int]:
     """Each kernel's fastest TPB, measured one kernel at a time with the others at the default."""

@@ -14,7 +14,6 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("npb-tpb",)
 PER_APP = ("kernel", "tpb", "calls_per_run")
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-TASKS = ("npb-tpb",)
 WARP = 32
 
 

@@ -11,7 +11,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("operator-latency",)
 NEEDED = ("flops", "bytes_min", "gpu_peak_fp32_gflops", "gpu_memory_bandwidth_gbs")
 
 

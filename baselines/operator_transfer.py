@@ -16,7 +16,6 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("operator-latency",)
 SHAPE = ("operator", "dim_b", "dim_m", "dim_n", "dim_k", "dim_h", "in_channels", "out_channels", "kernel_size",
          "input_size", "stride", "padding")
 GPU = ("gpu_sm_count", "gpu_cores", "gpu_memory_bytes", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",

@@ -15,7 +15,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("kernel-power",)
 GPU_KEY = ("gpu_sm_count", "gpu_peak_fp32_gflops", "gpu_memory_bandwidth_gbs")
 ARITH = ("mix_int", "mix_fp32", "mix_fp64", "mix_sfu")
 START = (50.0, 50.0, 0.2, 1.0)

@@ -36,7 +36,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("program-time",)
 PROGRAM = ("problem_set", "level", "problem", "compile_mode")
 FIGURES = ("gpu_memory_bandwidth_gbs", "gpu_peak_fp32_gflops")
 KNOTS = np.log(0.01) + np.log(3.0) * np.arange(10)  # ln ms: 0.01, 0.03, 0.09, ... 197 ms

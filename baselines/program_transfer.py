@@ -19,7 +19,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("program-time",)
 PROGRAM = ("problem_set", "level", "problem", "compile_mode")
 VENDOR = "gpu_vendor"
 BANDWIDTH, PEAK = "gpu_memory_bandwidth_gbs", "gpu_peak_fp32_gflops"

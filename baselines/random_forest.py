@@ -13,10 +13,6 @@ from sklearn.ensemble import RandomForestRegressor
 
 from kgpubench.tasks.preprocess import tabular_model, thread_count
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "stencil-tile",
-         "autotune-config", "rodinia-time",
-         "rodinia-time-counters")
-
 
 def make_model(task, seed):
     forest = RandomForestRegressor(n_estimators=23, max_samples=0.5, n_jobs=thread_count(), random_state=seed)

@@ -11,10 +11,6 @@ from sklearn.tree import DecisionTreeRegressor
 
 from kgpubench.tasks.preprocess import tabular_model
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "stencil-tile", "autotune-config",
-         "rodinia-time",
-         "rodinia-time-counters")
-
 
 def make_model(task, seed):
     return tabular_model(DecisionTreeRegressor(max_depth=19, random_state=seed), one_hot=False)

@@ -13,7 +13,6 @@ from sklearn.utils.validation import check_is_fitted
 
 # Not on rodinia-time: the `profiles` table has no per-thread instruction counts (lc, lmr, ...), only the
 # profiler's, which a task may not use.
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory")
 NEEDED = ("lc", "ldpu", "lsfu", "lmr", "lmw", "nb", "nt", "gpu_peak_fp32_gflops", "gpu_memory_bandwidth_gbs")
 
 

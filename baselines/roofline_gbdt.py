@@ -19,8 +19,6 @@ from sklearn.utils.validation import check_is_fitted
 from kgpubench.tasks.preprocess import thread_count
 from kgpubench.tasks.roofline import filled_roofline_ms
 
-TASKS = ("gemm-latency", "attention-latency", "conv-time", "conv-solver")
-
 
 class RooflineGBDT(RegressorMixin, BaseEstimator):
     """LightGBM on ``ln(y / t_roof)`` with ``ln t_roof`` among the inputs."""

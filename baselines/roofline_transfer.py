@@ -20,7 +20,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kgpubench.tasks.roofline import filled_roofline_ms, gpu_matrix, joined_text, workload_keys
 
-TASKS = ("gemm-latency", "attention-latency", "conv-time", "conv-solver")
 # Left out of the looser key: who ran the call (another stack's measurement of the same shape and dtype).
 STACK = ("framework", "framework_version", "kernel_source", "solver", "algorithm")
 GROUP = ("operator", "compute_dtype", "direction")

@@ -31,7 +31,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kgpubench.tasks.preprocess import thread_count
 
-TASKS = ("rodinia-time", "rodinia-time-counters")
 # Launch columns (GPU-independent); the categorical ones are coded with the categories seen in fit.
 CATEGORICAL = ("application", "kernel")
 LAUNCH = ("input_size_1", "input_size_2", "launch_index", "grid_x", "grid_y", "grid_z", "block_x", "block_y",

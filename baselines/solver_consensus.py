@@ -18,7 +18,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kgpubench.tasks.roofline import joined_text
 
-TASKS = ("conv-solver",)
 UNSEEN = 1e6
 KIND = ("direction", "dtype")
 

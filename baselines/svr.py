@@ -8,7 +8,6 @@ from kgpubench.tasks.preprocess import tabular_model
 
 # Not on rodinia-time: at its 10,000 training rows one fold took 60-110 s to fit and predict (the board's 5-minute
 # budget for the task is about 12 s per fold for every baseline together).
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power")
 
 
 def make_model(task, seed):

@@ -14,7 +14,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from kgpubench.tasks.roofline import filled_roofline_ms, joined_text
 
-TASKS = ("gemm-latency", "attention-latency", "conv-time", "conv-solver")
 GROUP = ("operator", "compute_dtype", "direction")
 
 

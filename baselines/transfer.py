@@ -19,7 +19,6 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-TASKS = ("autotune-config", "stencil-tile", "npb-tpb", "conv-solver")
 UNMEASURED = 1e6
 MIN_COVER = 0.5
 IDENTITY = ("gpu_vendor", "gpu_architecture")

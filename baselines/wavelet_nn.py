@@ -14,7 +14,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-TASKS = ("kernel-power",)
 INPUTS = ("sm_saturation", "compute_density", "source_lines", "gpu_peak_fp32_gflops")
 ARITH = ("mix_int", "mix_fp32", "mix_fp64", "mix_sfu")
 

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from kgpubench.tasks.preprocess import tabular_model, thread_count
 
-TASKS = ("kernel-time", "kernel-time-compute", "kernel-time-memory", "kernel-power", "stencil-tile",
-         "autotune-config", "rodinia-time",
-         "rodinia-time-counters")
-
 
 def make_model(task, seed):
     from xgboost import XGBRegressor

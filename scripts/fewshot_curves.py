@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kgpubench.board.baselines import planned_tasks
 from kgpubench.board.fewshot import (
     KS,
     board_goal,
@@ -38,7 +39,7 @@ from kgpubench.board.fewshot import (
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.errors import KgpubenchError, OptionError
 from kgpubench.foundation.files import atomic_write_bytes
-from kgpubench.models.evaluation import fit_predict, load_model_module, model_factory, model_tasks
+from kgpubench.models.evaluation import fit_predict, load_model_module, model_factory
 from kgpubench.sandbox.limits import Limits
 from kgpubench.tasks import get_task
 from kgpubench.tasks.data import hashed_order, task_data
@@ -90,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     names = [m for m in args.models.split(",") if m]
     goal_names = [m for m in (args.goal_models or args.models).split(",") if m]
     modules = {m: load_model_module(files[m]) for m in dict.fromkeys(names + goal_names)}
-    for m, module in modules.items():
-        if task.name not in model_tasks(module):
-            raise OptionError(f"--models: baseline {m!r} does not declare task {task.name!r} (its TASKS: "
-                              f"{', '.join(model_tasks(module))}); drop it from --models.")
+    for m in modules:
+        runs = [t.name for t in planned_tasks(files[m])]
+        if task.name not in runs:
+            raise OptionError(f"--models: baseline {m!r} does not run on task {task.name!r} (it runs on: "
+                              f"{', '.join(runs)}; kgpubench/board/baselines.py RUNS_ON); drop it from --models.")
     factories = {m: model_factory(module, files[m]) for m, module in modules.items()}
     limits = Limits(threads=1)
     data = task_data(task, args.scheme, args.data)

@@ -22,6 +22,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgpubench.board.baselines import BASELINES, baseline_files, runs_on  # noqa: F401 - BASELINES re-exported
+from kgpubench.board.moved_tasks import stands_for
 from kgpubench.board.site import board_files, render_all
 from kgpubench.board.tolerance import ABS_TOL, MODEL_TOLERANCES, REL_TOL, tolerance  # noqa: F401 - re-exported
 from kgpubench.errors import BoardWriteError, DataFileNotFoundError, ResultFormatError, VerifyError
@@ -32,13 +34,11 @@ from kgpubench.models.evaluation import (
     SubmissionError,
     evaluate,
     failure_record,
-    file_sha256,
     predictions_path,
     rescore_problem,
     store_predictions,
 )
-from kgpubench.models.submission import declared_tasks, model_file_in, score_predictions
-from kgpubench.registry import Registry
+from kgpubench.models.submission import model_file_in, score_predictions
 from kgpubench.resources import bundled_path, default_data_dir
 from kgpubench.results.ownership import BOARD_MARKER, LEGACY_MARKER, PNG_MARKER, check_writable, is_submission_result  # noqa: F401 - re-exported
 from kgpubench.results.ownership import ours as _ours
@@ -76,29 +76,6 @@ def results_dir() -> Path:
     return leaderboard_dir() / "results"
 
 
-def _built_in_baselines():
-    """The bundled ``baselines/*.py`` not starting with ``_``, by name."""
-    return ((p.stem, p) for p in sorted(bundled_path("baselines").glob("*.py")) if not p.name.startswith("_"))
-
-
-def _check_baseline(name: str, path: str | os.PathLike) -> None:
-    if Path(path).suffix != ".py" or not Path(path).is_file():
-        raise DataFileNotFoundError(f"baseline {name!r}: {path} is no model file; give the path of an existing .py "
-                                    "file (absolute, e.g. from importlib.resources).")
-
-
-# name -> model file: the bundled baselines, then model files plugged in through the entry-point group
-# ``kgpubench.baselines`` (an entry point naming a path, or a function returning one; its name is the file's stem).
-BASELINES: Registry[str | os.PathLike] = Registry("baseline", "kgpubench.baselines", (str, os.PathLike),
-                                                  builtins=_built_in_baselines, check=_check_baseline,
-                                                  name_of=lambda p: Path(p).stem)
-
-
-def baseline_files() -> list[Path]:
-    """Every baseline model file (:data:`BASELINES`): the bundled ones by name, then the plugged-in ones by name."""
-    return [Path(p) for p in BASELINES.values()]
-
-
 def result_path(root: Path, task: str, scheme: str, model: str) -> Path:
     """``<root>/<task name>/<scheme>/<model>.json``."""
     return Path(root) / task / scheme / f"{model}.json"
@@ -124,8 +101,9 @@ class Job:
 
 def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None,
          tasks: Iterable[str] | None = None, *, references: bool = True) -> list[Job]:
-    """Jobs for every model x task it declares (``TASKS``) x the task's board schemes, plus the oracle
-    reference on every task and scheme (unless ``only`` leaves it out)."""
+    """Jobs for every model x task it runs on (:func:`kgpubench.board.baselines.runs_on`: a baseline's rule, else
+    the file's ``TASKS``) x the task's board schemes, plus the oracle reference on every task and scheme (unless
+    ``only`` leaves it out)."""
     only = set(only or ())
     wanted = set(tasks or ())
     jobs = []
@@ -133,9 +111,9 @@ def plan(models: Iterable[Path] | None = None, only: Iterable[str] | None = None
         path = Path(path)
         if only and path.stem not in only:
             continue
-        declared = declared_tasks(path)  # read, not run: a model's code runs only in the sandbox
+        applies = runs_on(path)  # declared or read, never run: a model's code runs only in the sandbox
         for task in list_tasks():
-            if (declared and task.name not in declared) or (wanted and task.name not in wanted):
+            if not applies(task) or (wanted and task.name not in wanted):
                 continue
             jobs.extend(Job(path, task, s) for s in task.evaluated_schemes)
     if references and (not only or any(ORACLE.is_oracle(o) for o in only)):
@@ -270,7 +248,9 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
     """The result (or skip status) file under ``folder`` for ``job`` that a rerun would write, with its bytes
     (read once, at most :data:`~kgpubench.results.result.RESULT_MAX_BYTES`) and its record, else None.
 
-    Kept when it names the job's task, scheme and model, has the same model file sha256, seed and threads, and
+    Kept when it names the job's task, scheme and model, has a model sha256 that stands for the model file
+    (:func:`kgpubench.board.moved_tasks.stands_for`: its sha256, or the one it had before its TASKS moved out),
+    the same seed and threads, and
     :func:`same_data` (for a scored result also the same ``split_sha256``, when the rows were compared). A failed
     result is kept like a scored one (the same inputs fail the same way). An unreadable, foreign (not a result,
     or another job's) or linked file is never kept and, with ``warn``, named there. With ``rescore`` (a folder
@@ -301,8 +281,9 @@ def reusable_file(folder: Path, job: Job, *, seed: int, threads: int, store: Sto
             if path.name == STATUS_FILE and same_data(old.dataset, job.task, job.scheme, store):
                 return path, raw, old
             continue
-        model_sha = None if ORACLE.is_oracle(job.name) else file_sha256(Path(job.model))
-        if not (_known(old.model) == job.name and _known(old.model_sha256) == model_sha and _known(old.seed) == seed
+        same_model = (_known(old.model_sha256) is None if ORACLE.is_oracle(job.name)
+                      else stands_for(_known(old.model_sha256), Path(job.model)))
+        if not (_known(old.model) == job.name and same_model and _known(old.seed) == seed
                 and isinstance(old.limits, dict) and old.limits.get("threads") == threads):
             continue
         if not same_data(old.dataset, job.task, job.scheme, store, split_sha256=_known(old.split_sha256)):
@@ -628,10 +609,11 @@ def _close(a, b, rel: float, abs_: float) -> bool:
 
 
 def compare(committed: Result, fresh: Result, *, rel_tol: float | None = None,
-            abs_tol: float = ABS_TOL) -> list[str]:
+            abs_tol: float = ABS_TOL, model_path: Path | None = None) -> list[str]:
     """Every difference between a committed result and a fresh re-run: status, hashes, and scores beyond their
     tolerance (:func:`kgpubench.board.tolerance.tolerance`: the metric's, or the committed model file's when it
-    declares a larger one; ``rel_tol`` overrides both)."""
+    declares a larger one; ``rel_tol`` overrides both). Given the ``model_path`` the re-run ran, a committed model
+    sha256 that stands for that file (:func:`kgpubench.board.moved_tasks.stands_for`) is no difference."""
     where = f"{committed.task}/{committed.scheme}/{committed.model}"
     out = []
     if committed.status != fresh.status:
@@ -639,7 +621,8 @@ def compare(committed: Result, fresh: Result, *, rel_tol: float | None = None,
     for name, a, b in (("model sha256", _known(committed.model_sha256), _known(fresh.model_sha256)),
                        ("split sha256", _known(committed.split_sha256), _known(fresh.split_sha256)),
                        ("task rows sha256", committed.rows_sha256, fresh.rows_sha256)):
-        if a != b:
+        if a != b and not (name == "model sha256" and model_path is not None and stands_for(a, model_path)
+                           and stands_for(b, model_path, moved={})):
             out.append(f"{where}: {name} is {str(b)[:12]}..., the result was made with {str(a)[:12]}...")
     if committed.status == "failed":
         if _known(committed.message) != _known(fresh.message):
@@ -700,7 +683,7 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
             except SubmissionError as exc:
                 problems.append(f"{path}: {exc}")
                 continue
-            problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol))
+            problems.extend(compare(res, fresh, rel_tol=rel_tol, abs_tol=abs_tol, model_path=model))
             continue
         try:  # never a file outside the project ('..', absolute paths, symlinks out)
             model = ORACLE.name if ORACLE.names(res) else model_file_in(project_root(), res.model_file)
@@ -730,7 +713,9 @@ def verify(*, root: Path | None = None, only: Iterable[str] | None = None, tasks
         if isinstance(fresh, Skipped):
             problems.append(f"{path}: {fresh.reason}")
             continue
-        problems.extend(compare(res, fresh.rounded(), rel_tol=rel_tol, abs_tol=abs_tol))
+        model = jobs[i].model
+        problems.extend(compare(res, fresh.rounded(), rel_tol=rel_tol, abs_tol=abs_tol,
+                                model_path=None if ORACLE.is_oracle(model) else Path(model)))
     if problems:
         raise VerifyError(f"verify failed: {len(problems)} problem(s) in {len(results)} result(s):\n"
                           + "\n".join(f"  {p}" for p in problems), problems)

@@ -104,11 +104,6 @@ def model_factory(module: ModuleType, path: Path | str = "<model>") -> Callable[
     return factory
 
 
-def model_tasks(module: ModuleType) -> tuple[str, ...]:
-    """The tasks a model file says it applies to (its optional ``TASKS``); empty means any."""
-    return tuple(getattr(module, "TASKS", ()) or ())
-
-
 # ----- running model code ------------------------------------------------------------------------------------
 @dataclass
 class FoldOutput:

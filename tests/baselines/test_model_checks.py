@@ -9,10 +9,10 @@ import pytest
 from cli_helpers import cli
 from test_baselines import TABLES
 
+from kgpubench.board.baselines import planned_tasks
 from kgpubench.board.leaderboard import baseline_files
 from kgpubench.errors import ContractError
 from kgpubench.models.model_checks import CHECKS, SAMPLE_PROBLEMS, check_sample, run_model_checks
-from kgpubench.models.submission import declared_tasks
 from kgpubench.tasks import get_task, problem_keys, select
 from kgpubench.testing import check_model
 
@@ -36,7 +36,7 @@ SLOW = {"wavelet_nn", "solver_ranker", "xgb_ranker"}  # seconds of CPU each; the
 
 def _cases():
     for path in baseline_files():
-        yield pytest.param(path, declared_tasks(path)[0], id=path.stem,
+        yield pytest.param(path, planned_tasks(path)[0].name, id=path.stem,
                            marks=[pytest.mark.slow] if path.stem in SLOW else [])
 
 

@@ -14,6 +14,7 @@ import pytest
 from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
+from kgpubench.board.baselines import BaselineFile, On
 from kgpubench.errors import ImportFormatError
 from kgpubench.foundation.capped import read_capped
 from kgpubench.importers import api as importers
@@ -86,12 +87,10 @@ class _Median:
 @pytest.mark.slow
 @pytest.mark.integration
 def test_add_a_baseline(store, tmp_path):
-    # 1. A file with make_model(task, seed) returning a scikit-learn estimator, and the tasks it applies to.
+    # 1. A file with make_model(task, seed) returning a scikit-learn estimator (baselines/<name>.py).
     path = tmp_path / "median_dummy.py"
     path.write_text(textwrap.dedent('''
         from sklearn.dummy import DummyRegressor
-
-        TASKS = ("autotune-config",)
 
 
         def make_model(task, seed):
@@ -99,9 +98,12 @@ def test_add_a_baseline(store, tmp_path):
     '''))
     # 2. The checks a submission gets, reading the file without running it.
     check_factory(path)
-    assert declared_tasks(path) == ("autotune-config",)
-    # 3. The board plans it on its tasks' board schemes (a file in baselines/ is picked up the same way).
-    jobs = lb.plan(models=[path], references=False)
+    assert declared_tasks(path) == ()  # no TASKS in the file: where it runs is declared outside it
+    # 3. Its line in RUNS_ON (kgpubench/board/baselines.py) makes it a BaselineFile of the registry, registered here
+    # for the block; the board plans it on the board schemes of the tasks its rule selects.
+    rule = (On(config="autotune", kind="recommendation"),)
+    with lb.BASELINES.added(path.stem, BaselineFile(path, rule)):
+        jobs = lb.plan(models=[path], references=False)
     assert [(j.task.name, j.scheme) for j in jobs] == [("autotune-config", "random10"), ("autotune-config", "by-gpu")]
     # 4. Evaluated in the sandbox, it scores what the median scores, computed by hand.
     result = evaluate(path, "autotune-config", "by-gpu", data_dir=store.path, trust=True)

@@ -1,6 +1,6 @@
 """The baseline and import-format registries take plugins too: a plugged-in model file is planned on the tasks
-it declares after the bundled baselines, a plugged-in format is tried after the built-in ones, and a baseline
-entry that is no model file is one error naming its distribution."""
+it declares (a BaselineFile's rule, else its file's TASKS) after the bundled baselines, a plugged-in format is
+tried after the built-in ones, and a baseline entry that is no model file is one error naming its distribution."""
 
 from __future__ import annotations
 
@@ -26,9 +26,11 @@ MODEL = """
 PLUGIN = """
     from pathlib import Path
 
+    from kgpubench.board.baselines import BaselineFile, On
     from kgpubench.importers.api import ImportFormat
 
     MODEL = Path(__file__).with_name("my_floor.py")
+    RULED = BaselineFile(Path(__file__).with_name("my_ruled.py"), (On(config="kernels", target="power_w_avg"),))
     NOT_A_MODEL = Path(__file__).with_name("notes.txt")
     FORMAT = ImportFormat("plug-json", lambda data: isinstance(data, dict) and "plug_runs" in data,
                           lambda loaded, prov, *, gpu: [], "plug", "a plug file (top-level `plug_runs`)")
@@ -38,8 +40,8 @@ PLUGIN = """
 @pytest.fixture
 def plugged(tmp_path, monkeypatch):
     def install(entry_points):
-        root = make_plugin(tmp_path / "site", "kgpubench-plugged", {"plugged_mod": PLUGIN, "my_floor": MODEL},
-                           entry_points)
+        root = make_plugin(tmp_path / "site", "kgpubench-plugged",
+                           {"plugged_mod": PLUGIN, "my_floor": MODEL, "my_ruled": MODEL}, entry_points)
         monkeypatch.syspath_prepend(str(root))
         for registry in (lb.BASELINES, api.FORMATS):
             registry.reload()
@@ -62,6 +64,15 @@ def test_a_plugged_in_model_file_is_listed_after_the_bundled_ones_and_planned(pl
     assert [(j.name, j.task.name, j.scheme) for j in jobs] == [
         ("my_floor", "kernel-time", s) for s in get_task("kernel-time").evaluated_schemes]
     assert list(api.FORMATS) == ["kernel-tuner-cache", "t4", "plug-json"]
+
+
+def test_a_plugged_in_baseline_declares_its_tasks_by_a_rule(plugged):
+    # its file says TASKS = ("kernel-time",); the rule it is registered with decides (the board never reads TASKS)
+    root = plugged({"kgpubench.baselines": {"my_ruled": "plugged_mod:RULED"}})
+    assert lb.baseline_files()[-1] == root / "my_ruled.py"
+    assert {(j.name, j.task.name) for j in lb.plan(only=["my_ruled"])} == {("my_ruled", "kernel-power")}
+    # the same file given as a path outside the registry (a submission) is planned on its TASKS
+    assert {j.task.name for j in lb.plan(models=[root / "my_floor.py"], references=False)} == {"kernel-time"}
 
 
 def test_a_baseline_entry_that_is_no_model_file_names_its_distribution(plugged):

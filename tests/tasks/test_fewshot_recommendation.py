@@ -189,7 +189,7 @@ def test_the_script_refuses_a_baseline_that_does_not_declare_the_task(tmp_path):
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     make_store(tmp_path / "store", autotune_table())
-    with pytest.raises(OptionError, match="baseline 'nearest_gpu' does not declare task 'autotune-config'"):
+    with pytest.raises(OptionError, match="baseline 'nearest_gpu' does not run on task 'autotune-config'"):
         script.main(["--data", str(tmp_path / "store"), "--task", "autotune-config", "--models", "nearest_gpu"])
     out = tmp_path / "fewshot.json"
     assert script.main(["--data", str(tmp_path / "store"), "--task", "autotune-config", "--models", "median",
