@@ -10,8 +10,11 @@ the answer is computed from: the data store's ``manifest.json`` (every file's sh
 scored rows), the committed results and few-shot curve of the task (each file's path and bytes), the baselines'
 files, the library's code (:func:`kgpubench.buildinfo.code_sha256`) and version, the installed packages' versions,
 and the GPU figures' sources (the catalogue package's version and the vendor table's bytes). A change to any of
-them is another key; a file that is not an answer of this format, is not a regular file of this user or sits in a
-folder others may enter is not read (the full path runs and says why, where it must).
+them is another key. The kept answer also names the model file that made it and its sha256, checked again when it
+is read: a plugged-in baseline (entry-point group ``kgpubench.baselines``), whose file lies outside the bundled
+folder the key reads, is never answered from a copy made by an earlier version of it. A file that is not an
+answer of this format, is not a regular file of this user or sits in a folder others may enter is not read (the
+full path runs and says why, where it must).
 """
 
 from __future__ import annotations
@@ -188,12 +191,27 @@ def read_answer(key: str | None) -> Prediction | None:
         return None
     if not isinstance(saved, dict) or saved.get("format") != ANSWER_FORMAT or saved.get("key") != key:
         return None
+    if not _same_model(saved.get("model_path"), saved.get("model_sha256")):
+        return None
     return prediction_of(saved.get("answer"))
 
 
-def answer_bytes(key: str, answer: Prediction) -> bytes:
-    """The JSON kept for ``answer`` (read back by :func:`read_answer`)."""
-    return json.dumps({"format": ANSWER_FORMAT, "key": key, "answer": answer.to_dict()}).encode()
+def _same_model(path: Any, sha256: Any) -> bool:
+    """Whether the model file an answer was made by (``path``) still has the bytes it had (``sha256``)."""
+    if not isinstance(path, str) or not isinstance(sha256, str):
+        return False
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest() == sha256
+    except OSError:
+        return False
+
+
+def answer_bytes(key: str, answer: Prediction, model_path: Path) -> bytes:
+    """The JSON kept for ``answer``, made by the model file at ``model_path`` (read back by :func:`read_answer`,
+    which checks that file's bytes again)."""
+    return json.dumps({"format": ANSWER_FORMAT, "key": key, "model_path": str(Path(model_path).resolve()),
+                       "model_sha256": hashlib.sha256(Path(model_path).read_bytes()).hexdigest(),
+                       "answer": answer.to_dict()}).encode()
 
 
 def prediction_of(data: Any) -> Prediction | None:

@@ -110,7 +110,7 @@ from kgpubench.hardware import (
 from kgpubench.importers.aiconfigurator import nominal_inputs
 from kgpubench.models.evaluation import load_model_module, model_factory, pinned
 from kgpubench.resources import ENV_CACHE as CACHE_ENV  # re-exported: the variable that moves the cache
-from kgpubench.resources import cache_home, default_data_dir
+from kgpubench.resources import bundled_path, cache_home, default_data_dir
 from kgpubench.results.result import Record, Result, read_record, read_result_json
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import Limits
@@ -358,13 +358,22 @@ def cached_model(task: Task, model_path: Path, scheme: str, data_dir: Path | str
     return entry, False
 
 
+def model_label(path: Path) -> str:
+    """How an answer names its model file: ``baselines/NAME.py`` for a bundled baseline, else the path of the
+    plugged-in one."""
+    bundled = bundled_path("baselines").resolve()
+    return f"baselines/{path.name}" if path.resolve().parent == bundled else str(path)
+
+
 def keep_answer(key: str | None, answer: Prediction) -> None:
-    """Keep ``answer`` under ``key`` (:mod:`kgpubench.board.answer`) in the model cache folder, atomically, 0600
-    (nothing when the question has no key)."""
-    if key is None:
+    """Keep ``answer`` under ``key`` (:mod:`kgpubench.board.answer`) in the model cache folder, atomically, 0600,
+    with the sha256 of the baseline file that made it (nothing when the question has no key, or when the model is
+    no baseline file here)."""
+    files = {p.stem: p for p in baseline_files()}
+    if key is None or answer.model not in files:
         return
     path = own_cache_dir() / answer_path(key).name
-    atomic_write_bytes(path, answer_bytes(key, answer))
+    atomic_write_bytes(path, answer_bytes(key, answer, files[answer.model]))
     os.chmod(path, 0o600)
 
 
@@ -1004,7 +1013,7 @@ def predict(task: Task | str, gpu: str, values: Mapping[str, Any], *, model: str
         gpu_figures=figures,
         gpu_figures_missing=[c for c, v in figures.items() if v is None],
         gpu_figures_derived=sorted(c for c in figures if c in spec.derived), model=name,
-        model_file=f"baselines/{choice.path.name}", scheme=choice.scheme, prediction=value,
+        model_file=model_label(choice.path), scheme=choice.scheme, prediction=value,
         predicts_target=predicts_target, interval=interval, nearest_gpus=near,
         rows_to_measure=None if in_data else rows_to_measure(task, name, root), trained_rows=entry["trained_rows"],
         cached=cached, transfer=transfer, notes=notes)

@@ -4,6 +4,7 @@ is another key; a file that is not ours is not read."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -50,6 +51,26 @@ def test_a_kept_answer_reads_back_equal_and_marked_cached(cache):
     assert got is not None and got.cached and got.transfer == given.transfer and got.interval == given.interval
     assert {**got.to_dict(), "cached": False} == given.to_dict()
     assert lines(got)[0] == lines(given)[0]
+
+
+def test_a_kept_answer_is_not_read_once_its_model_file_changed(cache, monkeypatch):
+    # a plugged-in baseline lies outside the bundled folder the key reads: the answer records its file's sha256
+    plugged = cache / "plugin" / "xgb.py"
+    plugged.parent.mkdir()
+    plugged.write_text("def make_model(task, seed):\n    return None\n")
+    monkeypatch.setattr(P, "baseline_files", lambda: [plugged])
+    P.keep_answer("k" * 64, _answer())
+    saved = json.loads(A.answer_path("k" * 64).read_text())
+    assert saved["model_path"] == str(plugged.resolve()) and len(saved["model_sha256"]) == 64
+    assert A.read_answer("k" * 64) is not None
+    plugged.write_text("def make_model(task, seed):\n    return 1\n")  # the plugin's model edited in place
+    assert A.read_answer("k" * 64) is None
+    plugged.unlink()
+    assert A.read_answer("k" * 64) is None
+    P.keep_answer("j" * 64, dataclasses.replace(_answer(), model="not_a_baseline"))  # nothing to check it by
+    assert not A.answer_path("j" * 64).exists()
+    assert P.model_label(plugged) == str(plugged)
+    assert P.model_label(P.bundled_path("baselines") / "xgb.py") == "baselines/xgb.py"
 
 
 def test_what_is_not_a_kept_answer_of_ours_is_not_read(cache):
