@@ -19,7 +19,7 @@ from kgpubench.board.site.html import markdown
 from kgpubench.tasks import list_tasks
 from kgpubench.tasks.extras import load_board_tables, load_extras
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 BOARD = ROOT / "leaderboard"
 
 
