@@ -54,7 +54,7 @@ def test_every_page_loads_in_chromium(rendered_site, tmp_path):
             page.screenshot(path=str(shot), full_page=True)
             assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 10_000, name
     assert problems == []
-    assert len(pages) == 9  # 4 fixed pages and 5 task pages (tests/site/conftest.py)
+    assert len(pages) == 9  # 4 fixed pages and 5 task pages (tests/board/site/conftest.py)
 
 
 PHONE = 390  # px: a phone's CSS width
