@@ -7,6 +7,7 @@ A test goes in the twin of the folder of the module it tests (what it imports an
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,6 +125,31 @@ def test_every_top_level_module_has_a_top_level_test_or_says_where_it_is_tested(
     modules = {p.name for p in (ROOT / "kgpubench").glob("*.py")} - {"__init__.py", "__main__.py"}
     assert {"errors.py", "hardware.py", "testing.py"} <= modules  # it sees them
     assert {m for m in modules if f"kgpubench/{m}" not in subjects} == set(TOP_MODULES_TESTED_ELSEWHERE)
+
+
+def conftest_constants(conftest: Path) -> dict[str, object]:
+    """The literal constants of a conftest (a ``frozenset({...})`` read as its set), read without importing it."""
+    out = {}
+    for node in ast.parse(conftest.read_text()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "frozenset" and value.args:
+                value = value.args[0]
+            try:
+                out[node.targets[0].id] = ast.literal_eval(value)
+            except ValueError:
+                continue
+    return out
+
+
+def test_the_folders_tests_conftest_names_exist():
+    """tests/conftest.py's folder rules name folders of tests/: a moved folder left under its old name there would
+    lose its tier, its helpers or its shared worker without a test failing."""
+    names = conftest_constants(ROOT / "tests" / "conftest.py")
+    shared, integration, helpers = names["SHARED_DIRS"], names["INTEGRATION_DIRS"], names["HELPER_DIRS"]
+    assert "tests/board/site/" in shared and "sandbox" in integration and "tasks" in helpers  # it reads them
+    assert [d for d in shared if not (d.startswith("tests/") and d.endswith("/") and (ROOT / d).is_dir())] == []
+    assert sorted(d for d in {*integration, *helpers} if not (ROOT / "tests" / d).is_dir()) == []
 
 
 def _tree(root: Path, *paths: str) -> Path:
