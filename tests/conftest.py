@@ -18,11 +18,21 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+# Folders of the helper modules that tests of several folders import by name (``from task_fixtures import ...``,
+# ``from cli_helpers import cli``, ``from hostile_helpers import MIB``): put on sys.path once, here, before any
+# test module is imported, so no folder or file inserts a path of its own. A helper that only the tests of its own
+# folder import (sandbox_helpers, plugin_helpers, the measure and Ray fakes) needs nothing: pytest puts a test's
+# folder on sys.path when it imports the test (its default import mode; tests/ holds no __init__.py).
+HELPER_DIRS = ("tasks", "cli", "hostile")
+for _name in HELPER_DIRS:
+    if str(TESTS / _name) not in sys.path:
+        sys.path.insert(0, str(TESTS / _name))
 TIERS = ("unit", "integration")
 CHECK_TIERS_ENV = "KGPUBENCH_CHECK_TIERS"
 
@@ -47,8 +57,8 @@ INTEGRATION_FIXTURES = frozenset({"ray_local", "wheel", "toolchain_for"})
 # Under ``pytest -n --dist loadfile`` (make test) a test file runs on one worker, its tests in order (module
 # fixtures are built once; no two tests of a file ever run at once). The files of these folders run on one
 # worker together, as one unit: they share a session resource (tests/ray: one Ray instance, started once;
-# tests/site: the rendered board site).
-SHARED_DIRS = ("tests/ray/", "tests/site/")
+# tests/board/site: the rendered board site).
+SHARED_DIRS = ("tests/ray/", "tests/board/site/")
 
 
 def tier_of(item: pytest.Item) -> str:

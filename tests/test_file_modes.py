@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from kgpubench.foundation.files import atomic_write_bytes, file_mode, write_parquet_atomic
-
-sys.path.insert(0, str(Path(__file__).parent / "tasks"))
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ from kgpubench.tasks.reference import ORACLE
 from kgpubench.tasks.splits import split_path, write_split_files
 
 # The fast baselines: the floor and the reference rows, quick on the packaged data (`make test` re-runs a subset
-# of their committed results that covers every metric: tests/leaderboard/test_ci_verify.py).
+# of their committed results that covers every metric: tests/board/test_ci_verify.py).
 FAST_BASELINES = ("median", ORACLE.name)
 STATUS_FILE = "_status.json"
 

@@ -6,17 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from task_fixtures import (
-    autotune_table,
-    convolutions_table,
-    kernels_table,
-    llm_operators_table,
-    npb_table,
-    operators_table,
-    profiles_table,
-    programs_table,
-    stencil_table,
-)
+from task_fixtures import TABLES
 
 from kgpubench.board.baselines import planned_tasks
 from kgpubench.board.leaderboard import baseline_files
@@ -28,9 +18,6 @@ from kgpubench.tasks.scoring import with_scoring_columns
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TABLES = {"kernels": kernels_table, "autotune": autotune_table, "stencil": stencil_table, "npb": npb_table,
-          "programs": programs_table, "operators": operators_table,
-          "profiles": profiles_table, "llm_operators": llm_operators_table, "convolutions": convolutions_table}
 _CACHE = {}
 
 

@@ -1,5 +1,5 @@
 """Helpers of the hostile-input corpus: decompression bombs built cheaply (nothing is expanded to build them). The
-CLI run in-process is ``cli_helpers.cli`` (tests/cli_helpers.py), shared by the whole suite.
+CLI run in-process is ``cli_helpers.cli`` (tests/cli/cli_helpers.py), shared by the whole suite.
 
 A deflate block that ends in a full flush is byte-aligned and depends on no earlier data, so one compressed
 MiB of zeros repeated N times is a valid raw deflate stream of N MiB: a 3 GiB member costs 3 MB to write.

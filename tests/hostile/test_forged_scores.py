@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
+from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board import site
@@ -22,9 +22,6 @@ from kgpubench.models.evaluation import SubmissionError, predictions_path, resco
 from kgpubench.results.result import Result
 from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
-from task_fixtures import autotune_table, make_store  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]  # a small board is run in the sandbox first
 

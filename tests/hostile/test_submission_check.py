@@ -11,7 +11,6 @@ What only running the model finds (it raises, returns the wrong shape) passes ``
 from __future__ import annotations
 
 import os
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from cli_helpers import cli
+from task_fixtures import autotune_table, make_store
 
 from kgpubench.board.pull_request import check_submission, run_submission
 from kgpubench.errors import (
@@ -34,9 +34,6 @@ from kgpubench.errors import (
 from kgpubench.models import submission as submission_module
 from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
-from task_fixtures import autotune_table, make_store  # noqa: E402
 
 NAME = "attack"
 MODEL = MEAN_MODEL_SOURCE

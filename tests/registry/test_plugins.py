@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 from plugin_helpers import make_plugin
+from task_fixtures import autotune_table, make_store
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
-
-from task_fixtures import autotune_table, make_store  # noqa: E402
-
-from kgpubench.tasks import list_tasks  # noqa: E402
-from kgpubench.tasks.overview import overview  # noqa: E402
+from kgpubench.tasks import list_tasks
+from kgpubench.tasks.overview import overview
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

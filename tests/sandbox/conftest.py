@@ -3,14 +3,8 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
-
-from task_fixtures import autotune_table, make_store  # noqa: E402
+from task_fixtures import autotune_table, make_store
 
 
 @pytest.fixture(scope="session")

@@ -149,7 +149,7 @@ def test_card_refuses_a_missing_card_file(tmp_path):
 @needs_checkout
 def test_every_generated_block_of_the_committed_card_agrees_with_the_shipped_rows(shipped_blocks):
     """The card's side of `card --check` (the store's README.md, which embeds the card, is checked by
-    tests/test_cli_data.py): no generated figure of DATASET_CARD.md disagrees with the packaged data."""
+    tests/cli/test_cli_data.py): no generated figure of DATASET_CARD.md disagrees with the packaged data."""
     text = CARD_PATH.read_text()
     assert set(shipped_blocks) >= block_names(text)
     assert block_differences(text, {name: shipped_blocks[name] for name in block_names(text)}) == []

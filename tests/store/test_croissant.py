@@ -6,19 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from task_fixtures import autotune_table, kernels_table, make_store
 
 import kgpubench
 from kgpubench.resources import default_data_dir
 from kgpubench.schema import TABLES
 from kgpubench.store.croissant import RAI, render
 from kgpubench.store.store import Store
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
-from task_fixtures import autotune_table, kernels_table, make_store  # noqa: E402
 
 mlc = pytest.importorskip("mlcroissant", reason="the croissant extra (make test installs it)")
 

@@ -5,12 +5,10 @@ the upload sends exactly the listed files (to a fake API: no upload in tests).""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import datasets
 import pandas as pd
 import pytest
+from task_fixtures import autotune_table, kernels_table, make_store, stencil_table
 
 import kgpubench
 from kgpubench.errors import SchemaValidationError
@@ -19,9 +17,6 @@ from kgpubench.schema import TABLES
 from kgpubench.store.hub import check_layout, empty_data_files, hub_configs, push_to_hub, readme_yaml, upload_files
 from kgpubench.store.shards import write_shard
 from kgpubench.store.store import Store
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
-from task_fixtures import autotune_table, kernels_table, make_store, stencil_table  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -247,3 +247,10 @@ def convolutions_table(problems: int = 30) -> pa.Table:
         [("gpu_name_count_distinct", "descending"), ("problem_id", "ascending")])
     keep = ids["problem_id"].slice(0, problems)
     return table.filter(pc.is_in(table["problem_id"], value_set=keep.combine_chunks()))
+
+
+# The fixture table of each config, by config name (the baseline tests and the model checks run each baseline on
+# its first task's table).
+TABLES = {"kernels": kernels_table, "autotune": autotune_table, "stencil": stencil_table, "npb": npb_table,
+          "programs": programs_table, "operators": operators_table,
+          "profiles": profiles_table, "llm_operators": llm_operators_table, "convolutions": convolutions_table}

@@ -54,7 +54,7 @@ def test_every_page_loads_in_chromium(rendered_site, tmp_path):
             page.screenshot(path=str(shot), full_page=True)
             assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 10_000, name
     assert problems == []
-    assert len(pages) == 9  # 4 fixed pages and 5 task pages (tests/site/conftest.py)
+    assert len(pages) == 9  # 4 fixed pages and 5 task pages (tests/board/site/conftest.py)
 
 
 PHONE = 390  # px: a phone's CSS width
@@ -79,7 +79,7 @@ TABLES_JS = """() => [...document.querySelectorAll('table')].filter(t => {
 def test_the_committed_board_fits_a_phone_screen(tmp_path):
     """Every committed page (leaderboard/*.html) at 390 px wide: the page never scrolls sideways (a wide table
     scrolls inside its own box, long words and code wrap) and every table sits in a box that scrolls."""
-    folder = Path(__file__).parents[2] / "leaderboard"
+    folder = Path(__file__).parents[3] / "leaderboard"
     pages = sorted(p.name for p in folder.glob("*.html"))
     if not pages:
         pytest.skip("no committed board")

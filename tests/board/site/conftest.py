@@ -16,7 +16,7 @@ from kgpubench.tasks import get_task
 
 TASKS = ("autotune-config", "npb-tpb", "kernel-power", "kernel-time", "stencil-tile")
 NO_RESULT = "stencil-tile"  # its committed results are left out (since the H200 rows it has some)
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 def _trimmed(entry: BoardEntry) -> BoardEntry:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_helpers import cli
-from test_baselines import TABLES
+from task_fixtures import TABLES
 
 from kgpubench.board.baselines import planned_tasks
 from kgpubench.board.leaderboard import baseline_files

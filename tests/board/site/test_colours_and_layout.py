@@ -1,7 +1,7 @@
 """The site's plots and pages as a user on a phone meets them (issue 41, item 7), without a browser: one model has
 one colour on every plot of the site, two models of one plot never share one, the committed plots are drawn in
 those colours, legends sit outside the axes (they cover no bar, line or point), and every table of every
-committed page scrolls inside its own box. tests/site/test_browser.py checks the widths in Chromium."""
+committed page scrolls inside its own box. tests/board/site/test_browser.py checks the widths in Chromium."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from kgpubench.board.site.html import markdown
 from kgpubench.tasks import list_tasks
 from kgpubench.tasks.extras import load_board_tables, load_extras
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 BOARD = ROOT / "leaderboard"
 
 

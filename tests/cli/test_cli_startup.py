@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # what a command may load only once it runs (heavy, optional, or a quarter of the start-up on its own)
 HEAVY = ("pyarrow", "numpy", "pandas", "scipy", "sklearn", "datasets", "lightgbm", "xgboost", "matplotlib", "ray",

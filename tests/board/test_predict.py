@@ -300,7 +300,7 @@ def test_a_gpu_is_named_by_device_or_catalogue_name():
 def test_a_kernel_file_of_a_one_gpu_task_falls_back_and_says_so(cache, tmp_path):
     """kernel-time's data holds the H100 only: no by-gpu result, so the board's best under random10 answers, and
     the notes say the model cannot tell GPUs apart. The input is a `kgpubench features --json` file. (Another GPU's
-    answer is carried by the roofline transfer: tests/leaderboard/test_predict_transfer.py.)"""
+    answer is carried by the roofline transfer: tests/board/test_predict_transfer.py.)"""
     data = task_data("kernel-time", "random10")
     i = data.rows["kernel"].to_pylist().index("vector_add")
     r = data.rows.slice(i, 1).to_pylist()[0]

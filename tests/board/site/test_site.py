@@ -22,7 +22,7 @@ from kgpubench.results.records import ABSENT
 from kgpubench.results.result import BoardEntry, Result, read_record
 from kgpubench.tasks import get_task
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 
 
 def _result(entries: list[BoardEntry], task: str, scheme: str, model: str) -> Result:

@@ -1,13 +1,9 @@
 """Split stability: pure hash rule, byte-identical files, old rows never move, no group crosses folds."""
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent / "tasks"))
 import task_fixtures as fx
 
 from kgpubench.errors import UnknownNameError

@@ -114,7 +114,7 @@ def test_extracted_features_fill_and_validate_kernels_and_stencil_rows():
     from kgpubench.features import extract_features
     from kgpubench.store.validation import validate_table
 
-    source = Path(__file__).parent / "features" / "data" / "kernels.cu"
+    source = Path(__file__).parents[1] / "features" / "data" / "kernels.cu"
     try:
         feats = extract_features(source, "tiled_matmul", arch="sm_80", grid=(8, 8, 1), block=(16, 16, 1),
                                  sizes={"n": 128}, static_counts=True, sm_count=108)

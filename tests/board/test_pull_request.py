@@ -5,13 +5,13 @@ human summary of a result; ``evaluate`` writes a file and prints the summary."""
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from task_fixtures import autotune_table, make_store
 
 from kgpubench.board import leaderboard as lb
 from kgpubench.board.pull_request import accept, read_submission, run_submission
@@ -23,9 +23,6 @@ from kgpubench.models.submission import score_predictions
 from kgpubench.results.result import Result, read_record
 from kgpubench.tasks.data import task_data
 from kgpubench.testing import MEAN_MODEL_SOURCE
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "tasks"))
-from task_fixtures import autotune_table, make_store  # noqa: E402
 
 MODEL = MEAN_MODEL_SOURCE
 META = """

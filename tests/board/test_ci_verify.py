@@ -10,8 +10,8 @@ declared tolerance and the default one of an undeclared score such as ``measurem
 kinds of fold (one holdout fold, many random folds). ``verify`` treats each result the same way whatever its task
 (the same job runner, the same :func:`~kgpubench.board.leaderboard.compare`), so a task left out adds no code path;
 what a left-out task could still break is its packaged data, and the data is checked row by row elsewhere
-(tests/test_splits.py, tests/store). :func:`test_the_subset_covers_every_metric_and_family` fails when a new metric
-or family appears in the committed results without a verified result here.
+(tests/tasks/test_splits.py, tests/store). :func:`test_the_subset_covers_every_metric_and_family` fails when a new
+metric or family appears in the committed results without a verified result here.
 """
 
 import shutil
