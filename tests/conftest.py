@@ -44,7 +44,7 @@ INTEGRATION_MODULES = frozenset({
     "test_board_robust.py", "test_leaderboard.py", "test_ci_verify.py", "test_reuse.py", "test_job_order.py",
     "test_pull_request.py", "test_npb_strategies.py", "test_submitting_example.py", "test_browser.py",
     # the CLI in a child process, git, ruff, a wheel build, store writers killed mid-merge
-    "test_cli_data.py", "test_cli_tasks.py", "test_packaging.py", "test_buildinfo.py", "test_lint.py",
+    "test_cli_data.py", "test_cli_tasks.py", "test_packaging.py", "test_buildinfo.py",
     "test_store_crash.py", "test_bundle.py", "test_cli_collect.py", "test_gpu_session_script.py",
     "test_import_cli.py", "test_cli.py",
     # nvcc / ptxas / NVRTC compiles

@@ -150,6 +150,10 @@ def test_the_folders_tests_conftest_names_exist():
     assert "tests/board/site/" in shared and "sandbox" in integration and "tasks" in helpers  # it reads them
     assert [d for d in shared if not (d.startswith("tests/") and d.endswith("/") and (ROOT / d).is_dir())] == []
     assert sorted(d for d in {*integration, *helpers} if not (ROOT / "tests" / d).is_dir()) == []
+    # the file rule too: a renamed or deleted test file left in INTEGRATION_MODULES is a dead entry
+    files = {p.name for p in (ROOT / "tests").rglob("test_*.py")}
+    modules = names["INTEGRATION_MODULES"]
+    assert "test_leaderboard.py" in modules and sorted(n for n in modules if n not in files) == []
 
 
 def _tree(root: Path, *paths: str) -> Path:
