@@ -65,7 +65,7 @@ from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
 from kgpubench.schema import arrow_row_id_array, get_table
 from kgpubench.schema._core import repeated, spread
-from kgpubench.schema._parallel import parallel_map
+from kgpubench.schema._parallel import parallel_map, to_parent
 
 CONFIG = "llm_operators"
 TIME_STATISTIC = "mean-per-call-cuda-graph"
@@ -485,7 +485,7 @@ def _file_part(item: tuple[TableFile, int | None]) -> _FilePart:
     keys["gpu_name"] = pc.take(pa.array(gpu_names, pa.string()), pa.array(device_codes))
     key_table = pa.table({k: keys[k] for k in decl.key_columns})
     arrays["row_id"] = arrow_row_id_array(decl, key_table)
-    return _FilePart(pa.table(arrays), devices, device_codes, file_values)
+    return _FilePart(to_parent(pa.table(arrays)), devices, device_codes, file_values)
 
 
 def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *, share: int | None = None,
