@@ -717,7 +717,8 @@ def _joined(decl, parts: list[_FileRows]) -> pa.Table:
 def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1) -> pa.Table:
     """Every solver time of every find-db file under ``root`` as a `convolutions` arrow table (``row_id``
     computed), files in path order and rows in file order. ``jobs`` above 1 reads that many files at once in
-    worker processes (:func:`kgpubench.schema._parallel.parallel_map`): the same table.
+    worker processes (:func:`kgpubench.schema._parallel.parallel_map`): the same table. A script that passes
+    ``jobs`` above 1 calls this under ``if __name__ == "__main__":`` (see :mod:`kgpubench.schema._parallel`).
 
     Emits one :class:`ImportNotice` for entries dropped on purpose (zero times; duplicates) and one
     :class:`~kgpubench.hardware.UnknownGpuWarning` per GPU without catalogue figures.

@@ -14,9 +14,10 @@ file is deleted once mapped, and the folder when the call ends. In this process 
 The workers are started by ``forkserver``, which, like ``spawn``, imports the main module of the program in the
 new processes: a script that calls a function with ``jobs`` above 1 must do so under
 ``if __name__ == "__main__":`` (as :mod:`multiprocessing` requires), or its own top level runs again there; the
-call then stops with multiprocessing's ``RuntimeError`` about the bootstrapping phase. ``kgpubench`` and
-``python -m`` modules are imported by name and are not affected.
-"""
+call then stops with a :class:`~kgpubench.errors.WorkerProcessError` saying so (the worker processes print
+multiprocessing's ``RuntimeError`` about the bootstrapping phase first). ``python -m kgpubench`` and any module
+run with ``-m`` under that guard are not affected. ``fork``, which imports nothing again, is not used: it copies a
+process whose threads (arrow's, the pool's own) may hold locks."""
 
 from __future__ import annotations
 
@@ -28,9 +29,12 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import pyarrow as pa
+
+from kgpubench.errors import WorkerProcessError
 
 # More workers than this rarely pays: each holds its pieces' arrow tables, and the parent concatenates alone.
 MAX_JOBS = 8
@@ -86,7 +90,10 @@ def to_parent(table: pa.Table) -> pa.Table | _Spooled:
     the table, pickled as any result."""
     if _spool[0] is None:
         return table
-    fd, path = tempfile.mkstemp(suffix=".arrow", dir=_spool[0])
+    try:
+        fd, path = tempfile.mkstemp(suffix=".arrow", dir=_spool[0])
+    except OSError:
+        return table
     try:
         with os.fdopen(fd, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
@@ -143,6 +150,12 @@ def parallel_map(fn: Callable[[Any], Any], items: Sequence[Any], *, jobs: int = 
                     for message, category in caught:
                         warnings.warn(message, category, stacklevel=2)
                     results.append(out)
+            except BrokenProcessPool:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise WorkerProcessError(
+                    f"a worker process of jobs={jobs} stopped before it returned (killed, out of memory, or a "
+                    f"script that calls this without `if __name__ == \"__main__\":`, whose top level the worker "
+                    "processes run again): add the guard, or pass jobs=1 (--jobs 1).") from None
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
