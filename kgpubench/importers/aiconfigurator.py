@@ -423,14 +423,13 @@ _ROW_TEXTS = ("framework_version", "kernel_source", "dtype", "kv_cache_dtype", "
 
 @dataclass(frozen=True)
 class _FilePart:
-    """What a worker sends back for one table file: its rows' own columns (``row_id`` included) as an arrow
-    table, its distinct device names (in order of first appearance) with each row's code, and the values every row
-    of the file shares."""
+    """What a worker sends back for one table file: its rows' columns (``row_id`` and the file's own values
+    included, the GPU columns and the constants not) as an arrow table, and its distinct device names (in order of
+    first appearance) with each row's code."""
 
     rows: pa.Table
     devices: list[str]
     device_codes: np.ndarray
-    file_values: dict[str, Any]
 
 
 def _quiet_gpu_columns(device: str) -> dict[str, Any]:
@@ -472,20 +471,20 @@ def _file_part(item: tuple[TableFile, int | None]) -> _FilePart:
         found = tensor_peak_tflops(gpu_names[pair // len(c_uniq)], c_uniq[pair % len(c_uniq)])
         peaks.append(found[0] if found else np.nan)
     cols["peak_tensor_tflops"] = np.asarray(peaks, dtype=np.float64)[pair_codes]
-    arrays: dict[str, pa.Array] = {}
+    arrays: dict[str, pa.Array | pa.ChunkedArray] = {}
     for c in decl.columns:
         if c.name in texts:  # each distinct text converted once, gathered by code
             uniq, codes = texts[c.name]
             arrays[c.name] = pc.take(pa.array(uniq, pa.string(), from_pandas=True), pa.array(codes))
         elif c.name in cols:
             arrays[c.name] = arrow_column(c, cols[c.name])
+        elif c.name in file_values:  # the file's own values (its name, run id, folders) on each of its rows
+            arrays[c.name] = repeated(pa.array([file_values[c.name]], c.arrow_type), n)
     keys = dict(arrays)
-    for name in ("framework", "operator"):
-        keys[name] = repeated(pa.array([file_values[name]], pa.string()), n)
     keys["gpu_name"] = pc.take(pa.array(gpu_names, pa.string()), pa.array(device_codes))
     key_table = pa.table({k: keys[k] for k in decl.key_columns})
     arrays["row_id"] = arrow_row_id_array(decl, key_table)
-    return _FilePart(to_parent(pa.table(arrays)), devices, device_codes, file_values)
+    return _FilePart(to_parent(pa.table(arrays)), devices, device_codes)
 
 
 def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *, share: int | None = None,
@@ -513,7 +512,6 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
                          costs=[tf.path.stat().st_size for tf in files])
     sizes = [p.rows.num_rows for p in parts]
     n = sum(sizes)
-    file_codes = np.repeat(np.arange(len(parts)), sizes)
     # each GPU resolved here once, in order of first appearance (its notice or warning said once)
     gpu_of: dict[str, dict[str, Any]] = {}
     for p in parts:
@@ -534,13 +532,8 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
         "collected_at": prov.undated, "kgpubench_version": package_version(), "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license,
     }
-    per_file = [p.file_values for p in parts]
     for c in decl.columns:
-        if c.name in per_file[0]:  # one value per file; files of one value share its blocks
-            index: dict[Any, int] = {}
-            code_of_file = np.asarray([index.setdefault(v[c.name], len(index)) for v in per_file], dtype=np.int64)
-            arrays[c.name] = spread(pa.array(list(index), c.arrow_type), code_of_file[file_codes])
-        elif c.name in parts[0].rows.column_names and c.name != "row_id":
+        if c.name in parts[0].rows.column_names and c.name != "row_id":
             arrays[c.name] = _joined(parts, c.name, c.arrow_type)
     table = decl.from_columns(arrays, n, constants=const, fill_row_id=False)
     index = decl.column_names.index("row_id")

@@ -303,11 +303,11 @@ def repeated(one: pa.Array | pa.ChunkedArray, num_rows: int, block: pa.Array | N
 
 def spread(values: pa.Array, codes: np.ndarray) -> pa.Array | pa.ChunkedArray:
     """``values.take(codes)``: when the codes come in long runs (on average :data:`RUN_ROWS` rows or more: the rows
-    of one file or one GPU together) and the values are not of a fixed width, each run's value :func:`repeated`
-    (blocks shared by the runs of one value); else arrow's take."""
+    of one file or one GPU together), each run's value :func:`repeated` (blocks shared by the runs of one value,
+    numbers included: no column of millions of rows written for a few values); else arrow's take."""
     n = len(codes)
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1, [n]]) if n else np.zeros(1, dtype=np.int64)
-    if _fixed_width(values.type) or not n or len(bounds) - 1 > max(1, n // RUN_ROWS):
+    if not n or len(bounds) - 1 > max(1, n // RUN_ROWS):
         return values.take(pa.array(codes))
     starts, lengths = bounds[:-1], np.diff(bounds)
     run_codes = codes[starts].astype(np.int64)
