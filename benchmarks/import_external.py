@@ -10,19 +10,62 @@ reading the same files with pyarrow and bz2 alone (target: at most 3x), measured
 
 The target is a ratio of the times a user waits: wall time, judged by the last line. CPU time is printed too:
 this process's and the CPU the pieces took in worker processes (``--jobs``, default the CPUs this process may
-use; :func:`kgpubench.schema._parallel.worker_cpu_seconds`, a worker's start and the transfer of its results
-not counted). On a shared machine CPU time is the steadier figure, and wall time only means something when the
-machine is otherwise idle: worker processes help only with a free core to run on.
+use; :func:`kgpubench.schema._parallel.worker_cpu_seconds`: a worker's start and the pickling of its results not
+counted, the spool file a result's table is written to counted). On a shared machine CPU time is the steadier
+figure, and wall time only means something when the machine is otherwise idle: worker processes help only with a
+free core to run on.
 
-Status: not met. An estimate for 2 idle cores (this machine was not idle in either session): last session's 48 s
-less this session's 4 s of serial work, about 44 s against a reference of about 10 s, near 4.4x; 3x needs about
-30 s. The figures below say where the time goes and what was tried.
+Status: met in some runs and not in others, on a machine that was never idle: this session's last five runs
+(15:07-15:15 UTC, another helper's load 1.5 to 2.4 on the 2 cores) gave 3.41x, 2.48x, 3.13x, 2.88x and 3.30x wall
+(4.2x to 5.6x CPU), against 5.62x for main's code at 14:27 (load about 1). With an idle reference of 8.7 to 8.9 s
+(14:27, 14:49), 3x means about 26.5 s for both imports; under the load above they took 31.5 to 35.4 s
+(aiconfigurator 11.7 to 17.2 s, miopen 17.5 to 19.8 s), so an idle machine should land near 3x, not clearly under
+it. Only this script's last line, on an idle machine, settles it. The figures below say where the time goes and
+what was tried.
+
+**This session (speed39c, 14:26-15:20 UTC).** The aiconfigurator import now runs the way miopen's does: each of the
+66 tables is read, checked, parsed and derived in a worker (the packaged selection, nominal work, the GPU's peak,
+``occurrence`` and the row ids, per file: every value of a row depends on its file alone), and the importing process
+only joins the files' chunks and adds the columns a GPU's rows share. The GPU is resolved in each worker silently
+and once more in the parent, in order of first appearance, so notices and warnings are said once, as before.
+
+- Where main's code spent its time (aiconfigurator, ``--jobs 2``, cProfile, one run at load about 1): 36.4 s wall;
+  the parent 10.8 s user and 18.8 s system CPU (973k page faults, 5.0 GB peak): this VM's page faults are dear
+  (500 MB of fresh numpy memory: 0.24 s of system time), and the parent wrote gigabytes: the key columns serialised
+  for the hashing workers (3.8 s), spread columns built by ``take`` (7.3 s; a new block per file and column),
+  reading and checking the 66 tables (5.3 s), then waiting 9 s for the hashing workers.
+- Results come back through a spool file (:func:`kgpubench.schema._parallel.to_parent`): a worker writes its table
+  as an arrow IPC file under ``/dev/shm`` and the parent maps it when unpickling the result, instead of about five
+  copies through pickle and the pipe (one 143k-row table: 0.086 s to pickle and 0.026 s to unpickle, against
+  0.018 s to write and 0.001 s to map).
+- ``spread`` cuts every run of a value from one block per value (numbers included), and the columns a file holds
+  one value of are built in its worker; miopen resolves repeated row ids in the worker (on the digests) and joins
+  the files in one ``from_columns`` (main: a ``count_distinct`` and a table per file in the parent).
+- Measured after: the parent's CPU fell from 24.3 to about 3.0 s (aiconfigurator) and from 4.5 to about 1.0 s
+  (miopen); miopen alone, main and this branch alternated in fresh processes at load 1.2 to 1.6: 25.3 / 19.0 /
+  25.1 / 20.9 s wall, the workers' CPU unchanged (32.4 to 35.2 s). Worker CPU inflates with the machine's load
+  (miopen's: 24.4 s at 14:27, 31 to 36 s at 15:07-15:17 for the same work), so compare runs of one moment only.
+- Unchanged output: both full tables and aiconfigurator's packaged selection equal main's column by column with
+  schema metadata (4,114,932, 2,887,586 and 259,337 rows), with the same warnings; ``kgpubench import`` shards of
+  a sample (289,739 and 1,134 rows) are byte for byte main's.
+- Tried and dropped: hashing miopen's whole row texts (the line's head joined to each row, one sha256 per row)
+  instead of copying the line head's hash state: 4.2 to 5.6 s CPU against 2.5 to 2.6 s on 646,824 rows;
+  ``map`` chains instead of the list comprehension over sha256 calls: no gain (0.22 to 0.31 s against 0.18 to
+  0.22 s per 143k texts).
+- Where the time goes now: miopen's workers (bz2 and arrow's string kernels about 40 %, row and problem ids about
+  45 % of the largest file's 6.2 s) are the larger half; the floor of the two imports with 2 cores is their
+  workers' CPU over two (aiconfigurator 16 to 19 s, miopen 31 to 36 s at load 1.5 to 2; miopen 24.4 s at 14:27),
+  plus about 4 s in the parents (forkserver start, catalogue, the GPU columns' blocks).
+- Worker processes start by ``forkserver``, which imports the program's main module again: a script that passes
+  ``jobs`` above 1 needs ``if __name__ == "__main__":`` (as this one has); without it the call stops with one
+  :class:`~kgpubench.errors.WorkerProcessError` line saying so. ``fork`` was not taken (it copies a process whose
+  threads may hold locks).
 
 **Last session (speed39).** Worker processes (``--jobs``) and shared blocks for the columns every row of a run shares
 (:func:`kgpubench.schema._core.spread`): the one-process CPU fell by 43 % (aiconfigurator) and 14 % (miopen); with
 two idle cores the critical path was estimated at 24 s + 24 s (about 5x).
 
-**This session (speed39b, 11:43-12:47 UTC, 2 cores shared with four other jobs, load 3 to 13).**
+**Session speed39b (11:43-12:47 UTC, 2 cores shared with four other jobs, load 3 to 13).**
 
 - Runs of this script back to back with the main checkout: the ratio swings from 3.5x to 12.5x wall and 4.3x to 8.7x
   CPU between consecutive runs of one build (main 5.80x / 5.62x at 11:43; then, alternated from 12:18 to 12:33, main
@@ -52,7 +95,8 @@ take 0.03 s, so the 1.2 us per call of a row's 400-byte text is per-call work (a
   against 1.9 to 2.4 s for the present pre-hashed line heads (647k rows of gfx90a6e). At most about 4 s CPU of
   aiconfigurator's hashing to gain, for a 123 MB dependency: not added.
 
-**Where the time goes now** (CPU seconds without a profiler, wrapped functions, load about 4):
+**Where the time went in session speed39b** (CPU seconds without a profiler, wrapped functions, load about 4;
+the aiconfigurator figures are for the code before speed39c):
 
 - aiconfigurator, one process (25.5 s): row ids 10.3 (sha256 calls 5.2, merging few-valued key columns 1.8,
   gathering their texts 1.2, coding them 1.0, arrow's element-wise joins and the rest 1.1: in the workers with
