@@ -15,15 +15,19 @@ counted, the spool file a result's table is written to counted). On a shared mac
 figure, and wall time only means something when the machine is otherwise idle: worker processes help only with a
 free core to run on.
 
-Status: met in some runs and not in others, on a machine that was never idle: this session's last five runs
-(15:07-15:15 UTC, another helper's load 1.5 to 2.4 on the 2 cores) gave 3.41x, 2.48x, 3.13x, 2.88x and 3.30x wall
-(4.2x to 5.6x CPU), against 5.62x for main's code at 14:27 (load about 1). With an idle reference of 8.7 to 8.9 s
-(14:27, 14:49), 3x means about 26.5 s for both imports; under the load above they took 31.5 to 35.4 s
-(aiconfigurator 11.7 to 17.2 s, miopen 17.5 to 19.8 s), so an idle machine should land near 3x, not clearly under
-it. Only this script's last line, on an idle machine, settles it. The figures below say where the time goes and
-what was tried.
+Status: not met, but close. Three runs at 15:18-15:24 UTC with nothing else running in this VM (``ps``) and under
+0.4 s of CPU steal each (``/proc/stat``) gave 3.13x, 3.46x and 3.21x wall (5.1x to 5.6x CPU): reference 9.6, 7.6
+and 8.0 s; aiconfigurator 11.2, 11.3 and 9.8 s; miopen 18.8, 15.1 and 16.0 s. 3x of those references needs the
+two imports in 28.8, 22.8 and 24.0 s; they took 30.0, 26.4 and 25.8 s. Main's code gave 5.62x at 14:27 (reference
+8.9 s, aiconfigurator 32.0 s, miopen 18.3 s). Earlier runs of this session under load (15:07-15:15, load average
+1.5 to 1.8, partly this session's own back-to-back runs) gave 3.41x, 2.48x, 3.13x, 2.88x and 3.30x, the low ones
+from a reference slowed more than the imports. What is left is CPU: miopen's workers need 28 to 36 s (36.7 s for
+the 8 files one after another in one process at 15:20, the three large ones 7.6 to 7.9 s each; by those figures
+the costliest-first order gives one worker 18.7 s against 18.35 s for an even split), aiconfigurator's 14 to 19 s;
+the parents add about 3 s.
+The figures below say where the time goes and what was tried.
 
-**This session (speed39c, 14:26-15:20 UTC).** The aiconfigurator import now runs the way miopen's does: each of the
+**This session (speed39c, 14:26-15:25 UTC).** The aiconfigurator import now runs the way miopen's does: each of the
 66 tables is read, checked, parsed and derived in a worker (the packaged selection, nominal work, the GPU's peak,
 ``occurrence`` and the row ids, per file: every value of a row depends on its file alone), and the importing process
 only joins the files' chunks and adds the columns a GPU's rows share. The GPU is resolved in each worker silently
