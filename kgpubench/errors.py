@@ -320,6 +320,11 @@ class ClusterError(KgpubenchError, RuntimeError):
     resume."""
 
 
+class WorkerProcessError(KgpubenchError, RuntimeError):
+    """A worker process of a ``jobs`` above 1 stopped before it returned (killed, out of memory, or a script
+    without ``if __name__ == "__main__":`` whose top level ran again in it)."""
+
+
 # ----- helpers -----------------------------------------------------------------------------------------------
 def did_you_mean(name: str, choices) -> str:
     """Return a ' Did you mean ...?' hint (or '') for an unknown ``name`` among ``choices``."""

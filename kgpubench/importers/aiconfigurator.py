@@ -44,6 +44,7 @@ KV-cache element size. No causal halving: a nominal figure for a roofline, not t
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -62,8 +63,9 @@ from kgpubench.foundation.capped import read_capped
 from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
-from kgpubench.schema import get_table
-from kgpubench.schema._core import spread
+from kgpubench.schema import arrow_row_id_array, get_table
+from kgpubench.schema._core import repeated, spread
+from kgpubench.schema._parallel import parallel_map, to_parent
 
 CONFIG = "llm_operators"
 TIME_STATISTIC = "mean-per-call-cuda-graph"
@@ -414,11 +416,87 @@ def nominal_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
     return {"compute_dtype": compute[0], "flops": float(flops[0]), "bytes_min": float(nbytes[0])}
 
 
+# Per-row columns a worker builds for each file (arrow arrays of the schema's types); the parent adds the columns
+# every row of a file or of a GPU shares, and the constants.
+_ROW_TEXTS = ("framework_version", "kernel_source", "dtype", "kv_cache_dtype", "compute_dtype")
+
+
+@dataclass(frozen=True)
+class _FilePart:
+    """What a worker sends back for one table file: its rows' columns (``row_id`` and the file's own values
+    included, the GPU columns and the constants not) as an arrow table, and its distinct device names (in order of
+    first appearance) with each row's code."""
+
+    rows: pa.Table
+    devices: list[str]
+    device_codes: np.ndarray
+
+
+def _quiet_gpu_columns(device: str) -> dict[str, Any]:
+    """:func:`import_gpu_columns` without its notice or warning: a worker needs the GPU's name and peaks, and the
+    importing process says each GPU's line once, in order (:func:`import_aiconfigurator`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return import_gpu_columns(device)
+
+
+def _file_part(item: tuple[TableFile, int | None]) -> _FilePart:
+    """One table file read, checked, parsed and derived (nominal work, the GPU's peak, ``occurrence``, the row
+    ids), with ``share``: only the rows of :func:`packaged_selection`'s problems. Runs in a worker process with
+    ``jobs`` above 1; every value depends on the file alone."""
+    tf, share = item
+    decl = get_table(CONFIG)
+    cols = _file_columns(tf)
+    file_values = cols.pop("_file_values")
+    texts = cols.pop("_texts")
+    n = len(cols["time_ms"])
+    if share:
+        cols["operator"] = _objects([tf.operator])[np.zeros(n, dtype=np.intp)]
+        keep = _in_selection(cols, share)
+        del cols["operator"]
+        cols = {name: values[keep] for name, values in cols.items()}
+        texts = {name: (uniq, codes[keep]) for name, (uniq, codes) in texts.items()}
+        n = int(keep.sum())
+    device_codes, devices = pd.factorize(cols.pop("_device"))
+    devices = [str(d) for d in devices]
+    gpu_names = [_quiet_gpu_columns(d)["gpu_name"] for d in devices]
+    compute, cols["flops"], cols["bytes_min"] = _coded_nominal_work(
+        ([tf.operator], np.zeros(n, dtype=np.int64)), texts["dtype"], texts["kv_cache_dtype"], cols)
+    c_codes, c_uniq = pd.factorize(compute, use_na_sentinel=False)
+    texts["compute_dtype"] = (list(c_uniq), c_codes)
+    # The GPU's tensor peak for the row's compute dtype (null where no cited figure exists).
+    pair_codes, pair_uniq = pd.factorize(device_codes.astype(np.int64) * len(c_uniq) + c_codes)
+    peaks = []
+    for pair in pair_uniq.tolist():
+        found = tensor_peak_tflops(gpu_names[pair // len(c_uniq)], c_uniq[pair % len(c_uniq)])
+        peaks.append(found[0] if found else np.nan)
+    cols["peak_tensor_tflops"] = np.asarray(peaks, dtype=np.float64)[pair_codes]
+    arrays: dict[str, pa.Array | pa.ChunkedArray] = {}
+    for c in decl.columns:
+        if c.name in texts:  # each distinct text converted once, gathered by code
+            uniq, codes = texts[c.name]
+            arrays[c.name] = pc.take(pa.array(uniq, pa.string(), from_pandas=True), pa.array(codes))
+        elif c.name in cols:
+            arrays[c.name] = arrow_column(c, cols[c.name])
+        elif c.name in file_values:  # the file's own values (its name, run id, folders) on each of its rows
+            arrays[c.name] = repeated(pa.array([file_values[c.name]], c.arrow_type), n)
+    keys = dict(arrays)
+    keys["gpu_name"] = pc.take(pa.array(gpu_names, pa.string()), pa.array(device_codes))
+    key_table = pa.table({k: keys[k] for k in decl.key_columns})
+    arrays["row_id"] = arrow_row_id_array(decl, key_table)
+    return _FilePart(to_parent(pa.table(arrays)), devices, device_codes)
+
+
 def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *, share: int | None = None,
                           jobs: int = 1) -> pa.Table:
-    """Every GEMM and attention row under ``root`` as an `llm_operators` arrow table (``row_id`` computed); with
-    ``share``, only the rows of :func:`packaged_selection`'s problems. ``jobs`` above 1 hashes the row ids in that
-    many worker processes (:func:`kgpubench.schema._parallel.parallel_map`): the same table.
+    """Every GEMM and attention row under ``root`` as an `llm_operators` arrow table (``row_id`` computed), files in
+    path order and rows in file order; with ``share``, only the rows of :func:`packaged_selection`'s problems.
+
+    ``jobs`` above 1 reads, checks and derives the files in that many worker processes, a file each
+    (:func:`kgpubench.schema._parallel.parallel_map`: the same table, warnings and first error); this process
+    only joins the files' rows and adds the columns a file's or a GPU's rows share. Like any use of worker
+    processes started by ``forkserver``, a script that passes ``jobs`` above 1 must call it under
+    ``if __name__ == "__main__":`` (the workers import the script's module; see :mod:`kgpubench.schema._parallel`).
 
     Raises
     ------
@@ -430,58 +508,42 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     if others:
         notice(f"{root}: {others} other AIConfigurator table(s) (moe, mla, communication, ...) are not imported; "
                "kgpubench imports the GEMM and attention tables.")
-    parts = [_file_columns(tf) for tf in files]
-    per_file = [p.pop("_file_values") for p in parts]
-    texts = [p.pop("_texts") for p in parts]
-    cols = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
-    cols["_file"] = np.repeat(np.arange(len(parts)), [len(p["time_ms"]) for p in parts])
-    cols["operator"] = _objects([v["operator"] for v in per_file])[cols["_file"]]
-    text_codes = {name: _merged_codes([t[name] for t in texts]) for name in texts[0]}
-    if share:
-        keep = _in_selection(cols, share)
-        cols = {name: values[keep] for name, values in cols.items()}
-        text_codes = {name: (uniq, codes[keep]) for name, (uniq, codes) in text_codes.items()}
-    n = len(cols["time_ms"])
-    devices = cols.pop("_device")
-    uniq_devices = pd.unique(devices)
-    gpu_of = {dev: import_gpu_columns(dev) for dev in uniq_devices}
-    codes, uniq = pd.factorize(devices)
-    cols["gpu_name"] = np.asarray([gpu_of[d]["gpu_name"] for d in uniq], dtype=object)[codes]
-    compute, cols["flops"], cols["bytes_min"] = _coded_nominal_work(
-        ([v["operator"] for v in per_file], cols["_file"]), text_codes["dtype"], text_codes["kv_cache_dtype"], cols)
-    cols["compute_dtype"] = compute
-    # The GPU's tensor peak for the row's compute dtype (null where no cited figure exists).
-    g_codes, g_uniq = pd.factorize(cols["gpu_name"])
-    c_codes, c_uniq = pd.factorize(compute, use_na_sentinel=False)
-    text_codes["compute_dtype"] = (list(c_uniq), c_codes)
-    pair_codes, pair_uniq = pd.factorize(g_codes.astype(np.int64) * len(c_uniq) + c_codes)
-    peaks = []
-    for pair in pair_uniq.tolist():
-        found = tensor_peak_tflops(g_uniq[pair // len(c_uniq)], c_uniq[pair % len(c_uniq)])
-        peaks.append(found[0] if found else np.nan)
-    cols["peak_tensor_tflops"] = np.asarray(peaks, dtype=np.float64)[pair_codes]
+    parts = parallel_map(_file_part, [(tf, share) for tf in files], jobs=jobs,
+                         costs=[tf.path.stat().st_size for tf in files])
+    sizes = [p.rows.num_rows for p in parts]
+    n = sum(sizes)
+    # each GPU resolved here once, in order of first appearance (its notice or warning said once)
+    gpu_of: dict[str, dict[str, Any]] = {}
+    for p in parts:
+        for dev in p.devices:
+            if dev not in gpu_of:
+                gpu_of[dev] = import_gpu_columns(dev)
+    by_name = {g["gpu_name"]: g for g in gpu_of.values()}
+    g_index = {name: i for i, name in enumerate(by_name)}
+    g_codes = np.concatenate([np.asarray([g_index[gpu_of[d]["gpu_name"]] for d in p.devices], dtype=np.int64)[
+        p.device_codes] if p.devices else np.zeros(0, dtype=np.int64) for p in parts]) if parts else \
+        np.zeros(0, dtype=np.int64)
     # GPU columns: one small table per distinct GPU, repeated by code.
-    by_name = {gpu_of[d]["gpu_name"]: gpu_of[d] for d in uniq_devices}
-    gpu_table = decl.from_rows([by_name[g] for g in g_uniq], fill_row_id=False).select(
+    gpu_table = decl.from_rows(list(by_name.values()), fill_row_id=False).select(
         [c.name for c in decl.columns if c.name.startswith("gpu_")])
-    gpu_rows = _spread(gpu_table, g_codes)
+    arrays = dict(_spread(gpu_table, g_codes))
     const = {
         "status": "ok", "time_statistic": TIME_STATISTIC, "source_format": SOURCE_FORMAT, "source": prov.source,
         "collected_at": prov.undated, "kgpubench_version": package_version(), "source_commit": prov.commit,
         "source_doi": prov.doi, "source_license": prov.license,
     }
-    arrays = dict(gpu_rows)
     for c in decl.columns:
-        if c.name in per_file[0]:  # one value per file
-            arrays[c.name] = spread(pa.array([v[c.name] for v in per_file], c.arrow_type), cols["_file"])
-        elif c.name in text_codes:  # each distinct text converted once, gathered by code
-            uniq, codes = text_codes[c.name]
-            arrays[c.name] = pc.take(pa.array(uniq, pa.string(), from_pandas=True), pa.array(codes))
-        elif c.name in cols and c.name not in arrays:
-            values = cols[c.name]
-            arrays[c.name] = _text_array(values) if c.type == "string" and values.dtype == object \
-                else arrow_column(c, values)
-    return decl.from_columns(arrays, n, constants=const, jobs=jobs)
+        if c.name in parts[0].rows.column_names and c.name != "row_id":
+            arrays[c.name] = _joined(parts, c.name, c.arrow_type)
+    table = decl.from_columns(arrays, n, constants=const, fill_row_id=False)
+    index = decl.column_names.index("row_id")
+    ids = _joined(parts, "row_id", pa.string())
+    return table.set_column(index, decl.arrow_schema().field(index), ids)
+
+
+def _joined(parts: list[_FilePart], name: str, arrow_type: pa.DataType) -> pa.ChunkedArray:
+    """Column ``name`` of every file's rows, one after the other (the files' chunks, not copied)."""
+    return pa.chunked_array([chunk for p in parts for chunk in p.rows[name].chunks], arrow_type)
 
 
 def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array | pa.ChunkedArray]:
@@ -506,23 +568,6 @@ def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array | pa.Chunk
         mask = col.is_null().take(index) if col.null_count else None
         out[name] = pa.ListArray.from_arrays(new_offsets, elements, type=col.type, mask=mask)
     return out
-
-
-def _merged_codes(per_file: list[tuple[list, np.ndarray]]) -> tuple[list, np.ndarray]:
-    """(value per code, code per row) of a text column over the files' concatenated rows, from each file's
-    (value per code, code per row)."""
-    index: dict = {}
-    out = []
-    for uniq, codes in per_file:
-        remap = np.asarray([index.setdefault(u, len(index)) for u in uniq], dtype=np.int64)
-        out.append(remap[codes])
-    return list(index), np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
-
-
-def _text_array(values: np.ndarray) -> pa.Array:
-    """An object array of texts (None: null) as an arrow string array, each distinct text converted once."""
-    codes, uniq = pd.factorize(values)
-    return pc.take(pa.array(uniq, pa.string()), pa.array(codes, mask=codes < 0))
 
 
 def _in_selection(cols: dict[str, np.ndarray], share: int) -> np.ndarray:

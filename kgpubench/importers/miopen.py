@@ -86,7 +86,8 @@ from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.schema import canonical_value, get_table
-from kgpubench.schema._parallel import parallel_map
+from kgpubench.schema._core import spread
+from kgpubench.schema._parallel import parallel_map, to_parent
 from kgpubench.schema._rowids import hashed_texts, row_ids_of_digests
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
 
@@ -571,14 +572,15 @@ def _lines(f: FindDbFile, raw: bytes) -> pa.Array:
 
 @dataclass(frozen=True)
 class _FileRows:
-    """One find-db file's rows as columns (row ids computed), before duplicates are resolved: what a worker
-    process sends back (the columns every row shares travel as one value each)."""
+    """One find-db file's rows as columns (row ids computed, duplicates resolved): what a worker process sends
+    back (the columns every row shares travel as one value each)."""
 
-    columns: dict[str, pa.Array]
+    columns: pa.Table
     num_rows: int
     constants: dict[str, object]
     zero: int  # entries with time 0, dropped
     legacy: tuple[int, int] | None  # lines with the older 3-D key and their entries, dropped
+    duplicates: int  # repeated solver entries of one problem, dropped (the fastest kept)
 
 
 def _file_gpu(f: FindDbFile) -> dict:
@@ -599,8 +601,8 @@ def _file_gpu(f: FindDbFile) -> dict:
 
 
 def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:
-    """The rows of one find-db file (row ids computed), before duplicates are resolved; ``job`` holds the file, the
-    provenance and the file's GPU columns (:func:`_file_gpu`)."""
+    """The rows of one find-db file (row ids computed; of a repeated row id, the fastest row kept); ``job`` holds
+    the file, the provenance and the file's GPU columns (:func:`_file_gpu`)."""
     f, prov, gpu = job
     decl = get_table(CONFIG)
     raw = read_capped(f.path)
@@ -643,7 +645,8 @@ def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:
     frags.update({k: json.dumps(canonical_value(v), separators=(",", ":")) for k, v in const_keys.items()})
     problem_id, digests = _problem_and_row_ids(decl, frags, ent["solver"].take(pa.array(rows)), row_line)
     # rows in their final order: by line, and within a line by row id (stable: equal ids keep file order)
-    order = np.lexsort((_digest_keys(digests), row_line))
+    keys = _digest_keys(digests)
+    order = np.lexsort((keys, row_line))
     rows, row_line = rows[order], row_line[order]
     row_ids = row_ids_of_digests(np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[order].tobytes())
     flops, nbytes = nominal_work(cols)
@@ -666,8 +669,11 @@ def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:
                  "backend": f.backend, "source": prov.source, "collected_at": prov.undated,
                  "kgpubench_version": package_version(), "source_commit": prov.commit, "source_doi": prov.doi,
                  "source_license": prov.license, "source_file": f.source_file, "run_id": f"miopen-{digest[:16]}"}
-    return _FileRows(columns, n, {k: v for k, v in constants.items() if k not in columns}, int((~keep).sum()),
-                     dropped_legacy)
+    table, dupes = pa.table(columns), 0
+    if len(np.unique(keys)) < n:  # a row id twice (its first 8 digest bytes): the fastest row kept
+        table, dupes = _drop_duplicates(table)
+    return _FileRows(to_parent(table), table.num_rows, {k: v for k, v in constants.items() if k not in columns},
+                     int((~keep).sum()), dropped_legacy, dupes)
 
 
 def _drop_duplicates(table: pa.Table) -> tuple[pa.Table, int]:
@@ -684,10 +690,35 @@ def _drop_duplicates(table: pa.Table) -> tuple[pa.Table, int]:
     return table.take(pa.array(kept)), int(n - len(kept))
 
 
+def _joined(decl, parts: list[_FileRows]) -> pa.Table:
+    """The files' rows one after the other: their own columns' chunks (not copied), and each column every row
+    of a file shares spread over its rows, files of one value sharing its blocks."""
+    sizes = [p.num_rows for p in parts]
+    file_codes = np.repeat(np.arange(len(parts)), sizes)
+    own = parts[0].columns.column_names
+    arrays: dict[str, pa.ChunkedArray] = {}
+    constants: dict[str, object] = {}
+    for c in decl.columns:
+        if c.name in own:
+            arrays[c.name] = pa.chunked_array([chunk for p in parts for chunk in p.columns[c.name].chunks],
+                                              c.arrow_type)
+        elif c.name in parts[0].constants:
+            values = [p.constants[c.name] for p in parts]
+            index: dict[str, int] = {}  # equal values (by their repr: lists of dicts included) share one code
+            codes = np.asarray([index.setdefault(repr(v), len(index)) for v in values], dtype=np.int64)
+            if len(index) == 1:
+                constants[c.name] = values[0]
+            else:
+                uniq = [values[int(np.flatnonzero(codes == j)[0])] for j in range(len(index))]
+                arrays[c.name] = spread(pa.array(uniq, c.arrow_type), codes[file_codes])
+    return decl.from_columns(arrays, int(sum(sizes)), constants=constants, fill_row_id=False)
+
+
 def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1) -> pa.Table:
     """Every solver time of every find-db file under ``root`` as a `convolutions` arrow table (``row_id``
     computed), files in path order and rows in file order. ``jobs`` above 1 reads that many files at once in
-    worker processes (:func:`kgpubench.schema._parallel.parallel_map`): the same table.
+    worker processes (:func:`kgpubench.schema._parallel.parallel_map`): the same table. A script that passes
+    ``jobs`` above 1 calls this under ``if __name__ == "__main__":`` (see :mod:`kgpubench.schema._parallel`).
 
     Emits one :class:`ImportNotice` for entries dropped on purpose (zero times; duplicates) and one
     :class:`~kgpubench.hardware.UnknownGpuWarning` per GPU without catalogue figures.
@@ -700,7 +731,7 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1)
     files = find_db_files(root)
     decl = get_table(CONFIG)
     counts: dict[str, dict] = {"zero": {}, "legacy": {}}
-    tables, dropped_dupes = [], {}
+    dropped_dupes = {}
     gpus = [_file_gpu(f) for f in files]  # here, in file order: the workers need no GPU catalogue
     parts = parallel_map(_file_rows, [(f, prov, gpu) for f, gpu in zip(files, gpus)], jobs=jobs,
                          costs=[f.path.stat().st_size for f in files])
@@ -708,11 +739,8 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1)
         counts["zero"][f.source_file] = part.zero
         if part.legacy is not None:
             counts["legacy"][f.source_file] = part.legacy
-        t, d = _drop_duplicates(decl.from_columns(part.columns, part.num_rows, constants=part.constants,
-                                                  fill_row_id=False))
-        tables.append(t)
-        dropped_dupes[f.source_file] = d
-    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        dropped_dupes[f.source_file] = part.duplicates
+    table = _joined(decl, parts)
     # Upstream lists a problem's solvers fastest first: kept in that order, the rows would tell a model that
     # breaks ties by position which solver wins. Within a line, rows go by row id (a hash: no order of time).
     # Each file's rows are in that order already (_file_rows); files go by name.

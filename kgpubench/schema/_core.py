@@ -290,8 +290,8 @@ def _fixed_width(t: pa.DataType) -> bool:
 def repeated(one: pa.Array | pa.ChunkedArray, num_rows: int, block: pa.Array | None = None) -> pa.ChunkedArray:
     """``num_rows`` copies of the one value of ``one``: chunks of :data:`REPEAT_BLOCK` rows that share one block's
     buffers (the values of ``one.take`` of zeros, without writing them ``num_rows`` times: a text or a list of a
-    dozen structs per row is hundreds of megabytes to gigabytes over millions of rows). ``block``: a whole block
-    of the same value, made by an earlier call."""
+    dozen structs per row is hundreds of megabytes to gigabytes over millions of rows). ``block``: a block of the
+    same value made by an earlier call, at least ``min(num_rows, REPEAT_BLOCK)`` rows long."""
     if block is None:
         block = one.take(pa.array(np.zeros(min(num_rows, REPEAT_BLOCK), dtype=np.int32)))
         if isinstance(block, pa.ChunkedArray):
@@ -303,20 +303,23 @@ def repeated(one: pa.Array | pa.ChunkedArray, num_rows: int, block: pa.Array | N
 
 def spread(values: pa.Array, codes: np.ndarray) -> pa.Array | pa.ChunkedArray:
     """``values.take(codes)``: when the codes come in long runs (on average :data:`RUN_ROWS` rows or more: the rows
-    of one file or one GPU together) and the values are not of a fixed width, each run's value :func:`repeated`
-    (blocks shared by the runs of one value); else arrow's take."""
+    of one file or one GPU together), each run's value :func:`repeated` (blocks shared by the runs of one value,
+    numbers included: no column of millions of rows written for a few values); else arrow's take."""
     n = len(codes)
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1, [n]]) if n else np.zeros(1, dtype=np.int64)
-    if _fixed_width(values.type) or not n or len(bounds) - 1 > max(1, n // RUN_ROWS):
+    if not n or len(bounds) - 1 > max(1, n // RUN_ROWS):
         return values.take(pa.array(codes))
+    starts, lengths = bounds[:-1], np.diff(bounds)
+    run_codes = codes[starts].astype(np.int64)
+    # one block per value, as long as its longest run (at most a block): every run of the value is cut from it
+    longest = np.zeros(len(values), dtype=np.int64)
+    np.maximum.at(longest, run_codes, np.minimum(lengths, REPEAT_BLOCK))
     blocks: dict[int, pa.Array] = {}
     chunks: list[pa.Array] = []
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        code = int(codes[a])
-        run = repeated(values.slice(code, 1), b - a, blocks.get(code))
-        if b - a >= REPEAT_BLOCK:
-            blocks.setdefault(code, run.chunks[0])
-        chunks += run.chunks
+    for code, length in zip(run_codes.tolist(), lengths.tolist()):
+        if code not in blocks:
+            blocks[code] = repeated(values.slice(code, 1), int(longest[code])).chunks[0]
+        chunks += repeated(values.slice(code, 1), length, blocks[code]).chunks
     return pa.chunked_array(chunks, type=values.type)
 
 

@@ -5,21 +5,42 @@
 arrow threads run), the costliest first when costs are given, and come back in the order of the inputs; the
 warnings a piece raises (an unknown GPU, an import notice) are raised again here in that order, and the first
 failing piece in input order raises its exception here, as the loop would.
-"""
+
+A piece that returns a large arrow table passes it through :func:`to_parent`: in a worker, the table is written
+to the call's spool folder (an arrow IPC file, in ``/dev/shm`` where there is one) and this process maps it
+when the result arrives, instead of copying its buffers through a pickle and a pipe (about five copies); the
+file is deleted once mapped, and the folder when the call ends. In this process (``jobs=1``) it is the table.
+
+The workers are started by ``forkserver``, which, like ``spawn``, imports the main module of the program in the
+new processes: a script that calls a function with ``jobs`` above 1 must do so under
+``if __name__ == "__main__":`` (as :mod:`multiprocessing` requires), or its own top level runs again there; the
+call then stops with a :class:`~kgpubench.errors.WorkerProcessError` saying so (the worker processes print
+multiprocessing's ``RuntimeError`` about the bootstrapping phase first). ``python -m kgpubench`` and any module
+run with ``-m`` under that guard are not affected. ``fork``, which imports nothing again, is not used: it copies a
+process whose threads (arrow's, the pool's own) may hold locks."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+
+import pyarrow as pa
+
+from kgpubench.errors import WorkerProcessError
 
 # More workers than this rarely pays: each holds its pieces' arrow tables, and the parent concatenates alone.
 MAX_JOBS = 8
 _worker_cpu = [0.0]  # CPU seconds the pieces took in worker processes, this process's calls together
+_spool: list[str | None] = [None]  # in a worker: the folder its call's tables go to (see to_parent)
+SHM = "/dev/shm"
 
 
 def default_jobs() -> int:
@@ -45,6 +66,54 @@ def worker_cpu_seconds() -> float:
     return _worker_cpu[0]
 
 
+class _Spooled:
+    """A table a worker wrote to its call's spool folder: unpickled in the calling process as the table itself,
+    mapped from the file (no copy), the file then deleted."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return _mapped, (self.path,)
+
+
+def _mapped(path: str) -> pa.Table:
+    table = pa.ipc.open_file(pa.memory_map(path)).read_all()
+    os.unlink(path)
+    return table
+
+
+def to_parent(table: pa.Table) -> pa.Table | _Spooled:
+    """What a piece of :func:`parallel_map` returns for the arrow table ``table`` (see the module docstring): in
+    the calling process the table itself; in a worker a handle the calling process unpickles as the same table,
+    read from a file of the spool folder without a copy. Where the file cannot be written (a full ``/dev/shm``),
+    the table, pickled as any result."""
+    if _spool[0] is None:
+        return table
+    try:
+        fd, path = tempfile.mkstemp(suffix=".arrow", dir=_spool[0])
+    except OSError:
+        return table
+    try:
+        with os.fdopen(fd, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+    except OSError:
+        os.unlink(path)
+        return table
+    return _Spooled(path)
+
+
+def _set_spool(folder: str) -> None:
+    _spool[0] = folder
+
+
+def _spool_folder() -> str:
+    """A new folder for one call's spooled tables: in ``/dev/shm`` (memory) where it is writable, else the
+    temporary folder."""
+    where = SHM if os.path.isdir(SHM) and os.access(SHM, os.W_OK) else None
+    return tempfile.mkdtemp(prefix="kgpubench-", dir=where)
+
+
 def _capturing(fn: Callable[[Any], Any], item: Any) -> tuple[Any, list[tuple[str, type[Warning]]], float]:
     """``fn(item)``, the warnings it raised (text and category, in order) and the CPU seconds it took."""
     start = time.process_time()
@@ -68,17 +137,28 @@ def parallel_map(fn: Callable[[Any], Any], items: Sequence[Any], *, jobs: int = 
     # The server (started once per process) imports these, so each worker forked from it starts with them;
     # a later call's modules are imported by its workers.
     context.set_forkserver_preload(["__main__", fn.__module__])
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
-        futures = {i: pool.submit(_capturing, fn, items[i]) for i in order}
-        results = []
-        try:
-            for i in range(len(items)):
-                out, caught, cpu = futures[i].result()
-                _worker_cpu[0] += cpu
-                for message, category in caught:
-                    warnings.warn(message, category, stacklevel=2)
-                results.append(out)
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+    spool = _spool_folder()
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context, initializer=_set_spool,
+                                 initargs=(spool,)) as pool:
+            futures = {i: pool.submit(_capturing, fn, items[i]) for i in order}
+            results = []
+            try:
+                for i in range(len(items)):
+                    out, caught, cpu = futures[i].result()
+                    _worker_cpu[0] += cpu
+                    for message, category in caught:
+                        warnings.warn(message, category, stacklevel=2)
+                    results.append(out)
+            except BrokenProcessPool:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise WorkerProcessError(
+                    f"a worker process of jobs={jobs} stopped before it returned (killed, out of memory, or a "
+                    f"script that calls this without `if __name__ == \"__main__\":`, whose top level the worker "
+                    "processes run again): add the guard, or pass jobs=1 (--jobs 1).") from None
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    finally:  # the files of results never read (a failed call) go with the folder
+        shutil.rmtree(spool, ignore_errors=True)
     return results

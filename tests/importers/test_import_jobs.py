@@ -5,6 +5,10 @@ on slices of the staged upstream files; and a repeated value equals arrow's take
 from __future__ import annotations
 
 import bz2
+import os
+import pickle
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -18,7 +22,7 @@ from kgpubench.cli import app
 from kgpubench.errors import ImportFormatError
 from kgpubench.hardware import UnknownGpuWarning
 from kgpubench.importers import aiconfigurator, miopen
-from kgpubench.schema import _core, _rowids, get_table, row_id_of
+from kgpubench.schema import _core, _parallel, _rowids, get_table, row_id_of
 from kgpubench.schema._parallel import check_jobs, default_jobs, parallel_map
 from kgpubench.store.shards import read_shard
 
@@ -102,18 +106,110 @@ def test_a_bad_file_read_by_a_worker_is_the_same_one_line_error(tmp_path):
 @pytest.mark.slow  # worker processes start (a second or two each)
 @pytest.mark.skipif(not all((AIC / t).is_file() for t in AIC_TABLES), reason="../shared/external/aiconfigurator "
                     "not staged")
-def test_aiconfigurator_ids_hashed_in_workers_are_the_one_process_table(tmp_path, monkeypatch):
+def test_aiconfigurator_files_read_in_workers_are_the_one_process_table(tmp_path):
     root = tmp_path / "data"
     for rel in AIC_TABLES:
         (root / rel).parent.mkdir(parents=True)
         pq.write_table(pq.read_table(AIC / rel).slice(0, ROWS), root / rel)
+    # a GPU no catalogue knows: its warning comes once, from this process, whichever worker read its file
+    renamed = root / "b60x/gemm/trtllm/1.3.0rc20/gemm_perf.parquet"
+    renamed.parent.mkdir(parents=True)
+    gemm = pq.read_table(AIC / AIC_TABLES[0]).slice(0, 40)
+    pq.write_table(gemm.set_column(gemm.schema.get_field_index("device"), "device",
+                                   pa.array(["Made-up GPU 9000"] * 40, gemm.schema.field("device").type)), renamed)
     one, said_one = _imported(aiconfigurator.import_aiconfigurator, tmp_path, jobs=1)
-    # slices of 1,000 rows: the row ids of the 4,500 rows are hashed in five pieces over two workers
-    monkeypatch.setattr(_rowids, "_CHUNK_ROWS", 1000)
     two, said_two = _imported(aiconfigurator.import_aiconfigurator, tmp_path, jobs=2)
     _same(one, two)
     assert said_two == said_one
-    assert one.num_rows == 3 * ROWS
+    assert [m for c, m in said_two if c is UnknownGpuWarning and "Made-up GPU 9000" in m] != []
+    assert sum(c is UnknownGpuWarning for c, _ in said_two) == 1
+    assert one.num_rows == 3 * ROWS + 40
+    # the ids each worker hashed for its file are the canonical ones, and the files keep their path order
+    keys = get_table("llm_operators").key_columns
+    assert two["row_id"].to_pylist() == [row_id_of("llm_operators", {k: r[k] for k in keys})
+                                         for r in two.select(keys).to_pylist()]
+    assert two["source_file"].unique().to_pylist() == sorted([*AIC_TABLES, renamed.relative_to(root).as_posix()])
+    # the packaged selection, chosen per file in the workers: the one-process rows of the selected problems
+    share_one = aiconfigurator.import_aiconfigurator(tmp_path, share=3, jobs=1)
+    share_two = aiconfigurator.import_aiconfigurator(tmp_path, share=3, jobs=2)
+    _same(share_one, share_two)
+    assert 0 < share_two.num_rows < two.num_rows
+    assert set(share_two["row_id"].to_pylist()) < set(two["row_id"].to_pylist())
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+def test_a_repeated_solver_is_resolved_in_the_worker_as_in_one_process(tmp_path):
+    text = ("16-7-7-1x1-32-7-7-1-0x0-1x1-1x1-0-NCHW-FP32-F=GemmFwdRest:2.0,8,miopenConvolutionFwdAlgoGEMM;"
+            "GemmFwdRest:1.0,16,miopenConvolutionFwdAlgoGEMM\n"
+            "16-7-7-1x1-32-7-7-1-0x0-1x1-1x1-0-NCHW-FP32-F=GemmFwdRest:1.5,4,miopenConvolutionFwdAlgoGEMM\n")
+    root = tmp_path / "fdb"
+    root.mkdir()
+    (root / "gfx942130.HIP.fdb.txt").write_text(text)
+    (root / "gfx90a6e.HIP.fdb.txt").write_text(text.replace("1.0,16", "3.0,16"))
+    one, said_one = _imported(miopen.import_miopen, root, jobs=1)
+    two, said_two = _imported(miopen.import_miopen, root, jobs=2)
+    _same(one, two)
+    assert said_two == said_one
+    assert any("4 repeated solver entries of one problem dropped, the fastest kept (gfx90a6e.HIP.fdb.txt 2, "
+               "gfx942130.HIP.fdb.txt 2)" in m for _, m in said_two)
+    # the fastest of each file's three entries: 1.5 ms in gfx90a6e (line 2), 1.0 ms in gfx942130 (line 1)
+    assert [(r["source_file"], r["time_ms"], r["source_line"]) for r in two.to_pylist()] == [
+        ("gfx90a6e.HIP.fdb.txt", 1.5, 2), ("gfx942130.HIP.fdb.txt", 1.0, 1)]
+    # the columns every row of a file shares differ between the two files and are spread over their rows
+    assert two["gpu_arch"].to_pylist() == ["gfx90a", "gfx942"]
+
+
+def test_a_table_handed_to_the_parent_is_mapped_from_the_spool_and_its_file_deleted(tmp_path, monkeypatch):
+    table = pa.table({"a": np.arange(5), "b": ["x", None, "z", "x", "y"]})
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    assert _parallel.to_parent(table) is table  # in the calling process: the table itself
+    monkeypatch.setattr(_parallel, "_spool", [str(spool)])  # as a worker of a call
+    handle = _parallel.to_parent(table)
+    (written,) = spool.iterdir()
+    back = pickle.loads(pickle.dumps(handle))
+    assert back.equals(table) and not written.exists()
+    # a spool that cannot take the file: the table itself, pickled as any result
+    monkeypatch.setattr(_parallel, "_spool", [str(spool / "gone")])
+    assert _parallel.to_parent(table) is table
+
+    def no_room(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_parallel, "_spool", [str(spool)])
+    monkeypatch.setattr(_parallel.pa.ipc, "new_file", no_room)
+    assert _parallel.to_parent(table) is table and list(spool.iterdir()) == []
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+def test_tables_come_back_from_workers_and_the_spool_folder_goes(tmp_path, monkeypatch):
+    spool = tmp_path / "spool"
+    monkeypatch.setattr(_parallel, "_spool_folder", lambda: (spool.mkdir(), str(spool))[1])
+    tables = [pa.table({"i": np.arange(n), "s": [f"row {j}" for j in range(n)]}) for n in (3, 70_000, 0)]
+    back = parallel_map(_parallel.to_parent, tables, jobs=2)
+    assert [t.equals(want) for t, want in zip(back, tables)] == [True, True, True]
+    assert not spool.exists()
+
+
+@pytest.mark.slow  # a script runs in its own process, which starts worker processes
+@pytest.mark.integration
+def test_a_script_without_the_main_guard_gets_one_line_saying_to_add_it(tmp_path):
+    root = _stage_fdb(tmp_path / "fdb", lines=20)
+    script = tmp_path / "unguarded.py"
+    script.write_text("from kgpubench.importers.miopen import import_miopen\n"
+                      f"import_miopen({str(root)!r}, jobs=2)\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("kgpubench.errors.WorkerProcessError: a worker process of jobs=2 stopped")
+    assert 'if __name__ == "__main__":' in last and "jobs=1" in last
+    # under the guard, the same call imports
+    script.write_text("from kgpubench.importers.miopen import import_miopen\n"
+                      "if __name__ == '__main__':\n"
+                      f"    print(import_miopen({str(root)!r}, jobs=2).num_rows)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and int(done.stdout.split()[-1]) > 0, done.stderr[-400:]
 
 
 @pytest.mark.slow  # worker processes start (a second or two each)
@@ -151,7 +247,7 @@ def test_spread_by_runs_equals_take(monkeypatch):
     monkeypatch.setattr(_core, "RUN_ROWS", 6)
     by_runs = aiconfigurator._spread(small, codes)
     assert by_runs["gpu_specs_source"].num_chunks == 2 + 1 + 3 + 2 and by_runs["gpu_name"].num_chunks == 8
-    assert isinstance(by_runs["gpu_memory_gb"], pa.Array)  # fixed width: arrow's take
+    assert by_runs["gpu_memory_gb"].num_chunks == 8  # numbers too: blocks shared by the runs of a value
     monkeypatch.setattr(_core, "RUN_ROWS", 7)  # too many runs for the rows: arrow's take, lists rebuilt
     by_take = aiconfigurator._spread(small, codes)
     assert all(isinstance(a, pa.Array) for a in by_take.values())
