@@ -196,6 +196,18 @@ def test_cli_writes_a_valid_shard_and_says_what_it_dropped(tmp_path):
 
 # ----- the real MI300X file --------------------------------------------------------------------------------------
 @needs_staged
+def test_the_staged_mi300x_rows_have_the_defined_row_ids(tmp_path):
+    # The importer hashes a row's text in pieces (the line's head once, then the solver and strides, built once per
+    # distinct pair): every id must still be row_id_of's, over many solvers and strides.
+    shutil.copy(MI300X, tmp_path / MI300X.name)
+    table, _ = _import(tmp_path)
+    rows = table.take(list(range(0, table.num_rows, 5))).to_pylist()  # a fifth: the definition is slow
+    assert len({(r["solver"], r["stride_h"], r["stride_w"]) for r in rows}) > 20
+    assert len({(r["stride_h"], r["stride_w"]) for r in rows}) > 1
+    assert [r["row_id"] for r in rows] == row_ids(get_table("convolutions"), rows)
+
+
+@needs_staged
 def test_the_staged_mi300x_file_imports_whole(tmp_path):
     shutil.copy(MI300X, tmp_path / MI300X.name)  # a copy: a link out of the staged folder is refused
     path, table = import_to_shard(tmp_path, tmp_path / "mi300x.parquet")
