@@ -619,7 +619,11 @@ def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:
     if not has_eq.all():
         i = _first(~has_eq)
         raise _fail(f, i + 1, "line", arr[i].as_py(), "KEY=ENTRY;ENTRY;... (no '=' found)")
-    keys, values = pc.list_element(kv, 0), pc.list_element(kv, 1)
+    # each line's two parts taken from the flattened list (arrow's list_element: 0.34-0.59 s against 0.02-0.14 s
+    # for both on gfx90a68's 192k lines)
+    flat, first = pc.list_flatten(kv), pa.array(_np(kv.offsets)[:-1].astype(np.int64))
+    keys, values = flat.take(first), flat.take(pc.add(first, 1))
+    del flat, first
     del kv, arr
     line_no = np.arange(1, len(keys) + 1)
     legacy = _np(pc.match_substring_regex(keys, LEGACY_3D_RE))
