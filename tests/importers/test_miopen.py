@@ -8,8 +8,6 @@ import shutil
 import warnings
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 from typer.testing import CliRunner
 
@@ -18,7 +16,6 @@ from kgpubench.errors import ImportFormatError
 from kgpubench.hardware import UnknownGpuWarning
 from kgpubench.importers.common import ImportNotice
 from kgpubench.importers.miopen import (
-    _first_byte_replaced,
     find_db_files,
     import_miopen,
     import_to_shard,
@@ -195,14 +192,6 @@ def test_cli_writes_a_valid_shard_and_says_what_it_dropped(tmp_path):
     again = CliRunner().invoke(app, ["import", "miopen", str(root), "--out", str(out)])
     assert again.exit_code == 1 and "already exists" in str(again.exception)
     assert CliRunner().invoke(app, ["validate", str(out)]).exit_code == 0
-
-
-def test_the_first_separator_is_replaced_as_arrow_would():
-    texts = pa.array(["Solver:1.5,0,alg", "algo:Solver:x,1", "", ":", "no separator", "é:ü:", "end:"] * 3)
-    for part in (texts, texts.slice(3), texts.slice(5, 9), pa.array(["", ""])):
-        want = pc.replace_substring(part, ":", ",", max_replacements=1)
-        assert _first_byte_replaced(part, ":", ",").equals(want)
-    assert _first_byte_replaced(texts, ":", ",")[5].as_py() == "é,ü:"
 
 
 # ----- the real MI300X file --------------------------------------------------------------------------------------
