@@ -644,7 +644,6 @@ def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:
     keep = ent["time_ms"] > 0
     rows = np.flatnonzero(keep)
     row_line = parent[rows]
-    n = len(rows)
     line_cols = {name: _column(name, cols[name]) for name in PROBLEM_COLUMNS}
     line_cols["bias"] = pa.array(cols["bias"], pa.int32())
     # key fragments: line-level columns, and the file's constants
