@@ -53,7 +53,7 @@ The figures below say where the time goes and what was tried.
   are paired wrongly).
 - A line's key and entries are taken from the flattened ``split_pattern`` result at the list offsets instead of
   two ``list_element`` calls: 0.02 to 0.14 s against 0.34 to 0.59 s for gfx90a68's 192k lines, three alternations.
-- miopen alone, main and this branch alternated in fresh processes (``--jobs 2``, 15:46-15:47, the slower period):
+- miopen alone, main and this branch alternated in fresh processes (``--jobs 2``, 15:46-15:47 UTC):
   main 20.1 / 20.4 / 19.3 s wall (workers 34.0 / 35.4 / 33.3 s CPU), this branch 18.6 / 19.9 / 16.4 s (31.0 / 34.3 /
   27.7 s): about 1.6 s wall and 3 s CPU less on average.
 - Unchanged output: the full miopen table equals main's column by column with schema metadata (2,887,586 rows, 79
