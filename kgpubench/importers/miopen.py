@@ -786,10 +786,10 @@ def packaged_selection(root: Path | str, *, jobs: int = 1) -> pa.Table:
     problem keeps all its GPUs and solvers together."""
     table = import_miopen(root, jobs=jobs)
     ids = table["problem_id"].to_numpy(zero_copy_only=False)
-    uniq, codes = np.unique(ids, return_inverse=True)
+    codes, uniq = pd.factorize(ids, use_na_sentinel=False)  # (hashing; np.unique sorts the Python strings)
     keep = np.fromiter((int.from_bytes(hashlib.sha256(f"packaged\x1f{u}".encode()).digest()[:8], "big")
                         % PACKAGED_SHARE == 0 for u in uniq), dtype=bool, count=len(uniq))
-    return table.filter(pa.array(keep[codes.ravel()]))
+    return table.filter(pa.array(keep[codes]))
 
 
 def import_to_shard(root: Path | str, out: Path | str, *, force: bool = False,
