@@ -15,13 +15,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kgpubench.board.baselines import seen_rows
 from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.ranking import MEASUREMENTS, RULE, cell, field, folds_note, label, role
 from kgpubench.board.ranking import ranked as rank_order
 from kgpubench.board.result_set import BY_GPU, ResultSet, of_status, records, scored
 from kgpubench.errors import unknown_name
 from kgpubench.results.result import BoardEntry, Record, Result
-from kgpubench.results.sees import seen_rows
 from kgpubench.sources import SEED_STUDIES, SeedStudy, cite
 from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.extras import (
@@ -243,7 +243,7 @@ def task_blocks(task: Task, grouped: dict[str, list[BoardEntry]], extras=None,
     return out + extra_blocks(extras)
 
 
-# ----- what each baseline sees (kgpubench.results.sees) -------------------------------------------------------
+# ----- what each baseline sees (kgpubench.board.baselines) -------------------------------------------------------
 SEES_HEADING = "Baselines: what each sees"
 SEES_ANCHOR = "baselines-what-each-sees"  # the heading's anchor (on GitHub and on the site: site.html.slug)
 SEES_NOTE = ("The inputs each baseline's fit and predict read, one line per model file in `baselines/`. \"The task's "
@@ -254,7 +254,7 @@ SEES_HEADER = ("baseline", "what it sees")
 
 def sees_blocks(entries: list[BoardEntry], tasks: list[Task] | None = None) -> list[Block]:
     """Once per board: every baseline with a scored result on one of ``tasks`` (default: every task) and its one
-    line of what it sees (:func:`kgpubench.results.sees.seen_rows`), by name; no blocks when no baseline has one."""
+    line of what it sees (:func:`kgpubench.board.baselines.seen_rows`), by name; no blocks when no baseline has one."""
     names = {t.name for t in tasks or list_tasks()}
     rows = seen_rows(e.record for e in entries if e.record.task in names)
     if not rows:

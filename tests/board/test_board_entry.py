@@ -21,7 +21,7 @@ from kgpubench.tasks import get_task
 ROOT = Path(__file__).resolve().parents[2]
 # The modules the board's records travel through, from the results folder to the page.
 BOARD_MODULES = ("kgpubench/board/leaderboard.py", "kgpubench/board/render.py", "kgpubench/board/ranking.py",
-                 "kgpubench/results/sees.py", "kgpubench/board/pull_request.py", "kgpubench/cli/leaderboard.py",
+                 "kgpubench/board/baselines.py", "kgpubench/board/pull_request.py", "kgpubench/cli/leaderboard.py",
                  *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "kgpubench/board/site").glob("*.py")))
 
 

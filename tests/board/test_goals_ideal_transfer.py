@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kgpubench.board.baselines import SEES
 from kgpubench.board.fewshot import ideal_transfer, judge, newest_generation
-from kgpubench.results.sees import SEES
 from kgpubench.tasks import Goal, get_task, goals_of, list_tasks
 from kgpubench.tasks.data import task_data
 from kgpubench.tasks.extras import goals

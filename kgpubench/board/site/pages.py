@@ -10,6 +10,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from kgpubench.board.baselines import seen_rows
 from kgpubench.board.counts import SchemeProblems
 from kgpubench.board.ranking import RULE, cell, field, folds_note, headline, number, role
 from kgpubench.board.ranking import label as model_label
@@ -40,7 +41,6 @@ from kgpubench.board.site.data import (
 )
 from kgpubench.board.site.html import Cell, NavItem, inline, macro, markdown, render, slug, table
 from kgpubench.results.result import BoardEntry
-from kgpubench.results.sees import seen_rows
 from kgpubench.tasks import Task, list_tasks
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.splits import SCHEMES, gpu_scheme
@@ -196,7 +196,7 @@ MALE_NOTE = ("Percentage errors are dominated by the worst rows when times span 
 def task_page(task: Task, grouped: dict[str, list[BoardEntry]], plots: list[PlotSpec], nav: list[NavItem],
               base: Path | None, extras=None, counts: dict[str, SchemeProblems] | None = None) -> str:
     """One task's page (``task.html.j2``): what it asks, its data, schemes and metrics, what each of its baselines
-    sees (:mod:`kgpubench.results.sees`), a section per scheme (``counts``: scheme -> the task's problems on the
+    sees (:mod:`kgpubench.board.baselines`), a section per scheme (``counts``: scheme -> the task's problems on the
     store), its extra tables, the per-GPU view."""
     everything = [e for es in grouped.values() for e in es]
     name = seed_name(task)

@@ -1,4 +1,4 @@
-"""What each baseline sees (kgpubench.results.sees): one line per model file of baselines/, in agreement with the
+"""What each baseline sees (kgpubench.board.baselines): one line per model file of baselines/, in agreement with the
 file's own docstring where that says what it sees, and shown on the board (README, the site's overview and each
 task page) for every baseline that has a result there."""
 
@@ -11,11 +11,11 @@ import re
 import pytest
 
 from kgpubench.board import leaderboard as lb
+from kgpubench.board.baselines import MAX_CHARS, SEES, baseline_name, seen_rows, sees
 from kgpubench.board.render import SEES_ANCHOR, SEES_HEADING, page_blocks, render_markdown, sees_blocks
 from kgpubench.board.site import site_pages
 from kgpubench.board.site.pages import INDEX, task_page_name
 from kgpubench.results.result import BoardEntry, Skipped, read_record
-from kgpubench.results.sees import MAX_CHARS, SEES, baseline_name, seen_rows, sees
 from kgpubench.tasks import get_task, list_tasks
 
 # Baselines whose docstring says what they see -> phrases that docstring and the board's line both carry.
