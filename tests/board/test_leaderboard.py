@@ -16,6 +16,7 @@ from kgpubench.models.evaluation import SubmissionError, evaluate
 from kgpubench.models.submission import check_factory, score_predictions, submit
 from kgpubench.results.result import BoardEntry, read_record
 from kgpubench.tasks.data import task_data
+from kgpubench.testing import MEAN_MODEL_SOURCE
 
 FAST = [p for p in lb.baseline_files() if p.stem in ("median", "regression_tree")]
 
@@ -135,16 +136,7 @@ def test_submit_refuses_a_model_over_the_time_limit(tmp_path, store):
 
 
 def test_submit_runs_a_good_model_in_a_child_process(tmp_path, store):
-    path = _write(tmp_path, "mine.py", """
-        import numpy as np
-        def make_model(task, seed):
-            class M:
-                def fit(self, X, y):
-                    self.m = float(np.mean(y)); return self
-                def predict(self, X):
-                    return np.full(len(X), self.m)
-            return M()
-        """)
+    path = _write(tmp_path, "mine.py", MEAN_MODEL_SOURCE)  # the training mean, declared for autotune-config
     out = submit(path, "autotune-config", "by-gpu", data_dir=store.path, timeout_s=120, out=tmp_path / "r.json")
     res = json.loads(out.read_text())
     assert res["task"] == "autotune-config" and sorted(res["folds"]) == ["GPU A", "GPU B", "GPU C"]
