@@ -510,8 +510,7 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
                "kgpubench imports the GEMM and attention tables.")
     parts = parallel_map(_file_part, [(tf, share) for tf in files], jobs=jobs,
                          costs=[tf.path.stat().st_size for tf in files])
-    sizes = [p.rows.num_rows for p in parts]
-    n = sum(sizes)
+    n = sum(p.rows.num_rows for p in parts)
     # each GPU resolved here once, in order of first appearance (its notice or warning said once)
     gpu_of: dict[str, dict[str, Any]] = {}
     for p in parts:
@@ -520,9 +519,9 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
                 gpu_of[dev] = import_gpu_columns(dev)
     by_name = {g["gpu_name"]: g for g in gpu_of.values()}
     g_index = {name: i for i, name in enumerate(by_name)}
+    # each row's GPU code: its file's device codes mapped to the GPU each device resolved to
     g_codes = np.concatenate([np.asarray([g_index[gpu_of[d]["gpu_name"]] for d in p.devices], dtype=np.int64)[
-        p.device_codes] if p.devices else np.zeros(0, dtype=np.int64) for p in parts]) if parts else \
-        np.zeros(0, dtype=np.int64)
+        p.device_codes] for p in parts])
     # GPU columns: one small table per distinct GPU, repeated by code.
     gpu_table = decl.from_rows(list(by_name.values()), fill_row_id=False).select(
         [c.name for c in decl.columns if c.name.startswith("gpu_")])
