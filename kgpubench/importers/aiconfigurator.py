@@ -64,7 +64,7 @@ from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
 from kgpubench.schema import arrow_row_id_array, get_table
-from kgpubench.schema._core import repeated, spread
+from kgpubench.schema._core import joined, repeated, spread
 from kgpubench.schema._parallel import parallel_map, to_parent
 
 CONFIG = "llm_operators"
@@ -510,7 +510,8 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
                "kgpubench imports the GEMM and attention tables.")
     parts = parallel_map(_file_part, [(tf, share) for tf in files], jobs=jobs,
                          costs=[tf.path.stat().st_size for tf in files])
-    n = sum(p.rows.num_rows for p in parts)
+    rows = [p.rows for p in parts]
+    n = sum(t.num_rows for t in rows)
     # each GPU resolved here once, in order of first appearance (its notice or warning said once)
     gpu_of: dict[str, dict[str, Any]] = {}
     for p in parts:
@@ -532,17 +533,12 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
         "source_doi": prov.doi, "source_license": prov.license,
     }
     for c in decl.columns:
-        if c.name in parts[0].rows.column_names and c.name != "row_id":
-            arrays[c.name] = _joined(parts, c.name, c.arrow_type)
+        if c.name in rows[0].column_names and c.name != "row_id":
+            arrays[c.name] = joined(rows, c.name, c.arrow_type)
     table = decl.from_columns(arrays, n, constants=const, fill_row_id=False)
     index = decl.column_names.index("row_id")
-    ids = _joined(parts, "row_id", pa.string())
+    ids = joined(rows, "row_id", pa.string())
     return table.set_column(index, decl.arrow_schema().field(index), ids)
-
-
-def _joined(parts: list[_FilePart], name: str, arrow_type: pa.DataType) -> pa.ChunkedArray:
-    """Column ``name`` of every file's rows, one after the other (the files' chunks, not copied)."""
-    return pa.chunked_array([chunk for p in parts for chunk in p.rows[name].chunks], arrow_type)
 
 
 def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array | pa.ChunkedArray]:

@@ -87,7 +87,7 @@ from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.schema import canonical_value, get_table
-from kgpubench.schema._core import spread
+from kgpubench.schema._core import joined, spread
 from kgpubench.schema._parallel import parallel_map, to_parent
 from kgpubench.schema._rowids import hashed_texts, row_ids_of_digests
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
@@ -709,8 +709,7 @@ def _joined(decl, parts: list[_FileRows]) -> pa.Table:
     constants: dict[str, object] = {}
     for c in decl.columns:
         if c.name in own:
-            arrays[c.name] = pa.chunked_array([chunk for p in parts for chunk in p.columns[c.name].chunks],
-                                              c.arrow_type)
+            arrays[c.name] = joined([p.columns for p in parts], c.name, c.arrow_type)
         elif c.name in parts[0].constants:
             values = [p.constants[c.name] for p in parts]
             index: dict[str, int] = {}  # equal values (by their repr: lists of dicts included) share one code

@@ -323,6 +323,12 @@ def spread(values: pa.Array, codes: np.ndarray) -> pa.Array | pa.ChunkedArray:
     return pa.chunked_array(chunks, type=values.type)
 
 
+def joined(tables: list[pa.Table], name: str, arrow_type: pa.DataType) -> pa.ChunkedArray:
+    """Column ``name`` of each of ``tables``, one after the other: their chunks, not copied (the files' rows an
+    importer's workers sent back, joined)."""
+    return pa.chunked_array([chunk for t in tables for chunk in t[name].chunks], arrow_type)
+
+
 def _column_array(table: str, col: Column, values: list) -> pa.Array:
     """``values`` as an arrow array of ``col``'s type; a value that does not fit is a ``ValueError`` naming it."""
     try:
