@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from kgpubench import hardware
@@ -248,3 +250,22 @@ def test_sm_count_is_derived_only_when_the_cores_divide_exactly(cc, cores, sms, 
     given = hardware._spec_from_entry("Test GPU", "GeForce GTX 680",
                                       dataclasses.replace(entry, streaming_multiprocessors=9), "test")
     assert given.figures["gpu_sm_count"] == 9 and "gpu_sm_count" not in given.derived
+
+
+def test_the_packaged_kepler_rows_carry_the_cited_figures():
+    cols = ["gpu_name", "gpu_compute_capability", "gpu_cores", "gpu_sm_count", "gpu_smem_per_sm_bytes", "gpu_l2_bytes"]
+    seen: dict[str, set] = {}
+    for path in sorted((ROOT / "kgpubench" / "data").rglob("*.parquet")):
+        if not set(cols) <= set(pq.read_schema(path).names):
+            continue
+        table = pq.read_table(path, columns=cols)
+        table = table.filter(pc.starts_with(pc.fill_null(table["gpu_compute_capability"], ""), "3."))
+        for row in table.group_by(cols).aggregate([]).to_pylist():
+            seen.setdefault(row["gpu_name"], set()).add(tuple(row[c] for c in cols[1:]))
+    assert set(seen) == {device_name(n) for n in KEPLER}  # profiles' four GPUs, tunings' ten (two shared)
+    for name, values in seen.items():
+        cc, cores, sms = KEPLER[name] if name in KEPLER else KEPLER["NVIDIA " + name]
+        # one set of figures per GPU, the cited ones, as find_gpu gives them
+        assert values == {(cc, cores, cores // CITED_KEPLER_CORES_PER_SM, CITED_KEPLER_SMEM,
+                           gpu_columns(name)["gpu_l2_bytes"])}, name
+        assert sms == cores // CITED_KEPLER_CORES_PER_SM
