@@ -33,15 +33,17 @@ LOG_HEAD, LOG_TAIL = 4096, 16384
 
 
 def child_env(threads: int) -> dict[str, str]:
-    """The whole environment of a session (nothing of the caller's but ``PYTHONPATH``): fixed locale, hash seed
-    and thread counts, ``HOME`` and ``TMPDIR`` in the private ``/tmp``."""
+    """The whole environment of a session (nothing of the caller's but ``PYTHONPATH``, each entry made absolute
+    against the caller's working directory, since the child runs in ``/``): fixed locale, hash seed and thread
+    counts, ``HOME`` and ``TMPDIR`` in the private ``/tmp``."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
            "LC_ALL": "C.UTF-8", "USER": "sandbox", "LOGNAME": "sandbox", "PYTHONHASHSEED": "0",
            "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "2", "MPLBACKEND": "Agg",
            "JE_ARROW_MALLOC_CONF": "background_thread:false"}  # no pyarrow allocator thread: the zygote forks
     env.update(thread_env(threads))
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    if os.environ.get("PYTHONPATH"):  # "" or "." is the caller's directory, as Python reads it
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(entry or os.curdir)
+                                            for entry in os.environ["PYTHONPATH"].split(os.pathsep))
     return env
 
 

@@ -4,6 +4,7 @@ and every caller (sandbox, in-process runs, ``kgpubench score``, the leaderboard
 from __future__ import annotations
 
 import hashlib
+import os
 import textwrap
 import traceback
 
@@ -171,6 +172,16 @@ def test_one_limits_type_everywhere():
     assert {k: process.child_env(3)[k] for k in THREAD_ENV} == limits.env()  # the sandbox's child gets the same
     with pytest.raises(LimitsError, match=r"^--threads: got 0; the thread count must be a whole number"):
         Limits(threads=0)
+
+
+def test_the_child_gets_the_callers_pythonpath_made_absolute(tmp_path, monkeypatch):
+    # the child runs in "/", where a relative entry (PYTHONPATH=. from a checkout) would name another folder
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([".", "src/lib", "", "/opt/abs"]))
+    assert process.child_env(1)["PYTHONPATH"].split(os.pathsep) == [
+        str(tmp_path), str(tmp_path / "src" / "lib"), str(tmp_path), "/opt/abs"]
+    monkeypatch.delenv("PYTHONPATH")
+    assert "PYTHONPATH" not in process.child_env(1)
 
 
 # ----- the predictions hash and the public entry point ------------------------------------------------------
