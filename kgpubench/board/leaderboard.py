@@ -453,6 +453,12 @@ def _reuse(jobs: list[Job], out_dir: Path, reuse_from: Path | None, *, seed: int
             per_task[job.task.name] = per_task.get(job.task.name, 0) + 1
         if per_task:
             progress("reused per task: " + ", ".join(f"{t} {n}" for t, n in per_task.items()))
+        failed = [f"{j.task.name}/{j.scheme}/{j.name}" for j, r in reused.items() if r.status == "failed"]
+        if failed:  # kept like a scored one, but a failure from the environment would hide here: say which
+            progress(f"of them {len(failed)} failed (kept: the same inputs fail the same way; a failure that came "
+                     "from the environment runs again without --reuse (--only MODEL --task TASK) or once its file is "
+                     "deleted): "
+                     + ", ".join(failed[:20]) + (f" and {len(failed) - 20} more" if len(failed) > 20 else ""))
         names = [f"{j.task.name}/{j.scheme}/{j.name}" for j in rerun]
         progress(f"running {len(rerun)} again" + (": " + ", ".join(names[:20]) if names else "")
                  + (f" and {len(names) - 20} more" if len(names) > 20 else ""))

@@ -87,6 +87,21 @@ def test_a_second_run_with_nothing_changed_keeps_every_result_and_the_board(boar
     assert said[1:3] == ["reused per task: autotune-config 4", "running 0 again"]
 
 
+def test_a_kept_failed_result_is_named(board):
+    store, out, _ = board
+    path = out / "autotune-config/by-gpu/median.json"
+    res = json.loads(path.read_text())
+    res.update(status="failed", message="ModuleNotFoundError: No module named 'kgpubench'")
+    path.write_text(json.dumps(res))
+    said = []
+    assert _run(store, out, render=False, progress=said.append) == []
+    assert said[2] == ("of them 1 failed (kept: the same inputs fail the same way; a failure that came from the "
+                       "environment runs again without --reuse (--only MODEL --task TASK) or once its file is "
+                       "deleted): "
+                       "autotune-config/by-gpu/median")
+    assert said[3] == "running 0 again"
+
+
 def test_a_code_change_does_not_make_a_result_stale(board, monkeypatch):
     store, out, _ = board
     task = get_task(TASK)
