@@ -30,6 +30,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver
 from typing import Any
 
 import pyarrow as pa
@@ -114,6 +115,24 @@ def _spool_folder() -> str:
     return tempfile.mkdtemp(prefix="kgpubench-", dir=where)
 
 
+def _context(fn: Callable[[Any], Any]) -> multiprocessing.context.BaseContext:
+    """The ``forkserver`` context, its server (started once per process) set to import the program's main module
+    and ``fn``'s module, so that each worker forked from it starts with them; a later call's modules are imported
+    by its workers."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["__main__", fn.__module__])
+    return context
+
+
+def start_workers(fn: Callable[[Any], Any], jobs: int) -> None:
+    """Start the server that :func:`parallel_map`'s workers for ``fn`` fork from, without waiting for it (with
+    ``jobs`` above 1; nothing otherwise): the server imports its modules (about a second of a fresh interpreter's
+    imports) while this process prepares the pieces, instead of when the first worker is asked for."""
+    if check_jobs(jobs) > 1:
+        _context(fn)
+        forkserver.ensure_running()
+
+
 def _capturing(fn: Callable[[Any], Any], item: Any) -> tuple[Any, list[tuple[str, type[Warning]]], float]:
     """``fn(item)``, the warnings it raised (text and category, in order) and the CPU seconds it took."""
     start = time.process_time()
@@ -133,10 +152,7 @@ def parallel_map(fn: Callable[[Any], Any], items: Sequence[Any], *, jobs: int = 
     if jobs == 1 or len(items) < 2:
         return [fn(item) for item in items]
     order = range(len(items)) if costs is None else sorted(range(len(items)), key=lambda i: -costs[i])
-    context = multiprocessing.get_context("forkserver")
-    # The server (started once per process) imports these, so each worker forked from it starts with them;
-    # a later call's modules are imported by its workers.
-    context.set_forkserver_preload(["__main__", fn.__module__])
+    context = _context(fn)
     spool = _spool_folder()
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context, initializer=_set_spool,
