@@ -88,7 +88,7 @@ from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.schema import canonical_value, get_table
 from kgpubench.schema._core import joined, spread
-from kgpubench.schema._parallel import parallel_map, to_parent
+from kgpubench.schema._parallel import parallel_map, start_workers, to_parent
 from kgpubench.schema._rowids import hashed_texts, row_ids_of_digests
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
 
@@ -737,6 +737,7 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1)
         On any bad input (one line naming the file, line and field); nothing is returned.
     """
     files = find_db_files(root)
+    start_workers(_file_rows, jobs)  # the workers' server starts while this process looks up the GPUs
     decl = get_table(CONFIG)
     counts: dict[str, dict] = {"zero": {}, "legacy": {}}
     dropped_dupes = {}
