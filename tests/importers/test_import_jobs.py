@@ -284,3 +284,62 @@ def test_the_cli_jobs_option_writes_the_same_shard_and_refuses_zero(tmp_path):
     _same(*shards)
     bad = CliRunner().invoke(app, ["import", "miopen", str(root), "--out", str(tmp_path / "x.parquet"), "--jobs", "0"])
     assert bad.exit_code == 2 and "--jobs" in bad.output and not (tmp_path / "x.parquet").exists()
+
+
+@pytest.mark.skipif(not all((AIC / t).is_file() for t in AIC_TABLES), reason="../shared/external/aiconfigurator "
+                    "not staged")
+def test_workers_take_the_gpus_resolved_beforehand_and_resolve_any_other(tmp_path, monkeypatch):
+    # One table whose footer names its device (statistics, as upstream writes them) and one without statistics
+    # holding a device nothing resolved beforehand: the worker resolves that one itself, the same rows either way.
+    named, bare = tmp_path / "data" / AIC_TABLES[0], tmp_path / "data" / "x/gemm/trtllm/1.0/gemm_perf.parquet"
+    for path in (named, bare):
+        path.parent.mkdir(parents=True)
+    gemm = pq.read_table(AIC / AIC_TABLES[0]).slice(0, 60)
+    pq.write_table(gemm, named)
+    pq.write_table(gemm.set_column(gemm.schema.get_field_index("device"), "device",
+                                   pa.array(["Made-up GPU 9000"] * 60, gemm.schema.field("device").type)),
+                   bare, write_statistics=False)
+    files, _ = aiconfigurator.table_files(tmp_path)
+    by_path = {tf.path: tf for tf in files}
+    gpus = aiconfigurator._known_gpus(files)
+    assert list(gpus) == gemm["device"].unique().to_pylist()  # the named file's device only
+    name, peaks = gpus[gemm["device"][0].as_py()]
+    assert name == aiconfigurator.import_gpu_columns(gemm["device"][0].as_py())["gpu_name"]
+    assert set(peaks) == set(aiconfigurator.COMPUTE_DTYPES) and any(v is not None for v in peaks.values())
+    alone = {path: aiconfigurator._file_part((by_path[path], None, {})).rows for path in (named, bare)}
+    resolved = []
+    real = aiconfigurator._gpu_figures
+    monkeypatch.setattr(aiconfigurator, "_gpu_figures", lambda device: resolved.append(device) or real(device))
+    for path in (named, bare):
+        _same(aiconfigurator._file_part((by_path[path], None, gpus)).rows, alone[path])
+    assert resolved == ["Made-up GPU 9000"]  # the named device came resolved: no catalogue look-up for it
+
+
+@pytest.mark.skipif(not AIC.is_dir(), reason="../shared/external/aiconfigurator not staged")
+def test_every_staged_tables_footer_names_the_devices_its_rows_hold():
+    # so that no worker of `import aiconfigurator` on the staged folder loads the GPU catalogue
+    files, _ = aiconfigurator.table_files(AIC.parent)
+    assert len(files) > 60
+    for tf in files:
+        held = set(pq.read_table(tf.path, columns=["device"])["device"].unique().to_pylist())
+        assert set(aiconfigurator._named_devices(tf)) == held, tf.source_file
+
+
+def test_a_footer_that_is_not_parquet_names_no_device(tmp_path):
+    path = tmp_path / "gemm_perf.parquet"
+    path.write_bytes(b"PAR1 not a parquet footer")
+    tf = aiconfigurator.TableFile(path, "x/gemm/trtllm/1.0/gemm_perf.parquet", "x", "trtllm", "gemm", None)
+    assert aiconfigurator._named_devices(tf) == []
+
+
+@pytest.mark.integration  # starts the workers' server process
+def test_the_workers_server_starts_before_the_pieces_with_their_module():
+    from multiprocessing import forkserver
+
+    with pytest.raises(ValueError, match="at least 1"):
+        _parallel.start_workers(len, 0)
+    _parallel.start_workers(aiconfigurator._file_part, 2)
+    server = forkserver._forkserver
+    assert server._preload_modules == ["__main__", "kgpubench.importers.aiconfigurator"]
+    os.kill(server._forkserver_pid, 0)  # alive (raises if not)
+    assert parallel_map(len, ["ab", "c", "def"], jobs=2) == [2, 1, 3]
