@@ -89,7 +89,7 @@ from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.schema import canonical_value, get_table
 from kgpubench.schema._core import joined, spread
 from kgpubench.schema._parallel import parallel_map, start_workers, to_parent
-from kgpubench.schema._rowids import row_ids_of_digests
+from kgpubench.schema._rowids import group_digests, hashed_groups, row_ids_of_digests
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
 
 CONFIG = "convolutions"
@@ -509,35 +509,17 @@ def _one_group(groups: list[tuple[np.ndarray, list[bytes]]]) -> tuple[np.ndarray
     return codes, texts
 
 
-def _hashed(groups: list[tuple[np.ndarray, list[bytes]]]) -> list:
-    """A sha256 object per line that has hashed the line's text (:func:`_groups`): each text of the first group
-    hashed once, copied and updated with the line's texts of the other groups. Lines may share an object: it is
-    read (``digest``, ``copy``), never updated."""
-    (codes, texts), rest = groups[0], groups[1:]
-    first = [hashlib.sha256(t) for t in texts]
-    if not rest:
-        return list(map(first.__getitem__, codes.tolist()))
-    others = [list(map(t.__getitem__, c.tolist())) for c, t in rest]  # each other group's text of every line
-    out = []
-    for i, code in enumerate(codes.tolist()):
-        h = first[code].copy()
-        for other in others:
-            h.update(other[i])
-        out.append(h)
-    return out
-
-
 def _problem_and_row_ids(decl, frags: dict[str, tuple[np.ndarray, list[str]] | str], solver: pa.Array,
                          row_line: np.ndarray) -> tuple[pa.Array, bytes]:
     """(problem_id per line, the sha256 digest of each row's key text, concatenated), byte for byte
     :func:`kgpubench.schema.row_id_of`'s: the row text is hashed as the line's part before ``solver`` (hashed
     once per line), then the rest (the solver and the line's part after it)."""
     n = len(frags["batch"][0])  # lines
-    problems = _hashed(_groups(_key_text(PROBLEM_TABLE, sorted(PROBLEM_COLUMNS), frags, open_=True, close=True), n))
-    problem_id = row_ids_of_digests(b"".join([h.digest() for h in problems]))
+    problem_text = _key_text(PROBLEM_TABLE, sorted(PROBLEM_COLUMNS), frags, open_=True, close=True)
+    problem_id = row_ids_of_digests(group_digests(_groups(problem_text, n)))
     keys = sorted(decl.key_columns)
     cut = keys.index("solver")
-    heads = _hashed(_groups(_key_text(CONFIG, keys[:cut], frags, open_=True, close=False) + [',["solver",'], n))
+    heads = hashed_groups(_groups(_key_text(CONFIG, keys[:cut], frags, open_=True, close=False) + [',["solver",'], n))
     # The rest of a row's text is its solver's text and its line's tail (the key columns after ``solver``: the
     # strides), each of few distinct values: the rest's bytes are built once per distinct (solver, tail) pair.
     enc = solver.dictionary_encode()

@@ -25,6 +25,7 @@ from kgpubench.importers.miopen import (
     parse_file_name,
 )
 from kgpubench.schema import get_table, row_id_of, row_ids
+from kgpubench.schema._rowids import hashed_groups
 from kgpubench.store.shards import read_shard
 
 # Staged folders carry their upstream LICENSE (kgpubench.importers.api.require_licence_file).
@@ -263,5 +264,5 @@ def test_key_texts_in_coded_groups_are_the_joined_texts_by_hand():
         assert texts == want * repeat
         codes, one = miopen._one_group(groups)
         assert [one[c].decode() for c in codes.tolist()] == want * repeat
-        digests = [h.digest() for h in miopen._hashed(groups)]
+        digests = [h.digest() for h in hashed_groups(groups)]
         assert digests == [hashlib.sha256(t.encode()).digest() for t in want * repeat]
