@@ -64,7 +64,7 @@ from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
 from kgpubench.schema import arrow_row_id_array, get_table
-from kgpubench.schema._core import joined, repeated, spread
+from kgpubench.schema._core import joined, long_runs, repeated, spread_runs
 from kgpubench.schema._parallel import parallel_map, start_workers, to_parent
 
 CONFIG = "llm_operators"
@@ -578,16 +578,19 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
 
 def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array | pa.ChunkedArray]:
     """Row ``codes[i]`` of ``small`` for every i, column by column (``Table.take``'s values), by
-    :func:`~kgpubench.schema._core.spread` when the codes come in long runs (rows of one GPU together, as files
+    :func:`~kgpubench.schema._core.spread_runs` when the codes come in long runs (rows of one GPU together, as files
     are). Otherwise a list column (``gpu_specs_source``: a dozen structs per row) is rebuilt from its lists'
     offsets and one take of their elements, which arrow's take of lists does slowly."""
     index = pa.array(codes)
+    runs = long_runs(codes)  # the same runs for every column
     out = {}
     for name in small.column_names:
         col = small[name].combine_chunks()
-        spread_out = spread(col, codes)
-        if isinstance(spread_out, pa.ChunkedArray) or not pa.types.is_list(col.type):
-            out[name] = spread_out
+        if runs is not None:
+            out[name] = spread_runs(col, *runs)
+            continue
+        if not pa.types.is_list(col.type):
+            out[name] = col.take(index)
             continue
         offsets = col.offsets.to_numpy().astype(np.int64)
         starts, lengths = offsets[:-1][codes], np.diff(offsets)[codes]

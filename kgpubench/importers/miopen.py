@@ -87,7 +87,7 @@ from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.schema import canonical_value, get_table
-from kgpubench.schema._core import joined, spread
+from kgpubench.schema._core import joined, long_runs, spread_runs
 from kgpubench.schema._parallel import parallel_map, start_workers, to_parent
 from kgpubench.schema._rowids import group_digests, hashed_groups, row_ids_of_digests
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
@@ -726,8 +726,8 @@ def _drop_duplicates(table: pa.Table) -> tuple[pa.Table, int]:
 def _joined(decl, parts: list[_FileRows]) -> pa.Table:
     """The files' rows one after the other: their own columns' chunks (not copied), and each column every row
     of a file shares spread over its rows, files of one value sharing its blocks."""
-    sizes = [p.num_rows for p in parts]
-    file_codes = np.repeat(np.arange(len(parts)), sizes)
+    sizes = np.asarray([p.num_rows for p in parts], dtype=np.int64)
+    n = int(sizes.sum())
     own = parts[0].columns.column_names
     arrays: dict[str, pa.ChunkedArray] = {}
     constants: dict[str, object] = {}
@@ -742,8 +742,16 @@ def _joined(decl, parts: list[_FileRows]) -> pa.Table:
                 constants[c.name] = values[0]
             else:
                 uniq = [values[int(np.flatnonzero(codes == j)[0])] for j in range(len(index))]
-                arrays[c.name] = spread(pa.array(uniq, c.arrow_type), codes[file_codes])
-    return decl.from_columns(arrays, int(sum(sizes)), constants=constants, fill_row_id=False)
+                arrays[c.name] = _spread_by_file(pa.array(uniq, c.arrow_type), codes, sizes)
+    return decl.from_columns(arrays, n, constants=constants, fill_row_id=False)
+
+
+def _spread_by_file(values: pa.Array, codes: np.ndarray, sizes: np.ndarray) -> pa.Array | pa.ChunkedArray:
+    """``values.take`` of each file's code repeated over its rows: run by run
+    (:func:`~kgpubench.schema._core.spread_runs`, the runs found among the files instead of among millions of row
+    codes), or by arrow's take where the runs are short."""
+    runs = long_runs(codes, sizes)
+    return values.take(pa.array(np.repeat(codes, sizes))) if runs is None else spread_runs(values, *runs)
 
 
 def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1) -> pa.Table:

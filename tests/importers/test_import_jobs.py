@@ -343,3 +343,21 @@ def test_the_workers_server_starts_before_the_pieces_with_their_module():
     assert server._preload_modules == ["__main__", "kgpubench.importers.aiconfigurator"]
     os.kill(server._forkserver_pid, 0)  # alive (raises if not)
     assert parallel_map(len, ["ab", "c", "def"], jobs=2) == [2, 1, 3]
+
+
+def test_runs_found_among_files_are_the_runs_of_their_rows(monkeypatch):
+    # files of 3, 0, 4, 5 and 2 rows with codes 1, 0, 1, 2, 2: the empty file leaves its neighbours one run
+    codes, sizes = np.array([1, 0, 1, 2, 2]), np.array([3, 0, 4, 5, 2])
+    monkeypatch.setattr(_core, "RUN_ROWS", 7)  # 14 rows in 2 runs: long enough
+    run_codes, lengths = _core.long_runs(codes, sizes)
+    assert run_codes.tolist() == [1, 2] and lengths.tolist() == [7, 7]  # by hand
+    rows = np.repeat(codes, sizes)
+    assert [a.tolist() for a in _core.long_runs(rows)] == [[1, 2], [7, 7]]
+    monkeypatch.setattr(_core, "RUN_ROWS", 8)  # 14 // 8 = 1 run at most: short, arrow's take
+    assert _core.long_runs(codes, sizes) is None and _core.long_runs(rows) is None
+    values = pa.array(["a", "b", "c"])
+    assert miopen._spread_by_file(values, codes, sizes).equals(values.take(pa.array(rows)))
+    monkeypatch.setattr(_core, "RUN_ROWS", 7)
+    by_runs = miopen._spread_by_file(values, codes, sizes)
+    assert isinstance(by_runs, pa.ChunkedArray) and by_runs.combine_chunks().equals(values.take(pa.array(rows)))
+    assert _core.long_runs(np.array([0, 1]), np.array([0, 0])) is None
