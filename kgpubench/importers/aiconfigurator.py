@@ -538,7 +538,7 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     """
     decl = get_table(CONFIG)
     files, others = table_files(root)
-    start_workers(_file_part, jobs)  # the workers' server starts while this process resolves the GPUs
+    start_workers(_file_part, jobs if len(files) > 1 else 1)  # its server starts while the GPUs are resolved
     if others:
         notice(f"{root}: {others} other AIConfigurator table(s) (moe, mla, communication, ...) are not imported; "
                "kgpubench imports the GEMM and attention tables.")

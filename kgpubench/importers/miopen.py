@@ -769,7 +769,7 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1)
         On any bad input (one line naming the file, line and field); nothing is returned.
     """
     files = find_db_files(root)
-    start_workers(_file_rows, jobs)  # the workers' server starts while this process looks up the GPUs
+    start_workers(_file_rows, jobs if len(files) > 1 else 1)  # its server starts while the GPUs are looked up
     decl = get_table(CONFIG)
     counts: dict[str, dict] = {"zero": {}, "legacy": {}}
     dropped_dupes = {}
