@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import os
 import pickle
+import platform
 import subprocess
 import sys
 import warnings
@@ -361,3 +362,10 @@ def test_runs_found_among_files_are_the_runs_of_their_rows(monkeypatch):
     by_runs = miopen._spread_by_file(values, codes, sizes)
     assert isinstance(by_runs, pa.ChunkedArray) and by_runs.combine_chunks().equals(values.take(pa.array(rows)))
     assert _core.long_runs(np.array([0, 1]), np.array([0, 0])) is None
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the allocator setting is glibc's mallopt")
+def test_workers_keep_the_memory_their_pieces_free_and_the_caller_does_not():
+    assert parallel_map(_parallel.keeps_freed_memory, [0, 1, 2], jobs=2) == [True, True, True]
+    assert _parallel.keeps_freed_memory() is False  # the calling process's allocator is left as it is
