@@ -15,21 +15,25 @@ counted, the spool file a result's table is written to counted). On a shared mac
 figure, and wall time only means something when the machine is otherwise idle: worker processes help only with a
 free core to run on.
 
-Status: pending the maintainer's idle-machine runs. This machine was shared with another helper's board jobs
-throughout session speed39e (load average 1.8 to 2.9; in several runs wall time was about equal to CPU time: one
-core was taken by other work), so no run here judges the target. Main's code (d1c2026) and this branch's final
-code, alternated in fresh processes, with each import's CPU (this process and the workers together):
+Status: pending the maintainer's idle-machine runs. This machine was shared with another helper's board jobs for
+most of session speed39e (load average 1.8 to 2.9; in several runs wall time was about equal to CPU time: one core
+was taken by other work); from 17:59 UTC it was quieter (load 0.5 to 1.7, nothing else above 5 % CPU in ``ps``,
+3 to 52 ticks of CPU steal a run, ``/proc/stat``). Main's code (d1c2026) and this branch's final code (8779dfa),
+alternated in fresh processes, with each import's CPU (this process and the workers together):
 
-- 17:46-17:48 UTC: main 5.16x and 3.64x wall (aiconfigurator 15.1 / 15.2 s CPU, miopen 25.1 / 25.5 s; reference
-  7.9 / 7.6 s wall); this branch 4.33x and 3.96x (12.2 / 12.5 s, 22.0 / 22.2 s; reference 7.5 / 8.6 s);
-- 17:52-17:56 UTC: this branch 3.58x, 2.83x, 2.70x wall (aiconfigurator 14.5 / 14.7 / 14.1 s CPU, miopen 28.1 /
-  26.8 / 25.9 s; reference 7.6 / 12.5 / 8.3 s); main between them 3.90x, 3.21x, 2.98x (22.3 / 18.6 / 17.4 s, 36.3 /
-  27.2 / 24.6 s; reference 11.1 / 7.9 / 8.0 s).
+- 18:00-18:05 UTC, the quieter machine: this branch 2.34x, 2.57x, 2.40x and 2.53x wall (aiconfigurator 7.4 / 7.8 /
+  7.3 / 8.2 s wall, 11.9 / 12.3 / 11.6 / 13.3 s CPU; miopen 10.7 / 10.5 / 11.0 / 12.0 s wall, 20.0 / 19.8 / 21.0 /
+  22.2 s CPU; reference 7.7 / 7.1 / 7.6 / 8.0 s wall); main between them 2.99x, 3.23x, 3.15x and 3.51x
+  (aiconfigurator 10.3 / 8.5 / 10.4 / 9.8 s wall, 16.5 / 14.5 / 17.5 / 16.5 s CPU; miopen 12.7 / 13.9 / 13.7 / 16.0 s
+  wall, 23.3 / 26.6 / 25.0 / 29.5 s CPU; reference 7.7 / 7.0 / 7.6 / 7.4 s);
+- earlier, the shared machine, before the last change (workers keeping freed memory): 17:46-17:48 UTC, main 5.16x and
+  3.64x, this branch 4.33x and 3.96x; 17:52-17:56 UTC, this branch 3.58x, 2.83x, 2.70x, main between them 3.90x,
+  3.21x, 2.98x (reference 7.5 to 12.5 s).
 
-The CPU a piece takes swings by a third between runs minutes apart here (main's miopen workers 23.9 to 35.4 s
-over these runs), so the steadier figures are the pieces timed alternately in one process, below.
+The CPU a piece takes swings by a third between runs minutes apart (main's miopen workers 23.9 to 35.4 s over these
+runs), so the steadier figures are the pieces timed alternately in one process, below.
 
-**Session speed39e (17:06-18:10 UTC).** Where the time went (a timeline of each piece's start, end and CPU, both
+**Session speed39e (17:06-18:15 UTC).** Where the time went (a timeline of each piece's start, end and CPU, both
 imports with 2 jobs, main's code at 17:08, load 1.2): aiconfigurator 12.67 s wall, its first piece starting at
 +0.73 s (the workers' server importing its modules), the two workers 8.34 and 8.40 s CPU, then 2.38 s in this
 process alone (the GPU catalogue loaded again, 0.4 s; the GPU columns spread over the rows); miopen 15.31 s, the
@@ -53,9 +57,15 @@ fresh memory than a second file does).
   alternated: 0.94 to 0.97 s CPU against main's 1.24 to 1.26 s.
 - The runs of a spread column are found once for aiconfigurator's 19 GPU columns (each searched the same 4.1M row
   codes) and among the files for miopen's per-file constants (:func:`kgpubench.schema._core.long_runs`).
+- A worker of :func:`~kgpubench.schema._parallel.parallel_map` keeps the memory its pieces free (glibc's
+  ``mallopt``: blocks up to 1 GiB from the heap, the heap never trimmed): a page touched for the first time costs a
+  page fault, dear here (gfx90a68 alone: 157k faults, 1.2 to 1.5 s of system time). Four find-db files in one
+  process (one worker's share): 10.0 and 10.3 s CPU against 11.4 and 11.7 s; timelines at 18:00 (load 0.5), miopen's
+  workers 9.16 + 9.97 s CPU against 9.86 + 10.21 s without it (aiconfigurator's 9.98 against 9.88 s: no change).
 - Unchanged output: both full tables and aiconfigurator's packaged selection equal main's column by column, with
   schema metadata and the same warnings (4,114,932, 259,337 and 2,887,586 rows; ``jobs=2``), checked after each
-  change and on the final code; the chunk layout of every column of both tables is main's.
+  change and on the final code; the chunk layout of every column of both tables is main's; the ``kgpubench import
+  ... --packaged`` shards of both folders are byte for byte main's.
 - Tried and dropped: (1) checking miopen's key separators with one regex (``replace_substring_regex``) instead of
   rebuilding the key: 0.44 s against the rebuild's 0.14 s for gfx90a68's keys. (2) glibc's and mimalloc's
   allocator settings (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``MIMALLOC_PURGE_DELAY=-1``) for three
