@@ -15,11 +15,74 @@ counted, the spool file a result's table is written to counted). On a shared mac
 figure, and wall time only means something when the machine is otherwise idle: worker processes help only with a
 free core to run on.
 
-Status: not met. On the final code of session speed39d (commit 6739ef1 and after), three runs at 15:51-15:53 UTC
-(nothing else running in this VM, ``ps``; 0.31 to 0.36 s of CPU steal each, ``/proc/stat``; load average 1.5 to 1.9,
-the runs back to back) gave 3.00x, 3.03x and 3.40x wall (5.1x to 5.6x CPU): reference 8.5, 9.2 and 8.7 s;
-aiconfigurator 11.5, 12.1 and 12.7 s; miopen 14.0, 15.6 and 17.0 s. All runs of that session, in order, with what
-the code was then:
+Status: pending the maintainer's idle-machine runs. This machine was shared with another helper's board jobs for
+most of session speed39e (load average 1.8 to 2.9; in several runs wall time was about equal to CPU time: one core
+was taken by other work); from 17:59 UTC it was quieter (load 0.5 to 1.7, nothing else above 5 % CPU in ``ps``,
+3 to 52 ticks of CPU steal a run, ``/proc/stat``). Main's code (d1c2026) and this branch's final code (8779dfa),
+alternated in fresh processes, with each import's CPU (this process and the workers together):
+
+- 18:00-18:05 UTC, the quieter machine: this branch 2.34x, 2.57x, 2.40x and 2.53x wall (aiconfigurator 7.4 / 7.8 /
+  7.3 / 8.2 s wall, 11.9 / 12.3 / 11.6 / 13.3 s CPU; miopen 10.7 / 10.5 / 11.0 / 12.0 s wall, 20.0 / 19.8 / 21.0 /
+  22.2 s CPU; reference 7.7 / 7.1 / 7.6 / 8.0 s wall); main between them 2.99x, 3.23x, 3.15x and 3.51x
+  (aiconfigurator 10.3 / 8.5 / 10.4 / 9.8 s wall, 16.5 / 14.5 / 17.5 / 16.5 s CPU; miopen 12.7 / 13.9 / 13.7 / 16.0 s
+  wall, 23.3 / 26.6 / 25.0 / 29.5 s CPU; reference 7.7 / 7.0 / 7.6 / 7.4 s);
+- earlier, the shared machine, before the last change (workers keeping freed memory): 17:46-17:48 UTC, main 5.16x and
+  3.64x, this branch 4.33x and 3.96x; 17:52-17:56 UTC, this branch 3.58x, 2.83x, 2.70x, main between them 3.90x,
+  3.21x, 2.98x (reference 7.5 to 12.5 s).
+
+The CPU a piece takes swings by a third between runs minutes apart (main's miopen workers 23.9 to 35.4 s over these
+runs), so the steadier figures are the pieces timed alternately in one process, below.
+
+**Session speed39e (17:06-18:15 UTC).** Where the time went (a timeline of each piece's start, end and CPU, both
+imports with 2 jobs, main's code at 17:08, load 1.2): aiconfigurator 12.67 s wall, its first piece starting at
++0.73 s (the workers' server importing its modules), the two workers 8.34 and 8.40 s CPU, then 2.38 s in this
+process alone (the GPU catalogue loaded again, 0.4 s; the GPU columns spread over the rows); miopen 15.31 s, the
+workers 14.19 and 13.27 s CPU (gfx90a68 alone 6.37 s: its worker's first file pays about 0.8 s more system time for
+fresh memory than a second file does).
+
+- aiconfigurator: this process reads each table's footer (the ``device`` column's smallest and largest value per
+  row group, 14 ms for the 66 files), resolves those devices once and hands their ``gpu_name`` and tensor peaks to
+  the workers, which no longer load the GPU catalogue (a device a footer does not name is resolved in the worker,
+  as before: a test; every staged table's footer names the devices its rows hold: a test). The workers' server is
+  started first (:func:`kgpubench.schema._parallel.start_workers`), so its imports run while this process resolves
+  the GPUs. The dtype and framework checks run on each distinct value, not ``np.isin`` / ``np.unique`` over every
+  row. Timeline at 17:43 (load 2.3): 9.08 s wall, first piece at +0.77 s, the workers 6.49 and 6.50 s CPU, 1.49 s
+  in this process after them.
+- miopen: the problem's and the row head's key texts (86 and 102 MB for gfx90a68, joined by arrow over every line,
+  then hashed) are now hashed from coded groups: adjacent key pieces merged while their combinations stay few
+  (each combination's text written once), a line's sha256 state its first group's text's, copied and updated with
+  the others'. gfx90a68 alone, warm, one process, alternated: 4.17 to 4.67 s CPU against main's 5.18 to 5.61 s.
+- Row ids of scalar keys (``arrow_row_id_array``, aiconfigurator's): the same groups hashed the same way instead of
+  every row's whole text written by a take and an element-wise join; six of the largest files' key tables, warm,
+  alternated: 0.94 to 0.97 s CPU against main's 1.24 to 1.26 s.
+- The runs of a spread column are found once for aiconfigurator's 19 GPU columns (each searched the same 4.1M row
+  codes) and among the files for miopen's per-file constants (:func:`kgpubench.schema._core.long_runs`).
+- A worker of :func:`~kgpubench.schema._parallel.parallel_map` keeps the memory its pieces free (glibc's
+  ``mallopt``: blocks up to 1 GiB from the heap, the heap never trimmed): a page touched for the first time costs a
+  page fault, dear here (gfx90a68 alone: 157k faults, 1.2 to 1.5 s of system time). Four find-db files in one
+  process (one worker's share): 10.0 and 10.3 s CPU against 11.4 and 11.7 s; timelines at 18:00 (load 0.5), miopen's
+  workers 9.16 + 9.97 s CPU against 9.86 + 10.21 s without it (aiconfigurator's 9.98 against 9.88 s: no change).
+- Unchanged output: both full tables and aiconfigurator's packaged selection equal main's column by column, with
+  schema metadata and the same warnings (4,114,932, 259,337 and 2,887,586 rows; ``jobs=2``), checked after each
+  change and on the final code; the chunk layout of every column of both tables is main's; the ``kgpubench import
+  ... --packaged`` shards of both folders are byte for byte main's.
+- Tried and dropped: (1) checking miopen's key separators with one regex (``replace_substring_regex``) instead of
+  rebuilding the key: 0.44 s against the rebuild's 0.14 s for gfx90a68's keys. (2) glibc's and mimalloc's
+  allocator settings (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``MIMALLOC_PURGE_DELAY=-1``) for three
+  large find-db files in one process: system time 0.13 to 0.5 s a file against 0.5 to 1.4 s, but user time rose and
+  the totals (13.6 / 14.2 s against 15.0 / 14.7 s) are within the noise; setting a worker's environment from the
+  library would be a hack. Huge pages (``glibc.malloc.hugetlb=1``, ``MIMALLOC_LARGE_OS_PAGES=1``) did not lower the
+  system time.
+- Where the time goes now: miopen's workers (gfx90a68, warm: bz2 1.1 s of 3.95 s, the rows' digests about 1.2 s,
+  the keys' parsing 0.6 s, the takes of the line columns over the rows 0.3 s); aiconfigurator's parent after its
+  workers (1.3 s CPU spreading the GPU columns, most of it the blocks of ``gpu_specs_source``, a list of a dozen
+  structs per row; 0.3 s of null columns); the workers' server start (0.7 to 0.8 s, now beside the catalogue load).
+
+**Session speed39d's final runs.** On the final code of session speed39d (commit 6739ef1 and after), three runs at
+15:51-15:53 UTC (nothing else running in this VM, ``ps``; 0.31 to 0.36 s of CPU steal each, ``/proc/stat``; load
+average 1.5 to 1.9, the runs back to back) gave 3.00x, 3.03x and 3.40x wall (5.1x to 5.6x CPU): reference 8.5, 9.2
+and 8.7 s; aiconfigurator 11.5, 12.1 and 12.7 s; miopen 14.0, 15.6 and 17.0 s. All runs of that session, in order,
+with what the code was then:
 
 - main's code (2a08895), 15:25: 3.50x (reference 8.7 s, aiconfigurator 11.8 s, miopen 18.5 s);
 - with the row-id and duplicate-check change only: 15:29 3.20x (7.9 / 11.0 / 14.2 s); 15:31 2.82x (9.2 / 12.0 /

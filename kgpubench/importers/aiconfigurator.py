@@ -64,8 +64,8 @@ from kgpubench.hardware import tensor_peak_tflops
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import AICONFIGURATOR, Provenance, arrow_column, import_gpu_columns, notice
 from kgpubench.schema import arrow_row_id_array, get_table
-from kgpubench.schema._core import joined, repeated, spread
-from kgpubench.schema._parallel import parallel_map, to_parent
+from kgpubench.schema._core import joined, long_runs, repeated, spread_runs
+from kgpubench.schema._parallel import parallel_map, start_workers, to_parent
 
 CONFIG = "llm_operators"
 TIME_STATISTIC = "mean-per-call-cuda-graph"
@@ -251,10 +251,13 @@ def _latency(table: pa.Table, tf: TableFile) -> np.ndarray:
     return values
 
 
-def _checked_values(values: np.ndarray, tf: TableFile, column: str, allowed) -> None:
-    bad = ~np.isin(values, list(allowed))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+def _checked_values(coded: tuple[np.ndarray, np.ndarray, list], tf: TableFile, column: str, allowed) -> None:
+    """Every value of a text column (:func:`_text`'s value per row, code per row, value per code) is one of
+    ``allowed``: each distinct value checked once, the first row of a bad one named."""
+    values, codes, uniq = coded
+    bad_codes = [j for j, u in enumerate(uniq) if u is not None and u not in allowed]
+    if bad_codes:
+        i = int(np.flatnonzero(np.isin(codes, bad_codes))[0])
         raise ImportFormatError(f"{_where(tf, i, column)}: {str(values[i])[:40]!r} is not a dtype kgpubench knows "
                                 f"(one of {', '.join(allowed)}); nothing was imported.")
 
@@ -275,9 +278,9 @@ def _file_columns(tf: TableFile) -> dict[str, np.ndarray]:
         i = int(np.flatnonzero(wrong_op)[0])
         raise ImportFormatError(f"{_where(tf, i, 'op_name')}: {text['op_name'][i]!r} in a {tf.path.name} file; "
                                 f"expected {tf.operator!r}.")
-    # every row's lower-cased framework must be the folder's: checked on each distinct value
+    # every row's lower-cased framework must be the folder's: checked on each distinct value (the value per code)
     codes = coded["framework"][1]
-    lowered = _objects([None if v is None else str(v).lower() for v in _distinct(text["framework"], codes)])
+    lowered = _objects([None if v is None else str(v).lower() for v in coded["framework"][2]])
     wrong_fw = lowered[codes] != tf.framework
     if wrong_fw.any():
         i = int(np.flatnonzero(wrong_fw)[0])
@@ -288,11 +291,11 @@ def _file_columns(tf: TableFile) -> dict[str, np.ndarray]:
     out["_device"] = text["device"]
     dtype = text[dtype_col]
     if tf.operator == "gemm":
-        _checked_values(dtype, tf, dtype_col, GEMM_DTYPES)
+        _checked_values(coded[dtype_col], tf, dtype_col, GEMM_DTYPES)
         out["kv_cache_dtype"] = _objects([None])[np.zeros(n, dtype=np.intp)]
     else:
-        _checked_values(dtype, tf, dtype_col, ATTENTION_DTYPES)
-        _checked_values(text["kv_cache_dtype"], tf, "kv_cache_dtype", ATTENTION_DTYPES)
+        _checked_values(coded[dtype_col], tf, dtype_col, ATTENTION_DTYPES)
+        _checked_values(coded["kv_cache_dtype"], tf, "kv_cache_dtype", ATTENTION_DTYPES)
         out["kv_cache_dtype"] = text["kv_cache_dtype"]
     out["dtype"] = dtype
     for col in (*GEMM_INTS, *ATTENTION_INTS, "window_size"):
@@ -319,15 +322,6 @@ def _file_columns(tf: TableFile) -> dict[str, np.ndarray]:
     out["_file_values"] = {"framework": tf.framework, "run_id": f"aiconfigurator-{digest[:16]}",
                            "source_file": tf.source_file, "system": tf.system, "operator": tf.operator,
                            "upstream_provenance": tf.upstream_provenance}
-    return out
-
-
-def _distinct(values: np.ndarray, codes: np.ndarray) -> list:
-    """The value of each code (``values`` at the code's first row; None for a code no row has)."""
-    present, first = np.unique(codes, return_index=True)
-    out = [None] * (int(codes.max()) + 1 if len(codes) else 0)
-    for j, i in zip(present.tolist(), first.tolist()):
-        out[j] = values[i]
     return out
 
 
@@ -432,19 +426,57 @@ class _FilePart:
     device_codes: np.ndarray
 
 
-def _quiet_gpu_columns(device: str) -> dict[str, Any]:
-    """:func:`import_gpu_columns` without its notice or warning: a worker needs the GPU's name and peaks, and the
-    importing process says each GPU's line once, in order (:func:`import_aiconfigurator`)."""
+# The compute dtypes a row can have (nominal_work's), each with a tensor peak per GPU.
+COMPUTE_DTYPES = tuple(sorted({g[0] for g in GEMM_DTYPES.values()} | {a[0] for a in ATTENTION_DTYPES.values()}))
+# A GPU as a worker needs it: (gpu_name, the tensor peak per compute dtype, None where no cited figure exists).
+GpuFigures = tuple[str, dict[str, float | None]]
+
+
+def _gpu_figures(device: str) -> GpuFigures:
+    """The ``gpu_name`` and tensor peaks of the device called ``device``, by :func:`import_gpu_columns` without its
+    notice or warning (the importing process says each GPU's line once, in order: :func:`import_aiconfigurator`)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return import_gpu_columns(device)
+        name = import_gpu_columns(device)["gpu_name"]
+    peaks = {}
+    for dtype in COMPUTE_DTYPES:
+        found = tensor_peak_tflops(name, dtype)
+        peaks[dtype] = found[0] if found else None
+    return name, peaks
 
 
-def _file_part(item: tuple[TableFile, int | None]) -> _FilePart:
+def _named_devices(tf: TableFile) -> list[str]:
+    """The device names a table file's footer names (its ``device`` column's smallest and largest value in each
+    row group): what the file most likely holds, read without its rows. A hint only: empty when the footer says
+    nothing usable (a bad file is named by the file's own checks), and a worker resolves any device it lacks."""
+    try:
+        meta = pq.read_metadata(tf.path)
+        index = meta.schema.to_arrow_schema().get_field_index("device")
+        if index < 0:
+            return []
+        found = []
+        for group in range(meta.num_row_groups):
+            stats = meta.row_group(group).column(index).statistics
+            if stats is not None and stats.has_min_max:
+                found += [stats.min, stats.max]
+    except (pa.ArrowException, OSError, ValueError, KeyError, IndexError):
+        return []
+    return [v for v in found if isinstance(v, str) and v.strip() == v and v and v.isprintable() and len(v) <= 200]
+
+
+def _known_gpus(files: list[TableFile]) -> dict[str, GpuFigures]:
+    """The figures of each device the files' footers name (:func:`_named_devices`), resolved here once, so that
+    the worker processes need not load the GPU catalogue (about 0.6 s of CPU each)."""
+    names = dict.fromkeys(name for tf in files for name in _named_devices(tf))
+    return {name: _gpu_figures(name) for name in names}
+
+
+def _file_part(item: tuple[TableFile, int | None, dict[str, GpuFigures]]) -> _FilePart:
     """One table file read, checked, parsed and derived (nominal work, the GPU's peak, ``occurrence``, the row
-    ids), with ``share``: only the rows of :func:`packaged_selection`'s problems. Runs in a worker process with
-    ``jobs`` above 1; every value depends on the file alone."""
-    tf, share = item
+    ids), with ``share``: only the rows of :func:`packaged_selection`'s problems, and ``gpus``: the figures of the
+    devices resolved beforehand (:func:`_known_gpus`; any other device of the file is resolved here). Runs in a
+    worker process with ``jobs`` above 1; every value depends on the file alone."""
+    tf, share, gpus = item
     decl = get_table(CONFIG)
     cols = _file_columns(tf)
     file_values = cols.pop("_file_values")
@@ -459,7 +491,8 @@ def _file_part(item: tuple[TableFile, int | None]) -> _FilePart:
         n = int(keep.sum())
     device_codes, devices = pd.factorize(cols.pop("_device"))
     devices = [str(d) for d in devices]
-    gpu_names = [_quiet_gpu_columns(d)["gpu_name"] for d in devices]
+    figures = [gpus[d] if d in gpus else _gpu_figures(d) for d in devices]
+    gpu_names = [name for name, _ in figures]
     compute, cols["flops"], cols["bytes_min"] = _coded_nominal_work(
         ([tf.operator], np.zeros(n, dtype=np.int64)), texts["dtype"], texts["kv_cache_dtype"], cols)
     c_codes, c_uniq = pd.factorize(compute, use_na_sentinel=False)
@@ -468,8 +501,8 @@ def _file_part(item: tuple[TableFile, int | None]) -> _FilePart:
     pair_codes, pair_uniq = pd.factorize(device_codes.astype(np.int64) * len(c_uniq) + c_codes)
     peaks = []
     for pair in pair_uniq.tolist():
-        found = tensor_peak_tflops(gpu_names[pair // len(c_uniq)], c_uniq[pair % len(c_uniq)])
-        peaks.append(found[0] if found else np.nan)
+        found = figures[pair // len(c_uniq)][1].get(c_uniq[pair % len(c_uniq)])
+        peaks.append(np.nan if found is None else found)
     cols["peak_tensor_tflops"] = np.asarray(peaks, dtype=np.float64)[pair_codes]
     arrays: dict[str, pa.Array | pa.ChunkedArray] = {}
     for c in decl.columns:
@@ -505,10 +538,12 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
     """
     decl = get_table(CONFIG)
     files, others = table_files(root)
+    start_workers(_file_part, jobs if len(files) > 1 else 1)  # its server starts while the GPUs are resolved
     if others:
         notice(f"{root}: {others} other AIConfigurator table(s) (moe, mla, communication, ...) are not imported; "
                "kgpubench imports the GEMM and attention tables.")
-    parts = parallel_map(_file_part, [(tf, share) for tf in files], jobs=jobs,
+    gpus = _known_gpus(files) if jobs > 1 else {}
+    parts = parallel_map(_file_part, [(tf, share, gpus) for tf in files], jobs=jobs,
                          costs=[tf.path.stat().st_size for tf in files])
     rows = [p.rows for p in parts]
     n = sum(t.num_rows for t in rows)
@@ -543,16 +578,19 @@ def import_aiconfigurator(root: Path | str, prov: Provenance = AICONFIGURATOR, *
 
 def _spread(small: pa.Table, codes: np.ndarray) -> dict[str, pa.Array | pa.ChunkedArray]:
     """Row ``codes[i]`` of ``small`` for every i, column by column (``Table.take``'s values), by
-    :func:`~kgpubench.schema._core.spread` when the codes come in long runs (rows of one GPU together, as files
+    :func:`~kgpubench.schema._core.spread_runs` when the codes come in long runs (rows of one GPU together, as files
     are). Otherwise a list column (``gpu_specs_source``: a dozen structs per row) is rebuilt from its lists'
     offsets and one take of their elements, which arrow's take of lists does slowly."""
     index = pa.array(codes)
+    runs = long_runs(codes)  # the same runs for every column
     out = {}
     for name in small.column_names:
         col = small[name].combine_chunks()
-        spread_out = spread(col, codes)
-        if isinstance(spread_out, pa.ChunkedArray) or not pa.types.is_list(col.type):
-            out[name] = spread_out
+        if runs is not None:
+            out[name] = spread_runs(col, *runs)
+            continue
+        if not pa.types.is_list(col.type):
+            out[name] = col.take(index)
             continue
         offsets = col.offsets.to_numpy().astype(np.int64)
         starts, lengths = offsets[:-1][codes], np.diff(offsets)[codes]

@@ -87,9 +87,9 @@ from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.schema import canonical_value, get_table
-from kgpubench.schema._core import joined, spread
-from kgpubench.schema._parallel import parallel_map, to_parent
-from kgpubench.schema._rowids import hashed_texts, row_ids_of_digests
+from kgpubench.schema._core import joined, long_runs, spread_runs
+from kgpubench.schema._parallel import parallel_map, start_workers, to_parent
+from kgpubench.schema._rowids import group_digests, hashed_groups, row_ids_of_digests
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
 
 CONFIG = "convolutions"
@@ -448,13 +448,13 @@ def _parse_entries(f: FindDbFile, entries: pa.Array, line_of: np.ndarray) -> dic
     return {"solver": solver, "algorithm": algorithm, "time_ms": times, "workspace_bytes": workspace, "old": old}
 
 
-def _fragments(values: pa.Array) -> pa.Array:
-    """The canonical JSON text (as :func:`kgpubench.schema.row_id_of` writes it) of every value, each distinct
-    value dumped once."""
+def _fragments(values: pa.Array) -> tuple[np.ndarray, list[str]]:
+    """The canonical JSON text (as :func:`kgpubench.schema.row_id_of` writes it) of every value, as (code per
+    value, text per code): each distinct value dumped once, null ``null``."""
     enc = values.dictionary_encode()
-    texts = pa.array([json.dumps(canonical_value(v), separators=(",", ":"), sort_keys=True)
-                      for v in enc.dictionary.to_pylist()], pa.string())
-    return pc.fill_null(pc.take(texts, enc.indices), "null")
+    texts = [json.dumps(canonical_value(v), separators=(",", ":"), sort_keys=True)
+             for v in enc.dictionary.to_pylist()] + ["null"]
+    return pc.fill_null(enc.indices, len(texts) - 1).to_numpy(zero_copy_only=False).astype(np.int64), texts
 
 
 def _key_text(name: str, keys: list[str], columns: dict, *, open_: bool, close: bool) -> list:
@@ -470,38 +470,62 @@ def _key_text(name: str, keys: list[str], columns: dict, *, open_: bool, close: 
     return pieces
 
 
-def _join(pieces: list) -> pa.Array:
-    """The element-wise join of ``pieces`` (arrow arrays and separator texts)."""
-    return pc.binary_join_element_wise(*[p if isinstance(p, pa.Array) else pa.scalar(p) for p in pieces],
-                                       pa.scalar(""))
+# Adjacent pieces of a key text are merged into one while their distinct combinations stay this few (a share of
+# the lines, at most this many): each combination's text is written once.
+_MERGED_TEXTS = 1 << 15
 
 
-def _buffer(texts: pa.Array) -> tuple[memoryview, list[int]]:
-    """The texts of a string array as one buffer and its offsets (text i is ``buffer[o[i]:o[i + 1]]``)."""
-    _, offsets, data = texts.buffers()
-    o = np.frombuffer(offsets, dtype=np.int32)[texts.offset:texts.offset + len(texts) + 1]
-    return memoryview(data), o.tolist()
+def _groups(pieces: list, n: int) -> list[tuple[np.ndarray, list[bytes]]]:
+    """The texts of ``pieces`` over ``n`` lines (texts the same on every line, and coded columns: (code per line,
+    text per code), :func:`_fragments`) as a few coded groups, a line's text being its groups' texts one after the
+    other: adjacent pieces are merged, as the codes of their combinations, while those stay few. No text of every
+    line is built (gfx90a68's problem and row-head texts, 86 and 102 MB, took 0.7 s to join with arrow)."""
+    limit = min(_MERGED_TEXTS, n // 8 + 1)
+    groups = []
+    codes, texts = np.zeros(n, dtype=np.int64), [""]
+    for piece in pieces:
+        if isinstance(piece, str):
+            texts = [t + piece for t in texts]
+            continue
+        more_codes, more_texts = piece
+        width = len(more_texts)
+        combined, pairs = pd.factorize(codes * width + more_codes)
+        if len(pairs) > limit:  # too many combinations: the group so far is done, this piece starts the next
+            groups.append((codes, texts))
+            codes, texts = more_codes, list(more_texts)
+            continue
+        codes, texts = combined, [texts[p // width] + more_texts[p % width] for p in pairs.tolist()]
+    groups.append((codes, texts))
+    return [(c, [t.encode() for t in ts]) for c, ts in groups]
 
 
-def _problem_and_row_ids(decl, frags: dict[str, pa.Array], solver: pa.Array,
+def _one_group(groups: list[tuple[np.ndarray, list[bytes]]]) -> tuple[np.ndarray, list[bytes]]:
+    """:func:`_groups`'s groups merged into one, however many combinations that makes."""
+    codes, texts = groups[0]
+    for more_codes, more_texts in groups[1:]:
+        width = len(more_texts)
+        codes, pairs = pd.factorize(codes * width + more_codes)
+        texts = [texts[p // width] + more_texts[p % width] for p in pairs.tolist()]
+    return codes, texts
+
+
+def _problem_and_row_ids(decl, frags: dict[str, tuple[np.ndarray, list[str]] | str], solver: pa.Array,
                          row_line: np.ndarray) -> tuple[pa.Array, bytes]:
     """(problem_id per line, the sha256 digest of each row's key text, concatenated), byte for byte
     :func:`kgpubench.schema.row_id_of`'s: the row text is hashed as the line's part before ``solver`` (hashed
-    once per line), then the rest (the solver and the line's part after it, joined by arrow)."""
-    sha = hashlib.sha256
-    problem_id = hashed_texts(_join(_key_text(PROBLEM_TABLE, sorted(PROBLEM_COLUMNS), frags, open_=True,
-                                              close=True)))
+    once per line), then the rest (the solver and the line's part after it)."""
+    n = len(frags["batch"][0])  # lines
+    problem_text = _key_text(PROBLEM_TABLE, sorted(PROBLEM_COLUMNS), frags, open_=True, close=True)
+    problem_id = row_ids_of_digests(group_digests(_groups(problem_text, n)))
     keys = sorted(decl.key_columns)
     cut = keys.index("solver")
-    text, o = _buffer(_join(_key_text(CONFIG, keys[:cut], frags, open_=True, close=False) + [',["solver",']))
-    heads = [sha(text[a:b]) for a, b in zip(o[:-1], o[1:])]
+    heads = hashed_groups(_groups(_key_text(CONFIG, keys[:cut], frags, open_=True, close=False) + [',["solver",'], n))
     # The rest of a row's text is its solver's text and its line's tail (the key columns after ``solver``: the
     # strides), each of few distinct values: the rest's bytes are built once per distinct (solver, tail) pair.
     enc = solver.dictionary_encode()
     solver_text = [json.dumps(v).encode() for v in enc.dictionary.to_pylist()]
-    tail_enc = _join(["]"] + _key_text(CONFIG, keys[cut + 1:], frags, open_=False, close=True)).dictionary_encode()
-    tail_text = [t.encode() for t in tail_enc.dictionary.to_pylist()]
-    tail_code = _np(tail_enc.indices).astype(np.int64)
+    tail_code, tail_text = _one_group(_groups(["]"] + _key_text(CONFIG, keys[cut + 1:], frags, open_=False,
+                                                                 close=True), n))
     pair_codes, pairs = pd.factorize(_np(enc.indices).astype(np.int64) * len(tail_text) + tail_code[row_line])
     rest = [solver_text[p // len(tail_text)] + tail_text[p % len(tail_text)] for p in pairs.tolist()]
     digests = []
@@ -702,8 +726,8 @@ def _drop_duplicates(table: pa.Table) -> tuple[pa.Table, int]:
 def _joined(decl, parts: list[_FileRows]) -> pa.Table:
     """The files' rows one after the other: their own columns' chunks (not copied), and each column every row
     of a file shares spread over its rows, files of one value sharing its blocks."""
-    sizes = [p.num_rows for p in parts]
-    file_codes = np.repeat(np.arange(len(parts)), sizes)
+    sizes = np.asarray([p.num_rows for p in parts], dtype=np.int64)
+    n = int(sizes.sum())
     own = parts[0].columns.column_names
     arrays: dict[str, pa.ChunkedArray] = {}
     constants: dict[str, object] = {}
@@ -718,8 +742,16 @@ def _joined(decl, parts: list[_FileRows]) -> pa.Table:
                 constants[c.name] = values[0]
             else:
                 uniq = [values[int(np.flatnonzero(codes == j)[0])] for j in range(len(index))]
-                arrays[c.name] = spread(pa.array(uniq, c.arrow_type), codes[file_codes])
-    return decl.from_columns(arrays, int(sum(sizes)), constants=constants, fill_row_id=False)
+                arrays[c.name] = _spread_by_file(pa.array(uniq, c.arrow_type), codes, sizes)
+    return decl.from_columns(arrays, n, constants=constants, fill_row_id=False)
+
+
+def _spread_by_file(values: pa.Array, codes: np.ndarray, sizes: np.ndarray) -> pa.Array | pa.ChunkedArray:
+    """``values.take`` of each file's code repeated over its rows: run by run
+    (:func:`~kgpubench.schema._core.spread_runs`, the runs found among the files instead of among millions of row
+    codes), or by arrow's take where the runs are short."""
+    runs = long_runs(codes, sizes)
+    return values.take(pa.array(np.repeat(codes, sizes))) if runs is None else spread_runs(values, *runs)
 
 
 def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1) -> pa.Table:
@@ -737,6 +769,7 @@ def import_miopen(root: Path | str, prov: Provenance = MIOPEN, *, jobs: int = 1)
         On any bad input (one line naming the file, line and field); nothing is returned.
     """
     files = find_db_files(root)
+    start_workers(_file_rows, jobs if len(files) > 1 else 1)  # its server starts while the GPUs are looked up
     decl = get_table(CONFIG)
     counts: dict[str, dict] = {"zero": {}, "legacy": {}}
     dropped_dupes = {}

@@ -279,7 +279,7 @@ class Table:
 
 # Rows of one block of a repeated value; every block of the column shares its buffers.
 REPEAT_BLOCK = 1 << 16
-# The shortest mean run of equal codes that :func:`spread` repeats run by run (shorter: arrow's take).
+# The shortest mean run of equal codes that :func:`spread_runs` repeats run by run (shorter: arrow's take).
 RUN_ROWS = 256
 
 
@@ -301,16 +301,34 @@ def repeated(one: pa.Array | pa.ChunkedArray, num_rows: int, block: pa.Array | N
     return pa.chunked_array(chunks, type=one.type)
 
 
-def spread(values: pa.Array, codes: np.ndarray) -> pa.Array | pa.ChunkedArray:
-    """``values.take(codes)``: when the codes come in long runs (on average :data:`RUN_ROWS` rows or more: the rows
-    of one file or one GPU together), each run's value :func:`repeated` (blocks shared by the runs of one value,
-    numbers included: no column of millions of rows written for a few values); else arrow's take."""
-    n = len(codes)
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1, [n]]) if n else np.zeros(1, dtype=np.int64)
-    if not n or len(bounds) - 1 > max(1, n // RUN_ROWS):
-        return values.take(pa.array(codes))
-    starts, lengths = bounds[:-1], np.diff(bounds)
-    run_codes = codes[starts].astype(np.int64)
+def long_runs(codes: np.ndarray, sizes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(code of each run of equal codes, its length) when the codes come in long runs (on average
+    :data:`RUN_ROWS` rows or more: the rows of one file or one GPU together), else None (arrow's take is then the
+    better way); computed once for several columns spread by the same codes (:func:`spread_runs`). ``sizes``: code
+    ``i`` stands for ``sizes[i]`` rows (a file's), found without building the rows' codes."""
+    if sizes is None:
+        n = len(codes)
+        if not n:
+            return None
+        bounds = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1, [n]])
+        starts, lengths = bounds[:-1], np.diff(bounds)
+    else:
+        kept = sizes > 0  # a part without rows is no run, and its neighbours of one code are one
+        codes, sizes = codes[kept], sizes[kept]
+        n = int(sizes.sum())
+        if not n:
+            return None
+        starts = np.concatenate([[0], np.flatnonzero(np.diff(codes)) + 1])
+        lengths = np.add.reduceat(sizes, starts)
+    if len(starts) > max(1, n // RUN_ROWS):
+        return None
+    return codes[starts].astype(np.int64), lengths
+
+
+def spread_runs(values: pa.Array, run_codes: np.ndarray, lengths: np.ndarray) -> pa.ChunkedArray:
+    """``values.take`` of each run's code repeated its length (:func:`long_runs`): each run's value
+    :func:`repeated`, blocks shared by the runs of one value (numbers included: no column of millions of rows
+    written for a few values)."""
     # one block per value, as long as its longest run (at most a block): every run of the value is cut from it
     longest = np.zeros(len(values), dtype=np.int64)
     np.maximum.at(longest, run_codes, np.minimum(lengths, REPEAT_BLOCK))

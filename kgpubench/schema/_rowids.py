@@ -179,7 +179,7 @@ def _merged(group: tuple[np.ndarray, list[str]], codes: np.ndarray, texts: list[
     width = len(texts)
     combined = pa.array(group[0] * width + codes).dictionary_encode()
     if len(combined.dictionary) > limit:
-        pieces.append(_group_texts(group))
+        pieces.append(group)
         return codes, texts
     head = group[1]
     merged = [head[c // width] + texts[c % width] for c in combined.dictionary.to_pylist()]
@@ -253,14 +253,20 @@ def arrow_row_id_array(table: KeyedTable, data: pa.Table, *, jobs: int = 1) -> p
         if col_slow is not None:
             slow |= col_slow
         if group is not None:
-            pieces.append(_group_texts(group))
+            pieces.append(group)
             group = None
         pieces += [pa.scalar(lead), frags, pa.scalar("]")]
     if group is not None:
-        pieces.append(_group_texts(group))
+        pieces.append(group)
     if slow.all():
         ids = pa.nulls(n, pa.string())
+    elif pieces and all(isinstance(p, tuple) for p in pieces):  # scalar keys only: no row's whole text built
+        last_codes, last_texts = pieces[-1]
+        pieces[-1] = (last_codes, [t + "]]" for t in last_texts])
+        groups = [(codes, [t.encode() for t in texts]) for codes, texts in pieces]
+        ids = row_ids_of_digests(group_digests(groups))
     else:
+        pieces = [_group_texts(p) if isinstance(p, tuple) else p for p in pieces]
         pieces.append(pa.scalar("]]"))
         ids = hashed_texts(pc.binary_join_element_wise(*pieces, pa.scalar("")))
     if not slow.any():
@@ -284,6 +290,39 @@ def row_ids_of_digests(digests: bytes) -> pa.Array:
     data = _HEX_PAIRS[first].tobytes()  # 16 characters per row
     offsets = np.arange(0, 16 * n + 1, 16, dtype=np.int32)
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def hashed_groups(groups: list[tuple[np.ndarray, list[bytes]]]) -> list:
+    """A sha256 object per row that has hashed the row's text, given as coded groups ((code per row, text per
+    code), a row's text being its groups' texts one after the other): each text of the first group hashed once,
+    copied and updated with the row's texts of the other groups (no row's whole text is built). Rows may share an
+    object: it is to be read (``digest``, ``copy``), never updated."""
+    (codes, texts), rest = groups[0], groups[1:]
+    first = [hashlib.sha256(t) for t in texts]
+    if not rest:
+        return list(map(first.__getitem__, codes.tolist()))
+    others = [list(map(t.__getitem__, c.tolist())) for c, t in rest]  # each other group's text of every row
+    out = []
+    for i, code in enumerate(codes.tolist()):
+        h = first[code].copy()
+        for other in others:
+            h.update(other[i])
+        out.append(h)
+    return out
+
+
+def group_digests(groups: list[tuple[np.ndarray, list[bytes]]]) -> bytes:
+    """The sha256 digests of the rows' texts given as coded groups (see :func:`hashed_groups`), concatenated."""
+    if len(groups) != 2:
+        return b"".join([h.digest() for h in hashed_groups(groups)])
+    (codes, texts), (more_codes, more_texts) = groups  # the common case, in one loop
+    first = [hashlib.sha256(t) for t in texts]
+    digests = []
+    for code, more in zip(codes.tolist(), map(more_texts.__getitem__, more_codes.tolist())):
+        h = first[code].copy()
+        h.update(more)
+        digests.append(h.digest())
+    return b"".join(digests)
 
 
 def hashed_texts(texts: pa.Array) -> pa.Array:

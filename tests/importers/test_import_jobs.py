@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import os
 import pickle
+import platform
 import subprocess
 import sys
 import warnings
@@ -284,3 +285,87 @@ def test_the_cli_jobs_option_writes_the_same_shard_and_refuses_zero(tmp_path):
     _same(*shards)
     bad = CliRunner().invoke(app, ["import", "miopen", str(root), "--out", str(tmp_path / "x.parquet"), "--jobs", "0"])
     assert bad.exit_code == 2 and "--jobs" in bad.output and not (tmp_path / "x.parquet").exists()
+
+
+@pytest.mark.skipif(not all((AIC / t).is_file() for t in AIC_TABLES), reason="../shared/external/aiconfigurator "
+                    "not staged")
+def test_workers_take_the_gpus_resolved_beforehand_and_resolve_any_other(tmp_path, monkeypatch):
+    # One table whose footer names its device (statistics, as upstream writes them) and one without statistics
+    # holding a device nothing resolved beforehand: the worker resolves that one itself, the same rows either way.
+    named, bare = tmp_path / "data" / AIC_TABLES[0], tmp_path / "data" / "x/gemm/trtllm/1.0/gemm_perf.parquet"
+    for path in (named, bare):
+        path.parent.mkdir(parents=True)
+    gemm = pq.read_table(AIC / AIC_TABLES[0]).slice(0, 60)
+    pq.write_table(gemm, named)
+    pq.write_table(gemm.set_column(gemm.schema.get_field_index("device"), "device",
+                                   pa.array(["Made-up GPU 9000"] * 60, gemm.schema.field("device").type)),
+                   bare, write_statistics=False)
+    files, _ = aiconfigurator.table_files(tmp_path)
+    by_path = {tf.path: tf for tf in files}
+    gpus = aiconfigurator._known_gpus(files)
+    assert list(gpus) == gemm["device"].unique().to_pylist()  # the named file's device only
+    name, peaks = gpus[gemm["device"][0].as_py()]
+    assert name == aiconfigurator.import_gpu_columns(gemm["device"][0].as_py())["gpu_name"]
+    assert set(peaks) == set(aiconfigurator.COMPUTE_DTYPES) and any(v is not None for v in peaks.values())
+    alone = {path: aiconfigurator._file_part((by_path[path], None, {})).rows for path in (named, bare)}
+    resolved = []
+    real = aiconfigurator._gpu_figures
+    monkeypatch.setattr(aiconfigurator, "_gpu_figures", lambda device: resolved.append(device) or real(device))
+    for path in (named, bare):
+        _same(aiconfigurator._file_part((by_path[path], None, gpus)).rows, alone[path])
+    assert resolved == ["Made-up GPU 9000"]  # the named device came resolved: no catalogue look-up for it
+
+
+@pytest.mark.skipif(not AIC.is_dir(), reason="../shared/external/aiconfigurator not staged")
+def test_every_staged_tables_footer_names_the_devices_its_rows_hold():
+    # so that no worker of `import aiconfigurator` on the staged folder loads the GPU catalogue
+    files, _ = aiconfigurator.table_files(AIC.parent)
+    assert len(files) > 60
+    for tf in files:
+        held = set(pq.read_table(tf.path, columns=["device"])["device"].unique().to_pylist())
+        assert set(aiconfigurator._named_devices(tf)) == held, tf.source_file
+
+
+def test_a_footer_that_is_not_parquet_names_no_device(tmp_path):
+    path = tmp_path / "gemm_perf.parquet"
+    path.write_bytes(b"PAR1 not a parquet footer")
+    tf = aiconfigurator.TableFile(path, "x/gemm/trtllm/1.0/gemm_perf.parquet", "x", "trtllm", "gemm", None)
+    assert aiconfigurator._named_devices(tf) == []
+
+
+@pytest.mark.integration  # starts the workers' server process
+def test_the_workers_server_starts_before_the_pieces_with_their_module():
+    from multiprocessing import forkserver
+
+    with pytest.raises(ValueError, match="at least 1"):
+        _parallel.start_workers(len, 0)
+    _parallel.start_workers(aiconfigurator._file_part, 2)
+    server = forkserver._forkserver
+    assert server._preload_modules == ["__main__", "kgpubench.importers.aiconfigurator"]
+    os.kill(server._forkserver_pid, 0)  # alive (raises if not)
+    assert parallel_map(len, ["ab", "c", "def"], jobs=2) == [2, 1, 3]
+
+
+def test_runs_found_among_files_are_the_runs_of_their_rows(monkeypatch):
+    # files of 3, 0, 4, 5 and 2 rows with codes 1, 0, 1, 2, 2: the empty file leaves its neighbours one run
+    codes, sizes = np.array([1, 0, 1, 2, 2]), np.array([3, 0, 4, 5, 2])
+    monkeypatch.setattr(_core, "RUN_ROWS", 7)  # 14 rows in 2 runs: long enough
+    run_codes, lengths = _core.long_runs(codes, sizes)
+    assert run_codes.tolist() == [1, 2] and lengths.tolist() == [7, 7]  # by hand
+    rows = np.repeat(codes, sizes)
+    assert [a.tolist() for a in _core.long_runs(rows)] == [[1, 2], [7, 7]]
+    monkeypatch.setattr(_core, "RUN_ROWS", 8)  # 14 // 8 = 1 run at most: short, arrow's take
+    assert _core.long_runs(codes, sizes) is None and _core.long_runs(rows) is None
+    values = pa.array(["a", "b", "c"])
+    assert miopen._spread_by_file(values, codes, sizes).equals(values.take(pa.array(rows)))
+    monkeypatch.setattr(_core, "RUN_ROWS", 7)
+    by_runs = miopen._spread_by_file(values, codes, sizes)
+    assert isinstance(by_runs, pa.ChunkedArray) and by_runs.combine_chunks().equals(values.take(pa.array(rows)))
+    assert _core.long_runs(np.array([0, 1]), np.array([0, 0])) is None
+
+
+@pytest.mark.slow  # worker processes start (a second or two each)
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the allocator setting is glibc's mallopt")
+def test_workers_keep_the_memory_their_pieces_free_and_the_caller_does_not():
+    assert parallel_map(_parallel.keeps_freed_memory, [0, 1, 2], jobs=2) == [True, True, True]
+    assert _parallel.keeps_freed_memory() is False  # the calling process's allocator is left as it is

@@ -4,16 +4,19 @@ the drops on purpose, and the real MI300X file."""
 from __future__ import annotations
 
 import bz2
+import hashlib
 import shutil
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from kgpubench.cli import app
 from kgpubench.errors import ImportFormatError
 from kgpubench.hardware import UnknownGpuWarning
+from kgpubench.importers import miopen
 from kgpubench.importers.common import ImportNotice
 from kgpubench.importers.miopen import (
     find_db_files,
@@ -22,6 +25,7 @@ from kgpubench.importers.miopen import (
     parse_file_name,
 )
 from kgpubench.schema import get_table, row_id_of, row_ids
+from kgpubench.schema._rowids import hashed_groups
 from kgpubench.store.shards import read_shard
 
 # Staged folders carry their upstream LICENSE (kgpubench.importers.api.require_licence_file).
@@ -246,3 +250,19 @@ def test_the_packaged_selection_keeps_whole_problems_on_every_gpu(tmp_path, monk
     per_problem = kept.groupby("problem_id")["gpu_name"].nunique()
     assert 0 < kept["problem_id"].nunique() < 64 and (per_problem == 2).all()
     assert (kept.groupby("problem_id").size() == 4).all() and len(kept) < whole.num_rows
+
+
+# ----- key texts hashed in coded groups --------------------------------------------------------------------------
+def test_key_texts_in_coded_groups_are_the_joined_texts_by_hand():
+    pieces = ["[", (np.array([0, 1, 0, 2]), ["a", "b", "c"]), ",", (np.array([1, 1, 0, 0]), ["x", "y"]), "]"]
+    want = ["[a,y]", "[b,y]", "[a,x]", "[c,x]"]  # line by line, by hand
+    for repeat, n_groups in ((1, 3), (10, 1)):  # 4 lines: at most 1 combination a group (3 groups); 40: one group
+        lines = [(codes if isinstance(codes, str) else (np.tile(codes[0], repeat), codes[1])) for codes in pieces]
+        groups = miopen._groups(lines, 4 * repeat)
+        assert len(groups) == n_groups
+        texts = [b"".join(t[c[i]] for c, t in groups).decode() for i in range(4 * repeat)]
+        assert texts == want * repeat
+        codes, one = miopen._one_group(groups)
+        assert [one[c].decode() for c in codes.tolist()] == want * repeat
+        digests = [h.digest() for h in hashed_groups(groups)]
+        assert digests == [hashlib.sha256(t.encode()).digest() for t in want * repeat]

@@ -123,3 +123,25 @@ def test_merging_few_valued_keys_gives_the_same_ids(monkeypatch, limit):
     assert table["row_id"].to_pylist() == reference
     assert arrow_row_id_array(decl, table).to_pylist() == reference
     assert len(set(reference)) == len(rows) // 2  # each row twice: equal keys, equal ids
+
+
+def test_texts_hashed_from_coded_groups_are_the_whole_texts_hashed():
+    """A row's text given as coded groups (one, two: the one-loop case, three) hashes as the text written out."""
+    import hashlib
+
+    import numpy as np
+
+    from kgpubench.schema._rowids import group_digests, hashed_groups
+
+    g1 = (np.array([1, 0, 1, 1]), [b'["t",[["a",1]', b'["t",[["a",2]'])
+    g2 = (np.array([0, 0, 2, 1]), [b',["b","x"]', b',["b","y"]', b',["b",null]'])
+    g3 = (np.array([0, 0, 0, 0]), [b"]]"])
+    rows = [b'["t",[["a",2],["b","x"]', b'["t",[["a",1],["b","x"]', b'["t",[["a",2],["b",null]',
+            b'["t",[["a",2],["b","y"]']  # by hand, row by row
+    for groups in ([g1], [g1, g2], [g1, g2, g3]):
+        texts = [b"".join(r for r in parts) for parts in zip(*[[t[c] for c in codes] for codes, t in groups])]
+        assert all(row.startswith(text) or text.startswith(row) for row, text in zip(rows, texts))
+        want = [hashlib.sha256(t).digest() for t in texts]
+        assert group_digests(groups) == b"".join(want)
+        assert [h.digest() for h in hashed_groups(groups)] == want
+    assert group_digests([g1, g2]) == b"".join(hashlib.sha256(t).digest() for t in rows)
