@@ -15,7 +15,13 @@ counted, the spool file a result's table is written to counted). On a shared mac
 figure, and wall time only means something when the machine is otherwise idle: worker processes help only with a
 free core to run on.
 
-Status: pending the maintainer's idle-machine runs. This machine was shared with another helper's board jobs for
+Status: met. On main after the merge of session speed39e (a7e7891), five runs back to back at 18:11-18:13 UTC with
+nothing else running in this VM (``ps``: nothing else above 1 % CPU; load average 0.8 to 1.6) gave 2.46x, 2.46x,
+2.45x, 2.49x and 2.42x wall (3.98x to 4.20x CPU): aiconfigurator 8.0 / 7.4 / 7.6 / 8.8 / 8.6 s wall (12.1 to 14.4 s
+CPU), miopen 11.9 / 10.8 / 11.4 / 11.8 / 10.8 s wall (20.2 to 22.4 s CPU), reference 8.3 and 8.0 s wall in the last
+two runs (about 7.4 to 8.1 s in the first three, from their ratios).
+
+Session speed39e's own runs, before the merge: this machine was shared with another helper's board jobs for
 most of session speed39e (load average 1.8 to 2.9; in several runs wall time was about equal to CPU time: one core
 was taken by other work); from 17:59 UTC it was quieter (load 0.5 to 1.7, nothing else above 5 % CPU in ``ps``,
 3 to 52 ticks of CPU steal a run, ``/proc/stat``). Main's code (d1c2026) and this branch's final code (8779dfa),
