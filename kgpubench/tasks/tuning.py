@@ -22,8 +22,8 @@ ranked; the target is a whole parameter tuple. It is scored here, on its own:
     canonical JSON).
   * ``nearest-device``: the training device of the same vendor and device type (if any has the entry) nearest to
     the test device: same architecture first, then the closest NVIDIA compute capability (``SMx.y``), then the
-    smallest distance in standardised log catalogue figures where both devices have them (67 of 161 devices have
-    all six in dataset 0.15.0), then the majority tuple among the devices still tied.
+    smallest distance in standardised log catalogue figures where both devices have them (85 of 161 devices have
+    all six in dataset 0.16.0), then the majority tuple among the devices still tied.
 
 Scores are a pure function of the table: no seed, no model code. :func:`evaluate` returns them; :func:`main`
 writes them as JSON (``python -m kgpubench.tasks.tuning --data STORE --out FILE``).

