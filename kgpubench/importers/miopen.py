@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import warnings
 from dataclasses import dataclass
@@ -89,7 +90,14 @@ from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.schema import canonical_value, get_table
 from kgpubench.schema._core import joined, long_runs, spread_runs
 from kgpubench.schema._parallel import parallel_map, start_workers, to_parent
-from kgpubench.schema._rowids import group_digests, hashed_groups, row_ids_of_digests
+from kgpubench.schema._rowids import (
+    coded_fragments,
+    group_digests,
+    group_limit,
+    hashed_groups,
+    merged_group,
+    row_ids_of_digests,
+)
 from kgpubench.schema.convolutions import MAX_WORKSPACE_BYTES
 
 CONFIG = "convolutions"
@@ -448,15 +456,6 @@ def _parse_entries(f: FindDbFile, entries: pa.Array, line_of: np.ndarray) -> dic
     return {"solver": solver, "algorithm": algorithm, "time_ms": times, "workspace_bytes": workspace, "old": old}
 
 
-def _fragments(values: pa.Array) -> tuple[np.ndarray, list[str]]:
-    """The canonical JSON text (as :func:`kgpubench.schema.row_id_of` writes it) of every value, as (code per
-    value, text per code): each distinct value dumped once, null ``null``."""
-    enc = values.dictionary_encode()
-    texts = [json.dumps(canonical_value(v), separators=(",", ":"), sort_keys=True)
-             for v in enc.dictionary.to_pylist()] + ["null"]
-    return pc.fill_null(enc.indices, len(texts) - 1).to_numpy(zero_copy_only=False).astype(np.int64), texts
-
-
 def _key_text(name: str, keys: list[str], columns: dict, *, open_: bool, close: bool) -> list:
     """The pieces of ``row_id_of``'s JSON text for ``keys`` (sorted), as arrow arrays and separators."""
     pieces: list = []
@@ -470,43 +469,28 @@ def _key_text(name: str, keys: list[str], columns: dict, *, open_: bool, close: 
     return pieces
 
 
-# Adjacent pieces of a key text are merged into one while their distinct combinations stay this few (a share of
-# the lines, at most this many): each combination's text is written once.
-_MERGED_TEXTS = 1 << 15
-
-
 def _groups(pieces: list, n: int) -> list[tuple[np.ndarray, list[bytes]]]:
     """The texts of ``pieces`` over ``n`` lines (texts the same on every line, and coded columns: (code per line,
-    text per code), :func:`_fragments`) as a few coded groups, a line's text being its groups' texts one after the
-    other: adjacent pieces are merged, as the codes of their combinations, while those stay few. No text of every
-    line is built (gfx90a68's problem and row-head texts, 86 and 102 MB, took 0.7 s to join with arrow)."""
-    limit = min(_MERGED_TEXTS, n // 8 + 1)
-    groups = []
-    codes, texts = np.zeros(n, dtype=np.int64), [""]
+    text per code), :func:`~kgpubench.schema._rowids.coded_fragments`) as a few coded groups, a line's text being
+    its groups' texts one after the other: adjacent pieces are merged, as the codes of their combinations, while
+    those stay few (:func:`~kgpubench.schema._rowids.merged_group`). No text of every line is built (gfx90a68's
+    problem and row-head texts, 86 and 102 MB, took 0.7 s to join with arrow)."""
+    limit = group_limit(n)
+    groups: list = []
+    group = (np.zeros(n, dtype=np.int64), [""])
     for piece in pieces:
-        if isinstance(piece, str):
-            texts = [t + piece for t in texts]
-            continue
-        more_codes, more_texts = piece
-        width = len(more_texts)
-        combined, pairs = pd.factorize(codes * width + more_codes)
-        if len(pairs) > limit:  # too many combinations: the group so far is done, this piece starts the next
-            groups.append((codes, texts))
-            codes, texts = more_codes, list(more_texts)
-            continue
-        codes, texts = combined, [texts[p // width] + more_texts[p % width] for p in pairs.tolist()]
-    groups.append((codes, texts))
+        group = (group[0], [t + piece for t in group[1]]) if isinstance(piece, str) else merged_group(
+            group, *piece, limit, groups)
+    groups.append(group)
     return [(c, [t.encode() for t in ts]) for c, ts in groups]
 
 
 def _one_group(groups: list[tuple[np.ndarray, list[bytes]]]) -> tuple[np.ndarray, list[bytes]]:
     """:func:`_groups`'s groups merged into one, however many combinations that makes."""
-    codes, texts = groups[0]
-    for more_codes, more_texts in groups[1:]:
-        width = len(more_texts)
-        codes, pairs = pd.factorize(codes * width + more_codes)
-        texts = [texts[p // width] + more_texts[p % width] for p in pairs.tolist()]
-    return codes, texts
+    group = groups[0]
+    for more in groups[1:]:
+        group = merged_group(group, *more, math.inf, [])
+    return group
 
 
 def _problem_and_row_ids(decl, frags: dict[str, tuple[np.ndarray, list[str]] | str], solver: pa.Array,
@@ -671,7 +655,7 @@ def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:
     line_cols = {name: _column(name, cols[name]) for name in PROBLEM_COLUMNS}
     line_cols["bias"] = pa.array(cols["bias"], pa.int32())
     # key fragments: line-level columns, and the file's constants
-    frags = {name: _fragments(a) for name, a in line_cols.items()}
+    frags = {name: coded_fragments(a) for name, a in line_cols.items()}
     const_keys = {"gpu_name": gpu["gpu_name"], "gpu_arch": f.arch, "gpu_target_features": f.features,
                   "gpu_compute_units": f.compute_units, "backend": f.backend}
     frags.update({k: json.dumps(canonical_value(v), separators=(",", ":")) for k, v in const_keys.items()})

@@ -162,7 +162,7 @@ def _fragments(arr: pa.Array) -> tuple[pa.Array | None, np.ndarray | None]:
 _GROUP_TEXTS = 1 << 15
 
 
-def _coded(arr: pa.Array) -> tuple[np.ndarray, list[str]]:
+def coded_fragments(arr: pa.Array) -> tuple[np.ndarray, list[str]]:
     """(code per row, JSON fragment per code) of a scalar column; nulls take the last code, ``null``."""
     if pa.types.is_null(arr.type):
         return np.zeros(len(arr), dtype=np.int64), ["null"]
@@ -172,10 +172,16 @@ def _coded(arr: pa.Array) -> tuple[np.ndarray, list[str]]:
     return codes, texts
 
 
-def _merged(group: tuple[np.ndarray, list[str]], codes: np.ndarray, texts: list[str], limit: int,
-            pieces: list) -> tuple[np.ndarray, list[str]]:
-    """``group`` with the next column appended (each row's text followed by the column's), or, when that makes
-    more than ``limit`` distinct texts, the column alone as a new group (``group`` goes to ``pieces``)."""
+def group_limit(n: int) -> int:
+    """How many distinct texts a merged group of ``n`` rows may have (:func:`merged_group`)."""
+    return min(_GROUP_TEXTS, n // 8 + 1)
+
+
+def merged_group(group: tuple[np.ndarray, list], codes: np.ndarray, texts: list, limit: float,
+                 pieces: list) -> tuple[np.ndarray, list]:
+    """``group`` (code per row, text per code) with the next coded column appended (each row's text followed by
+    the column's; texts or bytes), or, when that makes more than ``limit`` distinct texts, the column alone as a
+    new group (``group`` goes to ``pieces``)."""
     width = len(texts)
     combined = pa.array(group[0] * width + codes).dictionary_encode()
     if len(combined.dictionary) > limit:
@@ -237,14 +243,14 @@ def arrow_row_id_array(table: KeyedTable, data: pa.Table, *, jobs: int = 1) -> p
     slow = np.zeros(n, dtype=bool)
     pieces: list = []
     group: tuple[np.ndarray, list[str]] | None = None  # the adjacent scalar keys merged so far: (codes, texts)
-    limit = min(_GROUP_TEXTS, n // 8 + 1)
+    limit = group_limit(n)
     for i, key in enumerate(keys):
         lead = ("[" + json.dumps(table.name) + ",[" if i == 0 else ",") + "[" + json.dumps(key) + ","
         col = data[key].combine_chunks() if key in data.column_names else pa.nulls(n)
         if _is_scalar(col.type):
-            codes, texts = _coded(col)
+            codes, texts = coded_fragments(col)
             texts = [lead + t + "]" for t in texts]
-            group = (codes, texts) if group is None else _merged(group, codes, texts, limit, pieces)
+            group = (codes, texts) if group is None else merged_group(group, codes, texts, limit, pieces)
             continue
         frags, col_slow = _fragments(col)
         if frags is None:
