@@ -213,3 +213,5 @@ def test_the_gpu_tests_failure_report_names_cases_columns_and_why(tmp_path):
                              "case 1 (k {} block (64, 1, 1)): nreg=None, expected the registers of the ptxas report\n"
                              "k {} grid (1, 1, 1) block (64, 1, 1): l=")
     assert "the ptxas report in the log of fake-nvrtc 13.0 is empty" in report and "log (0 lines): empty" in report
+    # ... and ends with the first bad case compiled once more with NVRTC's cache trace (here the fake's empty log)
+    assert report.endswith("\nNVRTC again with --enable-cache-trace (status 0, 0 log lines): empty")

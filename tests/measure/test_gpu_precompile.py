@@ -11,6 +11,7 @@ from kgpubench.measure.compile_cache import (
     CompileCache,
     CupyNvrtc,
     FeatureDevice,
+    Variant,
     describe_case_features,
     precompile,
 )
@@ -44,7 +45,19 @@ def failure_report(backend, device, cases, feats) -> str:
         if case.source.kernel not in described:
             described.add(case.source.kernel)
             lines.append(describe_case_features(backend.compile_cache, device, case, feats[i]))
+    if bad:
+        lines.append(nvrtc_cache_trace(backend.compile_cache, device, bad[0][1]))
     return f"{len(bad)} of {len(cases)} quick cases lack features from the compile workers:\n" + "\n".join(lines)
+
+
+def nvrtc_cache_trace(cache, device, case) -> str:
+    """The variant of ``case`` compiled once more, here, with NVRTC's ``--enable-cache-trace`` (12.9+): whether
+    NVRTC took the CUBIN from the driver's cache (which leaves the ptxas report out) despite ``--no-cache``."""
+    variant = Variant.of(case.source, device.arch)
+    out = cache.compiler(variant.text, variant.filename, [*variant.nvrtc_options(), "--enable-cache-trace"])
+    log = [ln.strip() for ln in out.log.splitlines() if ln.strip()]
+    return (f"NVRTC again with --enable-cache-trace (status {out.status}, {len(log)} log lines): "
+            + (" | ".join(log[:12]) if log else "empty"))
 
 
 def test_precompiled_cubins_run_and_the_cache_is_warm_the_second_time(tmp_path):
