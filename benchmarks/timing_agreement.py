@@ -25,7 +25,8 @@ kernels and 1.5 to 16 us above it, and above the event timer's separate round, o
 * same samples: every CUPTI-timed sample is read by its own event pair too; each flushed row of a CUPTI timer
   gets ``same_samples`` (both medians of the same executions, how many CUPTI spans are longer than their own event
   pair: impossible when both read the same execution, so a sign of records that are not the unit's, and the
-  median gap from the flush kernel's end to the unit's first start);
+  median gap from the flush kernel's end to the unit's first start), over every sample the sampler ran (its
+  warm-up samples too, so its CUPTI median can differ slightly from the row's ``ours_us``);
 * the empty kernel under ncu with the same options: the JSON's ``empty_kernel`` gives ncu's reading, each timer's
   floor and their difference (for a CUPTI timer, the part of ncu's interval that CUPTI's kernel span lacks), and
   ``offset`` says, per CUPTI timer, on which picks CUPTI's shortfall against ncu equals that difference (within

@@ -27,8 +27,8 @@ timestamps from CUPTI's activity records (rows ``timing_method = cupti``; see
 evicted have time to be written back before the unit starts; CUPTI's span of the unit does not include the spin.
 Its rows also record ``timing_method = cupti`` (the column has no value of its own for it yet). With a CUPTI
 timer the event pairs are still recorded: ``CupyBackend.cold_pairs`` (a list, when set) receives every sample
-read both ways (:class:`~kgpubench.measure.backends.cupti_clock.PairedSample`), for the proof's same-sample
-comparison (``benchmarks/timing_agreement.py``).
+read both ways (:class:`~kgpubench.measure.backends.cupti_clock.PairedSample`; warm-up samples and rounds the
+clock watch drops included), for the proof's same-sample comparison (``benchmarks/timing_agreement.py``).
 """
 
 from __future__ import annotations
