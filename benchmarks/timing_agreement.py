@@ -30,7 +30,10 @@ kernels and 1.5 to 16 us above it, and above the event timer's separate round, o
 * the empty kernel under ncu with the same options: the JSON's ``empty_kernel`` gives ncu's reading, each timer's
   floor and their difference (for a CUPTI timer, the part of ncu's interval that CUPTI's kernel span lacks), and
   ``offset`` says, per CUPTI timer, on which picks CUPTI's shortfall against ncu equals that difference (within
-  :data:`OFFSET_TOLERANCE_US`) and which would meet the target with it added (a diagnosis, never applied to rows).
+  :data:`OFFSET_TOLERANCE_US`) and which would meet the target with it added (a diagnosis, never applied to rows);
+* the flush tail: ``flush_tail`` in the JSON sets, per pick timed by both, ``cupti`` beside ``cupti-drained`` (a
+  spin after the flush: do lines the flush evicted still go back to memory while the unit runs?) and ncu, with
+  each one's flush gap.
 
 Needs an NVIDIA GPU, CuPy and ``ncu`` (Nsight Compute); without them it prints one line and exits 2.
 
@@ -300,6 +303,32 @@ def offset_check(rows: list[dict], offsets: dict[str, float], tolerance: float =
     return out
 
 
+def flush_tail(rows: list[dict], plain: str = "cupti", drained: str = "cupti-drained") -> list[dict]:
+    """Per flushed pick timed by both CUPTI timers: each one's reading, the drained minus the plain, ncu, and the
+    median flush gap of each (does a wait after the flush bring a kernel down to ncu?)."""
+    def of(timer):
+        return {r["name"]: r for r in rows if r.get("timer") == timer and "ncu_us" in r}
+
+    a, b = of(plain), of(drained)
+    out = []
+    for name in (n for n in a if n in b):
+        gaps = [(r.get("same_samples") or {}).get("flush_gap_median_us") for r in (a[name], b[name])]
+        x, y = a[name]["ours_us"], b[name]["ours_us"]
+        out.append({"name": name, "ncu_us": a[name]["ncu_us"], plain + "_us": x, drained + "_us": y,
+                    "drained_minus_plain_us": y - x, "flush_gap_us": gaps})
+    return out
+
+
+def flush_tail_lines(tail: list[dict], plain: str = "cupti", drained: str = "cupti-drained") -> list[str]:
+    """What the proof prints about the wait after the flush."""
+    def gap(v):
+        return "-" if v is None else f"{v:.3f}"
+
+    return [f"flush tail {t['name']}: {plain} {t[plain + '_us']:.3f} us, {drained} {t[drained + '_us']:.3f} us "
+            f"({t['drained_minus_plain_us']:+.3f} us), ncu {t['ncu_us']:.3f} us; flush end to unit start "
+            f"{gap(t['flush_gap_us'][0])} -> {gap(t['flush_gap_us'][1])} us" for t in tail]
+
+
 def offset_lines(empty: dict, checks: dict) -> list[str]:
     """What the proof prints about the empty-kernel offset."""
     if empty.get("ncu_us") is None:
@@ -403,7 +432,7 @@ def main() -> int:
 
     def extra() -> dict:
         empty = empty_kernel_offsets([r for r in rows if r.get("flush") in (None, "read")], ncu_empty)
-        return {"empty_kernel": empty, "offset": offset_check(rows, empty["offset_us"])}
+        return {"empty_kernel": empty, "offset": offset_check(rows, empty["offset_us"]), "flush_tail": flush_tail(rows)}
     for pick in PICKS:
         if args.only and pick.name not in args.only:
             continue
@@ -445,7 +474,7 @@ def main() -> int:
     print(f"device: {backend.device().name}; {len(measured)} kernels measured, {passed} within target "
           f"(3 % at >= 5 us, 0.5 us below); {len(judged) - len(measured)} errors")
     final = extra()
-    for line in offset_lines(final["empty_kernel"], final["offset"]):
+    for line in flush_tail_lines(final["flush_tail"]) + offset_lines(final["empty_kernel"], final["offset"]):
         print(line)
     if args.json:
         _write_json(args.json, backend.device().name, rows, final)

@@ -242,3 +242,23 @@ def test_the_proof_writes_same_samples_the_empty_kernel_offset_and_the_choice(be
     assert ("cupti: ncu - ours equals ncu's empty-kernel offset (+0.900 us, within 0.25 us) on 6 of 6 flushed "
             "picks (6 read below ncu); with the offset added 6 of 6 would be within target") in printed
     assert printed.count("    same samples (100): ") == 2 * 6 + 2  # every CUPTI row and floor
+    assert [t["drained_minus_plain_us"] for t in got["flush_tail"]] == pytest.approx([0.8] * 6)
+    assert f"flush tail {picks[0].name}: cupti 9.100 us, cupti-drained 9.900 us (+0.800 us), ncu 10.000 us" in printed
+
+
+def test_the_flush_tail_sets_the_drained_timer_beside_the_plain_one(bench):
+    # constructed readings: the drained timer brings the large kernel down to ncu, not the small one
+    rows = [{**_row("big", "cupti", 251.8, 235.9), "same_samples": {**_same(0), "flush_gap_median_us": 1.2}},
+            {**_row("big", "cupti-drained", 236.4, 235.9), "same_samples": {**_same(0), "flush_gap_median_us": 16.4}},
+            _row("small", "cupti", 1.4, 2.3), _row("small", "cupti-drained", 1.4, 2.3),
+            _row("only plain", "cupti", 5.0, 5.5), _row("big", "events", 238.5, 235.9)]
+    tail = bench.flush_tail(rows)
+    assert [t["name"] for t in tail] == ["big", "small"]  # picks timed by both CUPTI timers
+    assert tail[0]["drained_minus_plain_us"] == pytest.approx(-15.4) and tail[0]["flush_gap_us"] == [1.2, 16.4]
+    assert tail[1]["drained_minus_plain_us"] == 0.0 and tail[1]["flush_gap_us"] == [None, None]
+    assert bench.flush_tail_lines(tail) == [
+        "flush tail big: cupti 251.800 us, cupti-drained 236.400 us (-15.400 us), ncu 235.900 us; flush end to unit "
+        "start 1.200 -> 16.400 us",
+        "flush tail small: cupti 1.400 us, cupti-drained 1.400 us (+0.000 us), ncu 2.300 us; flush end to unit "
+        "start - -> - us"]
+    assert bench.flush_tail([r for r in rows if r["timer"] != "cupti-drained"]) == []
