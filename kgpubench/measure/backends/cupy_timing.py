@@ -117,8 +117,8 @@ extern "C" __global__ void kg_drain(unsigned long long wait_ns) {
 FLUSH_MODES = ("write", "read")
 # how a cold sample is timed: its event pair, CUPTI's kernel records, or those with a wait after the flush
 COLD_TIMERS = ("events", "cupti", "cupti-drained")
-# The cupti-drained timer's wait between the flush and the unit: about the time to write a whole L2 of dirty
-# lines back to memory on an H200 (50 MB at 4.8 TB/s is about 10.4 us), with a margin
+# The cupti-drained timer's wait between the flush and the unit: the time to write a whole L2 of dirty lines
+# back to memory (about 12 us on an H200, docs/GPU_SESSION.md), with a margin
 DRAIN_US = 15.0
 
 
