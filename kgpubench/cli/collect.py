@@ -52,7 +52,7 @@ def collect(
     cold_timer: str = typer.Option("events", "--cold-timer", help="How flushed (cold) samples are timed: events "
                                    "(a CUDA event pair around each launch; reads about 2 us of launch too), "
                                    "cupti (the kernels' own GPU timestamps from CUPTI; needs `pip install "
-                                   "cupti-python`) or cupti-drained (cupti with a 15 us wait after each L2 "
+                                   "cupti-python`) or cupti-drained (cupti with a short wait after each L2 "
                                    "flush). Rows record it as timing_method cold or cupti."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]", help="One Ray actor per GPU of the "  # noqa: UP045
                                       "cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine), each "
