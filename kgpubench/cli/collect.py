@@ -53,7 +53,7 @@ def collect(
                                    "(a CUDA event pair around each launch; reads about 2 us of launch too), "
                                    "cupti (the kernels' own GPU timestamps from CUPTI; needs `pip install "
                                    "cupti-python`) or cupti-drained (cupti with a short wait after each L2 "
-                                   "flush). Rows record it as timing_method cold or cupti."),
+                                   "flush). Rows record it as timing_method cold, cupti or cupti-drained."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]", help="One Ray actor per GPU of the "  # noqa: UP045
                                       "cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine), each "
                                       "measuring its share; --device is then Ray's choice. docs/RAY.md."),

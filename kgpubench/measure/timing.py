@@ -17,8 +17,9 @@ methods of :data:`METHODS`:
     As ``cold``, but a sample's time is the span of the unit's kernels from their own GPU timestamps (CUPTI's
     activity records, :mod:`kgpubench.measure.backends.cupti_clock`), not the event pair. Flushed L2. The
     ``cupti-drained`` cold timer is this method with a spin kernel between the flush and the unit
-    (:data:`kgpubench.measure.backends.cupy_timing.DRAIN_US`), outside the unit's span; its samples say
-    ``cupti`` too.
+    (:data:`kgpubench.measure.backends.cupy_timing.DRAIN_US`), outside the unit's span.
+``cupti-drained``
+    As ``cupti``, with that wait: its rows say so, since their labels may differ from ``cupti``'s.
 
 Every backend queues a round of samples behind a *blocking kernel* (it spins until the host releases it), so
 the GPU runs the whole round back to back however slowly the host enqueues it (nvbench's method).
@@ -46,7 +47,7 @@ from typing import Protocol
 from kgpubench.measure.backends.base import LaunchFailed
 from kgpubench.measure.settings import StopRule, relative_standard_error
 
-METHODS = ("graph", "batch", "cold", "cupti", "stream")
+METHODS = ("graph", "batch", "cold", "cupti", "cupti-drained", "stream")
 L2_METHOD = {"warm": "graph", "flushed": "cold"}
 PROTOCOL_VERSION = 2
 CV_HIGH = 0.05

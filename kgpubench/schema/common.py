@@ -151,7 +151,7 @@ TIMING_ORDER = (("time_ms_min", "time_ms_median"), ("time_ms_min", "time_ms_mean
 
 # Measurement protocol (kgpubench.measure.protocol): 2 = launch-free timing, noise-based stopping, conditions.
 PROTOCOL_2 = ("measurement_protocol", "2")
-TIMING_METHODS = ("graph", "batch", "cold", "cupti", "stream", "app")
+TIMING_METHODS = ("graph", "batch", "cold", "cupti", "cupti-drained", "stream", "app")
 L2_POLICIES = ("warm", "flushed")
 
 
@@ -185,7 +185,9 @@ def protocol_columns() -> list[Column]:
                "`batch`: launches_per_sample back-to-back launches between two events; `cold`: one launch per "
                "sample after an L2 flush, queued behind a blocking kernel, timed by the CUDA event pair around it "
                "(which reads about 2 us of launch on top of the kernel); `cupti`: as `cold`, timed by the "
-               "kernels' own GPU start and end timestamps from CUPTI's activity records; "
+               "kernels' own GPU start and end timestamps from CUPTI's activity records; `cupti-drained`: as "
+               "`cupti`, with a short spin kernel between the flush and the launch (outside the timed span) so "
+               "that what the flush evicted is written back before the kernel starts; "
                "`stream`: a unit of more launches than fit behind the blocking kernel, launches_per_sample "
                "units between two events with the host enqueueing ahead (may hold host gaps); "
                "`app`: a whole application run.",

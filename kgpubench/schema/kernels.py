@@ -68,7 +68,7 @@ TABLE = Table(
     name="kernels",
     description="Regular CUDA kernels (Riahi et al. 2024) and the power suite (Wang and Chen 2013): time, power "
     "and static features per GPU x kernel x size x launch configuration.",
-    version="1.5.0",
+    version="1.6.0",
     columns=tuple(common_head() + _specific() + common_tail() + _measurement_extras() + measured_columns()),
     ordered=TIMING_ORDER,
     changelog=(
@@ -91,5 +91,7 @@ TABLE = Table(
                    "between -50 and 150 C; gpu_name, gpu_architecture, program and kernel must be non-empty names "
                    "without surrounding blanks; these names and run_id may not be the text of a missing value (None, "
                    "null, nan, NA, N/A).")),
+        ("1.6.0", ("Validation only (the arrow schema is unchanged): timing_method may be `cupti-drained`, "
+                   "the CUPTI cold timer with a wait between the L2 flush and the launch.")),
     ),
 )

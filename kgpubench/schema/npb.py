@@ -71,7 +71,7 @@ def _specific() -> list[Column]:
 
 TABLE = Table(
     name="npb",
-    version="1.4.0",
+    version="1.5.0",
     description="NPB-CUDA kernels (EP, CG, MG, FT): time per call for every threads-per-block choice, "
     "and whole runs under uniform assignments (Scheer et al.).",
     columns=tuple(common_head() + _specific() + common_tail() + measured_columns()),
@@ -91,5 +91,7 @@ TABLE = Table(
                    "and energy_j; temperatures between -50 and 150 C; gpu_name, gpu_architecture and kernel must be "
                    "non-empty names without surrounding blanks; these names and run_id may not be the text of a "
                    "missing value (None, null, nan, NA, N/A).")),
+        ("1.5.0", ("Validation only (the arrow schema is unchanged): timing_method may be `cupti-drained`, "
+                   "the CUPTI cold timer with a wait between the L2 flush and the launch.")),
     ),
 )

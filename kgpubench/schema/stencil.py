@@ -53,7 +53,7 @@ def _collector_extras() -> list[Column]:
 
 TABLE = Table(
     name="stencil",
-    version="1.5.0",
+    version="1.6.0",
     description="Simwave-style 3-D acoustic wave stencil: time per step for tile sizes (da Silva et al.).",
     columns=tuple(common_head() + _specific() + common_tail() + _collector_extras() + measured_columns()),
     ordered=TIMING_ORDER,
@@ -75,5 +75,7 @@ TABLE = Table(
                    "power_window_ms; of 3 kW on power_w_avg, power_idle_w and energy_j; temperatures between -50 and "
                    "150 C; gpu_name and gpu_architecture must be non-empty names without surrounding blanks; these "
                    "names and run_id may not be the text of a missing value (None, null, nan, NA, N/A).")),
+        ("1.6.0", ("Validation only (the arrow schema is unchanged): timing_method may be `cupti-drained`, "
+                   "the CUPTI cold timer with a wait between the L2 flush and the launch.")),
     ),
 )

@@ -301,6 +301,7 @@ def test_the_drained_timer_waits_after_every_flush_outside_the_span(env):
     pairs: list = []
     s = ct.CupySampler(unit_of(gpu, 2, declare=True), method="cold", launches=1, blocker=ct.Blocker(),
                        flusher=flusher, activity=CuptiActivity(FakeCuptiApi(gpu)), pairs=pairs)
+    assert s.method == "cupti-drained"  # what its rows record: not plain cupti's label
     assert s.run(12) == pytest.approx([2.0] * 12)  # the unit's span, not the wait
     assert [p.flush_gap_ms for p in pairs] == pytest.approx([1.5] * 12)  # the spin, then a start event of 0 ms
     assert [name for name, _a, _b in gpu.kernels].count("kg_drain") == 12

@@ -25,7 +25,7 @@ timestamps from CUPTI's activity records (rows ``timing_method = cupti``; see
 :mod:`kgpubench.measure.backends.cupti_clock`), and ``cupti-drained``, as ``cupti`` with a spin kernel of
 :data:`DRAIN_US` between the flush and the unit (``[flush, spin, event, unit, event]``), so that lines the flush
 evicted have time to be written back before the unit starts; CUPTI's span of the unit does not include the spin.
-Its rows also record ``timing_method = cupti`` (the column has no value of its own for it yet). With a CUPTI
+Its rows record ``timing_method = cupti-drained``. With a CUPTI
 timer the event pairs are still recorded: ``CupyBackend.cold_pairs`` (a list, when set) receives every sample
 read both ways (:class:`~kgpubench.measure.backends.cupti_clock.PairedSample`; warm-up samples and rounds the
 clock watch drops included), for the proof's same-sample comparison (``benchmarks/timing_agreement.py``).
@@ -177,7 +177,10 @@ class CupySampler:
             raise ValueError(f"unknown timing method {method!r}")
         if activity is not None and (method != "cold" or flusher is None or flusher.mode != "read"):
             raise ValueError("CUPTI times cold samples with the read flush only (its kernel marks the samples)")
-        self.method = "cupti" if activity is not None else method
+        if activity is not None:  # the rows say which CUPTI timer: the wait after the flush may move labels
+            self.method = "cupti-drained" if getattr(flusher, "drain_us", 0.0) else "cupti"
+        else:
+            self.method = method
         self.launches = 1 if method == "cold" else int(launches)
         self._cold = method == "cold"  # an L2 flush and an event pair around every single call
         self._fn, self._blocker, self._flusher = fn, blocker, flusher
