@@ -175,11 +175,16 @@ def plan(suite: str | Any, *, quick: bool = False, kernels: Sequence[str] | None
 
 @dataclass(frozen=True)
 class Left:
-    """What :func:`left_to_measure` finds: of ``total`` planned configurations, ``held`` are in the store."""
+    """What :func:`left_to_measure` finds: of ``total`` planned configurations, those with the row ids
+    ``held_ids`` are in the store ``stored``."""
 
     total: int
-    held: int
+    held_ids: frozenset[str]
     stored: StoredRows
+
+    @property
+    def held(self) -> int:
+        return len(self.held_ids)
 
     @property
     def left(self) -> int:
@@ -197,7 +202,7 @@ def left_to_measure(suite: str | Any, *, gpu_name: str, store: Path | str, quick
     cases = select_cases(suite_obj, options)
     stored = stored_rows(store, suite_obj.table, l2_policy=options.policy_for(suite_obj), cold_timer=cold_timer)
     ids = [rid for _c, _b, rid in keyed_cases(cases, get_table(suite_obj.table), {"gpu_name": gpu_name})]
-    return Left(total=len(ids), held=sum(rid in stored.row_ids for rid in ids), stored=stored)
+    return Left(total=len(ids), held_ids=frozenset(ids) & stored.row_ids, stored=stored)
 
 
 __all__ = ["DEFAULT_OUT", "Collected", "Left", "collect", "left_to_measure", "plan"]

@@ -93,7 +93,10 @@ def stored_rows(store: Path | str, table: str, *, l2_policy: str, cold_timer: st
                                     f"holds); {FIX}.")
     if not (path / MANIFEST).is_file():
         raise DataFileNotFoundError(f"{path}: no {MANIFEST}, so not a dataset store; {FIX}.")
-    manifest = read_manifest(path)
+    try:
+        manifest = read_manifest(path)
+    except KgpubenchError as exc:
+        raise type(exc)(f"{exc} Or {FIX}.") from None
     version = manifest["dataset_version"]
     files = manifest["configs"].get(table, {}).get("files", [])
     if not files:
