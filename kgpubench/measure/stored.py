@@ -19,16 +19,14 @@ A stored row counts as there for a collection when all of these hold:
   harness picks it per unit, not the user.
 
 Reading is cheap: the manifest (:mod:`kgpubench.store.manifest`) and five columns of each listed part, with no
-hash check and no import of the card's dependencies. The parts' sha256s are ``kgpubench validate``'s business.
+hash check and no import of the card's dependencies (pandas, PyYAML). The parts' sha256s are ``kgpubench
+validate``'s business.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from kgpubench.errors import DataFileNotFoundError, KgpubenchError, ManifestError, SchemaValidationError
 from kgpubench.measure.timing import L2_METHOD, PROTOCOL_VERSION
@@ -122,17 +120,13 @@ def _held_in(part: Path, l2_policy: str, cold: str) -> set[str]:
         raise ManifestError(f"{part}: no {' and no '.join(missing)} column, so not a part of a dataset store; "
                             f"restore it (git checkout -- {part.parent}) or {FIX}.")
 
-    def column(name: str) -> pa.ChunkedArray:
-        if name in data.column_names:
-            return pc.cast(data[name], pa.string())
-        return pa.chunked_array([pa.nulls(data.num_rows, pa.string())])
-
-    keep = pc.and_(pc.equal(column("measurement_protocol"), str(PROTOCOL_VERSION)),
-                   pc.and_(pc.equal(column("status"), "ok"), pc.equal(column("l2_policy"), l2_policy)))
-    if L2_METHOD.get(l2_policy) == "cold":
-        keep = pc.and_(keep, pc.equal(column("timing_method"), cold))
-    keep = pc.fill_null(keep, False)
-    return set(data["row_id"].filter(keep).to_pylist())
+    n = data.num_rows
+    col = {name: data[name].to_pylist() if name in data.column_names else [None] * n for name in COLUMNS}
+    flushed = L2_METHOD.get(l2_policy) == "cold"
+    # plain Python over a few thousand values: pyarrow's compute functions with a Python scalar import pandas
+    return {rid for rid, status, protocol, policy, method in zip(*(col[c] for c in COLUMNS))
+            if status == "ok" and str(protocol) == str(PROTOCOL_VERSION) and policy == l2_policy
+            and (not flushed or method == cold)}
 
 
 __all__ = ["StoredRows", "cold_method", "stored_rows"]
