@@ -107,13 +107,10 @@ def collect(
     if ray is not None:  # the only place Ray is reached from this command
         from kgpubench.ray import cli as ray_cli
 
-        if store_path is not None:
-            typer.echo(f"--ray does not skip the configurations of the store {store_path} yet: they are measured "
-                       "again (pass --remeasure-stored to say so).", err=True)
 
         # no usable GPU in the cluster: NoGpuError, one line and exit NO_GPU_EXIT
         summaries = ray_cli.collect(ray, suites, selected, quick=quick, out=out, max_minutes=max_minutes,
-                                    lock_mode=lock_mode, l2=l2)
+                                    lock_mode=lock_mode, l2=l2, store=store_path)
         if as_json:
             typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
         return
