@@ -67,9 +67,11 @@ class StoredRows:
         """One line for the log: how many of the ``total`` configurations the store holds, skipped."""
         if self.note:
             return f"{suite}: {self.note}"
-        return (f"{suite}: the store {self.path} (dataset {self.version}) holds {held:,} of {total:,} "
-                f"configurations for {gpu_name} (protocol {PROTOCOL_VERSION}, {policy}); skipped "
-                "(--remeasure-stored measures them again)")
+        what = f"configurations for {gpu_name} (protocol {PROTOCOL_VERSION}, {policy})"
+        if not held:
+            return f"{suite}: the store {self.path} (dataset {self.version}) holds none of the {total:,} {what}"
+        return (f"{suite}: the store {self.path} (dataset {self.version}) holds {held:,} of {total:,} {what}; "
+                "skipped (--remeasure-stored measures them again)")
 
 
 def cold_method(cold_timer: str | None) -> str:

@@ -95,8 +95,12 @@ def test_rows_of_another_gpu_protocol_policy_or_a_failure_do_not_skip(tmp_path, 
     store = _store(tmp_path / "store", other, recompute_ids=True)
     if "gpu_name" not in change:
         assert _ids(other) == _ids(measured)  # same configurations: only the rule keeps them from counting
-    done = collect(DoubleSuite(sizes=SIZES), backend=_fake(), out=tmp_path / "out", rule=FAST, store=store)
+    lines: list[str] = []
+    done = collect(DoubleSuite(sizes=SIZES), backend=_fake(), out=tmp_path / "out", rule=FAST, store=store,
+                   notice=lines.append)
     assert (done.summary.written, done.summary.stored) == (6, 0), why
+    assert lines == [f"regular: the store {store} (dataset 1.2.3) holds none of the 6 configurations for "
+                     f"{measured[0]['gpu_name']} (protocol {PROTOCOL_VERSION}, warm)"]
 
 
 def test_a_flushed_collection_is_stopped_only_by_rows_of_its_own_cold_timer(tmp_path, measured):
