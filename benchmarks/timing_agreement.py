@@ -13,10 +13,27 @@ about 1 us to over 10 ms), the script
    0.5 us below that.
 
 Flushed picks can be timed several ways against the one ncu reference: ``--flush-modes write,read`` (the L2
-flush) and ``--cold-timers events,cupti`` (the event pair around each launch, or CUPTI's kernel timestamps,
-:mod:`kgpubench.measure.backends.cupti_clock`). ``--choose FILE`` writes which cold timer met the target on most
-flushed kernels and whether it is proven (all of them, at least :data:`MIN_PROOF_KERNELS`): the flushed suites
-are collected with that timer, and only when it is proven (``scripts/gpu_session.sh``).
+flush) and ``--cold-timers events,cupti,cupti-drained`` (the event pair around each launch, CUPTI's kernel
+timestamps, :mod:`kgpubench.measure.backends.cupti_clock`, or those with a spin of ``DRAIN_US`` between the flush
+and the unit). ``--choose FILE`` writes which cold timer met the target on most flushed kernels and whether it is
+proven (all of them, at least :data:`MIN_PROOF_KERNELS`, no errors, and no CUPTI sample longer than its own event
+pair): the flushed suites are collected with that timer, and only when it is proven (``scripts/gpu_session.sh``).
+
+Diagnostics of the CUPTI timers (issue 44; H200, 2026-11-29: CUPTI read about 0.9 us below ncu on six flushed
+kernels and 1.5 to 16 us above it, and above the event timer's separate round, on four that write large outputs):
+
+* same samples: every CUPTI-timed sample is read by its own event pair too; each flushed row of a CUPTI timer
+  gets ``same_samples`` (both medians of the same executions, how many CUPTI spans are longer than their own event
+  pair: impossible when both read the same execution, so a sign of records that are not the unit's, and the
+  median gap from the flush kernel's end to the unit's first start), over every sample the sampler ran (its
+  warm-up samples too, so its CUPTI median can differ slightly from the row's ``ours_us``);
+* the empty kernel under ncu with the same options: the JSON's ``empty_kernel`` gives ncu's reading, each timer's
+  floor and their difference (for a CUPTI timer, the part of ncu's interval that CUPTI's kernel span lacks), and
+  ``offset`` says, per CUPTI timer, on which picks CUPTI's shortfall against ncu equals that difference (within
+  :data:`OFFSET_TOLERANCE_US`) and which would meet the target with it added (a diagnosis, never applied to rows);
+* the flush tail: ``flush_tail`` in the JSON sets, per pick timed by both, ``cupti`` beside ``cupti-drained`` (a
+  spin after the flush: do lines the flush evicted still go back to memory while the unit runs?) and ncu, with
+  each one's flush gap.
 
 Needs an NVIDIA GPU, CuPy and ``ncu`` (Nsight Compute); without them it prints one line and exits 2.
 
@@ -45,6 +62,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NCU_LAUNCHES = 12
 NCU_SKIP = 2
 MIN_PROOF_KERNELS = 5  # issue 29: at least 5 kernels across sizes before a timer's labels are trusted
+OFFSET_TOLERANCE_US = 0.25  # a CUPTI shortfall "equals" ncu's empty-kernel offset within this
+EMPTY_NAME = "empty kernel"  # the child name of the empty kernel under ncu
 
 
 @dataclass(frozen=True)
@@ -136,11 +155,18 @@ def _prepared(pick: Pick, backend):
 
 
 def child(name: str) -> int:
-    """Under ncu: launch the pick's unit NCU_SKIP + NCU_LAUNCHES times, synchronising after each."""
+    """Under ncu: launch the pick's unit (or the empty kernel) NCU_SKIP + NCU_LAUNCHES times, synchronising after
+    each."""
     from kgpubench.measure.backends.registry import get_backend
 
-    pick = next(p for p in PICKS if p.name == name)
     backend = get_backend("cupy")
+    if name == EMPTY_NAME:
+        launch = _empty_kernel()
+        for _ in range(NCU_SKIP + NCU_LAUNCHES):
+            launch()
+            backend.synchronize()
+        return 0
+    pick = next(p for p in PICKS if p.name == name)
     _suite, _case, prepared = _prepared(pick, backend)
     for _ in range(NCU_SKIP + NCU_LAUNCHES):
         prepared.launch()
@@ -149,32 +175,53 @@ def child(name: str) -> int:
     return 0
 
 
-def ours_us(pick: Pick, backend) -> tuple[float, str, int, str]:
-    """Our per-launch median (us), the L2 policy, the launches per sample and the kernel's name."""
+def _uses_cupti(backend) -> bool:
+    return str(getattr(backend, "cold_timer", "events")).startswith("cupti")
+
+
+def _time(backend, launch, policy: str, divisor: int):
+    """``time_unit`` of ``launch``; with a CUPTI timer on a flushed unit, also the same-sample comparison
+    (``cupti_clock.same_samples``, us per unit), else ``None``."""
+    from kgpubench.measure.backends.cupti_clock import same_samples
     from kgpubench.measure.runner import time_unit
 
+    pairs = [] if policy == "flushed" and _uses_cupti(backend) else None
+    if pairs is not None:
+        backend.cold_pairs = pairs  # the sampler reads every CUPTI sample by its own event pair too
+    try:
+        result = time_unit(backend, launch, l2_policy=policy, divisor=divisor)
+    finally:
+        if pairs is not None:
+            backend.cold_pairs = None
+    return result, (same_samples(pairs, divisor) if pairs is not None else None)
+
+
+def ours_us(pick: Pick, backend) -> tuple[float, str, int, str, dict | None]:
+    """Our per-launch median (us), the L2 policy, the launches per sample, the kernel's name and, for a CUPTI
+    timer on a flushed pick, the same-sample comparison."""
     suite, case, prepared = _prepared(pick, backend)
     policy = getattr(suite, "l2_policy", "warm")
     try:
-        result = time_unit(backend, prepared.launch, l2_policy=policy, divisor=max(1, case.time_divisor))
+        result, same = _time(backend, prepared.launch, policy, max(1, case.time_divisor))
     finally:
         prepared.release()
-    return result.stats.median * 1000.0, policy, result.launches, case.source.kernel
+    return result.stats.median * 1000.0, policy, result.launches, case.source.kernel, same
 
 
-def ncu_us(pick: Pick, policy: str, kernel_name: str) -> float:
-    """ncu's median ``gpu__time_duration`` (us) of the pick's kernel over NCU_LAUNCHES launches."""
+def ncu_us(name: str, policy: str, kernel_name: str) -> float:
+    """ncu's median ``gpu__time_duration`` (us) over NCU_LAUNCHES launches of the kernel of the pick called
+    ``name`` (or of the empty kernel, :data:`EMPTY_NAME`)."""
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "ncu.csv"
         cmd = ["ncu", "--metrics", "gpu__time_duration.sum", "--clock-control", "none",
                "--cache-control", "all" if policy == "flushed" else "none", "--csv", "--print-units", "base",
                "--kernel-name", kernel_name, "--launch-skip", str(NCU_SKIP), "--launch-count",
-               str(NCU_LAUNCHES), "--log-file", str(log), sys.executable, __file__, "--child", pick.name]
+               str(NCU_LAUNCHES), "--log-file", str(log), sys.executable, __file__, "--child", name]
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900, check=False)
         values = parse_ncu_csv(log.read_text()) if log.is_file() else []
         if res.returncode != 0 or not values:
-            raise RuntimeError(f"{pick.name}: ncu gave no gpu__time_duration (exit {res.returncode}): "
+            raise RuntimeError(f"{name}: ncu gave no gpu__time_duration (exit {res.returncode}): "
                                f"{(res.stderr or res.stdout)[-400:]}")
     return statistics.median(values)
 
@@ -188,15 +235,18 @@ def _policy(pick: Pick) -> str:
 EMPTY_SOURCE = 'extern "C" __global__ void kg_empty() {}'
 
 
-def event_floor_us(backend) -> float:
-    """Our median time (us) of an empty kernel timed as a flushed unit: what the event pair itself reads."""
+def _empty_kernel():
     import cupy
 
-    from kgpubench.measure.runner import time_unit
-
     kernel = cupy.RawKernel(EMPTY_SOURCE, "kg_empty")
-    result = time_unit(backend, lambda: kernel((1,), (1,), ()), l2_policy="flushed", divisor=1)
-    return result.stats.median * 1000.0
+    return lambda: kernel((1,), (1,), ())
+
+
+def event_floor_us(backend) -> tuple[float, dict | None]:
+    """Our median time (us) of an empty kernel timed as a flushed unit (what the timer itself reads), and for a
+    CUPTI timer the same-sample comparison."""
+    result, same = _time(backend, _empty_kernel(), "flushed", 1)
+    return result.stats.median * 1000.0, same
 
 
 def _label(r: dict) -> str:
@@ -207,12 +257,90 @@ def _label(r: dict) -> str:
 def _print(r: dict) -> None:
     print(f"{_label(r):<44} {r['l2_policy']:<8} ours {r['ours_us']:>11.3f} us  ncu {r['ncu_us']:>11.3f} us  "
           f"ratio {r['ratio']:.4f}  diff {r['diff_us']:+.3f} us  {'ok' if r['pass'] else 'MISS'}", flush=True)
+    if r.get("same_samples"):
+        print(same_samples_line(r["same_samples"]), flush=True)
 
 
-def _write_json(path: Path, device: str, rows: list[dict]) -> None:
+def same_samples_line(same: dict) -> str:
+    """One line of a CUPTI timer's same-sample comparison (``cupti_clock.same_samples``)."""
+    if not same.get("samples"):
+        return "    same samples: none recorded"
+    return (f"    same samples ({same['samples']}): cupti {same['cupti_median_us']:.3f} us, their event pairs "
+            f"{same['events_median_us']:.3f} us (events - cupti {same['events_minus_cupti_median_us']:+.3f} us); "
+            f"cupti longer than its own event pair: {same['cupti_longer']} (max +{same['cupti_longer_max_us']:.3f}"
+            f" us); flush end to unit start {same['flush_gap_median_us']:.3f} us")
+
+
+def _write_json(path: Path, device: str, rows: list[dict], extra: dict | None = None) -> None:
     from kgpubench.foundation.files import atomic_write_bytes
 
-    atomic_write_bytes(path, json.dumps({"device": device, "rows": rows}, indent=1).encode())
+    atomic_write_bytes(path, json.dumps({"device": device, "rows": rows, **(extra or {})}, indent=1).encode())
+
+
+def empty_kernel_offsets(rows: list[dict], ncu_empty_us: float | None) -> dict:
+    """ncu's empty kernel against each timer's floor: ``{"ncu_us", "floor_us": {timer: us}, "offset_us": {timer:
+    ncu - floor}}`` (a CUPTI timer's offset is the part of ncu's interval its kernel span lacks)."""
+    floors = {r["timer"]: r["ours_us"] for r in rows if r.get("floor") and "ours_us" in r}
+    offsets = {t: ncu_empty_us - f for t, f in floors.items()} if ncu_empty_us is not None else {}
+    return {"ncu_us": ncu_empty_us, "floor_us": floors, "offset_us": offsets}
+
+
+def offset_check(rows: list[dict], offsets: dict[str, float], tolerance: float = OFFSET_TOLERANCE_US) -> dict:
+    """Per CUPTI timer with an offset: on which flushed picks its shortfall against ncu (``ncu - ours``) equals
+    ncu's empty-kernel offset within ``tolerance``, and which would meet the target with the offset added."""
+    out = {}
+    for timer, offset in offsets.items():
+        if not timer.startswith("cupti"):
+            continue
+        mine = [r for r in rows if r.get("timer") == timer and r.get("l2_policy") == "flushed" and "ncu_us" in r]
+        picks = [{"name": r["name"], "shortfall_us": r["ncu_us"] - r["ours_us"],
+                  "equals_offset": abs(r["ncu_us"] - r["ours_us"] - offset) <= tolerance,
+                  "pass_with_offset": judge(r["ours_us"] + offset, r["ncu_us"])} for r in mine]
+        out[timer] = {"offset_us": offset, "tolerance_us": tolerance, "picks": picks,
+                      "short": sum(1 for p in picks if p["shortfall_us"] > 0),
+                      "equal_to_offset": sum(p["equals_offset"] for p in picks),
+                      "pass_with_offset": sum(p["pass_with_offset"] for p in picks), "measured": len(picks)}
+    return out
+
+
+def flush_tail(rows: list[dict], plain: str = "cupti", drained: str = "cupti-drained") -> list[dict]:
+    """Per flushed pick timed by both CUPTI timers: each one's reading, the drained minus the plain, ncu, and the
+    median flush gap of each (does a wait after the flush bring a kernel down to ncu?)."""
+    def of(timer):
+        return {r["name"]: r for r in rows if r.get("timer") == timer and "ncu_us" in r}
+
+    a, b = of(plain), of(drained)
+    out = []
+    for name in (n for n in a if n in b):
+        gaps = [(r.get("same_samples") or {}).get("flush_gap_median_us") for r in (a[name], b[name])]
+        x, y = a[name]["ours_us"], b[name]["ours_us"]
+        out.append({"name": name, "ncu_us": a[name]["ncu_us"], plain + "_us": x, drained + "_us": y,
+                    "drained_minus_plain_us": y - x, "flush_gap_us": gaps})
+    return out
+
+
+def flush_tail_lines(tail: list[dict], plain: str = "cupti", drained: str = "cupti-drained") -> list[str]:
+    """What the proof prints about the wait after the flush."""
+    def gap(v):
+        return "-" if v is None else f"{v:.3f}"
+
+    return [f"flush tail {t['name']}: {plain} {t[plain + '_us']:.3f} us, {drained} {t[drained + '_us']:.3f} us "
+            f"({t['drained_minus_plain_us']:+.3f} us), ncu {t['ncu_us']:.3f} us; flush end to unit start "
+            f"{gap(t['flush_gap_us'][0])} -> {gap(t['flush_gap_us'][1])} us" for t in tail]
+
+
+def offset_lines(empty: dict, checks: dict) -> list[str]:
+    """What the proof prints about the empty-kernel offset."""
+    if empty.get("ncu_us") is None:
+        return ["empty kernel: no ncu reference (see its error row)"]
+    lines = [f"empty kernel: ncu {empty['ncu_us']:.3f} us; " + "; ".join(
+        f"{t} floor {f:.3f} us (ncu - floor {empty['offset_us'][t]:+.3f} us)" for t, f in empty["floor_us"].items())]
+    for timer, c in checks.items():
+        lines.append(f"{timer}: ncu - ours equals ncu's empty-kernel offset ({c['offset_us']:+.3f} us, within "
+                     f"{c['tolerance_us']} us) on {c['equal_to_offset']} of {c['measured']} flushed picks "
+                     f"({c['short']} read below ncu); with the offset added {c['pass_with_offset']} of "
+                     f"{c['measured']} would be within target")
+    return lines
 
 
 def choose_cold_timer(rows: list[dict], timers: list[str], minimum: int = MIN_PROOF_KERNELS) -> dict:
@@ -220,22 +348,26 @@ def choose_cold_timer(rows: list[dict], timers: list[str], minimum: int = MIN_PR
 
     The timer with the most kernels within the target wins (a tie goes to the earlier timer in ``timers``);
     it is ``proven`` when it met the target on every flushed kernel it measured, at least ``minimum`` of them,
-    and no flushed pick failed to measure with it.
+    no flushed pick failed to measure with it, and (a CUPTI timer) none of its samples was longer than its own
+    event pair (``impossible``: records that were not the unit's).
     """
     per: dict[str, dict] = {}
     for timer in timers:
         mine = [r for r in rows if r.get("l2_policy") == "flushed" and r.get("timer") == timer and "ncu_us" in r]
         errors = sum(1 for r in rows if r.get("timer") == timer and "error" in r)
-        per[timer] = {"measured": len(mine), "passed": sum(bool(r["pass"]) for r in mine), "errors": errors}
+        impossible = sum((r.get("same_samples") or {}).get("cupti_longer", 0) for r in mine)
+        per[timer] = {"measured": len(mine), "passed": sum(bool(r["pass"]) for r in mine), "errors": errors,
+                      "impossible": impossible}
     best = max(timers, key=lambda t: (per[t]["passed"], -timers.index(t)))
     got = per[best]
-    proven = got["measured"] >= minimum and got["passed"] == got["measured"] and got["errors"] == 0
+    proven = (got["measured"] >= minimum and got["passed"] == got["measured"] and got["errors"] == 0
+              and got["impossible"] == 0)
     return {"timer": best, "proven": proven, "minimum": minimum, "per_timer": per}
 
 
 def _variants(modes: list[str], timers: list[str]) -> list[tuple[str, str]]:
     """(flush mode, cold timer) pairs to time flushed picks with; CUPTI's samples need the read flush."""
-    return [(m, t) for m in modes for t in timers if not (t == "cupti" and m != "read")]
+    return [(m, t) for m in modes for t in timers if not (t.startswith("cupti") and m != "read")]
 
 
 def main() -> int:
@@ -248,8 +380,9 @@ def main() -> int:
                         help="comma-separated L2 flush modes to time flushed picks with (write, read): one ncu "
                              "reference, ours with each mode, and each mode's event floor (an empty kernel)")
     parser.add_argument("--cold-timers", default="events",
-                        help="comma-separated timers of flushed samples (events, cupti): each is timed against the "
-                             "same ncu reference; a timer that cannot start here is reported and left out")
+                        help="comma-separated timers of flushed samples (events, cupti, cupti-drained): each is "
+                             "timed against the same ncu reference; a timer that cannot start here is reported "
+                             "and left out")
     parser.add_argument("--choose", type=Path, help="write the cold timer to collect flushed suites with (JSON: "
                                                     "timer, proven, per-timer counts) here")
     args = parser.parse_args()
@@ -280,10 +413,26 @@ def main() -> int:
     first = next(iter(backends))
     backend = backends[first]
     for (mode, timer), b in backends.items():
-        floor = event_floor_us(b)
-        rows.append({"name": f"empty kernel (floor, flush {mode}, timer {timer})", "suite": "-",
-                     "l2_policy": "flushed", "flush": mode, "timer": timer, "ours_us": floor})
+        floor, same = event_floor_us(b)
+        rows.append({"name": f"empty kernel (floor, flush {mode}, timer {timer})", "suite": "-", "floor": True,
+                     "l2_policy": "flushed", "flush": mode, "timer": timer, "ours_us": floor,
+                     **({"same_samples": same} if same else {})})
         print(f"{rows[-1]['name']:<44} ours {floor:>11.3f} us", flush=True)
+        if same:
+            print(same_samples_line(same), flush=True)
+    ncu_empty = None
+    if any(_policy(p) == "flushed" for p in PICKS if not args.only or p.name in args.only):
+        try:  # the empty kernel under ncu with the flushed picks' options: the offset between the clocks
+            ncu_empty = ncu_us(EMPTY_NAME, "flushed", "kg_empty")
+            print(f"{'empty kernel (ncu, --cache-control all)':<44} ncu  {ncu_empty:>11.3f} us", flush=True)
+        except Exception as exc:  # noqa: BLE001 - report it; the picks still run
+            rows.append({"name": EMPTY_NAME, "suite": "-", "flush": None, "timer": None,
+                         "error": f"{type(exc).__name__}: {exc}"[:300]})
+            print(f"{EMPTY_NAME + ' (ncu)':<34} ERROR {rows[-1]['error']}", flush=True)
+
+    def extra() -> dict:
+        empty = empty_kernel_offsets([r for r in rows if r.get("flush") in (None, "read")], ncu_empty)
+        return {"empty_kernel": empty, "offset": offset_check(rows, empty["offset_us"]), "flush_tail": flush_tail(rows)}
     for pick in PICKS:
         if args.only and pick.name not in args.only:
             continue
@@ -291,40 +440,44 @@ def main() -> int:
             continue
         blame = {"flush": first[0], "timer": first[1]}  # ours failed: the first timer's error
         try:
-            ours, policy, launches, kernel_name = ours_us(pick, backend)
+            ours, policy, launches, kernel_name, same = ours_us(pick, backend)
             blame = {"flush": None, "timer": None}  # ncu failed: no timer's error, every timer lacks the pick
-            ref = ncu_us(pick, policy, kernel_name)
+            ref = ncu_us(pick.name, policy, kernel_name)
         except Exception as exc:  # noqa: BLE001 - report the pick and go on with the others
             rows.append({"name": pick.name, "suite": pick.suite, **blame,
                          "error": f"{type(exc).__name__}: {exc}"[:300]})
             print(f"{pick.name:<34} ERROR {rows[-1]['error']}", flush=True)
             continue
-        per_variant = [(first, ours, launches)]
+        per_variant = [(first, ours, launches, same)]
         for variant in list(backends)[1:] if policy == "flushed" else ():  # a warm pick has no flush or timer
             try:
-                value, _policy_again, n, _kernel = ours_us(pick, backends[variant])
+                value, _policy_again, n, _kernel, same_v = ours_us(pick, backends[variant])
             except Exception as exc:  # noqa: BLE001 - this timer failed on this pick; the others stand
                 rows.append({"name": pick.name, "suite": pick.suite, "flush": variant[0], "timer": variant[1],
                              "error": f"{type(exc).__name__}: {exc}"[:300]})
                 print(f"{_label(rows[-1]):<44} ERROR {rows[-1]['error']}", flush=True)
                 continue
-            per_variant.append((variant, value, n))
-        for (mode, timer), value, n in per_variant:
+            per_variant.append((variant, value, n, same_v))
+        for (mode, timer), value, n, paired in per_variant:
             flushed = policy == "flushed"
             rows.append({"name": pick.name, "suite": pick.suite, "l2_policy": policy,
                          "flush": mode if flushed else None, "timer": timer if flushed else None,
                          "launches_per_sample": n, "ours_us": value, "ncu_us": ref, "ratio": value / ref,
-                         "diff_us": value - ref, "pass": judge(value, ref)})
+                         "diff_us": value - ref, "pass": judge(value, ref),
+                         **({"same_samples": paired} if paired else {})})
             _print(rows[-1])
         if args.json:  # after every kernel: a run stopped at its time limit keeps what it measured
-            _write_json(args.json, backend.device().name, rows)
+            _write_json(args.json, backend.device().name, rows, extra())
     judged = [r for r in rows if "ncu_us" in r or "error" in r]  # the empty-kernel floors have no reference
     measured = [r for r in judged if "error" not in r]
     passed = sum(r["pass"] for r in measured)
     print(f"device: {backend.device().name}; {len(measured)} kernels measured, {passed} within target "
           f"(3 % at >= 5 us, 0.5 us below); {len(judged) - len(measured)} errors")
+    final = extra()
+    for line in flush_tail_lines(final["flush_tail"]) + offset_lines(final["empty_kernel"], final["offset"]):
+        print(line)
     if args.json:
-        _write_json(args.json, backend.device().name, rows)
+        _write_json(args.json, backend.device().name, rows, final)
     if args.choose:
         from kgpubench.foundation.files import atomic_write_bytes
 

@@ -25,11 +25,13 @@
 #                  timing_agreement.py and collect_overhead.py (OVERHEAD_ARGS=skip leaves the overhead out)
 #   PRECOMPILE     suites whose kernels are compiled in the background (CPU only, into the shared compile cache)
 #                  while the proof steps use the GPU, e.g. "npb stencil"; their collection then starts warm
-#   COLD_TIMERS    the timers of flushed samples the proof compares (default "events,cupti"; cupti needs the
-#                  cupti-python wheel in .whl/); it writes logs/cold_timer.json: the timer with most kernels
-#                  within target, and whether it is proven (all of them). A flushed suite (regular) is collected
-#                  with that timer, and only when it is proven (or FORCE_COLD=1); a cold_timer.json in $RESUME
-#                  stands in when this call runs no proof
+#   COLD_TIMERS    the timers of flushed samples the proof compares (default "events,cupti,cupti-drained"; the
+#                  cupti ones need the cupti-python wheel in .whl/); it writes logs/cold_timer.json: the timer with
+#                  most kernels within target, and whether it is proven (all of them, and no CUPTI sample longer
+#                  than its own event pair). Its log and JSON also carry the CUPTI diagnostics (issue 44): the
+#                  same samples read both ways, ncu's empty kernel against each timer's floor, the flush gap.
+#                  A flushed suite (regular) is collected with the chosen timer, and only when it is proven (or
+#                  FORCE_COLD=1); a cold_timer.json in $RESUME stands in when this call runs no proof
 # Steps, most valuable first (a lent machine may be withdrawn after one call): timing agreement with Nsight
 # Compute (benchmarks/timing_agreement.py) and the harness overhead (benchmarks/collect_overhead.py) unless
 # --no-tests/--no-proof; each suite with --max-minutes N (default 8) and --lock-clocks none (a lent GPU keeps
@@ -57,7 +59,7 @@ while [ $# -gt 0 ]; do
         --no-gpu-tests) GPUTESTS=0 ;;
         --tests-only) COLLECT=0 ;;
         --repeat) REPEAT="$2"; shift ;;
-        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
         *) echo "gpu_session.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
     shift
@@ -130,7 +132,7 @@ fi
 if [ "$TESTS" = 1 ] && [ "$PROOF" = 1 ]; then
     # shellcheck disable=SC2086  # TA_ARGS and OVERHEAD_ARGS are lists of options
     step timing_agreement "$PROOF_LIMIT" "$PY" benchmarks/timing_agreement.py --json "$LOGS/timing_agreement.json" \
-        --cold-timers "${COLD_TIMERS:-events,cupti}" --choose "$LOGS/cold_timer.json" ${TA_ARGS:-} || status=1
+        --cold-timers "${COLD_TIMERS:-events,cupti,cupti-drained}" --choose "$LOGS/cold_timer.json" ${TA_ARGS:-} || status=1
     [ -n "$BG" ] && { wait "$BG"; echo "gpu_session: background precompile ended (exit $?)"; BG=""; }
     if [ "${OVERHEAD_ARGS:-}" != skip ]; then
         step collect_overhead "$PROOF_LIMIT" "$PY" benchmarks/collect_overhead.py ${OVERHEAD_ARGS:-} || status=1

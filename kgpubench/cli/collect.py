@@ -59,9 +59,10 @@ def collect(
                                      "back) or flushed (L2 written over before each sample). Default: each "
                                      "suite's declared policy."),
     cold_timer: str = typer.Option("events", "--cold-timer", help="How flushed (cold) samples are timed: events "
-                                   "(a CUDA event pair around each launch; reads about 2 us of launch too) or "
+                                   "(a CUDA event pair around each launch; reads about 2 us of launch too), "
                                    "cupti (the kernels' own GPU timestamps from CUPTI; needs `pip install "
-                                   "cupti-python`). Rows record it as timing_method cold or cupti."),
+                                   "cupti-python`) or cupti-drained (cupti with a short wait after each L2 "
+                                   "flush). Rows record it as timing_method cold or cupti."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]", help="One Ray actor per GPU of the "  # noqa: UP045
                                       "cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine), each "
                                       "measuring its share; --device is then Ray's choice. docs/RAY.md."),
@@ -95,8 +96,8 @@ def collect(
 
     check_cold_timer(cold_timer)
     if ray is not None and cold_timer != "events":
-        raise OptionError("--cold-timer cupti is not available with --ray yet; collect without --ray, or drop "
-                          "--cold-timer.")
+        raise OptionError(f"--cold-timer {cold_timer} is not available with --ray yet; collect without --ray, "
+                          "or drop --cold-timer.")
     store_path = _store_path(store, remeasure_stored, gpu_name, dry_run)
     if dry_run:
         _print_plan(suites, selected, quick, out, as_json,

@@ -345,12 +345,25 @@ def compile_to_ptx(source: str, *, filename: str, kernel: str, arch: str, define
 _NVRTC_LIBS: dict[str, object] = {}
 
 
+def _nvrtc_builtins(path: str) -> list[Path]:
+    """The ``libnvrtc-builtins`` beside the libnvrtc at ``path``, of its major version (none: an empty list).
+
+    The ``nvidia-cuda-nvrtc`` 13 wheel's libnvrtc has no search path for it, so a compile through :mod:`ctypes`
+    fails ("failed to open libnvrtc-builtins.so.13.0") unless it was loaded first; a CUDA toolkit's finds it
+    through the loader's path either way."""
+    lib = Path(path)
+    major = lib.name.split(".so.")[1].split(".")[0] if ".so." in lib.name else ""
+    return sorted(lib.parent.glob(f"libnvrtc-builtins.so.{major}*" if major else "libnvrtc-builtins.so*"))
+
+
 def _load_nvrtc(path: str):
     """``ctypes.CDLL`` of a libnvrtc, with the signatures used here (loaded once per process)."""
     lib = _NVRTC_LIBS.get(path)
     if lib is not None:
         return lib
     try:
+        for helper in _nvrtc_builtins(path):  # a pip wheel's libnvrtc finds its builtins only when already loaded
+            ctypes.CDLL(str(helper), mode=ctypes.RTLD_GLOBAL)
         lib = ctypes.CDLL(path)
     except OSError as exc:
         raise ToolchainError(f"cannot load NVRTC {path} ({exc}); reinstall it (pip install --force-reinstall "

@@ -9,6 +9,7 @@ lightgbm or xgboost.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -17,6 +18,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from kgpubench.buildinfo import COMMIT_ENV, PACKAGE_DIR, project_commit
+from kgpubench.errors import OptionError
 from kgpubench.measure.backends.base import Backend
 from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.output import ShardWriter
@@ -150,6 +153,7 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
     """
     suite_obj = load_suite(suite) if isinstance(suite, str) else suite
     be = get_backend(backend, device=device) if isinstance(backend, str) else backend  # before any file
+    _require_commit(be)
     options = CollectOptions(quick=quick, kernels=list(kernels) if kernels else None, max_minutes=max_minutes,
                              rule=rule or StopRule(), l2_policy=l2_policy, power_window_ms=power_window_ms,
                              seed=seed, clocks_locked=clocks_locked,
@@ -165,6 +169,25 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
     summary.out = str(writer.folder)
     return Collected(suite=suite_obj.name, table=suite_obj.table, folder=writer.folder, summary=summary,
                      records=tuple(writer.rows()))
+
+
+def _require_commit(backend: Backend) -> None:
+    """Refuse, before anything is measured, a collection whose rows could not name the project commit.
+
+    A measured row of protocol 2 must record ``kgpubench_commit`` or it cannot be merged
+    (:func:`kgpubench.store.validation.validate_table`); finding that out after the measuring would waste it.
+    The fake backend's rows never validate anyway, so it is not held to this.
+    """
+    if getattr(backend, "row_source", "measured") != "measured" or project_commit():
+        return
+    given = os.environ.get(COMMIT_ENV, "").strip()
+    if given:
+        raise OptionError(f"{COMMIT_ENV}={given!r} is not a commit: give the source tree's commit as 7 to 40 hex "
+                          "digits (optionally followed by +dirty), or unset it inside a git checkout")
+    raise OptionError(f"cannot tell which kgpubench commit is measuring: no git checkout at {PACKAGE_DIR.parent}, "
+                      f"no {COMMIT_ENV} and no commit file in the installed package; its rows could not be "
+                      f"merged. Collect from a git checkout, install a wheel built from one, or set {COMMIT_ENV} "
+                      "to the commit of this source tree")
 
 
 def plan(suite: str | Any, *, quick: bool = False, kernels: Sequence[str] | None = None) -> list[Case]:

@@ -6,19 +6,30 @@ compiles the missing ones in a process pool over the machine's cores (NVRTC need
 workers never touch the GPU) and, in the same workers, computes every case's static-feature columns from
 the artefacts. The loop then only loads modules and looks features up.
 
-One NVRTC call per variant (``--gpu-architecture=sm_XY --generate-line-info -Xptxas=-v``) gives
+One NVRTC call per variant (``--gpu-architecture=sm_XY --generate-line-info -Xptxas=-v --no-cache``) gives
 
 - the CUBIN the backend loads (``cupy.RawModule(path=...)``);
 - the PTX with line information, from which :mod:`kgpubench.features` computes the static features;
 - the ptxas report in the program log (registers, shared memory, spills), so features have the resource
   figures even where no ptxas binary is installed (a GPU machine with the CuPy wheels only).
 
+``--no-cache`` is what keeps the ptxas report there on a GPU machine. From CUDA 12.9, NVRTC keeps the CUBINs
+it builds in the driver's JIT cache (``$CUDA_CACHE_PATH``, by default ``~/.nv/ComputeCache``) and, on a later
+compilation of the same program, returns the stored CUBIN without running ptxas, so the log has no
+``ptxas info`` lines at all. That cache needs the driver library: where there is no GPU driver, NVRTC cannot
+open it and compiles every time, which is why the empty logs were seen on a GPU only (the H200 sessions of
+2026-11-26 and 2026-11-29, whose GPU test compiled variants that the session's background precompile or
+earlier GPU tests had compiled with the same options). An NVRTC older than 12.9 refuses ``--no-cache``
+(invalid option) and has no such cache: the variant is compiled again without it, and, for an NVRTC that
+refuses ``-Xptxas=-v`` too, without the report (:data:`OPTION_LADDER`).
+
 Cache layout (``$KGPUBENCH_COMPILE_CACHE``, default ``compile/`` of kgpubench's cache root, e.g.
 ``~/.cache/kgpubench/compile``)::
 
     ROOT/ab/abcdef....cubin   the CUBIN
     ROOT/ab/abcdef....ptx     the PTX
-    ROOT/ab/abcdef....json    metadata written last: options, compiler, log, sha256 and size of both files
+    ROOT/ab/abcdef....json    metadata written last: the options NVRTC took, compiler, log, sha256 and size of
+                              both files
 
 The key is the sha256 of the format version, the source text, the full NVRTC option list, the architecture
 and the compiler's version. Every file is written atomically (temp file + rename); an entry whose metadata
@@ -57,6 +68,12 @@ ENV_JOBS = "KGPUBENCH_COMPILE_JOBS"
 FORMAT_VERSION = 1
 STD_OPTION = "-std=c++17"
 VERBOSE_PTXAS = "-Xptxas=-v"
+#: NVRTC 12.9+: compile, never serve the CUBIN from the driver's compute cache (which skips ptxas and its report).
+NO_CACHE = "--no-cache"
+#: ``(verbose, no_cache)`` of :meth:`Variant.nvrtc_options`, tried in turn while NVRTC answers "invalid option":
+#: NVRTC 12.9+ takes both; 12.0 to 12.8 have no cache and refuse ``--no-cache``; the last step is for an NVRTC
+#: without ``-Xptxas`` (no resource report then).
+OPTION_LADDER = ((True, True), (True, False), (False, False))
 NVRTC_ERROR_INVALID_OPTION = 5
 NVRTC_ERROR_COMPILATION = 6
 
@@ -184,10 +201,11 @@ class Variant:
         return cls(text=Path(source.path).read_text(), filename=Path(source.path).name,
                    options=(*source.define_options(), *source.options, STD_OPTION), arch=arch)
 
-    def nvrtc_options(self, verbose: bool = True) -> list[str]:
-        """Every option NVRTC gets: CUBIN for ``arch`` with line info (and the ptxas report)."""
+    def nvrtc_options(self, verbose: bool = True, no_cache: bool = True) -> list[str]:
+        """Every option NVRTC gets: CUBIN for ``arch`` with line info (and the ptxas report, compiled afresh
+        rather than taken from NVRTC's cache, which would leave the report out)."""
         return [*self.options, f"--gpu-architecture={self.arch}", "--generate-line-info",
-                *([VERBOSE_PTXAS] if verbose else [])]
+                *([VERBOSE_PTXAS] if verbose else []), *([NO_CACHE] if no_cache else [])]
 
     def key(self, compiler_version: str) -> str:
         """sha256 (hex) of everything that decides the output."""
@@ -304,9 +322,11 @@ class CompileCache:
             NVRTC rejected the source (the message carries NVRTC's log).
         """
         key = key or self.key(variant)
-        out = self.compiler(variant.text, variant.filename, variant.nvrtc_options())
-        if out.status == NVRTC_ERROR_INVALID_OPTION:  # an NVRTC without -Xptxas: no resource report
-            out = self.compiler(variant.text, variant.filename, variant.nvrtc_options(verbose=False))
+        for verbose, no_cache in OPTION_LADDER:  # down a step while NVRTC does not know an option
+            options = variant.nvrtc_options(verbose=verbose, no_cache=no_cache)
+            out = self.compiler(variant.text, variant.filename, options)
+            if out.status != NVRTC_ERROR_INVALID_OPTION:
+                break
         if not out.ok:
             first = next((ln.strip() for ln in out.log.splitlines() if "error" in ln.lower()),
                          out.log.strip().splitlines()[0] if out.log.strip() else f"NVRTC status {out.status}")
@@ -317,7 +337,7 @@ class CompileCache:
             _write_atomic(cubin, out.cubin)
             _write_atomic(ptx, out.ptx.encode())
             meta = {"format": FORMAT_VERSION, "key": key, "compiler": self.compiler.version,
-                    "filename": variant.filename, "options": variant.nvrtc_options(), "arch": variant.arch,
+                    "filename": variant.filename, "options": options, "arch": variant.arch,
                     "log": out.log, "cubin_sha256": _sha(out.cubin), "ptx_sha256": _sha(out.ptx.encode()),
                     "cubin_bytes": len(out.cubin), "ptx_bytes": len(out.ptx.encode())}
             _write_atomic(meta_path, json.dumps(meta, sort_keys=True, indent=1).encode())

@@ -121,7 +121,8 @@ def _no_report(artefact: Any, kernel: str, entry: str, resources: dict[str, Reso
     elif lines:
         held = f"has no register count ({len(lines)} lines, the first {lines[0][:120]!r})"
     else:
-        held = "is empty (an NVRTC that refused -Xptxas=-v, or a binding that returned no log)"
+        held = ("is empty (an NVRTC 12.9+ that took the CUBIN from the driver's cache without running ptxas, "
+                "compiled without --no-cache; an NVRTC that refused -Xptxas=-v; or a binding that returned no log)")
     return (f"static features of {kernel}: the ptxas report in the log of {artefact.compiler} {held}, not entry "
             f"{entry}; its {', '.join(RESOURCE_COLUMNS)} stay null here (a collection fills nreg from the loaded "
             "kernel; the rest can be filled later on a machine with nvcc).")

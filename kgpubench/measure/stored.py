@@ -13,10 +13,10 @@ A stored row counts as there for a collection when all of these hold:
 * its ``status`` is ``ok``: a configuration stored as a failure (launch error, verification failed, infeasible,
   ...) is measured again;
 * its ``l2_policy`` is the collection's, and for a flushed (cold) collection its ``timing_method`` is the cold
-  timer's (``cold`` for ``--cold-timer events``, ``cupti`` for ``--cold-timer cupti``): cold rows of one timer
-  never stop a collection with the other (on 2026-11-26 the event timer's flushed rows read about 2 us high and
-  were not merged). A warm collection takes any warm method (``graph``, ``batch``, ``stream``, ``app``): the
-  harness picks it per unit, not the user.
+  timer's (``cold`` for ``--cold-timer events``, ``cupti`` for ``cupti`` and for ``cupti-drained``, whose rows
+  say ``cupti`` too): cold rows of the event timer never stop a CUPTI collection, nor the reverse (on 2026-11-26
+  the event timer's flushed rows read about 2 us high and were not merged). A warm collection takes any warm
+  method (``graph``, ``batch``, ``stream``, ``app``): the harness picks it per unit, not the user.
 
 Reading is cheap: the manifest (:mod:`kgpubench.store.manifest`) and five columns of each listed part, with no
 hash check and no import of the card's dependencies (pandas, PyYAML). The parts' sha256s are ``kgpubench
@@ -28,14 +28,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgpubench.errors import DataFileNotFoundError, KgpubenchError, ManifestError, SchemaValidationError
+from kgpubench.errors import (
+    DataFileNotFoundError,
+    KgpubenchError,
+    ManifestError,
+    SchemaValidationError,
+    unknown_name,
+)
 from kgpubench.measure.timing import L2_METHOD, PROTOCOL_VERSION
 from kgpubench.store.manifest import MANIFEST, read_manifest
 from kgpubench.store.shards import read_file
 
 COLUMNS = ("row_id", "status", "measurement_protocol", "l2_policy", "timing_method")
 REQUIRED = ("row_id", "status")  # every schema version has them; the protocol columns came later (null before)
-COLD_METHODS = {"events": "cold", "cupti": "cupti"}  # --cold-timer -> the timing_method its rows record
+# --cold-timer -> the timing_method its rows record (cupti-drained's rows say cupti too: the column has no value of
+# its own for it yet, so cupti and cupti-drained rows stop each other's collections)
+COLD_METHODS = {"events": "cold", "cupti": "cupti", "cupti-drained": "cupti"}
 FIX = "pass --store with a dataset store folder, or --remeasure-stored to measure every configuration"
 
 
@@ -76,7 +84,10 @@ class StoredRows:
 
 def cold_method(cold_timer: str | None) -> str:
     """The ``timing_method`` a flushed collection's rows record with ``cold_timer`` (``events`` by default)."""
-    return COLD_METHODS.get(cold_timer or "events", "cold")
+    timer = cold_timer or "events"
+    if timer not in COLD_METHODS:
+        raise unknown_name("cold timer", timer, list(COLD_METHODS))
+    return COLD_METHODS[timer]
 
 
 def stored_rows(store: Path | str, table: str, *, l2_policy: str, cold_timer: str | None = None) -> StoredRows:

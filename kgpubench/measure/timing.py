@@ -15,7 +15,10 @@ methods of :data:`METHODS`:
     the GPU's side of it (about 2 us on an H200). Flushed L2.
 ``cupti``
     As ``cold``, but a sample's time is the span of the unit's kernels from their own GPU timestamps (CUPTI's
-    activity records, :mod:`kgpubench.measure.backends.cupti_clock`), not the event pair. Flushed L2.
+    activity records, :mod:`kgpubench.measure.backends.cupti_clock`), not the event pair. Flushed L2. The
+    ``cupti-drained`` cold timer is this method with a spin kernel between the flush and the unit
+    (:data:`kgpubench.measure.backends.cupy_timing.DRAIN_US`), outside the unit's span; its samples say
+    ``cupti`` too.
 
 Every backend queues a round of samples behind a *blocking kernel* (it spins until the host releases it), so
 the GPU runs the whole round back to back however slowly the host enqueues it (nvbench's method).

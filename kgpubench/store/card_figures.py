@@ -179,7 +179,31 @@ def _npb_benchmarks() -> tuple[str, ...]:
 
 # -- measured rows of protocol 2 ----------------------------------------------------------------------------------
 _P2_COLUMNS = ("timing_method", "l2_policy", "clocks_locked", "throttled", "temperature_c_before",
-               "clock_sm_mhz_after")
+               "clock_sm_mhz_after", "row_id")
+
+
+def cross_board_spread(rows: pd.DataFrame) -> pd.Series:
+    """Per configuration (``row_id``) measured ``ok`` on two boards or more (``gpu_uuid_hash``) with one timing
+    method: ``max / min - 1`` of the boards' median times (each board's median over its runs). Same GPU model,
+    other boards, other days: how far a label moves when the data come from another machine."""
+    ok = rows[(rows["status"] == "ok") & rows["time_ms_median"].notna() & rows["gpu_uuid_hash"].notna()]
+    if ok.empty:
+        return pd.Series(dtype=float)
+    per_board = ok.groupby(["row_id", "timing_method", "gpu_uuid_hash"], dropna=False)["time_ms_median"].median()
+    spread = per_board.groupby(level=[0, 1], dropna=False).agg(lambda t: t.max() / t.min() - 1.0 if len(t) > 1
+                                                               else float("nan"))
+    return spread.dropna()
+
+
+def _cross_board_line(parts: Iterable[tuple[str, pd.DataFrame]]) -> str:
+    cells = []
+    for name, df in parts:
+        spread = cross_board_spread(df) * 100.0
+        if len(spread):
+            cells.append(f"`{name}` {count(len(spread))} configurations, median {spread.median():.2f} %, "
+                         f"90th percentile {spread.quantile(0.9):.2f} %, maximum {spread.max():.1f} %")
+    return ("  - Measured again on another board (same configuration and timing method; the boards' medians, "
+            "max / min - 1): " + ("; ".join(cells) if cells else "none") + ".")
 
 
 def protocol2_rows(store: StoreView) -> dict[str, pd.DataFrame]:
@@ -216,6 +240,7 @@ def protocol2_figures(store: StoreView) -> str:
                 f"{int(nx)}^3 o{int(o)} {d} {count(n)}" for (nx, o, d), n in
                 st.groupby(["grid_nx", "space_order", "dtype"]).size().items()) or "none") + ".",
             f"  - `timing_method`: {counts_of(g['timing_method'])}; `l2_policy`: {counts_of(g['l2_policy'])}.",
+            _cross_board_line((("kernels", k), ("npb", kernel_rows), ("stencil", st))),
             "  - Median `time_cv`: " + ", ".join(
                 f"`{c}` {df['time_cv'].median():.4f}" for c, df in (("kernels", k), ("npb", kernel_rows),
                                                                    ("stencil", st)) if len(df)) + ".",

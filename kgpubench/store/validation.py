@@ -244,11 +244,32 @@ def _check_rows(out: list, file: str, table: pa.Table, decl: Table) -> None:
             g = got[int(i)].as_py()
             out.append(Violation(file, int(i), "row_id", g, f"must equal the hash of the key columns "
                                                               f"({expected[int(i)].as_py()})"))
+    _check_protocol_commit(out, file, table)
     if {"row_id", "run_id"} <= set(table.column_names):
         first = _first_of_pair(table["row_id"], table["run_id"])
         for i in np.flatnonzero(first != np.arange(table.num_rows)):
             out.append(Violation(file, int(i), "row_id", table["row_id"][int(i)].as_py(),
                                  f"duplicate key: same row_id and run_id as row {int(first[i])}"))
+
+
+TRACED_PROTOCOL = 2  # measured rows of this protocol and later must name the commit that measured them (issue 44)
+
+
+def _check_protocol_commit(out: list, file: str, table: pa.Table) -> None:
+    """A measured row of protocol 2 or later must record ``kgpubench_commit``: without it the row cannot be traced
+    to the code that measured it. (Protocol-1 rows predate the column; :func:`provenance_warnings` names them.)"""
+    names = set(table.column_names)
+    if not {"source", "measurement_protocol"} <= names:
+        return
+    traced = pc.and_(pc.fill_null(pc.equal(table["source"], "measured"), False),
+                     pc.fill_null(pc.greater_equal(table["measurement_protocol"], TRACED_PROTOCOL), False))
+    commit = table["kgpubench_commit"] if "kgpubench_commit" in names else None
+    missing = traced if commit is None else pc.and_(traced, pc.is_null(commit))
+    for i in _rows(missing):
+        out.append(Violation(file, int(i), "kgpubench_commit", None,
+                             f"a measured row of protocol {table['measurement_protocol'][int(i)].as_py():g} must "
+                             "name the project commit that measured it; collect from a git checkout, or set "
+                             "KGPUBENCH_COMMIT (scripts/device_slim.sh writes it for a GPU session)"))
 
 
 def _codes(col: pa.ChunkedArray) -> np.ndarray:
@@ -313,6 +334,9 @@ def provenance_warnings(table: pa.Table, file: str) -> list[str]:
             out.append(f"{file}: warning: {k} of {n} measured row(s) do not record the kgpubench version that "
                        "wrote them (null or 0.0.0+unknown)")
     commits = table["kgpubench_commit"] if "kgpubench_commit" in table.column_names else None
+    if "measurement_protocol" in table.column_names:  # a traced protocol's rows without it are violations instead
+        measured = pc.and_(measured, pc.invert(pc.fill_null(
+            pc.greater_equal(table["measurement_protocol"], TRACED_PROTOCOL), False)))
     k = n if commits is None else int(pc.sum(pc.and_(measured, pc.is_null(commits))).as_py() or 0)
     if k:
         out.append(f"{file}: warning: {k} of {n} measured row(s) do not record the project commit "

@@ -196,3 +196,32 @@ def test_nvrtc_ptx_gives_nvccs_loops_and_counts(wheels, monkeypatch, tmp_path, a
     assert [lp["line"] for lp in got["nvrtc"]["tiled_matmul"].loops] == [13]
     assert [lp["line"] for lp in got["nvrtc"]["rowsum"].loops] == [37]
     assert (got["nvrtc"]["rowsum"].lmr, got["nvrtc"]["rowsum"].lsfu) == (100, 100)
+
+
+def test_a_wheels_nvrtc_builtins_are_loaded_first_and_globally(tmp_path, monkeypatch):
+    """The nvidia-cuda-nvrtc 13 wheel's libnvrtc cannot find libnvrtc-builtins by itself: the helper beside it, of
+    the same major version, is loaded first with RTLD_GLOBAL; another major's is not."""
+    import ctypes
+
+    from kgpubench.features import toolchain
+
+    folder = tmp_path / "nvidia" / "cuda_nvrtc" / "lib"
+    folder.mkdir(parents=True)
+    for name in ("libnvrtc.so.13", "libnvrtc-builtins.so.13.0", "libnvrtc-builtins.so.12.8"):
+        (folder / name).write_bytes(b"")
+    loaded = []
+
+    class Lib:
+        def __getattr__(self, name):
+            fn = type("Fn", (), {})()
+            setattr(self, name, fn)
+            return fn
+
+    def cdll(name, mode=0):
+        loaded.append((Path(name).name, mode))
+        return Lib()
+
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
+    monkeypatch.setattr(toolchain, "_NVRTC_LIBS", {})  # nothing of this fake stays loaded for other tests
+    toolchain._load_nvrtc(str(folder / "libnvrtc.so.13"))
+    assert loaded == [("libnvrtc-builtins.so.13.0", ctypes.RTLD_GLOBAL), ("libnvrtc.so.13", 0)]

@@ -74,3 +74,45 @@ class OptionRejectingCompiler:
         if "-Xptxas=-v" in options:
             return CompileOutput(status=5, log="invalid option -Xptxas=-v")
         return CompileOutput(status=0, ptx="// old\n", cubin=b"\x7fELF-old", log="")
+
+
+REPORT = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+          "ptxas info    : Used 12 registers, used 0 barriers\n")
+
+
+@dataclass(frozen=True)
+class DriverCachingCompiler:
+    """NVRTC 12.9+ on a machine with a GPU driver: a CUBIN it built is kept in the driver's cache (``store``, a
+    folder, shared by processes as the driver's is) and handed back on the next compilation of the same text and
+    options without running ptxas, so with no ptxas report in the log, unless the options say ``--no-cache``."""
+
+    calls: Path
+    store: Path
+    version: str = "fake-nvrtc 13.0"
+
+    def __call__(self, text, filename, options):
+        _record(self.calls, options)
+        cubin = b"\x7fELF" + hashlib.sha256(text.encode()).hexdigest().encode()
+        if "--no-cache" in options:
+            return CompileOutput(status=0, ptx="// fake\n", cubin=cubin, log=REPORT)
+        entry = self.store / hashlib.sha256((text + "\0".join(options)).encode()).hexdigest()
+        if entry.exists():  # a cache hit: ptxas does not run, the log is empty
+            return CompileOutput(status=0, ptx="// fake\n", cubin=entry.read_bytes(), log="")
+        self.store.mkdir(parents=True, exist_ok=True)
+        entry.write_bytes(cubin)
+        return CompileOutput(status=0, ptx="// fake\n", cubin=cubin, log=REPORT)
+
+
+@dataclass(frozen=True)
+class NoCacheRejectingCompiler:
+    """NVRTC 12.0 to 12.8: no cache, and ``--no-cache`` is an invalid option (status 5); ``-Xptxas=-v`` works."""
+
+    calls: Path
+    version: str = "fake-nvrtc 12.8"
+
+    def __call__(self, text, filename, options):
+        _record(self.calls, options)
+        if "--no-cache" in options:
+            return CompileOutput(status=5, log="nvrtc: error: unrecognized option --no-cache found\n")
+        return CompileOutput(status=0, ptx="// 12.8\n", cubin=b"\x7fELF-12.8",
+                             log=REPORT if "-Xptxas=-v" in options else "")

@@ -96,10 +96,20 @@ def test_bad_lock_and_l2_options_are_one_line():
     res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--l2", "cold")
     assert res.returncode == 1 and "unknown L2 policy 'cold'" in res.stderr
     res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--cold-timer", "nsys")
-    assert res.returncode == 1 and "unknown cold timer 'nsys' (--cold-timer); use one of events, cupti" in res.stderr
+    assert res.returncode == 1
+    assert "unknown cold timer 'nsys' (--cold-timer); use one of events, cupti, cupti-drained" in res.stderr
     res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--ray", "auto", "--cold-timer", "cupti")
     assert res.returncode == 1 and "--cold-timer cupti is not available with --ray yet" in res.stderr
     assert "Traceback" not in res.stderr and len([ln for ln in res.stderr.splitlines() if ln.strip()]) == 1
+    res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--ray", "auto", "--cold-timer",
+               "cupti-drained")
+    assert res.returncode == 1 and "--cold-timer cupti-drained is not available with --ray yet" in res.stderr
+
+
+def test_the_drained_cupti_timer_is_a_cold_timer_collect_accepts():
+    res = _run("collect", "--suite", "regular", "--quick", "--dry-run", "--cold-timer", "cupti-drained")
+    assert res.returncode == 0, res.stderr  # refused before the plan if it were not a cold timer
+    assert "regular" in res.stdout and "cold timer" not in res.stderr
 
 
 def test_run_one_passes_lock_state_and_l2_policy(tmp_path):

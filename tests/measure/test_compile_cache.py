@@ -6,10 +6,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
-from compile_fakes import BarrierCompiler, CountingCompiler, OptionRejectingCompiler, call_count
+from compile_fakes import (
+    BarrierCompiler,
+    CountingCompiler,
+    DriverCachingCompiler,
+    NoCacheRejectingCompiler,
+    OptionRejectingCompiler,
+    call_count,
+)
 
 import kgpubench.features as api
 from kgpubench.errors import ToolchainError
@@ -19,6 +27,7 @@ from kgpubench.measure.compile_cache import (
     STD_OPTION,
     CompileCache,
     CtypesNvrtc,
+    CupyNvrtc,
     FeatureDevice,
     Variant,
     cache_root,
@@ -52,7 +61,7 @@ def test_variant_options_and_key_inputs(tmp_path):
     v = Variant.of(src, "sm_90")
     assert v.options == ("-DA=1", "-DK=2", STD_OPTION)
     assert v.nvrtc_options() == ["-DA=1", "-DK=2", STD_OPTION, "--gpu-architecture=sm_90", "--generate-line-info",
-                                 "-Xptxas=-v"]
+                                 "-Xptxas=-v", "--no-cache"]
     base = v.key("nvrtc 13.0")
     assert len(base) == 64 and base == Variant.of(src, "sm_90").key("nvrtc 13.0")
     # Every input of the compilation changes the key: defines, arch, compiler version, source text, options.
@@ -117,12 +126,44 @@ def test_compile_error_raises_and_stores_nothing(counting, tmp_path):
     assert call_count(calls) == 2  # failures are compiled again (not cached)
 
 
+def _options_taken(art) -> list[str]:
+    """The NVRTC options an artefact's metadata records (those NVRTC compiled it with)."""
+    return json.loads(art.cubin.with_suffix(".json").read_text())["options"]
+
+
 def test_nvrtc_without_ptxas_report_option_retries_without_it(tmp_path):
     calls = tmp_path / "calls"
     cache = CompileCache(tmp_path / "cache", compiler=OptionRejectingCompiler(calls))
     art, hit = cache.get(Variant.of(_source(tmp_path, K=1), "sm_90"))
-    assert not hit and art.cubin.read_bytes() == b"\x7fELF-old" and call_count(calls) == 2
+    # refused with --no-cache and -Xptxas=-v, refused with -Xptxas=-v alone, compiled with neither
+    assert not hit and art.cubin.read_bytes() == b"\x7fELF-old" and call_count(calls) == 3
     assert art.resources() == {}
+    assert _options_taken(art) == ["-DK=1", STD_OPTION, "--gpu-architecture=sm_90", "--generate-line-info"]
+
+
+def test_nvrtc_before_12_9_compiles_with_the_report_but_without_no_cache(tmp_path):
+    calls = tmp_path / "calls"
+    cache = CompileCache(tmp_path / "cache", compiler=NoCacheRejectingCompiler(calls))
+    art, hit = cache.get(Variant.of(_source(tmp_path, K=1), "sm_90"))
+    assert not hit and call_count(calls) == 2 and art.resources()["k"].registers == 12
+    assert _options_taken(art)[-2:] == ["--generate-line-info", "-Xptxas=-v"]
+
+
+def test_nvrtcs_own_cache_cannot_take_the_report_from_a_later_compilation(tmp_path):
+    """The H200 failure (2026-11-26, 2026-11-29): the session's background precompile compiled the regular suite
+    into one kgpubench cache, then the GPU test compiled the same variants into a fresh one, and NVRTC handed
+    back the CUBINs its own (driver) cache held, without a ptxas report. With --no-cache the second
+    compilation has the report too."""
+    calls, store = tmp_path / "calls", tmp_path / "driver-cache"
+    nvrtc = DriverCachingCompiler(calls, store)
+    # the stand-in does what NVRTC 12.9+ does with a driver: the second compilation without --no-cache is silent
+    assert nvrtc("t", "t.cu", ["-Xptxas=-v"]).log and nvrtc("t", "t.cu", ["-Xptxas=-v"]).log == ""
+    cases = [_case(_source(tmp_path, K=k), nt) for k in (1, 2) for nt in (32, 64)]
+    first = precompile(CompileCache(tmp_path / "background", compiler=nvrtc), "sm_90", cases, jobs=1)
+    second = precompile(CompileCache(tmp_path / "test", compiler=nvrtc), "sm_90", cases, jobs=1)
+    assert first.compiled == second.compiled == 2 and call_count(calls) == 2 + 2 + 2  # probe, first, second
+    assert [art.resources()["k"].registers for art in second.artefacts.values()] == [12, 12]
+    assert all(_options_taken(art)[-1] == "--no-cache" for art in second.artefacts.values())
 
 
 def test_precompile_dedups_variants_and_reports_failures(counting, tmp_path):
@@ -184,6 +225,35 @@ def test_real_nvrtc_gives_cubin_ptx_with_lines_and_resources(nvrtc, tmp_path):
     assert ".target sm_90" in ptx and ".entry matrix_mul" in ptx and ".loc" in ptx
     res = art.resources()["matrix_mul"]
     assert res.registers > 0 and res.barriers == 1  # __syncthreads in the tiled loop
+
+
+def _front_end(kind: str):
+    """The real NVRTC through ``kind``: ``ctypes`` (the features extra's wheel) or ``cupy`` (what a GPU machine's
+    compile workers use); the test is skipped, saying why, where it cannot be loaded."""
+    try:
+        return CtypesNvrtc.find() if kind == "ctypes" else CupyNvrtc.find()
+    except Exception as exc:  # noqa: BLE001 - no CuPy, a CuPy without NVRTC, no libnvrtc: nothing to test here
+        what = ("no NVRTC library here" if kind == "ctypes"
+                else "CuPy's NVRTC (cupy.cuda.nvrtc, cupy-cuda13x on the GPU machines) does not load here")
+        pytest.skip(f"{what}: {type(exc).__name__}: {exc}")
+
+
+@pytest.mark.parametrize("kind", ["ctypes", "cupy"])
+def test_real_nvrtc_front_ends_give_each_regular_case_its_registers(kind, tmp_path):
+    """Every quick case of the regular suite gets ``nreg`` > 0 from the ptxas report of the real NVRTC's log, the
+    variants compiled with ``--no-cache`` where the NVRTC is 12.9 or newer (it has the cache that drops the
+    report) and without it before."""
+    nvrtc = _front_end(kind)
+    release = tuple(int(x) for x in re.search(r"nvrtc (\d+)\.(\d+)", nvrtc.version).groups())
+    cases = list(load_suite("regular").cases(quick=True))
+    cache = CompileCache(tmp_path, compiler=nvrtc)
+    done = precompile(cache, "sm_90", cases, features=FeatureDevice("sm_90", 132), jobs=1)
+    assert not done.failures and done.compiled == 6 and done.warnings == []
+    for case, cols in zip(cases, done.features):
+        art = done.artefacts[cache.key(Variant.of(case.source, "sm_90"))]
+        assert cols["nreg"] > 0 and cols["nreg"] == art.resources()[case.source.kernel].registers
+        assert "-Xptxas=-v" in _options_taken(art)
+        assert ("--no-cache" in _options_taken(art)) == (release >= (12, 9)), (nvrtc.version, _options_taken(art))
 
 
 def test_real_nvrtc_compile_error_is_a_compile_failure(nvrtc, tmp_path):

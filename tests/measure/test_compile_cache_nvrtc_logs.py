@@ -17,6 +17,7 @@ from kgpubench.measure.compile_cache import (
     CompileOutput,
     CupyNvrtc,
     FeatureDevice,
+    Variant,
     describe_case_features,
     precompile,
     program_text,
@@ -66,8 +67,26 @@ KERNEL_PTX = """.version 9.0
 DEVICE = FeatureDevice("sm_90", 132)
 
 
-def _fake_cupy(monkeypatch, log, ptx=KERNEL_PTX.encode()):
-    """``cupy.cuda.nvrtc`` as far as :class:`CupyNvrtc` uses it, returning ``log`` as the program log."""
+# What CuPy 14.2.0's nvrtc.getProgramLog returned for collectors/regular/kernels/srad.cu (-std=c++17
+# --gpu-architecture=sm_90 --generate-line-info -Xptxas=-v --no-cache) with NVRTC 13.0.88 (nvidia-cuda-nvrtc
+# 13.0.88, cuda-bindings 13.3.1), captured on 2026-11-29 on a machine without a GPU: two entries, in the order
+# ptxas compiled them, and the NUL terminator.
+SRAD_NVRTC13_LOG = ("ptxas info    : 0 bytes gmem\n"
+                    "ptxas info    : Compiling entry function 'srad_cuda_2' for 'sm_90'\n"
+                    "ptxas info    : Function properties for srad_cuda_2\n"
+                    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                    "ptxas info    : Used 26 registers, used 0 barriers\n"
+                    "ptxas info    : Compile time = 3.500 ms\n"
+                    "ptxas info    : Compiling entry function 'srad_cuda_1' for 'sm_90'\n"
+                    "ptxas info    : Function properties for srad_cuda_1\n"
+                    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                    "ptxas info    : Used 21 registers, used 0 barriers\n"
+                    "ptxas info    : Compile time = 14.619 ms\n\0")
+
+
+def _fake_cupy(monkeypatch, log, ptx=KERNEL_PTX.encode(), options_seen=None):
+    """``cupy.cuda.nvrtc`` as far as :class:`CupyNvrtc` uses it, returning ``log`` as the program log (and
+    appending the options of each compilation to ``options_seen``)."""
     nvrtc = types.ModuleType("cupy.cuda.nvrtc")
 
     class NVRTCError(Exception):
@@ -76,7 +95,7 @@ def _fake_cupy(monkeypatch, log, ptx=KERNEL_PTX.encode()):
     nvrtc.NVRTCError = NVRTCError
     nvrtc.getVersion = lambda: (13, 0)
     nvrtc.createProgram = lambda text, name, headers, includes: object()
-    nvrtc.compileProgram = lambda prog, options: None
+    nvrtc.compileProgram = lambda prog, options: None if options_seen is None else options_seen.append(list(options))
     nvrtc.getPTX = lambda prog: ptx
     nvrtc.getCUBIN = lambda prog: b"\x7fELF fake"
     nvrtc.getProgramLog = lambda prog: log
@@ -99,6 +118,24 @@ def test_cupy_nvrtc_log_is_text_whose_ptxas_report_parses(monkeypatch, log):
     assert out.log == NVRTC13_LOG
     res = parse_ptxas_report(out.log)["k"]
     assert (res.registers, res.barriers, res.stack_bytes, res.spill_store_bytes) == (10, 0, 0, 0)
+
+
+def test_the_captured_log_of_a_two_entry_regular_kernel_gives_each_entry_its_figures(monkeypatch, tmp_path):
+    """CuPy's binding (faked) returns the log NVRTC 13.0 printed for srad.cu; the compile cache passes
+    --no-cache through to NVRTC and keeps the log, whose ptxas report gives both entries their own figures."""
+    seen: list[list[str]] = []
+    _fake_cupy(monkeypatch, SRAD_NVRTC13_LOG, options_seen=seen)
+    path = tmp_path / "srad.cu"
+    path.write_text("// the text does not matter to the faked binding\n")
+    art, _hit = CompileCache(tmp_path / "cache", compiler=CupyNvrtc.find()).get(
+        Variant.of(KernelSource(path, "srad_cuda_1"), "sm_90"))
+    assert seen == [["-std=c++17", "--gpu-architecture=sm_90", "--generate-line-info", "-Xptxas=-v", "--no-cache"]]
+    assert art.log == SRAD_NVRTC13_LOG[:-1] and art.compiler == "nvrtc 13.0 (cupy)"
+    res = art.resources()
+    assert sorted(res) == ["srad_cuda_1", "srad_cuda_2"]
+    assert (res["srad_cuda_1"].registers, res["srad_cuda_2"].registers) == (21, 26)
+    for entry in res.values():
+        assert (entry.stack_bytes, entry.spill_store_bytes, entry.spill_load_bytes, entry.barriers) == (0, 0, 0, 0)
 
 
 def test_program_text_of_each_binding_type():
@@ -133,7 +170,8 @@ def test_the_report_of_nvrtc_13_gives_every_resource_column(tmp_path):
 
 
 @pytest.mark.parametrize(("log", "says"), [
-    ("", "is empty"),
+    ("", "is empty (an NVRTC 12.9+ that took the CUBIN from the driver's cache without running ptxas, compiled "
+         "without --no-cache;"),
     ("ptxas info    : 0 bytes gmem\n", "has no register count (1 lines, the first 'ptxas info    : 0 bytes gmem')"),
     (NVRTC13_LOG.replace("'k'", "'other'").replace(" for k", " for other"), "names only other"),
 ], ids=["empty", "no-count", "other-entry"])
@@ -175,3 +213,5 @@ def test_the_gpu_tests_failure_report_names_cases_columns_and_why(tmp_path):
                              "case 1 (k {} block (64, 1, 1)): nreg=None, expected the registers of the ptxas report\n"
                              "k {} grid (1, 1, 1) block (64, 1, 1): l=")
     assert "the ptxas report in the log of fake-nvrtc 13.0 is empty" in report and "log (0 lines): empty" in report
+    # ... and ends with the first bad case compiled once more with NVRTC's cache trace (here the fake's empty log)
+    assert report.endswith("\nNVRTC again with --enable-cache-trace (status 0, 0 log lines): empty")

@@ -94,7 +94,10 @@ def fake_cupy(gpu: FakeGPU) -> types.ModuleType:
         def read_flush(grid, block, args):  # the read flush: one kernel that loads the whole buffer
             gpu.flushes += 1
             gpu.kernel("kg_l2_read", 0.5)
-        return read_flush if name == "kg_l2_read" else blocking_kernel
+
+        def drain(grid, block, args):  # the cupti-drained timer's spin: args[0] ns of GPU time
+            gpu.kernel("kg_drain", int(args[0]) / 1e6)
+        return {"kg_l2_read": read_flush, "kg_drain": drain}.get(name, blocking_kernel)
 
     def host_alloc(nbytes, flags):
         buf = ctypes.create_string_buffer(nbytes)
@@ -267,3 +270,40 @@ def test_cupti_is_refused_where_no_flush_kernel_marks_the_samples(env, method, m
     with pytest.raises(ValueError, match="CUPTI times cold samples with the read flush only"):
         ct.CupySampler(unit_of(gpu, 1), method=method, launches=1, blocker=ct.Blocker(),
                        flusher=ct.L2Flusher(50 << 20, mode), activity=CuptiActivity(FakeCuptiApi(gpu)))
+
+
+def test_cupti_samples_are_also_read_by_their_own_event_pairs_when_asked(env):
+    """The proof's same-sample comparison: the event pair of every CUPTI-timed sample, and the flush gap."""
+    from kgpubench.measure.backends.cupti_clock import CuptiActivity, same_samples
+
+    ct, gpu = env
+    gpu.event_ms = 0.25
+    pairs: list = []
+    s = ct.CupySampler(unit_of(gpu, 2, declare=True), method="cold", launches=1, blocker=ct.Blocker(),
+                       flusher=ct.L2Flusher(50 << 20, "read"), activity=CuptiActivity(FakeCuptiApi(gpu)), pairs=pairs)
+    assert s.run(12) == pytest.approx([2.0] * 12)
+    assert len(pairs) == 12
+    assert [p.cupti_ms for p in pairs] == pytest.approx([2.0] * 12)
+    assert [p.events_ms for p in pairs] == pytest.approx([2.25] * 12)  # the same executions, the end event too
+    assert [p.flush_gap_ms for p in pairs] == pytest.approx([0.25] * 12)  # the start event between flush and unit
+    got = same_samples(pairs)
+    assert got["cupti_longer"] == 0 and got["events_minus_cupti_median_us"] == pytest.approx(250.0)
+
+
+def test_the_drained_timer_waits_after_every_flush_outside_the_span(env):
+    from kgpubench.measure.backends.cupti_clock import CuptiActivity
+
+    ct, gpu = env
+    with pytest.raises(ValueError, match="a wait after the flush \\(drain_us\\) needs the read flush"):
+        ct.L2Flusher(50 << 20, "write", drain_us=15.0)
+    flusher = ct.L2Flusher(50 << 20, "read", drain_us=1500.0)  # 1.5 ms: visible against the fake's 1 ms launches
+    assert flusher.entries == 2 and ct.L2Flusher(50 << 20, "read").entries == 1
+    pairs: list = []
+    s = ct.CupySampler(unit_of(gpu, 2, declare=True), method="cold", launches=1, blocker=ct.Blocker(),
+                       flusher=flusher, activity=CuptiActivity(FakeCuptiApi(gpu)), pairs=pairs)
+    assert s.run(12) == pytest.approx([2.0] * 12)  # the unit's span, not the wait
+    assert [p.flush_gap_ms for p in pairs] == pytest.approx([1.5] * 12)  # the spin, then a start event of 0 ms
+    assert [name for name, _a, _b in gpu.kernels].count("kg_drain") == 12
+    # 6 queue entries a sample (flush, spin, 2 events, 2 launches) in rounds of at most 30: 5 a round, 3 rounds
+    # (without the spin counted, 6 a round and 2 rounds)
+    assert gpu.blocks == 3 and gpu.timeouts == 0

@@ -152,6 +152,32 @@ def test_cupti_cold_samples_read_the_kernel_not_the_launch(backend, tmp_path):
     assert spin.method == "cupti" and 0.03 < spin.stats.median < 0.2
 
 
+def test_cupti_samples_read_by_their_own_event_pairs_and_the_drained_wait(backend, tmp_path):
+    """Issue 44 on a real GPU: every CUPTI-timed sample is also read by its own event pair, never longer than it;
+    the drained timer's spin lies between the flush and the unit, outside the unit's span."""
+    pytest.importorskip("cupti", reason="the cupti cold timers need cupti-python")
+    from kgpubench.measure.backends.cupti_clock import same_samples
+    from kgpubench.measure.backends.cupy_timing import DRAIN_US
+    from kgpubench.measure.runner import time_unit
+
+    for timer in ("cupti", "cupti-drained"):
+        b = get_backend("cupy", cold_timer=timer)
+        unit = _vadd(b, tmp_path, 1 << 20)
+        b.cold_pairs = pairs = []
+        try:
+            got = time_unit(b, unit, l2_policy="flushed")
+        finally:
+            b.cold_pairs = None
+        same = same_samples(pairs)
+        assert got.method == "cupti" and same["samples"] >= 10, (timer, same)
+        assert same["cupti_longer"] == 0, (timer, same)
+        assert same["events_median_us"] > same["cupti_median_us"], (timer, same)
+        if timer == "cupti-drained":
+            assert same["flush_gap_median_us"] >= DRAIN_US, same
+        else:
+            assert same["flush_gap_median_us"] < DRAIN_US, same
+
+
 def test_power_window_on_the_energy_counter(backend, tmp_path):
     from kgpubench.measure.power import measure_power
 

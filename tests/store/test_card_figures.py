@@ -153,3 +153,40 @@ def test_every_generated_block_of_the_committed_card_agrees_with_the_shipped_row
     text = CARD_PATH.read_text()
     assert set(shipped_blocks) >= block_names(text)
     assert block_differences(text, {name: shipped_blocks[name] for name in block_names(text)}) == []
+
+
+def test_cross_board_spread_compares_boards_not_runs_and_one_timing_method_at_a_time():
+    import pandas as pd
+
+    from kgpubench.store.card_figures import cross_board_spread
+
+    rows = pd.DataFrame([
+        # a: board X 1.0; board Y two runs 1.1 and 1.3 (median 1.2) -> 1.2 / 1.0 - 1
+        ("a", "graph", "X", "ok", 1.0), ("a", "graph", "Y", "ok", 1.1), ("a", "graph", "Y", "ok", 1.3),
+        ("b", "graph", "X", "ok", 2.0), ("b", "graph", "X", "ok", 4.0),  # two runs, one board: not across boards
+        ("c", "graph", "X", "ok", 1.0), ("c", "graph", "Y", "failed", None),  # a failed row is no time
+        ("d", "cold", "X", "ok", 1.0), ("d", "cupti", "Y", "ok", 3.0),  # two timers: not the same label
+        ("e", "graph", "Y", "ok", 5.0), ("e", "graph", "X", "ok", 4.0),  # the order of the boards does not matter
+    ], columns=["row_id", "timing_method", "gpu_uuid_hash", "status", "time_ms_median"])
+    spread = cross_board_spread(rows)
+    assert sorted(spread.index.get_level_values(0)) == ["a", "e"]
+    assert spread.loc[("a", "graph")] == pytest.approx(0.2) and spread.loc[("e", "graph")] == pytest.approx(0.25)
+
+
+@needs_checkout
+def test_the_card_counts_the_shipped_configurations_measured_on_two_boards(shipped_blocks):
+    """The count in the card's cross-board line, against the row ids of the shipped stencil rows that two
+    boards hold (read straight from the parquet parts)."""
+    store = Store(default_data_dir())
+    boards: dict[str, set] = {}
+    for entry in store.files("stencil"):
+        t = pq.read_table(store.path / entry["path"], columns=["row_id", "gpu_uuid_hash", "status",
+                                                              "measurement_protocol", "source"])
+        keep = pc.and_(pc.and_(pc.equal(t["source"], "measured"), pc.equal(t["status"], "ok")),
+                       pc.fill_null(pc.equal(t["measurement_protocol"], 2), False))
+        for rid, board in zip(t.filter(keep)["row_id"].to_pylist(), t.filter(keep)["gpu_uuid_hash"].to_pylist()):
+            boards.setdefault(rid, set()).add(board)
+    twice = sum(len(b) > 1 for b in boards.values())
+    assert twice > 0  # the H200's stencil rows of 2026-11-29 repeat configurations of 2026-11-26's boards
+    line = next(x for x in shipped_blocks["figures:protocol2"].splitlines() if "Measured again on another board" in x)
+    assert f"`stencil` {twice:,} configurations, median " in line

@@ -24,7 +24,14 @@ from kgpubench.measure.backends.base import (
     uuid_hash,
 )
 from kgpubench.measure.backends.cupti_clock import CuptiActivity
-from kgpubench.measure.backends.cupy_timing import COLD_TIMERS, FLUSH_MODES, Blocker, CupySampler, L2Flusher
+from kgpubench.measure.backends.cupy_timing import (
+    COLD_TIMERS,
+    DRAIN_US,
+    FLUSH_MODES,
+    Blocker,
+    CupySampler,
+    L2Flusher,
+)
 from kgpubench.measure.compile_cache import CompileCache, CupyNvrtc, FeatureDevice, Variant, default_jobs, precompile
 from kgpubench.measure.power import open_nvml_device
 from kgpubench.measure.suite import Case, Dim3, KernelSource
@@ -50,12 +57,18 @@ def cupy_available() -> tuple[bool, str]:
 
 
 def check_cold_timer(cold_timer: str, l2_flush: str = "read") -> None:
-    """Refuse an unknown cold timer, or CUPTI with the write flush (CUPTI's samples are marked by the read
+    """Refuse an unknown cold timer, or a CUPTI timer with the write flush (CUPTI's samples are marked by the read
     flush's kernel), before CuPy or CUPTI is needed."""
     if cold_timer not in COLD_TIMERS:
         raise OptionError(f"unknown cold timer {cold_timer!r} (--cold-timer); use one of {', '.join(COLD_TIMERS)}")
-    if cold_timer == "cupti" and l2_flush != "read":
-        raise OptionError(f"the cupti cold timer needs the read L2 flush, not {l2_flush!r}; use l2_flush='read'")
+    if uses_cupti(cold_timer) and l2_flush != "read":
+        raise OptionError(f"the {cold_timer} cold timer needs the read L2 flush, not {l2_flush!r}; use "
+                          "l2_flush='read'")
+
+
+def uses_cupti(cold_timer: str) -> bool:
+    """Whether the cold timer reads CUPTI's kernel records (``cupti``, ``cupti-drained``)."""
+    return cold_timer.startswith("cupti")
 
 
 class CupyKernel:
@@ -116,8 +129,10 @@ class CupyBackend:
         self._nvml_tried = False
         self._blocker: Any = None
         self._flusher: Any = None
+        # set to a list, it receives every CUPTI-timed cold sample read both ways (timing_agreement's proof)
+        self.cold_pairs: list | None = None
         # CUPTI's collector, before any measuring: a machine where it cannot record fails here, in one line
-        self._activity = CuptiActivity.get() if cold_timer == "cupti" else None
+        self._activity = CuptiActivity.get() if uses_cupti(cold_timer) else None
 
     @property
     def capabilities(self) -> Capabilities:
@@ -207,10 +222,12 @@ class CupyBackend:
         flusher = None
         if method == "cold":
             if self._flusher is None:
-                self._flusher = L2Flusher(self.device().l2_bytes, self.l2_flush)
+                drain = DRAIN_US if self.cold_timer == "cupti-drained" else 0.0
+                self._flusher = L2Flusher(self.device().l2_bytes, self.l2_flush, drain_us=drain)
             flusher = self._flusher
         return CupySampler(fn, method=method, launches=launches, blocker=self._blocker, flusher=flusher,
-                           activity=self._activity if method == "cold" else None)
+                           activity=self._activity if method == "cold" else None,
+                           pairs=self.cold_pairs if method == "cold" else None)
 
     def synchronize(self) -> None:
         import cupy

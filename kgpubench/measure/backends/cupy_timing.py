@@ -19,10 +19,16 @@ fast as it can (such a sample can include gaps where the host fell behind; the r
 stream``). A blocking kernel that gives up costs ``TIMEOUT_S``. CuPy is imported inside the functions that use
 it.
 
-Cold samples have two timers (``CupyBackend(cold_timer=...)``): ``events``, the event pair around each call (rows
-``timing_method = cold``; it reads the launch too, about 2 us on an H200), and ``cupti``, the kernels' own GPU
+Cold samples have three timers (``CupyBackend(cold_timer=...)``): ``events``, the event pair around each call (rows
+``timing_method = cold``; it reads the launch too, about 2 us on an H200), ``cupti``, the kernels' own GPU
 timestamps from CUPTI's activity records (rows ``timing_method = cupti``; see
-:mod:`kgpubench.measure.backends.cupti_clock`).
+:mod:`kgpubench.measure.backends.cupti_clock`), and ``cupti-drained``, as ``cupti`` with a spin kernel of
+:data:`DRAIN_US` between the flush and the unit (``[flush, spin, event, unit, event]``), so that lines the flush
+evicted have time to be written back before the unit starts; CUPTI's span of the unit does not include the spin.
+Its rows also record ``timing_method = cupti`` (the column has no value of its own for it yet). With a CUPTI
+timer the event pairs are still recorded: ``CupyBackend.cold_pairs`` (a list, when set) receives every sample
+read both ways (:class:`~kgpubench.measure.backends.cupti_clock.PairedSample`; warm-up samples and rounds the
+clock watch drops included), for the proof's same-sample comparison (``benchmarks/timing_agreement.py``).
 """
 
 from __future__ import annotations
@@ -32,7 +38,14 @@ from collections.abc import Callable
 from typing import Any
 
 from kgpubench.measure.backends.base import CaptureUnsupported
-from kgpubench.measure.backends.cupti_clock import BLOCKING_KERNEL, FLUSH_KERNEL, CuptiActivity, sample_spans_ms
+from kgpubench.measure.backends.cupti_clock import (
+    BLOCKING_KERNEL,
+    DRAIN_KERNEL,
+    FLUSH_KERNEL,
+    CuptiActivity,
+    PairedSample,
+    round_samples,
+)
 
 BLOCKING_SOURCE = r"""
 extern "C" __global__ void kg_block_stream(volatile int* release, volatile int* timed_out,
@@ -94,8 +107,19 @@ extern "C" __global__ void kg_l2_read(const unsigned long long* __restrict__ p, 
     if (acc == 0x5bd1e9955bd1e995ULL) { *sink = acc; }  /* never true (the buffer is zero): keeps the loads */
 }
 """
+DRAIN_SOURCE = r"""
+extern "C" __global__ void kg_drain(unsigned long long wait_ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < wait_ns);
+}
+"""
 FLUSH_MODES = ("write", "read")
-COLD_TIMERS = ("events", "cupti")  # how a cold sample is timed: its event pair, or CUPTI's kernel records
+# how a cold sample is timed: its event pair, CUPTI's kernel records, or those with a wait after the flush
+COLD_TIMERS = ("events", "cupti", "cupti-drained")
+# The cupti-drained timer's wait between the flush and the unit: the time to write a whole L2 of dirty lines
+# back to memory (about 12 us on an H200, docs/GPU_SESSION.md), with a margin
+DRAIN_US = 15.0
 
 
 class L2Flusher:
@@ -109,12 +133,17 @@ class L2Flusher:
     compares them.
     """
 
-    def __init__(self, l2_bytes: int | None, mode: str = "read") -> None:
+    def __init__(self, l2_bytes: int | None, mode: str = "read", drain_us: float = 0.0) -> None:
         if mode not in FLUSH_MODES:
             raise ValueError(f"unknown L2 flush mode {mode!r}; use one of {', '.join(FLUSH_MODES)}")
+        if drain_us and mode != "read":
+            raise ValueError("a wait after the flush (drain_us) needs the read flush (CUPTI marks samples by it)")
         import cupy
 
         self.mode = mode
+        self.drain_us = float(drain_us)  # a spin kernel of this long after every flush (0: none)
+        self._drain = cupy.RawKernel(DRAIN_SOURCE, DRAIN_KERNEL) if drain_us > 0 else None
+        self.entries = 2 if self._drain is not None else 1  # queue entries one flush takes
         self.nbytes = max(2 * int(l2_bytes or 0), 8 << 20)
         self._buf = cupy.zeros(self.nbytes, dtype=cupy.uint8)
         self._value = 0
@@ -129,6 +158,8 @@ class L2Flusher:
 
         if self._kernel is not None:  # launches on CuPy's current stream, which the sampler holds
             self._kernel(self._grid, (256,), (self._buf, np.uint64(self.nbytes // 8), self._sink))
+            if self._drain is not None:  # one thread spinning: the memory system is left to drain
+                self._drain((1,), (1,), (np.uint64(int(self.drain_us * 1000)),))
             return
         self._value ^= 1  # alternate the value: no write is ever a no-op
         cupy.cuda.runtime.memsetAsync(self._buf.data.ptr, self._value, self.nbytes, stream.ptr)
@@ -138,7 +169,8 @@ class CupySampler:
     """A :class:`kgpubench.measure.timing.Sampler` for one unit of work on the GPU."""
 
     def __init__(self, fn: Callable[[], None], *, method: str, launches: int, blocker: Blocker,
-                 flusher: L2Flusher | None, activity: CuptiActivity | None = None) -> None:
+                 flusher: L2Flusher | None, activity: CuptiActivity | None = None,
+                 pairs: list[PairedSample] | None = None) -> None:
         import cupy
 
         if method not in ("graph", "batch", "cold"):
@@ -150,6 +182,7 @@ class CupySampler:
         self._cold = method == "cold"  # an L2 flush and an event pair around every single call
         self._fn, self._blocker, self._flusher = fn, blocker, flusher
         self._activity = activity  # cold samples timed by CUPTI's kernel records instead of their event pairs
+        self._pairs = pairs  # where CUPTI's samples go read both ways too (the proof's same-sample comparison)
         self._unit_entries = max(1, int(getattr(fn, "queue_entries", 1)))  # launches one call of fn enqueues
         self._stream = cupy.cuda.Stream(non_blocking=True)
         self._graph = None
@@ -185,7 +218,7 @@ class CupySampler:
             return 2
         if self.method in ("batch", "stream"):
             return self.launches * self._unit_entries + 1
-        return 2 + self._unit_entries + (1 if self._flusher else 0)
+        return 2 + self._unit_entries + (self._flusher.entries if self._flusher else 0)
 
     def run(self, samples: int) -> list[float]:
         out: list[float] = []
@@ -263,7 +296,11 @@ class CupySampler:
 
         pending[-1][1].synchronize()
         if self._activity is not None:  # the kernels' own GPU timestamps, not the event pairs around them
-            return sample_spans_ms(self._activity.stop(), len(pending))
+            samples = round_samples(self._activity.stop(), len(pending))
+            if self._pairs is not None:  # the same executions between their own event pairs
+                self._pairs.extend(PairedSample(s.span_ms, float(cupy.cuda.get_elapsed_time(a, b)), s.flush_gap_ms)
+                                   for s, (a, b) in zip(samples, pending))
+            return [s.span_ms for s in samples]
         return [float(cupy.cuda.get_elapsed_time(a, b)) for a, b in pending]
 
     def close(self) -> None:
