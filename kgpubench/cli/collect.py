@@ -28,7 +28,16 @@ SUITE_OPTION = typer.Option(None, "--suite", "-s", help="Suite to run (regular, 
                             "for several. Default: all, in that order.")
 KERNEL_OPTION = typer.Option(None, "--kernel", "-k", help="Only this kernel; repeatable.")
 OUT_OPTION = typer.Option(DEFAULT_OUT, "--out", "-o", help="Output folder; each suite writes the shard folder "
-                          "OUT/<suite>/. Rerunning skips rows already there.")
+                          "OUT/<suite>/. Rerunning skips rows already there (and --store's).")
+STORE_OPTION = typer.Option(None, "--store", help="Dataset store whose configurations are not measured again: "
+                            "a stored row of this GPU model, measurement protocol, L2 policy (and, flushed, cold "
+                            "timer) with status ok is skipped; failures are measured again. Default: the packaged "
+                            "store (kgpubench/data). docs/GPU_SESSION.md, 'Resuming across calls'.")
+REMEASURE_OPTION = typer.Option(False, "--remeasure-stored", help="Measure the configurations the store already "
+                                "holds too (a repeat study); only the rows of --out are skipped.")
+GPU_NAME_OPTION = typer.Option(None, "--gpu-name", help="With --dry-run: also count, per suite, the configurations "
+                               "the store holds for this GPU (its name as rows record it, e.g. 'NVIDIA H200') and "
+                               "those left to measure.")
 MAX_MINUTES_OPTION = typer.Option(None, "--max-minutes", min=0.0,
                                   help="Per suite: start no new configuration after this many minutes.")
 
@@ -57,8 +66,15 @@ def collect(
     ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]", help="One Ray actor per GPU of the "  # noqa: UP045
                                       "cluster at ADDRESS (auto, HOST:PORT; none: Ray on this machine), each "
                                       "measuring its share; --device is then Ray's choice. docs/RAY.md."),
+    store: Optional[Path] = STORE_OPTION,  # noqa: UP045
+    remeasure_stored: bool = REMEASURE_OPTION,
+    gpu_name: Optional[str] = GPU_NAME_OPTION,  # noqa: UP045
 ) -> None:
-    """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration."""
+    """Measure the suites on this GPU: verify, time, power, features, provenance; one row per configuration.
+
+    Configurations whose rows are already in --out, or in the dataset store (--store, default the packaged
+    one), are skipped: a session continues where the store stops.
+    """
     from kgpubench.foundation.files import refuse_stdout
     from kgpubench.measure.backends.registry import get_backend
     from kgpubench.measure.suites import available_suites, load_suite
@@ -82,15 +98,20 @@ def collect(
     if ray is not None and cold_timer != "events":
         raise OptionError(f"--cold-timer {cold_timer} is not available with --ray yet; collect without --ray, "
                           "or drop --cold-timer.")
+    store_path = _store_path(store, remeasure_stored, gpu_name, dry_run)
     if dry_run:
-        _print_plan(suites, selected, quick, out, as_json)
+        _print_plan(suites, selected, quick, out, as_json,
+                    against=(gpu_name, store_path, l2, cold_timer) if gpu_name else None)
         return
+    if store_path is not None:
+        _check_store(store_path, suites, l2, cold_timer)  # a bad store: one line, before any GPU work
     if ray is not None:  # the only place Ray is reached from this command
         from kgpubench.ray import cli as ray_cli
 
+
         # no usable GPU in the cluster: NoGpuError, one line and exit NO_GPU_EXIT
         summaries = ray_cli.collect(ray, suites, selected, quick=quick, out=out, max_minutes=max_minutes,
-                                    lock_mode=lock_mode, l2=l2)
+                                    lock_mode=lock_mode, l2=l2, store=store_path)
         if as_json:
             typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
         return
@@ -101,12 +122,38 @@ def collect(
     with ClockLock(backend.nvml() if backend.capabilities.clocks else None, lock_mode) as lock:
         Console(stderr=True).print(lock.note)
         summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes,
-                                      clocks_locked=lock.locked, l2=l2) for s in suites}
+                                      clocks_locked=lock.locked, l2=l2, store=store_path) for s in suites}
     from kgpubench.store.bundle import finish_collect  # one file to send: validated shards, machine report, summary
 
     finish_collect(out, [out / s.name for s in suites], backend.device(), summaries)
     if as_json:
         typer.echo(json.dumps(summaries, sort_keys=True, indent=1))
+
+
+def _store_path(store: Path | None, remeasure: bool, gpu_name: str | None, dry_run: bool) -> Path | None:
+    """The store whose configurations are skipped (``None``: none, with --remeasure-stored)."""
+    if remeasure and store is not None:
+        raise OptionError(f"--store {store} and --remeasure-stored contradict each other: --store names the store "
+                          "whose configurations are skipped, --remeasure-stored skips none; pass one of them.")
+    if gpu_name is not None and not dry_run:
+        raise OptionError("--gpu-name is for --dry-run only (a collection takes the name of the GPU it measures "
+                          "on); drop it, or add --dry-run.")
+    if remeasure:
+        return None
+    if store is not None:
+        return store
+    from kgpubench.resources import default_data_dir
+
+    return default_data_dir()
+
+
+def _check_store(store: Path, suites, l2: str | None, cold_timer: str) -> None:
+    """Read what ``store`` holds for each suite now, so that a malformed store fails before the GPU is touched."""
+    from kgpubench.measure.runner import CollectOptions
+    from kgpubench.measure.stored import stored_rows
+
+    for s in suites:
+        stored_rows(store, s.table, l2_policy=CollectOptions(l2_policy=l2).policy_for(s), cold_timer=cold_timer)
 
 
 def _kernels_for(s, kernel: list[str] | None, several: bool) -> list[str] | None:
@@ -128,7 +175,10 @@ def _all_kernels(suites) -> list[str]:
     return sorted({k for s in suites for k in suite_kernels(s)})
 
 
-def _print_plan(suites, selected: dict, quick: bool, out: Path, as_json: bool) -> None:
+def _print_plan(suites, selected: dict, quick: bool, out: Path, as_json: bool, against: tuple | None = None) -> None:
+    """The plan per suite; with ``against`` (GPU name, store or None, --l2, --cold-timer), also how many of its
+    configurations the store holds for that GPU and how many are left."""
+    from kgpubench.measure.api import left_to_measure
     from kgpubench.measure.api import plan as plan_cases
 
     plan = {}
@@ -137,17 +187,30 @@ def _print_plan(suites, selected: dict, quick: bool, out: Path, as_json: bool) -
         per_kernel = Counter(c.key.get("kernel", c.source.kernel) for c in cases)
         plan[s.name] = {"table": s.table, "out": str(out / s.name), "cases": len(cases),
                         "kernels": dict(sorted(per_kernel.items()))}
+        if against is not None:
+            gpu_name, store, l2, cold_timer = against
+            found = {"gpu_name": gpu_name, "store": None, "store_version": None, "stored": 0, "left": len(cases)}
+            if store is not None:
+                left = left_to_measure(s, gpu_name=gpu_name, store=store, quick=quick, kernels=selected[s.name],
+                                       l2_policy=l2, cold_timer=cold_timer)
+                found.update(store=str(left.stored.path), store_version=left.stored.version, stored=left.held,
+                             left=left.left)
+            plan[s.name].update(found)
     if as_json:
         typer.echo(json.dumps(plan, sort_keys=True, indent=1))
         return
     for name, p in plan.items():
         typer.echo(f"{name}: {p['cases']} cases -> {p['out']} (table {p['table']})")
+        if "left" in p:
+            where = (f"the store {p['store']} (dataset {p['store_version']}) holds {p['stored']:,}"
+                     if p["store"] is not None else "nothing skipped (--remeasure-stored)")
+            typer.echo(f"  for {p['gpu_name']}: {where}; {p['left']:,} left to measure")
         for k, n in p["kernels"].items():
             typer.echo(f"  {k}: {n}")
 
 
 def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | None, *, clocks_locked: bool = False,
-             l2: str | None = None) -> dict[str, Any]:
+             l2: str | None = None, store: Path | None = None) -> dict[str, Any]:
     """One suite through :func:`kgpubench.measure.api.collect`, with a progress bar and a line at the end; its
     :class:`~kgpubench.measure.runner.CollectSummary` as the ``--json`` dict."""
     from rich.console import Console
@@ -171,8 +234,12 @@ def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | N
         def progress(done: int, total: int, label: str) -> None:
             bar.update(task, completed=done, total=total, description=label[:60])
 
+        def notice(line: str) -> None:
+            bar.console.print(line, markup=False, highlight=False)
+
         summary = collect_suite(s, backend=backend, out=out, quick=quick, kernels=kernels, max_minutes=max_minutes,
-                                clocks_locked=clocks_locked, l2_policy=l2, progress=progress).summary
+                                clocks_locked=clocks_locked, l2_policy=l2, store=store, progress=progress,
+                                notice=notice).summary
     console.print(summary.line(s.name))
     return summary.to_dict()
 

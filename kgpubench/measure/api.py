@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,9 @@ from kgpubench.measure.backends.base import Backend
 from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import MIN_WINDOW_MS
-from kgpubench.measure.runner import CollectOptions, CollectSummary, run_suite, select_cases
+from kgpubench.measure.runner import CollectOptions, CollectSummary, keyed_cases, run_suite, select_cases
 from kgpubench.measure.settings import StopRule
+from kgpubench.measure.stored import StoredRows, stored_rows
 from kgpubench.measure.suite import Case
 from kgpubench.measure.suites import load_suite
 from kgpubench.schema import get_table
@@ -71,11 +72,14 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
             kernels: Sequence[str] | None = None, max_minutes: float | None = None, l2_policy: str | None = None,
             rule: StopRule | None = None, seed: int = 0, power_window_ms: float = MIN_WINDOW_MS,
             clocks_locked: bool = False, row_ids: Iterable[str] | None = None, device: int = 0,
-            progress: Callable[[int, int, str], None] | None = None) -> Collected:
+            store: Path | str | None = None, progress: Callable[[int, int, str], None] | None = None,
+            notice: Callable[[str], None] | None = None) -> Collected:
     """Measure ``suite`` on ``backend`` into the shard folder ``out/<suite>/`` and return its rows and summary.
 
-    Rerunning with the same ``out`` resumes: rows already in the folder are skipped. Each row is on the disk
-    before the next case starts.
+    Rerunning with the same ``out`` resumes: rows already in the folder are skipped, and so, with ``store``,
+    are the configurations that dataset store already holds for this collection (the same GPU model,
+    measurement protocol, L2 policy and cold timer, status ok: :mod:`kgpubench.measure.stored`). Each row is on
+    the disk before the next case starts.
 
     Parameters
     ----------
@@ -107,8 +111,14 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
         Only the cases with these row ids.
     device : int
         CUDA device index when ``backend`` is ``"cupy"``.
+    store : Path or str, optional
+        A dataset store folder (``kgpubench collect`` passes the packaged one, ``kgpubench/data``, unless told
+        otherwise): its configurations are not measured again. ``None`` (the default here): skip only the rows
+        of ``out``.
     progress : callable, optional
         ``progress(done, total, label)`` after each case.
+    notice : callable, optional
+        ``notice(line)`` once before the cases, with ``store``: how many of them the store holds.
 
     Returns
     -------
@@ -120,6 +130,9 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
     ------
     kgpubench.errors.NoGpuError
         ``backend="cupy"`` and no usable GPU (nothing is written).
+    kgpubench.errors.KgpubenchError
+        ``store`` is missing, not a store, or holds a part that cannot be read (one line naming the path; nothing
+        is written).
     kgpubench.errors.ContextLostError
         A case left a sticky CUDA error; its row is saved, rerun to resume after it.
 
@@ -145,9 +158,12 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
                              rule=rule or StopRule(), l2_policy=l2_policy, power_window_ms=power_window_ms,
                              seed=seed, clocks_locked=clocks_locked,
                              row_ids=frozenset(row_ids) if row_ids is not None else None)
+    if store is not None:
+        options = replace(options, stored=stored_rows(store, suite_obj.table, l2_policy=options.policy_for(suite_obj),
+                                                      cold_timer=getattr(be, "cold_timer", None)))
     writer = ShardWriter(Path(out) / suite_obj.name, suite_obj.table)
     try:
-        summary = run_suite(suite_obj, be, writer, options, progress=progress)
+        summary = run_suite(suite_obj, be, writer, options, progress=progress, notice=notice)
     finally:
         writer.close()
     summary.out = str(writer.folder)
@@ -180,4 +196,36 @@ def plan(suite: str | Any, *, quick: bool = False, kernels: Sequence[str] | None
     return select_cases(suite_obj, CollectOptions(quick=quick, kernels=list(kernels) if kernels else None))
 
 
-__all__ = ["DEFAULT_OUT", "Collected", "collect", "plan"]
+@dataclass(frozen=True)
+class Left:
+    """What :func:`left_to_measure` finds: of ``total`` planned configurations, those with the row ids
+    ``held_ids`` are in the store ``stored``."""
+
+    total: int
+    held_ids: frozenset[str]
+    stored: StoredRows
+
+    @property
+    def held(self) -> int:
+        return len(self.held_ids)
+
+    @property
+    def left(self) -> int:
+        return self.total - self.held
+
+
+def left_to_measure(suite: str | Any, *, gpu_name: str, store: Path | str, quick: bool = False,
+                    kernels: Sequence[str] | None = None, l2_policy: str | None = None,
+                    cold_timer: str | None = None) -> Left:
+    """How many of the configurations :func:`plan` lists the dataset store ``store`` already holds for a
+    collection on ``gpu_name`` (no GPU needed: the row ids take the GPU's name only; a suite sized by the GPU plans
+    for a default), by the rule of :mod:`kgpubench.measure.stored`."""
+    suite_obj = load_suite(suite) if isinstance(suite, str) else suite
+    options = CollectOptions(quick=quick, kernels=list(kernels) if kernels else None, l2_policy=l2_policy)
+    cases = select_cases(suite_obj, options)
+    stored = stored_rows(store, suite_obj.table, l2_policy=options.policy_for(suite_obj), cold_timer=cold_timer)
+    ids = [rid for _c, _b, rid in keyed_cases(cases, get_table(suite_obj.table), {"gpu_name": gpu_name})]
+    return Left(total=len(ids), held_ids=frozenset(ids) & stored.row_ids, stored=stored)
+
+
+__all__ = ["DEFAULT_OUT", "Collected", "Left", "collect", "left_to_measure", "plan"]

@@ -26,6 +26,7 @@ from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import MIN_WINDOW_MS, THROTTLE_MASK, idle_power, measure_power
 from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
 from kgpubench.measure.settings import CaseSettings
+from kgpubench.measure.stored import StoredRows
 from kgpubench.measure.suite import Case, SuiteBase, as_suite, launch_columns
 from kgpubench.measure.timing import (
     L2_METHOD,
@@ -67,6 +68,9 @@ class CollectOptions:
         Whether the SM clock is locked for this collection (recorded on every row).
     row_ids : set of str, optional
         Only the cases with these row ids (a repeat of chosen configurations); ``None``: all.
+    stored : StoredRows, optional
+        The rows a dataset store already holds for this collection (:func:`kgpubench.measure.stored.stored_rows`):
+        their cases are skipped. ``None``: skip only the rows of the output folder.
     """
 
     quick: bool = False
@@ -78,6 +82,7 @@ class CollectOptions:
     seed: int = 0
     clocks_locked: bool = False
     row_ids: frozenset[str] | None = None
+    stored: StoredRows | None = None
 
     def policy_for(self, suite: Any) -> str:
         """The L2 policy for ``suite``: this option's, else the suite's declared one, else ``warm``."""
@@ -100,6 +105,9 @@ class CollectSummary:
         Rows written now.
     skipped : int
         Cases whose row was already in the output (resume).
+    stored : int
+        Cases skipped because a dataset store holds their row (:attr:`CollectOptions.stored`), not counting
+        those already in the output.
     statuses : Counter
         Rows written now, by ``status``.
     stopped_early : bool
@@ -119,6 +127,7 @@ class CollectSummary:
     total: int = 0
     written: int = 0
     skipped: int = 0
+    stored: int = 0
     statuses: Counter = field(default_factory=Counter)
     stopped_early: bool = False
     measured_ms: float = 0.0
@@ -129,14 +138,15 @@ class CollectSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as ``kgpubench collect --json`` prints it (and the collect bundle stores it)."""
-        return {"written": self.written, "skipped": self.skipped, "total": self.total,
+        return {"written": self.written, "skipped": self.skipped, "stored": self.stored, "total": self.total,
                 "statuses": dict(self.statuses), "stopped_early": self.stopped_early, "wall_s": self.wall_s,
                 "measured_ms": self.measured_ms, "run_id": self.run_id, "out": self.out}
 
     def line(self, suite: str) -> str:
         """One line for the log: rows written and skipped, statuses, an early stop, the folder."""
         statuses = ", ".join(f"{k}={v}" for k, v in sorted(self.statuses.items())) or "nothing new"
-        return (f"{suite}: {self.written} rows written, {self.skipped} already there ({statuses})"
+        in_store = f", {self.stored} already in the store" if self.stored else ""
+        return (f"{suite}: {self.written} rows written, {self.skipped} already there{in_store} ({statuses})"
                 f"{'; stopped at --max-minutes' if self.stopped_early else ''} -> {self.out}")
 
 
@@ -327,17 +337,20 @@ def suite_kernels(suite: Any) -> list[str]:
 
 
 def run_suite(suite: Any, backend: Backend, writer: ShardWriter, options: CollectOptions = CollectOptions(), *,
-              progress: Callable[[int, int, str], None] | None = None) -> CollectSummary:
+              progress: Callable[[int, int, str], None] | None = None,
+              notice: Callable[[str], None] | None = None) -> CollectSummary:
     """Collect one suite with the harness (:func:`collect_suite`): what ``kgpubench collect`` and the Ray
     actors call for every suite."""
-    return collect_suite(as_suite(suite), backend, writer, options, progress=progress)
+    return collect_suite(as_suite(suite), backend, writer, options, progress=progress, notice=notice)
 
 
 def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: CollectOptions = CollectOptions(),
                   *, progress: Callable[[int, int, str], None] | None = None,
                   features: Callable[[Case, Any], dict[str, Any]] | None = None,
-                  clock: Callable[[], float] = time.monotonic) -> CollectSummary:
-    """Measure every case of ``suite`` not yet in ``writer``'s shard and append each row as it finishes.
+                  clock: Callable[[], float] = time.monotonic,
+                  notice: Callable[[str], None] | None = None) -> CollectSummary:
+    """Measure every case of ``suite`` not yet in ``writer``'s shard (nor, with ``options.stored``, in a dataset
+    store) and append each row as it finishes.
 
     Each case is measured by :func:`measure_case`, or by the suite itself (:func:`measure_by_suite`) when it
     declares ``measures_itself``. ``progress(done, total, label)`` is called after each case;
@@ -346,7 +359,7 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     none for a table without static-feature columns). Before the loop, the cases still to measure are compiled
     ahead of time (``backend.precompile``, when there is one). The suite's caches are dropped at the end, also
     when a case raises. Raises :class:`ContextLostError` after writing the row of a case that left a sticky
-    CUDA error.
+    CUDA error. ``notice(line)`` gets one line before the loop: how many of the cases the store holds.
     """
     suite = as_suite(suite)
     table = get_table(suite.table)
@@ -362,14 +375,21 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     policy = options.policy_for(suite)
     reference_mhz = _reference_clock(backend, options)
     start = clock()
-    keyed = _keyed_cases(cases, table, gpu)
+    keyed = keyed_cases(cases, table, gpu)
     wanted = [(c, b, rid) for c, b, rid in keyed if options.row_ids is None or rid in options.row_ids]
-    features = _precompile(backend, [c for c, _b, rid in wanted if not writer.has(rid)], features, compute_features)
+    in_store = options.stored.row_ids if options.stored is not None else frozenset()
+    if options.stored is not None and notice is not None:
+        notice(options.stored.line(suite.name, sum(rid in in_store for _c, _b, rid in wanted), len(wanted),
+                                   gpu.get("gpu_name"), policy))
+    features = _precompile(backend, [c for c, _b, rid in wanted if not writer.has(rid) and rid not in in_store],
+                           features, compute_features)
     idle_w = _idle_power(backend, cases)
     try:
         for i, (case, base, rid) in enumerate(wanted):
             if writer.has(rid):
                 summary.skipped += 1
+            elif rid in in_store:
+                summary.stored += 1
             else:
                 if options.max_minutes is not None and (clock() - start) / 60.0 >= options.max_minutes:
                     summary.stopped_early = True
@@ -418,7 +438,7 @@ def _measure(case: Case, suite: SuiteBase, backend: Backend, how: CaseSettings) 
                         power_window_ms=how.power_window_ms, idle_w=how.idle_w, reference_mhz=how.reference_mhz)
 
 
-def _keyed_cases(cases: Sequence[Case], table: Table, gpu: dict[str, Any]) -> list[tuple[Case, dict, str]]:
+def keyed_cases(cases: Sequence[Case], table: Table, gpu: dict[str, Any]) -> list[tuple[Case, dict, str]]:
     """``(case, row base, row id)`` of every case, computed once (the resume check is a set lookup)."""
     out = []
     for case in cases:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,12 @@ RAY_HELP = ("Run on Ray: ADDRESS of a cluster (auto, HOST:PORT), or none to star
 
 
 def collect(address: str | None, suites: Sequence[Any], selected: dict[str, Any], *, quick: bool, out: Path,
-            max_minutes: float | None, lock_mode: str | float, l2: str | None) -> dict[str, dict]:
+            max_minutes: float | None, lock_mode: str | float, l2: str | None,
+            store: Path | None = None) -> dict[str, dict]:
     """``kgpubench collect --ray``: every suite on every GPU of the cluster, then the contribution bundle.
+
+    With ``store``, the configurations that dataset store holds for each GPU model are skipped, as in a serial
+    collection (:mod:`kgpubench.measure.stored`; Ray collects with the event cold timer only).
 
     Returns the per-suite summaries (as the serial command's, with ``run_ids`` and ``gpus``). Raises
     :class:`~kgpubench.errors.ClusterError` after writing the bundle when some partition did not finish.
@@ -26,13 +31,19 @@ def collect(address: str | None, suites: Sequence[Any], selected: dict[str, Any]
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from kgpubench.measure.runner import CollectOptions
+    from kgpubench.measure.stored import stored_rows
     from kgpubench.ray.collect import SuiteJob, collect_on_ray
     from kgpubench.ray.session import ray_session
 
     console = Console(stderr=True, highlight=False)
-    jobs = [SuiteJob(s.name, s.table, s.name, CollectOptions(quick=quick, kernels=selected[s.name],
-                                                             max_minutes=max_minutes, l2_policy=l2))
-            for s in suites]
+    jobs = []
+    for s in suites:
+        options = CollectOptions(quick=quick, kernels=selected[s.name], max_minutes=max_minutes, l2_policy=l2)
+        if store is not None:
+            options = replace(options, stored=stored_rows(store, s.table, l2_policy=options.policy_for(s)))
+            console.print(escape(f"{s.name}: the configurations the store {store} (dataset "
+                                 f"{options.stored.version}) holds for each GPU model are skipped"))
+        jobs.append(SuiteJob(s.name, s.table, s.name, options))
     with ray_session(address, allow_client=False):
         columns = (SpinnerColumn(), TextColumn("[bold]{task.fields[suite]}"), TextColumn("{task.description}"),
                    TimeElapsedColumn())
@@ -50,7 +61,8 @@ def collect(address: str | None, suites: Sequence[Any], selected: dict[str, Any]
     console.print(f"Ray: {len(report.devices)} GPU(s): {escape(_gpu_list(report.devices))}")
     for name, s in report.summaries.items():
         statuses = ", ".join(f"{k}={v}" for k, v in sorted(s["statuses"].items())) or "nothing new"
-        console.print(f"{name}: {s['written']} rows written, {s['skipped']} already there ({statuses})"
+        in_store = f", {s['stored']} already in the store" if s.get("stored") else ""
+        console.print(f"{name}: {s['written']} rows written, {s['skipped']} already there{in_store} ({statuses})"
                       f"{'; stopped at --max-minutes' if s['stopped_early'] else ''} -> {escape(s['out'])}")
     from kgpubench.store.bundle import finish_collect
 

@@ -419,7 +419,8 @@ def _collect_suite(ray: Any, job: SuiteJob, out: Path, actors: list[Any], groups
     finished = sorted((p.result for p in done if p.result is not None), key=lambda r: r["slot"])
     parts = [r["summary"] for r in finished]
     summary = CollectSummary(total=sum(s.total for s in parts), skipped=sum(s.skipped for s in parts),
-                             written=sum(statuses.values()), statuses=Counter(statuses),
+                             stored=sum(s.stored for s in parts), written=sum(statuses.values()),
+                             statuses=Counter(statuses),
                              stopped_early=any(s.stopped_early for s in parts),
                              measured_ms=sum(s.measured_ms for s in parts), wall_s=time.monotonic() - start,
                              out=str(out / job.name))

@@ -53,7 +53,8 @@ def test_kgpubench_collect_returns_typed_rows_and_the_summary_of_the_shard(tmp_p
     assert sorted(on_disk.column("row_id").to_pylist()) == sorted(done.rows.column("row_id").to_pylist())
     assert set(done.rows.column("status").to_pylist()) == {"ok"}
     assert done.rows.column("time_ms_median").to_pylist() == pytest.approx([0.5] * 4)
-    assert s.to_dict() == {"written": 4, "skipped": 0, "total": 4, "statuses": {"ok": 4}, "stopped_early": False,
+    assert s.to_dict() == {"written": 4, "skipped": 0, "stored": 0, "total": 4, "statuses": {"ok": 4},
+                           "stopped_early": False,
                            "wall_s": s.wall_s, "measured_ms": s.measured_ms, "run_id": s.run_id,
                            "out": str(tmp_path / "regular")}
     # a rerun resumes: nothing written, the same four rows returned

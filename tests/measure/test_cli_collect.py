@@ -54,6 +54,17 @@ def test_collect_path_imports_no_heavy_ml_packages():
     assert "HEAVY []" in res.stdout, res.stdout + res.stderr
 
 
+def test_reading_the_store_for_the_skip_imports_neither_pandas_nor_yaml():
+    """What the store holds is read from its manifest and five columns of each part: not through the card's modules
+    (pandas, PyYAML), which a GPU machine need not have."""
+    code = ("import sys\nsys.argv = ['kgpubench', 'collect', '--suite', 'npb', '--dry-run', '--gpu-name', "
+            "'NVIDIA H200']\nfrom kgpubench.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('HEAVY', sorted(m for m in ('pandas', 'yaml', 'kgpubench.store.store') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert "for NVIDIA H200: the store " in res.stdout and "HEAVY []" in res.stdout, res.stdout + res.stderr
+
+
 def test_kernel_filter_across_suites():
     res = _run("collect", "--suite", "regular", "--suite", "stencil", "--kernel", "fan1", "--dry-run", "--json")
     assert res.returncode == 0, res.stderr

@@ -56,7 +56,7 @@ def test_dry_run_of_a_short_lease_precompiles_in_the_background_and_skips_what_i
     comparison, fractional minutes, no overhead sample and no GPU tests."""
     env = {**os.environ, "OUT": str(tmp_path / "out"), "WORK": str(tmp_path / "work"), "PYTHON": sys.executable,
            "RESUME": str(tmp_path / "none"), "PRECOMPILE": "npb stencil", "PROOF_LIMIT": "150",
-           "TA_ARGS": "--flushed-only --flush-modes write,read", "OVERHEAD_ARGS": "skip"}
+           "TA_ARGS": "--flushed-only --flush-modes write,read", "OVERHEAD_ARGS": "skip", "GPU_NAME": "NVIDIA H200"}
     res = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_session.sh"), "--dry-run", "--no-gpu-tests",
                           "--minutes", "0.6", "--suites", "npb"], capture_output=True, text=True, check=False,
                          env=env, cwd=tmp_path, timeout=300)
@@ -68,6 +68,9 @@ def test_dry_run_of_a_short_lease_precompiles_in_the_background_and_skips_what_i
     assert not any("collect_overhead" in c or "-m pytest" in c or "gpu_ceilings" in c for c in commands)
     collect = next(c for c in commands if " collect " in c)
     assert "--max-minutes 0.6" in collect and collect.endswith("(limit 126s)")  # 0.6 min + 90 s, whole seconds
+    # the plan says what the packaged store holds for the GPU named, which the collection skips
+    held = next(ln for ln in res.stdout.splitlines() if ln.startswith("  for NVIDIA H200: the store "))
+    assert held.endswith(" left to measure") and "kgpubench/data (dataset " in held
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")

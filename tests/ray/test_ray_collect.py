@@ -112,6 +112,27 @@ def test_leftover_partition_folders_are_merged_first(tmp_path):
     assert (s["written"], s["skipped"], s["total"]) == (10, 2, 12)
 
 
+def test_configurations_a_store_holds_for_a_gpu_model_are_skipped_on_every_partition(tmp_path):
+    """As a serial collect with --store: the H100 configurations the store holds are not measured, by either of
+    the two H100 actors, and the summary counts them; the A100 (none stored) measures all of its own."""
+    from dataclasses import replace
+
+    from kgpubench.measure.stored import StoredRows
+
+    h100 = sorted(r["row_id"] for r in _serial(tmp_path / "serial", (fakes.H100,)))
+    held = frozenset(h100[::2])  # half of them, whichever partition they fall in
+    stored = StoredRows(tmp_path / "store", "1.0.0", "kernels", held)
+    job = _job()
+    devices = (fakes.H100, fakes.H100, fakes.A100)
+    report = collect_on_ray([replace(job, options=replace(job.options, stored=stored))], tmp_path / "ray",
+                            make_backend=fakes.FakeGpus(devices))
+    s = report.summaries["regular"]
+    assert (s["total"], s["stored"], s["written"], s["skipped"]) == (24, len(held), 24 - len(held), 0)
+    rows = ShardWriter(tmp_path / "ray" / "regular", "kernels").rows()
+    assert not held & {r["row_id"] for r in rows}
+    assert {r["row_id"] for r in rows if r["gpu_name"] == fakes.H100.name} == set(h100) - held
+
+
 def test_fake_rows_never_validate(tmp_path):
     from kgpubench.store.checks import validate_paths
 
