@@ -13,9 +13,9 @@ A stored row counts as there for a collection when all of these hold:
 * its ``status`` is ``ok``: a configuration stored as a failure (launch error, verification failed, infeasible,
   ...) is measured again;
 * its ``l2_policy`` is the collection's, and for a flushed (cold) collection its ``timing_method`` is the cold
-  timer's (``cold`` for ``--cold-timer events``, ``cupti`` for ``cupti`` and for ``cupti-drained``, whose rows
-  say ``cupti`` too): cold rows of the event timer never stop a CUPTI collection, nor the reverse (on 2026-11-26
-  the event timer's flushed rows read about 2 us high and were not merged). A warm collection takes any warm
+  timer's (``cold`` for ``--cold-timer events``, else the timer's own name, ``cupti`` or ``cupti-drained``):
+  cold rows of the event timer never stop a CUPTI collection, nor the reverse (on 2026-11-26 the event timer's
+  flushed rows read about 2 us high and were not merged). A warm collection takes any warm
   method (``graph``, ``batch``, ``stream``, ``app``): the harness picks it per unit, not the user.
 
 Reading is cheap: the manifest (:mod:`kgpubench.store.manifest`) and five columns of each listed part, with no
@@ -41,9 +41,8 @@ from kgpubench.store.shards import read_file
 
 COLUMNS = ("row_id", "status", "measurement_protocol", "l2_policy", "timing_method")
 REQUIRED = ("row_id", "status")  # every schema version has them; the protocol columns came later (null before)
-# --cold-timer -> the timing_method its rows record (cupti-drained's rows say cupti too: the column has no value of
-# its own for it yet, so cupti and cupti-drained rows stop each other's collections)
-COLD_METHODS = {"events": "cold", "cupti": "cupti", "cupti-drained": "cupti"}
+# --cold-timer -> the timing_method its rows record
+COLD_METHODS = {"events": "cold", "cupti": "cupti", "cupti-drained": "cupti-drained"}
 FIX = "pass --store with a dataset store folder, or --remeasure-stored to measure every configuration"
 
 
