@@ -4,12 +4,14 @@ regrets, per-GPU bars, and lines over a log axis (an extra table's curves). Each
 salt, no date). Each has a ``*_figure`` twin that builds the figure without saving it (for the tests).
 
 Colours: a model has one colour on every plot of the site (:func:`colour_map`, built once per render from the
-labels each plot shows, passed to each function as ``colors``); legends sit below the axes, outside them, so
-they never cover a bar, a line or a point.
+labels each plot shows, passed to each function as ``colors``; it depends on the model's name and its plot-mates
+only, so a change to one task's models seldom recolours other tasks' plots); legends sit below the axes, outside
+them, so they never cover a bar, a line or a point.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,20 +30,35 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#a55194", "#6b6ecf", "#b5cf6b", "#e7ba52", "#d6616b", "#ce6dbd")
 
 
+STRONG = 9  # PALETTE's first colours (tab10 less its grey): a label starts among these
+
+
+def _preferred(label: str) -> tuple[str, ...]:
+    """The colours ``label`` tries, in order: a strong one chosen by a hash of the name (the same in every render,
+    whatever else the site shows), the other strong ones after it, then the rest of :data:`PALETTE`."""
+    start = int(hashlib.sha256(label.encode()).hexdigest(), 16) % STRONG
+    return PALETTE[start:STRONG] + PALETTE[:start] + PALETTE[STRONG:]
+
+
 def colour_map(groups: Sequence[Sequence[str]]) -> dict[str, str]:
     """One colour per label over all ``groups`` (the labels of each plot), the same wherever the label appears, and
-    different labels of one plot never share one: labels are coloured greedily (most plot-mates first, then by
-    name) with the first colour of :data:`PALETTE` none of their plot-mates has; beyond the palette the colours
-    repeat (a plot would then need more than its length of labels). Deterministic: the same groups give the
-    same map."""
+    different labels of one plot never share one.
+
+    Each label takes the first colour of its own order (:func:`_preferred`: where a hash of its name puts it
+    among the strong colours) that no plot-mate earlier in name order took; beyond the palette the colours
+    repeat (a plot would then need more than its length of labels). So a label's colour depends on its name and
+    on the colours of the plot-mates before it in name order, nothing else: a model added to, or dropped from,
+    one task's plots recolours only labels that share a plot with a recoloured one (the old greedy colouring,
+    most plot-mates first, could recolour the whole site). Deterministic: the same groups give the same map."""
     mates: dict[str, set[str]] = {}
     for group in groups:
         for label in group:
             mates.setdefault(label, set()).update(g for g in group if g != label)
     out: dict[str, str] = {}
-    for label in sorted(mates, key=lambda m: (-len(mates[m]), m)):
+    for label in sorted(mates):
         taken = {out[m] for m in mates[label] if m in out}
-        out[label] = next((c for c in PALETTE if c not in taken), PALETTE[len(out) % len(PALETTE)])
+        order = _preferred(label)
+        out[label] = next((c for c in order if c not in taken), order[len(taken) % len(order)])
     return out
 
 

@@ -31,8 +31,50 @@ def test_the_colour_map_is_one_colour_per_label_and_distinct_within_a_plot():
         assert len({got[m] for m in group}) == len(group), group
     assert plots.colour_map(list(reversed(groups))) == got  # the order of the plots does not matter
     assert all(c in plots.PALETTE for c in got.values())
-    # labels that never share a plot may share a colour: the palette's strong colours go round
-    assert plots.colour_map([("a",), ("b",)]) == {"a": plots.PALETTE[0], "b": plots.PALETTE[0]}
+    # a label alone takes the strong colour its name hashes to; labels that never share a plot may share one
+    alone = plots.colour_map([("a",), ("b",)])
+    assert alone == {"a": plots._preferred("a")[0], "b": plots._preferred("b")[0]}
+    assert set(alone.values()) <= set(plots.PALETTE[:plots.STRONG])
+
+
+def test_a_change_to_one_tasks_models_does_not_recolour_the_others():
+    """Issue-41 colours, made stable (2026-11-29): a render after one task's models changed recoloured plots of
+    unrelated tasks. A label's colour now depends on its name and its plot-mates only."""
+    site = [("lgbm", "median", "xgb"), ("transfer", "knn", "median"), ("oracle", "roofline", "xgb", "knn")]
+    before = plots.colour_map(site)
+    # a task's plot gains models that share no plot with the others: nobody else changes colour
+    after = plots.colour_map([*site, ("new_model", "another_new", "third_new")])
+    assert {k: after[k] for k in before} == before
+    # a plot loses a model: the labels of other plots keep theirs (none of them follows a changed one in name
+    # order on a shared plot here)
+    dropped = plots.colour_map([("lgbm", "median"), *site[1:]])
+    changed = {"lgbm", "median", "xgb"}
+    assert {k: v for k, v in dropped.items() if k not in changed} == \
+        {k: v for k, v in before.items() if k not in changed}
+    many = [tuple(f"m{i}" for i in range(12))]
+    assert len(set(plots.colour_map(many).values())) == 12  # more labels than strong colours: still distinct
+
+
+def test_a_label_off_the_changed_plot_is_recoloured_only_after_an_earlier_plot_mate():
+    """The property behind the stability, over 200 random sites where one plot gains a model: a label outside that
+    plot changes colour only when a plot-mate before it in name order changed colour first. (The colouring before
+    2026-11-29, most plot-mates first, broke this: a label could move because another's count of mates grew.)"""
+    import random
+
+    rng = random.Random(0)
+    names = [f"model{i:02d}" for i in range(25)]
+    recoloured = 0
+    for _ in range(200):
+        site = [tuple(rng.sample(names, rng.randint(2, 8))) for _ in range(15)]
+        i = rng.randrange(len(site))
+        grown = [*site[:i], site[i] + (rng.choice([n for n in names if n not in site[i]]),), *site[i + 1:]]
+        before, after = plots.colour_map(site), plots.colour_map(grown)
+        moved = {k for k in before if before[k] != after[k]}
+        mates = {k: {m for g in grown if k in g for m in g if m != k} for k in before}
+        for label in moved - set(grown[i]):
+            assert any(m < label for m in mates[label] & moved), (label, site, grown)
+        recoloured += len(moved - set(grown[i]))
+    assert recoloured > 0  # the cascade exists and is checked, not vacuous
 
 
 @pytest.fixture(scope="module")
