@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from kgpubench.errors import ContractError, UnknownNameError, unknown_name
+from kgpubench.errors import ContractError, OptionError, UnknownNameError, unknown_name
 from kgpubench.measure import features_link
 from kgpubench.measure.backends.base import Backend, CaptureUnsupported, ContextLostError, check_feasible
 from kgpubench.measure.outcome import CaseOutcome
@@ -26,7 +26,7 @@ from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import MIN_WINDOW_MS, THROTTLE_MASK, idle_power, measure_power
 from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
 from kgpubench.measure.settings import CaseSettings
-from kgpubench.measure.stored import StoredRows
+from kgpubench.measure.stored import COLD_METHODS, StoredRows, cold_method
 from kgpubench.measure.suite import Case, SuiteBase, as_suite, launch_columns
 from kgpubench.measure.timing import (
     L2_METHOD,
@@ -344,6 +344,32 @@ def run_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Collec
     return collect_suite(as_suite(suite), backend, writer, options, progress=progress, notice=notice)
 
 
+def _check_shard_timing(writer: ShardWriter, policy: str, cold_timer: str | None) -> None:
+    """Refuse to resume a shard whose protocol-2 rows were timed another way (another L2 policy, or for a flushed
+    collection another cold timer): a row already there is skipped by its row id alone, so the shard would end up
+    mixing two ways of timing under one collection (e.g. ``cold`` rows, which read the launch too, among
+    ``cupti`` ones)."""
+    rows = getattr(writer, "rows", None)  # a Ray partition's writer checks its own folder
+    if rows is None:
+        return
+    wanted = cold_method(cold_timer) if policy == "flushed" else None
+    cold = set(COLD_METHODS.values())  # a unit too long for the queue (stream), or an app run, is timed alike
+    other = Counter()
+    for row in rows():
+        if (row.get("measurement_protocol") or 0) < 2 or row.get("source") not in ("measured", "fake"):
+            continue
+        method = row.get("timing_method")
+        if row.get("l2_policy") != policy or (wanted is not None and method in cold and method != wanted):
+            other[(row.get("l2_policy"), method)] += 1
+    if other:
+        (l2, method), n = other.most_common(1)[0]
+        now = f"{policy}" + (f", timing_method {wanted}" if wanted else "")
+        raise OptionError(f"{writer.folder}: {sum(other.values()):,} row(s) there were timed another way ({n:,} "
+                          f"{l2}, timing_method {method}) than this collection times ({now}); resuming would mix "
+                          "them in one shard. Collect into another --out, or give the options of the first run "
+                          "(--l2, --cold-timer)")
+
+
 def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: CollectOptions = CollectOptions(),
                   *, progress: Callable[[int, int, str], None] | None = None,
                   features: Callable[[Case, Any], dict[str, Any]] | None = None,
@@ -373,6 +399,7 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     run_id = process_run_id(dev.uuid_hash)  # a resume in another process or on another board is a new run
     summary = CollectSummary(total=len(cases), run_id=run_id)
     policy = options.policy_for(suite)
+    _check_shard_timing(writer, policy, getattr(backend, "cold_timer", None))
     reference_mhz = _reference_clock(backend, options)
     start = clock()
     keyed = keyed_cases(cases, table, gpu)

@@ -176,3 +176,24 @@ def test_zero_event_time_is_a_status_not_a_crash(tmp_path):
     backend = get_backend("fake", implementations={"double": double_impl}, time_ms=lambda name, i: 0.0)
     summary, rows = _run(tmp_path, backend, DoubleSuite(sizes=(16,), blocks=(32,)))
     assert summary.statuses == {"launch_error": 1} and "invalid sample times" in rows[0]["status_detail"]
+
+
+def test_resuming_a_shard_timed_another_way_is_refused_before_any_case(tmp_path):
+    """A row already in the shard is skipped by its row id alone: a resume with another L2 policy, or another
+    cold timer, would mix two ways of timing in one shard (cold rows read the launch too). It is refused in one
+    line naming the folder, and nothing is added."""
+    from kgpubench.errors import OptionError
+
+    backend = get_backend("fake", implementations={"double": double_impl})
+    _run(tmp_path, backend, DoubleSuite(sizes=(16,)), l2_policy="flushed")  # rows timing_method cold
+    with pytest.raises(OptionError, match=r"shard: 2 row\(s\) there were timed another way \(2 flushed, "
+                                          r"timing_method cold\) than this collection times \(warm\)"):
+        _run(tmp_path, backend, DoubleSuite(sizes=(16, 32)), l2_policy="warm")
+    backend.cold_timer = "cupti"  # as CupyBackend(cold_timer="cupti") says it
+    with pytest.raises(OptionError, match=r"than this collection times \(flushed, timing_method cupti\); resuming "
+                                          r"would mix them in one shard\. Collect into another --out"):
+        _run(tmp_path, backend, DoubleSuite(sizes=(16, 32)), l2_policy="flushed")
+    backend.cold_timer = "events"  # the first run's own way: the resume goes on
+    summary, rows = _run(tmp_path, backend, DoubleSuite(sizes=(16, 32)), l2_policy="flushed")
+    assert (summary.skipped, summary.written, len(rows)) == (2, 2, 4)
+    assert {r["timing_method"] for r in rows} == {"cold"}
