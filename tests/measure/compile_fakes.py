@@ -62,20 +62,6 @@ class BarrierCompiler:
         return CompileOutput(status=0, ptx="// fake\n", cubin=b"\x7fELF", log="")
 
 
-@dataclass(frozen=True)
-class OptionRejectingCompiler:
-    """An NVRTC that does not know ``-Xptxas=-v`` (status 5, invalid option) but compiles without it."""
-
-    calls: Path
-    version: str = "fake-nvrtc 0.9"
-
-    def __call__(self, text, filename, options):
-        _record(self.calls, options)
-        if "-Xptxas=-v" in options:
-            return CompileOutput(status=5, log="invalid option -Xptxas=-v")
-        return CompileOutput(status=0, ptx="// old\n", cubin=b"\x7fELF-old", log="")
-
-
 REPORT = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
           "ptxas info    : Used 12 registers, used 0 barriers\n")
 
@@ -104,15 +90,18 @@ class DriverCachingCompiler:
 
 
 @dataclass(frozen=True)
-class NoCacheRejectingCompiler:
-    """NVRTC 12.0 to 12.8: no cache, and ``--no-cache`` is an invalid option (status 5); ``-Xptxas=-v`` works."""
+class OptionRejectingCompiler:
+    """An NVRTC that does not know the option ``rejects`` (status 5, invalid option) but compiles without it, with
+    a ptxas report in its log when it was asked for one (``-Xptxas=-v``). The default is an NVRTC without
+    ``-Xptxas=-v``; ``rejects="--no-cache"`` is NVRTC 12.0 to 12.8 (no cache, no such option)."""
 
     calls: Path
-    version: str = "fake-nvrtc 12.8"
+    rejects: str = "-Xptxas=-v"
+    version: str = "fake-nvrtc 0.9"
 
     def __call__(self, text, filename, options):
         _record(self.calls, options)
-        if "--no-cache" in options:
-            return CompileOutput(status=5, log="nvrtc: error: unrecognized option --no-cache found\n")
-        return CompileOutput(status=0, ptx="// 12.8\n", cubin=b"\x7fELF-12.8",
+        if self.rejects in options:
+            return CompileOutput(status=5, log=f"nvrtc: error: unrecognized option {self.rejects} found\n")
+        return CompileOutput(status=0, ptx="// fake\n", cubin=f"\x7fELF-{self.version}".encode(),
                              log=REPORT if "-Xptxas=-v" in options else "")

@@ -14,7 +14,6 @@ from compile_fakes import (
     BarrierCompiler,
     CountingCompiler,
     DriverCachingCompiler,
-    NoCacheRejectingCompiler,
     OptionRejectingCompiler,
     call_count,
 )
@@ -136,14 +135,14 @@ def test_nvrtc_without_ptxas_report_option_retries_without_it(tmp_path):
     cache = CompileCache(tmp_path / "cache", compiler=OptionRejectingCompiler(calls))
     art, hit = cache.get(Variant.of(_source(tmp_path, K=1), "sm_90"))
     # refused with --no-cache and -Xptxas=-v, refused with -Xptxas=-v alone, compiled with neither
-    assert not hit and art.cubin.read_bytes() == b"\x7fELF-old" and call_count(calls) == 3
+    assert not hit and art.cubin.read_bytes() == b"\x7fELF-fake-nvrtc 0.9" and call_count(calls) == 3
     assert art.resources() == {}
     assert _options_taken(art) == ["-DK=1", STD_OPTION, "--gpu-architecture=sm_90", "--generate-line-info"]
 
 
 def test_nvrtc_before_12_9_compiles_with_the_report_but_without_no_cache(tmp_path):
     calls = tmp_path / "calls"
-    cache = CompileCache(tmp_path / "cache", compiler=NoCacheRejectingCompiler(calls))
+    cache = CompileCache(tmp_path / "cache", compiler=OptionRejectingCompiler(calls, "--no-cache", "fake-nvrtc 12.8"))
     art, hit = cache.get(Variant.of(_source(tmp_path, K=1), "sm_90"))
     assert not hit and call_count(calls) == 2 and art.resources()["k"].registers == 12
     assert _options_taken(art)[-2:] == ["--generate-line-info", "-Xptxas=-v"]
