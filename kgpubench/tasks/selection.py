@@ -7,6 +7,10 @@ Rules, applied in this order to one config's table:
    task uses them. A GPU measured only under protocol 1 keeps its rows (counted on the board). Tables
    without the column (imported data) are unaffected.
 2. **Usable rows.** ``status == "ok"``, a non-null target, and every filter of the task.
+   **One row per configuration:** a configuration measured again in another run (the same ``row_id``; the
+   store keeps each run's row) is used once, with its first run's row (the earliest ``collected_at``, then
+   ``run_id``), so a task has one label per configuration, a prediction file one line per test row, and a
+   later repeat changes no task's rows. The rows left out are counted (``repeated_rows``).
 3. **Complete problems** (recommendation tasks with a ``completeness`` rule). A problem missing
    configurations would be scored against the wrong best, so it is excluded and counted:
 
@@ -51,6 +55,8 @@ class Selection:
         Used rows measured under protocol 1 (``measurement_protocol`` null); None for tables without the column.
     superseded_rows : int
         Usable protocol-1 rows left out because their GPU has protocol-2 rows.
+    repeated_rows : int
+        Usable rows left out as later runs of a configuration already used (rule 2).
     incomplete_problems : list of str
         Problems excluded as incomplete, each with the reason.
     incomplete_rows : int
@@ -62,13 +68,17 @@ class Selection:
     superseded_rows: int = 0
     incomplete_problems: list[str] = field(default_factory=list)
     incomplete_rows: int = 0
+    repeated_rows: int = 0
 
     def report(self) -> dict:
-        """Counts for the result file and the board (JSON-ready)."""
+        """Counts for the result file and the board (JSON-ready); ``repeated_rows`` only where there are some."""
         gpus = sorted(set(self.rows["gpu_name"].to_pylist())) if "gpu_name" in self.rows.column_names else []
-        return {"rows": self.rows.num_rows, "gpus": gpus, "protocol_1_rows": self.protocol_1_rows,
-                "superseded_rows": self.superseded_rows, "incomplete_rows": self.incomplete_rows,
-                "incomplete_problems": list(self.incomplete_problems)}
+        out = {"rows": self.rows.num_rows, "gpus": gpus, "protocol_1_rows": self.protocol_1_rows,
+               "superseded_rows": self.superseded_rows, "incomplete_rows": self.incomplete_rows,
+               "incomplete_problems": list(self.incomplete_problems)}
+        if self.repeated_rows:
+            out["repeated_rows"] = self.repeated_rows
+        return out
 
 
 def protocol_mask(table: pa.Table) -> np.ndarray:
@@ -94,6 +104,30 @@ def _usable_mask(task: Task, table: pa.Table, *, status: bool) -> np.ndarray:
     return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def first_runs(table: pa.Table) -> np.ndarray:
+    """Rows kept by the one-row-per-configuration rule (rule 2): of the rows sharing a ``row_id``, the first run's
+    (earliest ``collected_at``, then ``run_id``; nulls last). Every row when the ids are distinct."""
+    n = table.num_rows
+    if "row_id" not in table.column_names or n < 2 or pc.count_distinct(table["row_id"]).as_py() == n:
+        return np.ones(n, dtype=bool)
+    def codes(column: str) -> np.ndarray:  # ascending codes of a column's values, nulls after every value
+        if column not in table.column_names:
+            return np.zeros(n, dtype=np.int64)
+        values = table[column]
+        if pa.types.is_timestamp(values.type):
+            values = values.cast(pa.int64())
+        rank = pc.rank(values, sort_keys="ascending", tiebreaker="dense")  # nulls rank last by default
+        return rank.to_numpy(zero_copy_only=False).astype(np.int64)
+
+    ids = codes("row_id")
+    order = np.lexsort((codes("run_id"), codes("collected_at"), ids))  # the last key sorts first
+    first = np.ones(n, dtype=bool)
+    first[1:] = ids[order][1:] != ids[order][:-1]
+    keep = np.zeros(n, dtype=bool)
+    keep[order[first]] = True
+    return keep
+
+
 def _filter(table: pa.Table, mask: np.ndarray) -> pa.Table:
     """``table`` filtered by a boolean mask, taking only the kept rows (faster than filter on wide tables)."""
     if mask.all():
@@ -113,6 +147,9 @@ def select(task: Task, table: pa.Table) -> Selection:
     superseded = int(np.sum(usable & ~keep))
     kept = table if keep.all() else table.filter(pa.array(keep))
     rows = _filter(kept, usable[keep])
+    first = first_runs(rows)
+    repeated = int(np.sum(~first))
+    rows = _filter(rows, first)
     dropped: list[str] = []
     incomplete_rows = 0
     rule = COMPLETENESS.get(task.completeness) if task.completeness else None
@@ -124,7 +161,7 @@ def select(task: Task, table: pa.Table) -> Selection:
     p1 = None
     if PROTOCOL in rows.column_names:
         p1 = int(rows.num_rows - pc.sum(pc.is_valid(rows[PROTOCOL])).as_py() or 0) if rows.num_rows else 0
-    return Selection(rows, p1, superseded, dropped, incomplete_rows)
+    return Selection(rows, p1, superseded, dropped, incomplete_rows, repeated)
 
 
 def task_rows(task: Task, table: pa.Table) -> pa.Table:

@@ -32,6 +32,61 @@ def test_protocol_2_rows_replace_a_gpus_protocol_1_rows_only_for_that_gpu():
     assert sel.report()["gpus"] == ["GPU A", "GPU B"]
 
 
+def test_a_configuration_measured_again_is_used_once_with_its_first_runs_row():
+    """Rule 2: the store keeps each run's row of a configuration measured again (same row_id); a task uses the
+    first run's (earliest collected_at, then run_id), so it has one label per configuration."""
+    import datetime as dt
+
+    day = lambda d: dt.datetime(2026, 11, d, tzinfo=dt.timezone.utc)  # noqa: E731
+    first = _kernel_rows("GPU B", (1, 2), run_id="test-run-0001", collected_at=day(26), **P2)
+    again = _kernel_rows("GPU B", (2, 3), run_id="test-run-0002", collected_at=day(29), **P2)
+    again[0]["time_ms_median"] = 9.0  # the repeat of n=2 read another time: the first run's 0.002 is used
+    table = get_table("kernels").from_rows(again + first)  # the later run first in the table: order does not count
+    sel = select(get_task("kernel-time"), table)
+    got = sorted(zip(sel.rows["n"].to_pylist(), sel.rows["time_ms_median"].to_pylist(), sel.rows["run_id"].to_pylist()))
+    assert got == [(1.0, 0.001, "test-run-0001"), (2.0, 0.002, "test-run-0001"), (3.0, 0.003, "test-run-0002")]
+    assert sel.repeated_rows == 1 and sel.report()["repeated_rows"] == 1
+    assert "repeated_rows" not in select(get_task("kernel-time"), get_table("kernels").from_rows(first)).report()
+
+
+def test_first_runs_takes_the_earliest_time_then_run_id_with_nulls_last():
+    import datetime as dt
+
+    from kgpubench.tasks.selection import first_runs
+
+    t = pa.table({"row_id": ["a", "a", "b", "a", "c", "c"],
+                  "collected_at": pa.array([dt.datetime(2026, 11, 29), dt.datetime(2026, 11, 26), None, None,
+                                            dt.datetime(2026, 1, 1), dt.datetime(2026, 1, 1)], pa.timestamp("us")),
+                  "run_id": ["r2", "r1", "r9", "r0", "z", "y"]})
+    assert first_runs(t).tolist() == [False, True, True, False, False, True]
+    assert first_runs(t.slice(2, 1)).tolist() == [True]
+
+
+@pytest.mark.parametrize("task", ["kernel-power", "npb-tpb", "stencil-tile"])
+def test_the_shipped_tasks_have_one_row_per_configuration(task):
+    """The H200's rows of 2026-11-29 repeat configurations of the 2026-11-26 boards: each task still has one row
+    per row_id, the left-out count is what the store repeats, and a repeated configuration keeps its first row."""
+    import pyarrow.compute as pc
+
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store.store import Store
+    from kgpubench.tasks.selection import _usable_mask
+
+    t = get_task(task)
+    table = Store(default_data_dir()).read(t.config)
+    sel = select(t, table)
+    ids = sel.rows["row_id"].to_pylist()
+    assert len(ids) == len(set(ids))
+    usable = table.filter(pa.array(protocol_mask(table) & _usable_mask(t, table, status=True)))
+    repeats = usable.num_rows - pc.count_distinct(usable["row_id"]).as_py()
+    assert sel.repeated_rows == repeats > 0
+    kept = dict(zip(ids, sel.rows["collected_at"].to_pylist()))
+    by_id: dict = {}
+    for rid, at in zip(usable["row_id"].to_pylist(), usable["collected_at"].to_pylist()):
+        by_id.setdefault(rid, []).append(at)
+    assert all(kept[rid] == min(times) for rid, times in by_id.items() if len(times) > 1 and rid in kept)
+
+
 def test_a_failed_protocol_2_row_still_switches_its_gpu_to_protocol_2():
     rows = _kernel_rows("GPU A", (1, 2)) + _kernel_rows(
         "GPU A", (5,), run_id="test-run-0002", status="launch_error", time_ms_median=None, **P2)
