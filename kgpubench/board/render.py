@@ -104,6 +104,9 @@ def selection_note(task: Task, entries: list[BoardEntry]) -> str | None:
                      "launch; small times are upper bounds, see DATASET_CARD.md)")
     if sel.get("superseded_rows"):
         parts.append(f"{sel['superseded_rows']:,} protocol-1 rows left out: their GPU has protocol-2 rows")
+    if sel.get("repeated_rows"):
+        parts.append(f"{sel['repeated_rows']:,} rows of configurations measured again left out (each is used "
+                     "once, with its first run's row)")
     if sel.get("incomplete_problems"):
         shown = "; ".join(sel["incomplete_problems"][:3])
         parts.append(f"{len(sel['incomplete_problems'])} incomplete problem(s)/variant(s) excluded "

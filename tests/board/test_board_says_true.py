@@ -107,3 +107,21 @@ def test_the_goals_table_says_tied_groups_apart_from_lost_ones():
     assert "does not beat transfer on 2 of 3 (1 lost, 1 tied)" in cell
     lost_only = goals({"goals": [{**rec, "losses": ["b"]}]}).rows[0][3]
     assert "loses to transfer on 1 of 3" in lost_only and "tied" not in lost_only
+
+
+@pytest.mark.parametrize("task_name", ["kernel-power", "npb-tpb", "stencil-tile"])
+def test_the_board_says_how_many_repeated_rows_each_task_left_out(task_name):
+    """The H200's configurations measured on two boards are used once (selection rule 2): the committed board's
+    Data line of the task says how many rows that left out, as many as the shipped store repeats."""
+    from kgpubench.resources import default_data_dir
+    from kgpubench.store.store import Store
+    from kgpubench.tasks import get_task, select
+
+    task = get_task(task_name)
+    repeated = select(task, Store(default_data_dir()).read(task.config)).repeated_rows
+    assert repeated > 0
+    text = (ROOT / "README.md").read_text()
+    section = text.split(f"\n## {task_name}\n")[1]
+    line = next(ln for ln in section.splitlines() if ln.startswith("Data: "))
+    assert (f"; {repeated:,} rows of configurations measured again left out (each is used once, with its first "
+            "run's row)") in line
