@@ -176,7 +176,9 @@ def child(name: str) -> int:
 
 
 def _uses_cupti(backend) -> bool:
-    return str(getattr(backend, "cold_timer", "events")).startswith("cupti")
+    from kgpubench.measure.backends.cupy_backend import uses_cupti
+
+    return uses_cupti(str(getattr(backend, "cold_timer", "events")))
 
 
 def _time(backend, launch, policy: str, divisor: int):
@@ -288,9 +290,11 @@ def empty_kernel_offsets(rows: list[dict], ncu_empty_us: float | None) -> dict:
 def offset_check(rows: list[dict], offsets: dict[str, float], tolerance: float = OFFSET_TOLERANCE_US) -> dict:
     """Per CUPTI timer with an offset: on which flushed picks its shortfall against ncu (``ncu - ours``) equals
     ncu's empty-kernel offset within ``tolerance``, and which would meet the target with the offset added."""
+    from kgpubench.measure.backends.cupy_backend import uses_cupti
+
     out = {}
     for timer, offset in offsets.items():
-        if not timer.startswith("cupti"):
+        if not uses_cupti(timer):
             continue
         mine = [r for r in rows if r.get("timer") == timer and r.get("l2_policy") == "flushed" and "ncu_us" in r]
         picks = [{"name": r["name"], "shortfall_us": r["ncu_us"] - r["ours_us"],
@@ -367,7 +371,9 @@ def choose_cold_timer(rows: list[dict], timers: list[str], minimum: int = MIN_PR
 
 def _variants(modes: list[str], timers: list[str]) -> list[tuple[str, str]]:
     """(flush mode, cold timer) pairs to time flushed picks with; CUPTI's samples need the read flush."""
-    return [(m, t) for m in modes for t in timers if not (t.startswith("cupti") and m != "read")]
+    from kgpubench.measure.backends.cupy_backend import uses_cupti
+
+    return [(m, t) for m in modes for t in timers if not (uses_cupti(t) and m != "read")]
 
 
 def main() -> int:
