@@ -228,14 +228,19 @@ def _files_sha256(task: Task, store: Store) -> str:
 def same_data(dataset: object, task: Task, scheme: str, store: Store, split_sha256: object = _ANY_SPLIT) -> bool:
     """Whether a result's dataset block (and, given ``split_sha256``, the result's split hash) describes the rows
     ``task`` reads in ``store`` now: the same task declaration (:func:`~kgpubench.tasks.data.task_sha256`) and
-    either the same config files (:func:`~kgpubench.tasks.data.files_sha256`, no row read) or, when those
-    changed, the same task rows and split (:func:`~kgpubench.tasks.data.usable_task_data`: the rows are read).
-    Library code and package versions are not compared (``leaderboard verify`` is what catches a code change that
-    moves a score). A block without ``task_sha256`` (a result made before it existed) never matches."""
+    either the same config files (:func:`~kgpubench.tasks.data.files_sha256`) and the same task rows
+    (:func:`~kgpubench.tasks.data.current_rows_sha256`: the rows are selected, no feature or fold built), or,
+    when the files changed, the same task rows and split (:func:`~kgpubench.tasks.data.usable_task_data`).
+    The rows are compared on the fast path too: the same files and declaration give other rows when the selection
+    code changed (a rule of :mod:`kgpubench.tasks.selection`), and such a result was made from rows the task no
+    longer reads. Other library code and package versions are not compared (``leaderboard verify`` is what
+    catches a code change that moves a score). A block without ``task_sha256`` (a result made before it existed)
+    never matches."""
     if not isinstance(dataset, DatasetRef) or dataset.task_sha256 != task_sha256(task):
         return False
     if dataset.files_sha256 == _files_sha256(task, store):
-        return True
+        rows = _known(dataset.rows_sha256)  # none: the task had no rows then (a skip), and the files are the same
+        return rows is None or rows == current_rows_sha256(task, store.path)
     now = usable_task_data(task, scheme, store.path)
     if not now.dataset or now.dataset.get("rows_sha256") != _known(dataset.rows_sha256):
         return False
@@ -585,13 +590,10 @@ def rescore_folder(root: Path, data_dir: Path | str | None = None) -> int:
 
 def is_stale(dataset: object, task: Task, store: Store) -> bool:
     """Whether a result (scored, failed, skipped, or scored predictions) was made from other rows of ``task``
-    than ``store`` holds now (data merged since): its recorded ``rows_sha256`` is not the rows' hash now. Not
-    stale without a row read when the config files and the task declaration are those it records
-    (:func:`same_data`'s fast path); a result that records no rows (it failed before reading any) is never
-    stale."""
+    than ``store`` holds now (data merged since): its recorded ``rows_sha256`` is not the rows' hash now. The rows
+    are compared even when the config files are those it records: the same files give other rows after a change of
+    the selection code. A result that records no rows (it failed before reading any) is never stale."""
     if not isinstance(dataset, DatasetRef) or not isinstance(dataset.rows_sha256, str):
-        return False
-    if dataset.task_sha256 == task_sha256(task) and dataset.files_sha256 == files_sha256(task, store):
         return False
     return dataset.rows_sha256 != current_rows_sha256(task, store.path)
 

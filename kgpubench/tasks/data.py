@@ -148,11 +148,12 @@ _ROWS: dict[tuple, str | None] = {}
 
 def current_rows_sha256(task: Task, data_dir: Path | str | None = None) -> str | None:
     """:func:`rows_sha256` of the task's usable rows in the store now (None: it has none), without building
-    features or folds (a few seconds for the largest configs). Cached per process, (task, data folder, manifest)."""
+    features or folds (a few seconds for the largest configs; the config's table is :func:`config_table`'s, read
+    once for its tasks). Cached per process, (task, data folder, manifest)."""
     store = Store(data_dir or default_data_dir())
     key = (task.name, str(store.path), store.manifest_sha256())
     if key not in _ROWS:
-        table = store.read(task.config)
+        table = config_table(store, task.config)
         rows = with_scoring_columns(task, table, select(task, table).rows)
         _ROWS[key] = rows_sha256(task, rows) if rows.num_rows else None
     return _ROWS[key]

@@ -14,6 +14,7 @@ import pytest
 from task_fixtures import GPUS, autotune_table, make_store, programs_table
 
 from kgpubench.board import leaderboard as lb
+from kgpubench.results.result import read_record, read_result_json
 from kgpubench.schema import get_table
 from kgpubench.store.store import Store
 from kgpubench.tasks import data as D
@@ -109,6 +110,32 @@ def test_a_code_change_does_not_make_a_result_stale(board, monkeypatch):
     monkeypatch.setattr(D, "code_sha256", lambda: "another commit")
     assert inputs_sha256(task, "by-gpu", store) != before
     assert lb.reusable(out, lb.Job(MEDIAN[0], TASK, "by-gpu"), seed=0, threads=1, store=store)
+
+
+def test_a_selection_change_on_the_same_files_makes_the_results_stale(board, monkeypatch):
+    """The same store files and task declaration, but a selection rule that now leaves one more row out (as when
+    rule 2 came to drop repeated configurations): the results were made from rows the task no longer reads, so
+    none is reused and each is stale. On the old fast path (same files: kept) this failed."""
+    store, out, _ = board
+    task = get_task(TASK)
+    job = lb.Job(MEDIAN[0], TASK, "by-gpu")
+    assert lb.reusable(out, job, seed=0, threads=1, store=store)
+    record = read_record(read_result_json(out / TASK / "by-gpu" / "median.json"))
+    assert not lb.is_stale(record.dataset, task, store)
+    real = D.select
+
+    def one_row_fewer(task, table):
+        chosen = real(task, table)
+        return replace(chosen, rows=chosen.rows.slice(0, chosen.rows.num_rows - 1))
+
+    monkeypatch.setattr(D, "select", one_row_fewer)
+    monkeypatch.setattr(D, "_ROWS", {})
+    monkeypatch.setattr(D, "_USABLE", {})
+    assert files_sha256(task, store) == record.dataset.files_sha256  # nothing in the store changed
+    assert not lb.reusable(out, job, seed=0, threads=1, store=store)
+    assert lb.is_stale(record.dataset, task, store)
+    written = lb.run(data_dir=store.path, out_dir=out, models=MEDIAN, tasks=[TASK], reuse=True, render=False)
+    assert _rel(out, written) == FOUR
 
 
 def test_only_the_stale_jobs_run_again(board, tmp_path):
