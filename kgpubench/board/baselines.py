@@ -8,16 +8,17 @@ task is planned for every baseline whose rule it meets, with no baseline edited.
 once held are recorded in ``baselines/moved_tasks.json`` (:mod:`kgpubench.board.moved_tasks`), so that the
 results made before the move still stand for the files.
 
-A plugged-in baseline (entry-point group ``kgpubench.baselines``) names a :class:`BaselineFile` (its path and
-rule) or a plain path, whose ``TASKS = (...)`` literal says where it runs (none: every task); so does any model
-file outside the registry (a submission).
+A plugged-in baseline (entry-point group ``kgpubench.baselines``) names a :class:`BaselineFile` (its path, rule
+and, optionally, its line of what it sees) or a plain path, whose ``TASKS = (...)`` literal says where it runs
+(none: every task); so does any model file outside the registry (a submission).
 
 What each bundled baseline sees is one line of :data:`SEES` here too, for the same reason (editing a model file's
 docstring would force its results to be re-run): the inputs its fit and predict read, written by reading its code;
 where a baseline's docstring already says what it sees, the line says the same (``tests/board/test_sees.py``
 checks both). A baseline that uses every feature column the task declares says so ("the task's features"). The
 board shows the line of every baseline that has a result on it (:func:`kgpubench.board.render.sees_blocks`, the
-site's overview and task pages).
+site's overview and task pages). A plugged-in :class:`BaselineFile` may give its own line (``sees``), shown
+beside its results when they were made from that very file (:func:`baseline_name`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from kgpubench.errors import DataFileNotFoundError
 from kgpubench.models.submission import declared_tasks
 from kgpubench.registry import Registry
 from kgpubench.resources import bundled_path
-from kgpubench.results.result import Record, Result
+from kgpubench.results.result import Record, Result, model_label
+from kgpubench.store.store import sha256_file
 from kgpubench.tasks import Task, list_tasks
 
 
@@ -207,6 +209,9 @@ class BaselineFile(os.PathLike):
 
     path: Path
     runs_on: tuple[On, ...]
+    # What the baseline's fit and predict read, one line of at most MAX_CHARS characters (a plugged-in baseline's
+    # own; the bundled ones' lines are SEES's); None: the board shows no line for it.
+    sees: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", Path(self.path))
@@ -215,6 +220,10 @@ class BaselineFile(os.PathLike):
         if not self.runs_on or not all(isinstance(r, On) for r in self.runs_on):
             raise ValueError(f"baseline {self.path.stem!r}: runs_on must be one or more "
                              "kgpubench.board.baselines.On rules, e.g. (On(config='kernels'),)")
+        if self.sees is not None and (not isinstance(self.sees, str) or not self.sees.strip()
+                                      or "\n" in self.sees or len(self.sees) > MAX_CHARS):
+            raise ValueError(f"baseline {self.path.stem!r}: sees must be one non-empty line of at most {MAX_CHARS} "
+                             f"characters saying what its fit and predict read (got {self.sees!r:.60})")
 
     def __fspath__(self) -> str:
         return os.fspath(self.path)
@@ -283,25 +292,45 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _plugged(model: str) -> BaselineFile | None:
+    """The plugged-in :class:`BaselineFile` registered as ``model``, if any (a bundled name is SEES's)."""
+    if model in SEES:
+        return None
+    entry = BASELINES.get(model)
+    return entry if isinstance(entry, BaselineFile) else None
+
+
 def sees(model: str) -> str | None:
-    """What the baseline ``model`` (a file stem in ``baselines/``) sees; None for a model that is not a baseline."""
-    return SEES.get(model)
+    """What the baseline ``model`` sees: its line of :data:`SEES` (a file stem in ``baselines/``), else the
+    ``sees`` of the plugged-in :class:`BaselineFile` registered under that name; None for any other model."""
+    if model in SEES:
+        return SEES[model]
+    entry = _plugged(model)
+    return entry.sees if entry is not None else None
 
 
 def baseline_name(result: Record) -> str | None:
-    """The baseline a result record comes from: its model name when its model file is ``baselines/<model>.py``;
-    None for a submission, the oracle or a skipped scheme's record."""
-    if not isinstance(result, Result):
+    """The baseline a result record comes from: its model name when its model file is ``baselines/<model>.py``,
+    or when it is the very file of the plugged-in :class:`BaselineFile` of that name (its label and sha256: a
+    submission that only shares the name is not it); None for a submission, the oracle or a skipped scheme's
+    record."""
+    if not isinstance(result, Result) or not result.model:
         return None
     model = result.model
-    return model if model and result.model_file == f"{BASELINES_FOLDER}/{model}.py" else None
+    if result.model_file == f"{BASELINES_FOLDER}/{model}.py":
+        return model
+    entry = _plugged(model)
+    if entry is None or not entry.path.is_file() or result.model_file != model_label(entry.path):
+        return None
+    return model if result.model_sha256 == sha256_file(entry.path) else None
 
 
 def seen_rows(results: Iterable[Record]) -> list[tuple[str, str]]:
-    """``(baseline, what it sees)`` for every baseline with a scored result among ``results``, by name; a
-    baseline that has no line here is left out (a test keeps every file of ``baselines/`` in :data:`SEES`)."""
-    names = {baseline_name(r) for r in results if r.status == "ok"}
-    return [(n, SEES[n]) for n in sorted(n for n in names if n in SEES)]
+    """``(baseline, what it sees)`` for every baseline with a scored result among ``results`` and a line
+    (:func:`sees`), by name; a baseline without one is left out (a test keeps every file of ``baselines/`` in
+    :data:`SEES`)."""
+    lines = {n: sees(n) for n in {baseline_name(r) for r in results if r.status == "ok"} if n is not None}
+    return [(n, line) for n, line in sorted(lines.items()) if line is not None]
 
 __all__ = ["ANY", "BASELINES", "MAX_CHARS", "RUNS_ON", "SEES", "BaselineFile", "On", "baseline_files", "baseline_name",
            "planned_tasks", "runs_on", "seen_rows", "sees"]

@@ -10,10 +10,13 @@ import pytest
 from plugin_helpers import make_plugin
 
 from kgpubench.board import leaderboard as lb
+from kgpubench.board.baselines import MAX_CHARS, BaselineFile, On, baseline_name, seen_rows, sees
 from kgpubench.errors import PluginError
 from kgpubench.importers import api
 from kgpubench.registry import BUILT_IN
 from kgpubench.resources import bundled_path
+from kgpubench.results.result import read_record
+from kgpubench.store.store import sha256_file
 from kgpubench.tasks import get_task
 
 MODEL = """
@@ -31,6 +34,8 @@ PLUGIN = """
 
     MODEL = Path(__file__).with_name("my_floor.py")
     RULED = BaselineFile(Path(__file__).with_name("my_ruled.py"), (On(config="kernels", target="power_w_avg"),))
+    SEEING = BaselineFile(Path(__file__).with_name("my_seeing.py"), (On(config="kernels"),),
+                          sees="The launch's grid and block and the GPU's SM count: nothing else")
     NOT_A_MODEL = Path(__file__).with_name("notes.txt")
     FORMAT = ImportFormat("plug-json", lambda data: isinstance(data, dict) and "plug_runs" in data,
                           lambda loaded, prov, *, gpu: [], "plug", "a plug file (top-level `plug_runs`)")
@@ -41,7 +46,8 @@ PLUGIN = """
 def plugged(tmp_path, monkeypatch):
     def install(entry_points):
         root = make_plugin(tmp_path / "site", "kgpubench-plugged",
-                           {"plugged_mod": PLUGIN, "my_floor": MODEL, "my_ruled": MODEL}, entry_points)
+                           {"plugged_mod": PLUGIN, "my_floor": MODEL, "my_ruled": MODEL,
+                            "my_seeing": MODEL}, entry_points)
         monkeypatch.syspath_prepend(str(root))
         for registry in (lb.BASELINES, api.FORMATS):
             registry.reload()
@@ -81,3 +87,27 @@ def test_a_baseline_entry_that_is_no_model_file_names_its_distribution(plugged):
                                           r"\(group kgpubench.baselines\) of distribution kgpubench-plugged 0.1\) is "
                                           r"refused: baseline 'notes': .*notes.txt is no model file"):
         lb.baseline_files()
+
+
+def test_a_plugged_in_baseline_s_line_of_what_it_sees_is_shown_for_its_own_file_only(plugged):
+    root = plugged({"kgpubench.baselines": {"my_seeing": "plugged_mod:SEEING", "my_ruled": "plugged_mod:RULED"}})
+    line = "The launch's grid and block and the GPU's SM count: nothing else"
+    assert sees("my_seeing") == line and sees("my_ruled") is None and sees("lgbm") != line
+
+    def rec(model, model_file, sha):
+        return read_record({"task": "kernel-time", "scheme": "by-gpu", "model": model, "model_file": model_file,
+                            "model_sha256": sha})
+
+    mine = sha256_file(root / "my_seeing.py")
+    results = [rec("my_seeing", "my_seeing.py", mine),
+               rec("my_seeing", "my_seeing.py", "0" * 64),  # a submission of that name, another file
+               rec("my_seeing", "submissions/my_seeing.py", mine),  # the same bytes from elsewhere: not the plugin
+               rec("my_ruled", "my_ruled.py", sha256_file(root / "my_ruled.py"))]  # registered, no line
+    assert [baseline_name(r) for r in results] == ["my_seeing", None, None, "my_ruled"]
+    assert seen_rows(results) == [("my_seeing", line)]
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "two\nlines", "x" * (MAX_CHARS + 1), 3])
+def test_a_baseline_file_s_line_must_be_one_short_line(tmp_path, bad):
+    with pytest.raises(ValueError, match=r"baseline 'mine': sees must be one non-empty line of at most 110"):
+        BaselineFile(tmp_path / "mine.py", (On(config="kernels"),), sees=bad)
