@@ -23,7 +23,8 @@ import pyarrow.compute as pc
 
 from kgpubench.buildinfo import code_sha256, package_versions
 from kgpubench.errors import NoDataError
-from kgpubench.resources import default_data_dir
+from kgpubench.foundation.files import atomic_write_bytes
+from kgpubench.resources import cache_home, default_data_dir
 from kgpubench.store.store import Store
 from kgpubench.tasks import Task, as_task, feature_frame, problem_keys, select
 from kgpubench.tasks.scoring import with_scoring_columns
@@ -144,19 +145,51 @@ def inputs_sha256(task: Task, scheme: str, store) -> str:
 
 
 _ROWS: dict[tuple, str | None] = {}
+ROWS_FORMAT = 1  # of the on-disk entries of current_rows_sha256
 
 
 def current_rows_sha256(task: Task, data_dir: Path | str | None = None) -> str | None:
     """:func:`rows_sha256` of the task's usable rows in the store now (None: it has none), without building
     features or folds (a few seconds for the largest configs; the config's table is :func:`config_table`'s, read
-    once for its tasks). Cached per process, (task, data folder, manifest)."""
+    once for its tasks).
+
+    Cached per process, (task, data folder, manifest), and on disk as JSON under ``rows/`` of kgpubench's cache
+    root (:func:`kgpubench.resources.cache_home`), keyed by everything the rows follow from: the task's declaration
+    (:func:`task_sha256`), its config's store files (:func:`files_sha256`), the library's code
+    (:func:`kgpubench.buildinfo.code_sha256`: the selection rules among it) and the installed packages. So a
+    ``leaderboard run --reuse`` reads no row again until one of them changes. An entry that does not read back as
+    one such hash is computed again and rewritten (atomically)."""
     store = Store(data_dir or default_data_dir())
     key = (task.name, str(store.path), store.manifest_sha256())
     if key not in _ROWS:
-        table = config_table(store, task.config)
-        rows = with_scoring_columns(task, table, select(task, table).rows)
-        _ROWS[key] = rows_sha256(task, rows) if rows.num_rows else None
+        _ROWS[key] = _kept_rows_sha256(task, store)
     return _ROWS[key]
+
+
+def _kept_rows_sha256(task: Task, store: Store) -> str | None:
+    blob = json.dumps([ROWS_FORMAT, task.name, task_sha256(task), files_sha256(task, store), code_sha256(),
+                       package_versions()], sort_keys=True)
+    path = cache_home("rows") / f"{task.name}-{hashlib.sha256(blob.encode()).hexdigest()}.json"
+    try:
+        kept = json.loads(path.read_text())
+        if isinstance(kept, dict) and set(kept) == {"rows_sha256"} and (
+                kept["rows_sha256"] is None or _is_sha256(kept["rows_sha256"])):
+            return kept["rows_sha256"]
+    except (OSError, ValueError):
+        pass
+    table = config_table(store, task.config)
+    rows = with_scoring_columns(task, table, select(task, table).rows)
+    fresh = rows_sha256(task, rows) if rows.num_rows else None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, json.dumps({"rows_sha256": fresh}).encode())
+    except OSError:  # a cache that cannot be written costs the next run a read, nothing else
+        pass
+    return fresh
+
+
+def _is_sha256(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
 _TABLES: dict[tuple, pa.Table] = {}

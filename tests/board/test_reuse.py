@@ -129,6 +129,7 @@ def test_a_selection_change_on_the_same_files_makes_the_results_stale(board, mon
         return replace(chosen, rows=chosen.rows.slice(0, chosen.rows.num_rows - 1))
 
     monkeypatch.setattr(D, "select", one_row_fewer)
+    monkeypatch.setattr(D, "code_sha256", lambda: "the library with the new rule")  # what an edit of the rule does
     monkeypatch.setattr(D, "_ROWS", {})
     monkeypatch.setattr(D, "_USABLE", {})
     assert files_sha256(task, store) == record.dataset.files_sha256  # nothing in the store changed
