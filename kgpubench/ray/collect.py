@@ -100,12 +100,24 @@ def partition_folder(out: Path | str, suite: str, gpu_name: str, part: int, part
 class _PartitionWriter:
     """What the harness writes to inside an actor: rows of other partitions and rows already in the suite's
     folder count as present (skipped); a new row goes to the actor's own shard (on the disk before
-    ``append`` returns)."""
+    ``append`` returns).
+
+    ``folder`` and ``rows()`` are the actor's own shard's, so that the harness refuses to resume a partition
+    folder whose rows were timed another way, in the same line as a serial collection's folder
+    (:func:`kgpubench.measure.runner.collect_suite`)."""
 
     def __init__(self, own: Any, present: frozenset[str], part: int, parts: int) -> None:
         self.own, self.present = own, present
         self.part, self.parts = part, parts
         self.mine: set[str] = set()
+
+    @property
+    def folder(self) -> Path:
+        return self.own.folder
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The rows of the actor's own shard folder (read when it was opened, and those appended since)."""
+        return self.own.rows()
 
     def has(self, row_id: str) -> bool:
         if row_id not in self.mine:
