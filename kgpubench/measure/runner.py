@@ -346,7 +346,7 @@ def run_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Collec
     return collect_suite(as_suite(suite), backend, writer, options, progress=progress, notice=notice)
 
 
-def _check_shard_timing(writer: ShardWriter, policy: str, cold_timer: str | None) -> None:
+def check_shard_timing(writer: ShardWriter, policy: str, cold_timer: str | None) -> None:
     """Refuse to resume a shard whose protocol-2 rows were timed another way (another L2 policy, or for a flushed
     collection another cold timer): a row already there is skipped by its row id alone, so the shard would end up
     mixing two ways of timing under one collection (e.g. ``cold`` rows, which read the launch too, among
@@ -403,7 +403,7 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     run_id = process_run_id(dev.uuid_hash)  # a resume in another process or on another board is a new run
     summary = CollectSummary(total=len(cases), run_id=run_id)
     policy = options.policy_for(suite)
-    _check_shard_timing(writer, policy, getattr(backend, "cold_timer", None))
+    check_shard_timing(writer, policy, getattr(backend, "cold_timer", None))
     reference_mhz = _reference_clock(backend, options)
     start = clock()
     keyed = keyed_cases(cases, table, gpu)

@@ -140,7 +140,7 @@ def test_the_store_skips_exactly_the_rows_that_let_an_output_folder_resume(tmp_p
     the collection's output folder does not stop its resume (every L2 policy and cold timer)."""
     from kgpubench.errors import OptionError
     from kgpubench.measure.output import ShardWriter
-    from kgpubench.measure.runner import _check_shard_timing
+    from kgpubench.measure.runner import check_shard_timing
 
     ways = [("flushed", "cold"), ("flushed", "cupti"), ("flushed", "cupti-drained"), ("flushed", "stream"),
             ("flushed", "app"), ("warm", "graph"), ("warm", "stream"), ("warm", "app"), ("warm", "batch")]
@@ -163,7 +163,7 @@ def test_the_store_skips_exactly_the_rows_that_let_an_output_folder_resume(tmp_p
         assert held and held != _ids(rows)  # each combination holds some rows and not others
         for rid, folder in folders.items():
             try:
-                _check_shard_timing(ShardWriter(folder, "kernels"), policy, timer)
+                check_shard_timing(ShardWriter(folder, "kernels"), policy, timer)
                 resumes = True
             except OptionError as exc:
                 assert str(exc).startswith(f"{folder}: 1 row(s) there were timed another way")

@@ -1,5 +1,5 @@
 """A Ray actor refuses to resume its partition folder when the rows there were timed another way, in the same one
-line as a serial collection's folder (:func:`kgpubench.measure.runner._check_shard_timing`). The actor's method is
+line as a serial collection's folder (:func:`kgpubench.measure.runner.check_shard_timing`). The actor's method is
 called in this process, with the Ray tests' fake GPUs: no Ray needed."""
 
 from __future__ import annotations
