@@ -63,6 +63,10 @@ class StoredRows:
         Row ids of rows that count as there, for any GPU (a collection intersects them with its own).
     note : str
         Why nothing can be skipped (the store has no such table), else empty.
+    l2_policy : str
+        The L2 policy of the collection it was read for (empty: not said).
+    cold_timer : str
+        The cold timer of the collection it was read for (``events`` by default).
     """
 
     path: Path
@@ -70,6 +74,12 @@ class StoredRows:
     table: str
     row_ids: frozenset[str]
     note: str = ""
+    l2_policy: str = ""
+    cold_timer: str = "events"
+
+    def read_for(self, table: str, l2_policy: str, cold_timer: str | None) -> bool:
+        """Whether these are the rows a collection of ``table`` with ``l2_policy`` and ``cold_timer`` counts."""
+        return (self.table, self.l2_policy, self.cold_timer) == (table, l2_policy, cold_timer or "events")
 
     def line(self, suite: str, held: int, total: int, gpu_name: str, policy: str) -> str:
         """One line for the log: how many of the ``total`` configurations the store holds, skipped."""
@@ -102,14 +112,15 @@ def stored_rows(store: Path | str, table: str, *, l2_policy: str, cold_timer: st
         raise type(exc)(f"{exc} Or {FIX}.") from None
     version = manifest["dataset_version"]
     files = manifest["configs"].get(table, {}).get("files", [])
+    read_for = {"l2_policy": l2_policy, "cold_timer": cold_timer or "events"}
     if not files:
-        return StoredRows(path, version, table, frozenset(),
+        return StoredRows(path, version, table, frozenset(), **read_for,
                           note=f"the store {path} (dataset {version}) holds no {table} rows; nothing skipped")
     cold_method(cold_timer)  # an unknown cold timer is an error whatever the policy
     held: set[str] = set()
     for entry in files:
         held |= _held_in(path / entry["path"], l2_policy, cold_timer)
-    return StoredRows(path, version, table, frozenset(held))
+    return StoredRows(path, version, table, frozenset(held), **read_for)
 
 
 def _held_in(part: Path, l2_policy: str, cold_timer: str | None) -> set[str]:

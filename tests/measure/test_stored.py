@@ -193,6 +193,39 @@ def test_remeasure_stored_measures_everything_and_the_default_is_the_packaged_st
     assert (everything["written"], everything["stored"]) == (6, 0)
 
 
+def test_collect_reads_the_store_once_per_suite(tmp_path, measured, monkeypatch, capsys):
+    """``kgpubench collect`` reads the store before the GPU is touched (a bad store fails first) and hands that
+    reading to the collection, which does not read it again."""
+    from kgpubench.measure import stored as stored_module
+    from kgpubench.measure import suites as suites_module
+    from kgpubench.measure.backends import registry
+
+    store = _store(tmp_path / "store", measured[:4])
+    reads = []
+    held_in = stored_module._held_in
+    monkeypatch.setattr(stored_module, "_held_in", lambda *a: reads.append(a[0]) or held_in(*a))
+    monkeypatch.setattr(suites_module, "load_suite", lambda name: DoubleSuite(sizes=SIZES))
+    monkeypatch.setattr(registry, "get_backend", lambda name, **kw: _fake())
+    code, out, err = cli(monkeypatch, capsys, "collect", "--suite", "regular", "--store", store, "--out",
+                         tmp_path / "shards", "--json")
+    assert code in (0, None), err
+    assert json.loads(out)["regular"]["stored"] == 4 and json.loads(out)["regular"]["written"] == 2
+    assert reads == [store / "kernels" / "part-0123456789abcdef.parquet"]  # once, not once more per suite
+
+
+def test_a_store_reading_made_for_another_collection_is_refused(tmp_path, measured):
+    store = _store(tmp_path / "store", measured[:4])
+    warm = stored_rows(store, "kernels", l2_policy="warm")
+    done = collect(DoubleSuite(sizes=SIZES), backend=_fake(), out=tmp_path / "a", rule=FAST, store=warm)
+    assert (done.summary.stored, done.summary.written) == (4, 2)  # the reading is used as the store would be
+    flushed = stored_rows(store, "kernels", l2_policy="flushed", cold_timer="cupti")
+    with pytest.raises(KgpubenchError) as err:
+        collect(DoubleSuite(sizes=SIZES), backend=_fake(), out=tmp_path / "b", rule=FAST, store=flushed)
+    assert str(err.value).startswith(f"{store}: the store's rows were read for a collection of kernels (flushed, "
+                                     "cold timer cupti), not for this one (kernels, warm, cold timer events)")
+    assert not (tmp_path / "b").exists()  # refused before anything is written
+
+
 def test_a_store_without_the_table_is_a_note_and_no_skip(tmp_path, measured):
     store = _store(tmp_path / "store", [], table="npb")
     lines: list[str] = []
