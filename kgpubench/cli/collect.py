@@ -103,8 +103,8 @@ def collect(
         _print_plan(suites, selected, quick, out, as_json,
                     against=(gpu_name, store_path, l2, cold_timer) if gpu_name else None)
         return
-    if store_path is not None:
-        _check_store(store_path, suites, l2, cold_timer)  # a bad store: one line, before any GPU work
+    # a bad store: one line, before any GPU work; what it holds is read once, here
+    stored = _check_store(store_path, suites, l2, cold_timer) if store_path is not None else {}
     if ray is not None:  # the only place Ray is reached from this command
         from kgpubench.ray import cli as ray_cli
 
@@ -122,7 +122,8 @@ def collect(
     with ClockLock(backend.nvml() if backend.capabilities.clocks else None, lock_mode) as lock:
         Console(stderr=True).print(lock.note)
         summaries = {s.name: _run_one(s, backend, selected[s.name], quick, out, max_minutes,
-                                      clocks_locked=lock.locked, l2=l2, store=store_path) for s in suites}
+                                      clocks_locked=lock.locked, l2=l2, store=stored.get(s.name))
+                     for s in suites}
     from kgpubench.store.bundle import finish_collect  # one file to send: validated shards, machine report, summary
 
     finish_collect(out, [out / s.name for s in suites], backend.device(), summaries)
@@ -147,13 +148,14 @@ def _store_path(store: Path | None, remeasure: bool, gpu_name: str | None, dry_r
     return default_data_dir()
 
 
-def _check_store(store: Path, suites, l2: str | None, cold_timer: str) -> None:
-    """Read what ``store`` holds for each suite now, so that a malformed store fails before the GPU is touched."""
+def _check_store(store: Path, suites, l2: str | None, cold_timer: str) -> dict[str, Any]:
+    """Read what ``store`` holds for each suite now, so that a malformed store fails before the GPU is touched;
+    the readings (:class:`~kgpubench.measure.stored.StoredRows`) by suite name, for the collection to use."""
     from kgpubench.measure.runner import CollectOptions
     from kgpubench.measure.stored import stored_rows
 
-    for s in suites:
-        stored_rows(store, s.table, l2_policy=CollectOptions(l2_policy=l2).policy_for(s), cold_timer=cold_timer)
+    return {s.name: stored_rows(store, s.table, l2_policy=CollectOptions(l2_policy=l2).policy_for(s),
+                                cold_timer=cold_timer) for s in suites}
 
 
 def _kernels_for(s, kernel: list[str] | None, several: bool) -> list[str] | None:
@@ -210,9 +212,10 @@ def _print_plan(suites, selected: dict, quick: bool, out: Path, as_json: bool, a
 
 
 def _run_one(s, backend, kernels, quick: bool, out: Path, max_minutes: float | None, *, clocks_locked: bool = False,
-             l2: str | None = None, store: Path | None = None) -> dict[str, Any]:
+             l2: str | None = None, store: Any = None) -> dict[str, Any]:
     """One suite through :func:`kgpubench.measure.api.collect`, with a progress bar and a line at the end; its
-    :class:`~kgpubench.measure.runner.CollectSummary` as the ``--json`` dict."""
+    :class:`~kgpubench.measure.runner.CollectSummary` as the ``--json`` dict. ``store``: a store folder, or what
+    :func:`_check_store` read from it for this suite."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,

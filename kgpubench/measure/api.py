@@ -72,7 +72,8 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
             kernels: Sequence[str] | None = None, max_minutes: float | None = None, l2_policy: str | None = None,
             rule: StopRule | None = None, seed: int = 0, power_window_ms: float = MIN_WINDOW_MS,
             clocks_locked: bool = False, row_ids: Iterable[str] | None = None, device: int = 0,
-            store: Path | str | None = None, progress: Callable[[int, int, str], None] | None = None,
+            store: Path | str | StoredRows | None = None,
+            progress: Callable[[int, int, str], None] | None = None,
             notice: Callable[[str], None] | None = None) -> Collected:
     """Measure ``suite`` on ``backend`` into the shard folder ``out/<suite>/`` and return its rows and summary.
 
@@ -111,10 +112,11 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
         Only the cases with these row ids.
     device : int
         CUDA device index when ``backend`` is ``"cupy"``.
-    store : Path or str, optional
+    store : Path, str or StoredRows, optional
         A dataset store folder (``kgpubench collect`` passes the packaged one, ``kgpubench/data``, unless told
         otherwise): its configurations are not measured again. ``None`` (the default here): skip only the rows
-        of ``out``.
+        of ``out``. Or what :func:`kgpubench.measure.stored.stored_rows` already read from one for this
+        collection (its table, L2 policy and the backend's cold timer), which is then not read again.
     progress : callable, optional
         ``progress(done, total, label)`` after each case.
     notice : callable, optional
@@ -131,8 +133,8 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
     kgpubench.errors.NoGpuError
         ``backend="cupy"`` and no usable GPU (nothing is written).
     kgpubench.errors.KgpubenchError
-        ``store`` is missing, not a store, or holds a part that cannot be read (one line naming the path; nothing
-        is written).
+        ``store`` is missing, not a store, or holds a part that cannot be read, or was read for another
+        collection (one line naming the path; nothing is written).
     kgpubench.errors.ContextLostError
         A case left a sticky CUDA error; its row is saved, rerun to resume after it.
 
@@ -159,8 +161,7 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
                              seed=seed, clocks_locked=clocks_locked,
                              row_ids=frozenset(row_ids) if row_ids is not None else None)
     if store is not None:
-        options = replace(options, stored=stored_rows(store, suite_obj.table, l2_policy=options.policy_for(suite_obj),
-                                                      cold_timer=getattr(be, "cold_timer", None)))
+        options = replace(options, stored=_stored(store, suite_obj, options, getattr(be, "cold_timer", None)))
     writer = ShardWriter(Path(out) / suite_obj.name, suite_obj.table)
     try:
         summary = run_suite(suite_obj, be, writer, options, progress=progress, notice=notice)
@@ -169,6 +170,19 @@ def collect(suite: str | Any, *, backend: str | Backend = "cupy", out: Path | st
     summary.out = str(writer.folder)
     return Collected(suite=suite_obj.name, table=suite_obj.table, folder=writer.folder, summary=summary,
                      records=tuple(writer.rows()))
+
+
+def _stored(store: Path | str | StoredRows, suite: Any, options: CollectOptions, cold_timer: str | None) -> StoredRows:
+    """What ``store`` holds for this collection: read now, or a reading made for it already (checked)."""
+    policy = options.policy_for(suite)
+    if not isinstance(store, StoredRows):
+        return stored_rows(store, suite.table, l2_policy=policy, cold_timer=cold_timer)
+    if not store.read_for(suite.table, policy, cold_timer):
+        raise OptionError(f"{store.path}: the store's rows were read for a collection of {store.table} "
+                          f"({store.l2_policy or 'no L2 policy'}, cold timer {store.cold_timer}), not for this one "
+                          f"({suite.table}, {policy}, cold timer {cold_timer or 'events'}); pass the store's "
+                          "path instead")
+    return store
 
 
 def _require_commit(backend: Backend) -> None:

@@ -26,16 +26,18 @@ from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.power import MIN_WINDOW_MS, THROTTLE_MASK, idle_power, measure_power
 from kgpubench.measure.provenance import gpu_columns, process_run_id, provenance_columns
 from kgpubench.measure.settings import CaseSettings
-from kgpubench.measure.stored import COLD_METHODS, StoredRows, cold_method
+from kgpubench.measure.stored import StoredRows
 from kgpubench.measure.suite import Case, SuiteBase, as_suite, launch_columns
 from kgpubench.measure.timing import (
     L2_METHOD,
     ClockWatch,
     StopRule,
     TimingResult,
+    cold_method,
     relative_standard_error,
     summarize,
     time_samples,
+    timed_alike,
 )
 from kgpubench.schema import Table, get_table, row_id_of
 from kgpubench.schema.common import static_feature_columns
@@ -344,26 +346,28 @@ def run_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Collec
     return collect_suite(as_suite(suite), backend, writer, options, progress=progress, notice=notice)
 
 
-def _check_shard_timing(writer: ShardWriter, policy: str, cold_timer: str | None) -> None:
+def check_shard_timing(writer: ShardWriter, policy: str, cold_timer: str | None) -> None:
     """Refuse to resume a shard whose protocol-2 rows were timed another way (another L2 policy, or for a flushed
     collection another cold timer): a row already there is skipped by its row id alone, so the shard would end up
     mixing two ways of timing under one collection (e.g. ``cold`` rows, which read the launch too, among
-    ``cupti`` ones)."""
-    rows = getattr(writer, "rows", None)  # a Ray partition's writer checks its own folder
+    ``cupti`` ones).
+
+    "Timed another way" is :func:`kgpubench.measure.timing.timed_alike`, the rule that also decides which rows of a
+    dataset store skip a configuration (:mod:`kgpubench.measure.stored`): a flushed row timed ``stream`` or
+    ``app`` is alike under every cold timer, in both places. A writer with ``rows()`` is checked (the serial
+    :class:`~kgpubench.measure.output.ShardWriter`, and a Ray partition's writer, which reads its own folder's)."""
+    rows = getattr(writer, "rows", None)
     if rows is None:
         return
-    wanted = cold_method(cold_timer) if policy == "flushed" else None
-    cold = set(COLD_METHODS.values())  # a unit too long for the queue (stream), or an app run, is timed alike
     other = Counter()
     for row in rows():
         if (row.get("measurement_protocol") or 0) < 2 or row.get("source") not in ("measured", "fake"):
             continue
-        method = row.get("timing_method")
-        if row.get("l2_policy") != policy or (wanted is not None and method in cold and method != wanted):
-            other[(row.get("l2_policy"), method)] += 1
+        if not timed_alike(row.get("l2_policy"), row.get("timing_method"), policy, cold_timer):
+            other[(row.get("l2_policy"), row.get("timing_method"))] += 1
     if other:
         (l2, method), n = other.most_common(1)[0]
-        now = f"{policy}" + (f", timing_method {wanted}" if wanted else "")
+        now = f"{policy}" + (f", timing_method {cold_method(cold_timer)}" if policy == "flushed" else "")
         raise OptionError(f"{writer.folder}: {sum(other.values()):,} row(s) there were timed another way ({n:,} "
                           f"{l2}, timing_method {method}) than this collection times ({now}); resuming would mix "
                           "them in one shard. Collect into another --out, or give the options of the first run "
@@ -399,7 +403,7 @@ def collect_suite(suite: Any, backend: Backend, writer: ShardWriter, options: Co
     run_id = process_run_id(dev.uuid_hash)  # a resume in another process or on another board is a new run
     summary = CollectSummary(total=len(cases), run_id=run_id)
     policy = options.policy_for(suite)
-    _check_shard_timing(writer, policy, getattr(backend, "cold_timer", None))
+    check_shard_timing(writer, policy, getattr(backend, "cold_timer", None))
     reference_mhz = _reference_clock(backend, options)
     start = clock()
     keyed = keyed_cases(cases, table, gpu)

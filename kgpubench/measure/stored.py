@@ -12,11 +12,15 @@ A stored row counts as there for a collection when all of these hold:
   protocol-1 row, or one of a part written before the column existed, never stops a protocol-2 collection;
 * its ``status`` is ``ok``: a configuration stored as a failure (launch error, verification failed, infeasible,
   ...) is measured again;
-* its ``l2_policy`` is the collection's, and for a flushed (cold) collection its ``timing_method`` is the cold
-  timer's (``cold`` for ``--cold-timer events``, else the timer's own name, ``cupti`` or ``cupti-drained``):
-  cold rows of the event timer never stop a CUPTI collection, nor the reverse (on 2026-11-26 the event timer's
-  flushed rows read about 2 us high and were not merged). A warm collection takes any warm
-  method (``graph``, ``batch``, ``stream``, ``app``): the harness picks it per unit, not the user.
+* it was timed the way the collection times it (:func:`kgpubench.measure.timing.timed_alike`, the same rule that
+  refuses to resume an output folder timed another way): its ``l2_policy`` is the collection's, and for a
+  flushed (cold) collection a row labelled with one of the cold timers' methods is this timer's (``cold`` for
+  ``--cold-timer events``, else the timer's own name, ``cupti`` or ``cupti-drained``): cold rows of the event
+  timer never stop a CUPTI collection, nor the reverse (on 2026-11-26 the event timer's flushed rows read about
+  2 us high and were not merged). A flushed row timed ``stream`` (a unit too long for the queue) or ``app``
+  counts under every cold timer (before 2026-11-29 it counted under none and was measured again every session).
+  A warm collection takes any method (``graph``, ``batch``, ``stream``, ``app``): the harness picks it per
+  unit, not the user.
 
 Reading is cheap: the manifest (:mod:`kgpubench.store.manifest`) and five columns of each listed part, with no
 hash check and no import of the card's dependencies (pandas, PyYAML). The parts' sha256s are ``kgpubench
@@ -33,16 +37,13 @@ from kgpubench.errors import (
     KgpubenchError,
     ManifestError,
     SchemaValidationError,
-    unknown_name,
 )
-from kgpubench.measure.timing import L2_METHOD, PROTOCOL_VERSION
+from kgpubench.measure.timing import PROTOCOL_VERSION, cold_method, timed_alike
 from kgpubench.store.manifest import MANIFEST, read_manifest
 from kgpubench.store.shards import read_file
 
 COLUMNS = ("row_id", "status", "measurement_protocol", "l2_policy", "timing_method")
 REQUIRED = ("row_id", "status")  # every schema version has them; the protocol columns came later (null before)
-# --cold-timer -> the timing_method its rows record
-COLD_METHODS = {"events": "cold", "cupti": "cupti", "cupti-drained": "cupti-drained"}
 FIX = "pass --store with a dataset store folder, or --remeasure-stored to measure every configuration"
 
 
@@ -62,6 +63,10 @@ class StoredRows:
         Row ids of rows that count as there, for any GPU (a collection intersects them with its own).
     note : str
         Why nothing can be skipped (the store has no such table), else empty.
+    l2_policy : str
+        The L2 policy of the collection it was read for (empty: not said).
+    cold_timer : str
+        The cold timer of the collection it was read for (``events`` by default).
     """
 
     path: Path
@@ -69,6 +74,12 @@ class StoredRows:
     table: str
     row_ids: frozenset[str]
     note: str = ""
+    l2_policy: str = ""
+    cold_timer: str = "events"
+
+    def read_for(self, table: str, l2_policy: str, cold_timer: str | None) -> bool:
+        """Whether these are the rows a collection of ``table`` with ``l2_policy`` and ``cold_timer`` counts."""
+        return (self.table, self.l2_policy, self.cold_timer) == (table, l2_policy, cold_timer or "events")
 
     def line(self, suite: str, held: int, total: int, gpu_name: str, policy: str) -> str:
         """One line for the log: how many of the ``total`` configurations the store holds, skipped."""
@@ -79,14 +90,6 @@ class StoredRows:
             return f"{suite}: the store {self.path} (dataset {self.version}) holds none of the {total:,} {what}"
         return (f"{suite}: the store {self.path} (dataset {self.version}) holds {held:,} of {total:,} {what}; "
                 "skipped (--remeasure-stored measures them again)")
-
-
-def cold_method(cold_timer: str | None) -> str:
-    """The ``timing_method`` a flushed collection's rows record with ``cold_timer`` (``events`` by default)."""
-    timer = cold_timer or "events"
-    if timer not in COLD_METHODS:
-        raise unknown_name("cold timer", timer, list(COLD_METHODS))
-    return COLD_METHODS[timer]
 
 
 def stored_rows(store: Path | str, table: str, *, l2_policy: str, cold_timer: str | None = None) -> StoredRows:
@@ -109,17 +112,20 @@ def stored_rows(store: Path | str, table: str, *, l2_policy: str, cold_timer: st
         raise type(exc)(f"{exc} Or {FIX}.") from None
     version = manifest["dataset_version"]
     files = manifest["configs"].get(table, {}).get("files", [])
+    read_for = {"l2_policy": l2_policy, "cold_timer": cold_timer or "events"}
     if not files:
-        return StoredRows(path, version, table, frozenset(),
+        return StoredRows(path, version, table, frozenset(), **read_for,
                           note=f"the store {path} (dataset {version}) holds no {table} rows; nothing skipped")
+    cold_method(cold_timer)  # an unknown cold timer is an error whatever the policy
     held: set[str] = set()
     for entry in files:
-        held |= _held_in(path / entry["path"], l2_policy, cold_method(cold_timer))
-    return StoredRows(path, version, table, frozenset(held))
+        held |= _held_in(path / entry["path"], l2_policy, cold_timer)
+    return StoredRows(path, version, table, frozenset(held), **read_for)
 
 
-def _held_in(part: Path, l2_policy: str, cold: str) -> set[str]:
-    """The row ids of one part's rows that count as there."""
+def _held_in(part: Path, l2_policy: str, cold_timer: str | None) -> set[str]:
+    """The row ids of one part's rows that count as there: status ``ok``, this protocol, and timed alike
+    (:func:`kgpubench.measure.timing.timed_alike`, which also decides what stops a resume of an output folder)."""
     if part.is_symlink() or not part.is_file():
         raise DataFileNotFoundError(f"{part}: listed in the store's {MANIFEST} but missing; restore the store "
                                     f"(git checkout -- {part.parent}) or {FIX}.")
@@ -134,11 +140,10 @@ def _held_in(part: Path, l2_policy: str, cold: str) -> set[str]:
 
     n = data.num_rows
     col = {name: data[name].to_pylist() if name in data.column_names else [None] * n for name in COLUMNS}
-    flushed = L2_METHOD.get(l2_policy) == "cold"
     # plain Python over a few thousand values: pyarrow's compute functions with a Python scalar import pandas
     return {rid for rid, status, protocol, policy, method in zip(*(col[c] for c in COLUMNS))
-            if status == "ok" and str(protocol) == str(PROTOCOL_VERSION) and policy == l2_policy
-            and (not flushed or method == cold)}
+            if status == "ok" and str(protocol) == str(PROTOCOL_VERSION)
+            and timed_alike(policy, method, l2_policy, cold_timer)}
 
 
-__all__ = ["StoredRows", "cold_method", "stored_rows"]
+__all__ = ["StoredRows", "stored_rows"]

@@ -20,6 +20,15 @@ methods of :data:`METHODS`:
     (:data:`kgpubench.measure.backends.cupy_timing.DRAIN_US`), outside the unit's span.
 ``cupti-drained``
     As ``cupti``, with that wait: its rows say so, since their labels may differ from ``cupti``'s.
+``stream``
+    A unit whose one sample holds more launches than fit behind the blocking kernel: its samples are enqueued
+    with no blocking kernel (:mod:`kgpubench.measure.backends.cupy_timing`). Warm or flushed.
+
+(Rows may also say ``app``: a whole application run that times itself, the npb suite's run rows.)
+
+Whether a row was timed the way a collection would time it (:func:`timed_alike`) decides both which rows of a
+dataset store a collection skips (:mod:`kgpubench.measure.stored`) and which rows of an output folder stop a
+resume (:func:`kgpubench.measure.runner.collect_suite`).
 
 Every backend queues a round of samples behind a *blocking kernel* (it spins until the host releases it), so
 the GPU runs the whole round back to back however slowly the host enqueues it (nvbench's method).
@@ -44,6 +53,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kgpubench.errors import unknown_name
 from kgpubench.measure.backends.base import LaunchFailed
 from kgpubench.measure.settings import StopRule, relative_standard_error
 
@@ -51,6 +61,45 @@ METHODS = ("graph", "batch", "cold", "cupti", "cupti-drained", "stream")
 L2_METHOD = {"warm": "graph", "flushed": "cold"}
 PROTOCOL_VERSION = 2
 CV_HIGH = 0.05
+# --cold-timer -> the timing_method its flushed rows record
+COLD_METHODS = {"events": "cold", "cupti": "cupti", "cupti-drained": "cupti-drained"}
+_COLD_LABELS = frozenset(COLD_METHODS.values())  # the labels that tell the cold timers apart
+
+
+def cold_method(cold_timer: str | None) -> str:
+    """The ``timing_method`` a flushed collection's rows record with ``cold_timer`` (``events`` by default)."""
+    timer = cold_timer or "events"
+    if timer not in COLD_METHODS:
+        raise unknown_name("cold timer", timer, list(COLD_METHODS))
+    return COLD_METHODS[timer]
+
+
+def timed_alike(row_l2: str | None, row_method: str | None, l2_policy: str, cold_timer: str | None = None) -> bool:
+    """Whether a protocol-2 row with ``l2_policy`` ``row_l2`` and ``timing_method`` ``row_method`` was timed the way
+    a collection with ``l2_policy`` (and, when flushed, ``cold_timer``: ``events`` by default) times it.
+
+    The one rule for both places that ask: a dataset store's row skips the configuration
+    (:func:`kgpubench.measure.stored.stored_rows`) only when it was timed alike, and an output folder's row timed
+    otherwise stops a resume (:func:`kgpubench.measure.runner.collect_suite`).
+
+    * Another L2 policy: never alike.
+    * A warm collection: any method is alike (the harness picks ``graph``, ``batch``, ``stream`` or ``app`` per
+      unit, not the user).
+    * A flushed collection: a row of one of the cold timers' methods (:data:`COLD_METHODS`: ``cold``, ``cupti``,
+      ``cupti-drained``) is alike only if it is this timer's (``cold`` rows read the launch too, about 2 us on
+      an H200). A row of any other method (``stream``: a unit whose one sample needs more queue entries than
+      fit behind the blocking kernel, 600; ``app``; none recorded) is alike under every cold timer: its label
+      does not say which timer took it, and the launch's microseconds that set the timers apart are small next
+      to such a unit.
+
+    Raises :class:`~kgpubench.errors.UnknownNameError` for an unknown ``cold_timer`` of a flushed collection.
+    """
+    if row_l2 != l2_policy:
+        return False
+    if L2_METHOD.get(l2_policy) != "cold":
+        return True
+    return row_method not in _COLD_LABELS or row_method == cold_method(cold_timer)
+
 
 
 class Sampler(Protocol):

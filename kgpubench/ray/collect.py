@@ -22,7 +22,8 @@ configuration starts), on the node where it runs. When the partition is done, th
 the driver, which appends those not yet there to the suite's shard folder ``OUT/<suite>/`` (the folder a
 serial ``kgpubench collect`` writes), compacts it, and only then removes the actor's folder. A run starts by
 merging the actor folders a killed run left on this node, so a serial and a Ray collection resume each
-other's folders.
+other's folders; as in a serial resume, a folder whose rows were timed another way (another L2 policy or cold
+timer) is refused in one line naming it, before any partition starts, and so is an actor's own folder.
 
 When an actor dies (a crash, a lost node) or its CUDA context breaks (a sticky error: the row is saved, the
 process must go), Ray restarts it and the partition runs again, skipping the rows in its own folder: a
@@ -48,7 +49,7 @@ from kgpubench.measure.backends.registry import get_backend
 from kgpubench.measure.conditions import ClockLock
 from kgpubench.measure.output import ShardWriter
 from kgpubench.measure.provenance import gpu_columns
-from kgpubench.measure.runner import CollectOptions, CollectSummary, run_suite
+from kgpubench.measure.runner import CollectOptions, CollectSummary, check_shard_timing, run_suite
 from kgpubench.measure.suites import load_suite
 from kgpubench.ray import partition_of
 
@@ -100,12 +101,24 @@ def partition_folder(out: Path | str, suite: str, gpu_name: str, part: int, part
 class _PartitionWriter:
     """What the harness writes to inside an actor: rows of other partitions and rows already in the suite's
     folder count as present (skipped); a new row goes to the actor's own shard (on the disk before
-    ``append`` returns)."""
+    ``append`` returns).
+
+    ``folder`` and ``rows()`` are the actor's own shard's, so that the harness refuses to resume a partition
+    folder whose rows were timed another way, in the same line as a serial collection's folder
+    (:func:`kgpubench.measure.runner.collect_suite`)."""
 
     def __init__(self, own: Any, present: frozenset[str], part: int, parts: int) -> None:
         self.own, self.present = own, present
         self.part, self.parts = part, parts
         self.mine: set[str] = set()
+
+    @property
+    def folder(self) -> Path:
+        return self.own.folder
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The rows of the actor's own shard folder (read when it was opened, and those appended since)."""
+        return self.own.rows()
 
     def has(self, row_id: str) -> bool:
         if row_id not in self.mine:
@@ -140,9 +153,10 @@ class GpuCollector:
         return self._backend
 
     def describe(self) -> dict[str, Any]:
-        """The device (``DeviceInfo``), its catalogue name and this process's id."""
+        """The device (``DeviceInfo``), its catalogue name, this process's id and the backend's cold timer."""
         dev = self.backend.device()
-        return {"slot": self.slot, "device": dev, "gpu_name": gpu_columns(dev)["gpu_name"], "pid": os.getpid()}
+        return {"slot": self.slot, "device": dev, "gpu_name": gpu_columns(dev)["gpu_name"], "pid": os.getpid(),
+                "cold_timer": getattr(self.backend, "cold_timer", None)}
 
     def collect(self, job: SuiteJob, part: int, parts: int, present: frozenset[str], folder: str,
                 lock_mode: str | float) -> dict[str, Any]:
@@ -195,13 +209,18 @@ def merge_rows(main: Any, rows: Sequence[dict[str, Any]]) -> Counter:
     return added
 
 
-def merge_leftovers(out: Path | str, suite: str, main: Any) -> Counter:
+def merge_leftovers(out: Path | str, suite: str, main: Any,
+                    check: Callable[[ShardWriter], None] | None = None) -> Counter:
     """Merge the partition folders a stopped run left under ``OUT/.ray/<suite>/`` into ``main`` (the suite's
-    shard writer), then remove them; the statuses of the rows added."""
+    shard writer), then remove them; the statuses of the rows added. ``check(writer)`` is called on each folder
+    before its rows are merged (it raises to refuse the folder, which is then left as it is)."""
     added: Counter = Counter()
     root = Path(out) / RAY_DIR / suite
     for folder in sorted(p for p in root.glob("*") if p.is_dir()):
-        added += merge_rows(main, ShardWriter(folder, main.table.name).rows())
+        left = ShardWriter(folder, main.table.name)
+        if check is not None:
+            check(left)
+        added += merge_rows(main, left.rows())
         shutil.rmtree(folder)
     _remove_empty(root)
     return added
@@ -323,9 +342,10 @@ def collect_on_ray(jobs: Sequence[SuiteJob], out: Path, *, make_backend: Callabl
         groups: dict[str, list[int]] = {}
         for d in described:
             groups.setdefault(d["gpu_name"], []).append(d["slot"])
+        cold_timer = described[0].get("cold_timer") if described else None  # one make_backend for every actor
         for job in jobs:
             report.summaries[job.name] = _collect_suite(ray, job, Path(out), actors, groups, lock_mode, retries,
-                                                        report, progress, poll_s)
+                                                        report, progress, poll_s, cold_timer)
     finally:
         for actor in actors:
             ray.kill(actor)
@@ -361,12 +381,23 @@ def _describe(ray: Any, actors: list[Any]) -> list[dict[str, Any]]:
 
 def _collect_suite(ray: Any, job: SuiteJob, out: Path, actors: list[Any], groups: dict[str, list[int]],
                    lock_mode: str | float, retries: int, report: RayCollectReport,
-                   progress: Callable[[str, int, int], None] | None, poll_s: float) -> dict[str, Any]:
+                   progress: Callable[[str, int, int], None] | None, poll_s: float,
+                   cold_timer: str | None = None) -> dict[str, Any]:
     """Run every partition of one suite to its end (or until it has used up its attempts), merging each
-    partition's shard into ``out/<suite>/`` as it arrives."""
+    partition's shard into ``out/<suite>/`` as it arrives.
+
+    First, as a serial collection does, the suite's folder and the partition folders a stopped run left are
+    refused in one line (:func:`kgpubench.measure.runner.check_shard_timing`) when their rows were timed
+    another way than this collection times (its L2 policy, the actors' cold timer ``cold_timer``)."""
     start = time.monotonic()
+    policy = job.options.policy_for(_load_suite(job.ref))
+
+    def check(writer: ShardWriter) -> None:
+        check_shard_timing(writer, policy, cold_timer)
+
     main = ShardWriter(out / job.name, job.table, durable=False)  # rows land in parts written atomically
-    statuses = merge_leftovers(out, job.name, main)
+    check(main)
+    statuses = merge_leftovers(out, job.name, main, check)
     present = frozenset(main.row_ids)
     pending = [_Partition(gpu, k, len(slots)) for gpu, slots in groups.items() for k in range(len(slots))]
     free = {gpu: list(slots) for gpu, slots in groups.items()}

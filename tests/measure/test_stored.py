@@ -121,10 +121,61 @@ def test_a_flushed_collection_is_stopped_only_by_rows_of_its_own_cold_timer(tmp_
     assert done.summary.stored == 3 and _ids(done.records) == _ids(cupti) | _ids(drained)
 
 
+@pytest.mark.parametrize("timer", ["events", "cupti", "cupti-drained"])
+def test_stored_flushed_stream_and_app_rows_are_held_under_every_cold_timer(tmp_path, measured, timer):
+    """A flushed unit too long for the queue is timed ``stream`` whatever the cold timer, and an app run ``app``:
+    such stored rows are skipped (before, the store held them under no cold timer, so every session measured
+    them again), while the cold labels of other timers still are not."""
+    methods = ["stream", "app", "cold", "cupti", "cupti-drained", "stream"]
+    rows = [{**r, "l2_policy": "flushed", "timing_method": m} for r, m in zip(measured, methods)]
+    store = _store(tmp_path / "store", rows)
+    own = {"events": "cold"}.get(timer, timer)
+    expected = _ids(r for r in rows if r["timing_method"] in ("stream", "app", own))
+    assert len(expected) == 4
+    assert stored_rows(store, "kernels", l2_policy="flushed", cold_timer=timer).row_ids == expected
+
+
+def test_the_store_skips_exactly_the_rows_that_let_an_output_folder_resume(tmp_path, measured):
+    """One rule, two places: fed the same rows, a store holds a row for a collection exactly when the same row in
+    the collection's output folder does not stop its resume (every L2 policy and cold timer)."""
+    from kgpubench.errors import OptionError
+    from kgpubench.measure.output import ShardWriter
+    from kgpubench.measure.runner import check_shard_timing
+
+    ways = [("flushed", "cold"), ("flushed", "cupti"), ("flushed", "cupti-drained"), ("flushed", "stream"),
+            ("flushed", "app"), ("warm", "graph"), ("warm", "stream"), ("warm", "app"), ("warm", "batch")]
+    rows = [{**r, "l2_policy": l2, "timing_method": m, "source": "fake"}
+            for r, (l2, m) in zip(measured * 2, ways)]
+    rows = [{**r, "size_params": [{"name": "n", "value": float(1000 + i)}]} for i, r in enumerate(rows)]
+    rows = get_table("kernels").from_rows(rows).to_pylist()  # distinct row ids: one per way of timing
+    assert len(_ids(rows)) == len(ways)
+    store = _store(tmp_path / "store", rows)
+    folders = {}
+    for r in rows:
+        writer = ShardWriter(tmp_path / "out" / r["timing_method"] / r["l2_policy"], "kernels")
+        writer.append(r)
+        writer.close()
+        folders[r["row_id"]] = writer.folder
+    checked = 0
+    for policy, timer in [("warm", "events"), ("flushed", "events"), ("flushed", "cupti"),
+                          ("flushed", "cupti-drained")]:
+        held = stored_rows(store, "kernels", l2_policy=policy, cold_timer=timer).row_ids
+        assert held and held != _ids(rows)  # each combination holds some rows and not others
+        for rid, folder in folders.items():
+            try:
+                check_shard_timing(ShardWriter(folder, "kernels"), policy, timer)
+                resumes = True
+            except OptionError as exc:
+                assert str(exc).startswith(f"{folder}: 1 row(s) there were timed another way")
+                resumes = False
+            assert resumes is (rid in held), (policy, timer, folder)
+            checked += 1
+    assert checked == 4 * len(ways)
+
+
 def test_every_cold_timer_of_the_backend_has_the_timing_method_its_rows_record():
     from kgpubench.measure.backends.cupy_timing import COLD_TIMERS  # NumPy only: CuPy is imported when used
-    from kgpubench.measure.stored import COLD_METHODS
-    from kgpubench.measure.timing import METHODS
+    from kgpubench.measure.timing import COLD_METHODS, METHODS
 
     assert set(COLD_METHODS) == set(COLD_TIMERS) and set(COLD_METHODS.values()) <= set(METHODS)
 
@@ -140,6 +191,39 @@ def test_remeasure_stored_measures_everything_and_the_default_is_the_packaged_st
     assert "holds 6 of 6 configurations" in err and "6 already in the store" in err
     everything = _run_one(DoubleSuite(sizes=SIZES), _fake(), None, False, tmp_path / "b", None, store=None)
     assert (everything["written"], everything["stored"]) == (6, 0)
+
+
+def test_collect_reads_the_store_once_per_suite(tmp_path, measured, monkeypatch, capsys):
+    """``kgpubench collect`` reads the store before the GPU is touched (a bad store fails first) and hands that
+    reading to the collection, which does not read it again."""
+    from kgpubench.measure import stored as stored_module
+    from kgpubench.measure import suites as suites_module
+    from kgpubench.measure.backends import registry
+
+    store = _store(tmp_path / "store", measured[:4])
+    reads = []
+    held_in = stored_module._held_in
+    monkeypatch.setattr(stored_module, "_held_in", lambda *a: reads.append(a[0]) or held_in(*a))
+    monkeypatch.setattr(suites_module, "load_suite", lambda name: DoubleSuite(sizes=SIZES))
+    monkeypatch.setattr(registry, "get_backend", lambda name, **kw: _fake())
+    code, out, err = cli(monkeypatch, capsys, "collect", "--suite", "regular", "--store", store, "--out",
+                         tmp_path / "shards", "--json")
+    assert code in (0, None), err
+    assert json.loads(out)["regular"]["stored"] == 4 and json.loads(out)["regular"]["written"] == 2
+    assert reads == [store / "kernels" / "part-0123456789abcdef.parquet"]  # once, not once more per suite
+
+
+def test_a_store_reading_made_for_another_collection_is_refused(tmp_path, measured):
+    store = _store(tmp_path / "store", measured[:4])
+    warm = stored_rows(store, "kernels", l2_policy="warm")
+    done = collect(DoubleSuite(sizes=SIZES), backend=_fake(), out=tmp_path / "a", rule=FAST, store=warm)
+    assert (done.summary.stored, done.summary.written) == (4, 2)  # the reading is used as the store would be
+    flushed = stored_rows(store, "kernels", l2_policy="flushed", cold_timer="cupti")
+    with pytest.raises(KgpubenchError) as err:
+        collect(DoubleSuite(sizes=SIZES), backend=_fake(), out=tmp_path / "b", rule=FAST, store=flushed)
+    assert str(err.value).startswith(f"{store}: the store's rows were read for a collection of kernels (flushed, "
+                                     "cold timer cupti), not for this one (kernels, warm, cold timer events)")
+    assert not (tmp_path / "b").exists()  # refused before anything is written
 
 
 def test_a_store_without_the_table_is_a_note_and_no_skip(tmp_path, measured):

@@ -4,6 +4,7 @@ per-actor run ids, rows under each GPU's own name, a killed actor resumed, shard
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -112,11 +113,39 @@ def test_leftover_partition_folders_are_merged_first(tmp_path):
     assert (s["written"], s["skipped"], s["total"]) == (10, 2, 12)
 
 
+def test_a_suite_folder_or_leftover_timed_another_way_is_refused_before_any_partition(tmp_path):
+    """As a serial resume: rows of another L2 policy in ``OUT/<suite>/``, or in a partition folder a stopped run
+    left, stop the Ray collection in one line naming that folder; nothing is measured, merged or removed."""
+    from kgpubench.errors import OptionError
+
+    flushed = CollectOptions(l2_policy="flushed", quick=True)  # the fake suite's own policy is warm
+    left = partition_folder(tmp_path, "regular", fakes.H100.name, 0, 1)
+    writer = ShardWriter(left, "kernels")
+    collect_suite(fakes.Suite()(), fakes.backend_for(fakes.H100), writer, flushed)
+    writer.close()
+    n = len(writer)
+    with pytest.raises(OptionError) as err:
+        collect_on_ray([_job()], tmp_path, make_backend=fakes.FakeGpus((fakes.H100,)), gpus=1)
+    assert str(err.value).startswith(f"{left}: {n} row(s) there were timed another way ({n} flushed, "
+                                     "timing_method cold) than this collection times (warm)")
+    assert len(ShardWriter(left, "kernels")) == n and len(ShardWriter(tmp_path / "regular", "kernels")) == 0
+
+    main = ShardWriter(tmp_path / "regular", "kernels")  # the same rows in the suite's folder instead
+    merge_leftovers(tmp_path, "regular", main)
+    main.close()
+    assert not (tmp_path / RAY_DIR).exists()
+    with pytest.raises(OptionError, match=rf"^{tmp_path / 'regular'}: {n} row\(s\) there were timed another"):
+        collect_on_ray([_job()], tmp_path, make_backend=fakes.FakeGpus((fakes.H100,)), gpus=1)
+    assert len(ShardWriter(tmp_path / "regular", "kernels")) == n and not (tmp_path / RAY_DIR).exists()
+    job = _job()
+    resumed = collect_on_ray([SuiteJob(job.name, job.table, job.ref, replace(job.options, l2_policy="flushed"))],
+                             tmp_path, make_backend=fakes.FakeGpus((fakes.H100,)), gpus=1)
+    assert (resumed.summaries["regular"]["skipped"], resumed.summaries["regular"]["written"]) == (n, 12 - n)
+
+
 def test_configurations_a_store_holds_for_a_gpu_model_are_skipped_on_every_partition(tmp_path):
     """As a serial collect with --store: the H100 configurations the store holds are not measured, by either of
     the two H100 actors, and the summary counts them; the A100 (none stored) measures all of its own."""
-    from dataclasses import replace
-
     from kgpubench.measure.stored import StoredRows
 
     h100 = sorted(r["row_id"] for r in _serial(tmp_path / "serial", (fakes.H100,)))
