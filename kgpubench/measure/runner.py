@@ -144,6 +144,15 @@ class CollectSummary:
                 "statuses": dict(self.statuses), "stopped_early": self.stopped_early, "wall_s": self.wall_s,
                 "measured_ms": self.measured_ms, "run_id": self.run_id, "out": self.out}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CollectSummary:
+        """The summary :meth:`to_dict` gave (a Ray collection's merged report); the keys :meth:`line` does not
+        print may be missing (zero, empty)."""
+        return cls(written=data["written"], skipped=data["skipped"], statuses=Counter(data["statuses"]),
+                   stopped_early=data["stopped_early"], out=data["out"], stored=data.get("stored", 0),
+                   total=data.get("total", 0), measured_ms=data.get("measured_ms", 0.0),
+                   wall_s=data.get("wall_s", 0.0), run_id=data.get("run_id", ""))
+
     def line(self, suite: str) -> str:
         """One line for the log: rows written and skipped, statuses, an early stop, the folder."""
         statuses = ", ".join(f"{k}={v}" for k, v in sorted(self.statuses.items())) or "nothing new"

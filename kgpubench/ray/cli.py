@@ -30,7 +30,7 @@ def collect(address: str | None, suites: Sequence[Any], selected: dict[str, Any]
     from rich.markup import escape
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from kgpubench.measure.runner import CollectOptions
+    from kgpubench.measure.runner import CollectOptions, CollectSummary
     from kgpubench.measure.stored import stored_rows
     from kgpubench.ray.collect import SuiteJob, collect_on_ray
     from kgpubench.ray.session import ray_session
@@ -59,11 +59,8 @@ def collect(address: str | None, suites: Sequence[Any], selected: dict[str, Any]
     for note in report.lock_notes:
         console.print(escape(note))
     console.print(f"Ray: {len(report.devices)} GPU(s): {escape(_gpu_list(report.devices))}")
-    for name, s in report.summaries.items():
-        statuses = ", ".join(f"{k}={v}" for k, v in sorted(s["statuses"].items())) or "nothing new"
-        in_store = f", {s['stored']} already in the store" if s.get("stored") else ""
-        console.print(f"{name}: {s['written']} rows written, {s['skipped']} already there{in_store} ({statuses})"
-                      f"{'; stopped at --max-minutes' if s['stopped_early'] else ''} -> {escape(s['out'])}")
+    for name, s in report.summaries.items():  # the serial collect's line
+        console.print(escape(CollectSummary.from_dict(s).line(name)))
     from kgpubench.store.bundle import finish_collect
 
     finish_collect(out, [Path(out) / j.name for j in jobs], report.devices[0] if report.devices else None,

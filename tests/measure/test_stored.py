@@ -18,6 +18,7 @@ from kgpubench.errors import KgpubenchError
 from kgpubench.measure import features_link
 from kgpubench.measure.api import collect, left_to_measure
 from kgpubench.measure.backends.fake import FakeBackend
+from kgpubench.measure.runner import CollectSummary
 from kgpubench.measure.stored import stored_rows
 from kgpubench.measure.timing import PROTOCOL_VERSION, StopRule
 from kgpubench.resources import default_data_dir
@@ -79,6 +80,9 @@ def test_stored_configurations_of_this_gpu_are_skipped_and_the_rest_measured(tmp
                      f"{measured[0]['gpu_name']} (protocol {PROTOCOL_VERSION}, warm); skipped "
                      "(--remeasure-stored measures them again)"]
     assert "4 already in the store" in s.line("regular") and s.to_dict()["stored"] == 4
+    # the Ray CLI prints the line from the summary's dict (its merged report): the same line, the same summary
+    back = CollectSummary.from_dict({**s.to_dict(), "gpus": ["a"], "run_ids": []})
+    assert back.line("regular") == s.line("regular") and back.to_dict() == s.to_dict()
     # a rerun skips the two now in the output as already there, the four others as stored
     again = collect(DoubleSuite(sizes=SIZES), backend=_fake(), out=tmp_path / "out", rule=FAST, store=store).summary
     assert (again.written, again.skipped, again.stored) == (0, 2, 4)
