@@ -10,8 +10,9 @@ For a row of kernel ``k``, launch ``l``, on GPU ``g``:
   gets the kernel-scaling-style estimate ``h(l) + f_k(s)``: ``h`` a GPU-independent LightGBM model of the launch
   (application, kernel, inputs, launch index, grid, block, log blocks, log threads; no GPU figure, no registers
   or shared memory, which differ per architecture's binary) and ``f_k(s)`` the mean of ``ln t - h`` over kernel
-  ``k``'s rows on ``s`` (two rounds of backfitting ``h`` and ``f``). A kernel that no training row has gets, on
-  each source, the mean of its ``f`` over the kernels (so all sources still count).
+  ``k``'s rows on ``s`` (two rounds of backfitting ``h`` and ``f``). Only sources with training rows of kernel
+  ``k`` count for its rows (the weights renormalised over them); a kernel that no training GPU has gets every
+  source, each with ``h(l)`` plus the mean of its ``f`` over the kernels.
 - ``z``: standardised ``ln`` SM clock, ``ln`` SM count (Kepler's catalogue lacks it: its cores over 192),
   ``ln`` memory bandwidth and ``ln`` waves, waves = ``ceil(blocks / (SMs x resident blocks per SM))`` with the
   resident blocks from the launch's theoretical occupancy under the limits of the GPU's architecture
@@ -61,7 +62,7 @@ FALLBACK_CC = "5.2"
 # catalogue lacks it (the Kepler GPUs) is its cores over these.
 CORES_PER_SM = {"kepler": 192, "maxwell": 128, "maxwell2": 128, "pascal": 64}
 # The grids, declared up front; chosen by inner leave-one-GPU-out over the training GPUs.
-SHRINKAGE = (0.01, 0.1, 1.0, 10.0)
+SHRINKAGE = (0.0001, 0.001, 0.01, 0.1, 1.0, 10.0)
 TAU = (0.0, 0.25, 0.5, 1.0, 2.0, math.inf)
 GAP = (0.5, 2.0)
 DEFAULT = (1.0, 0.0, 2.0)
@@ -118,7 +119,7 @@ class LaunchTransfer(RegressorMixin, BaseEstimator):
 
     # ----- features ------------------------------------------------------------------------------------------
     def _launch(self, X: pd.DataFrame) -> pd.DataFrame:
-        out = {c: pd.Categorical(X[c].astype(str), categories=self.categories_[c]).codes.astype(float)
+        out = {c: pd.Index(self.categories_[c]).get_indexer(X[c].astype(str)).astype(float)  # unseen: -1
                if c in X.columns else np.full(len(X), -1.0) for c in CATEGORICAL}
         for c in SHAPE:
             out[c] = _col(X, c)
@@ -323,10 +324,11 @@ class LaunchTransfer(RegressorMixin, BaseEstimator):
         spread = raw.std(axis=0)
         self.z_scale_ = np.where(spread > 0, spread, 1.0)
         logs = np.log(np.where((v := table[list(FIGURES)].to_numpy(dtype=float)) > 0, v, np.nan))
-        with np.errstate(all="ignore"):
-            self.fig_center_ = np.where(np.isfinite(c := np.nanmean(logs, axis=0)), c, 0.0)
-            spread = np.nanstd(logs, axis=0)
-        self.fig_scale_ = np.where(np.isfinite(spread) & (spread > 0), spread, 1.0)
+        ok = np.isfinite(logs)
+        count = np.maximum(ok.sum(axis=0), 1)
+        self.fig_center_ = np.where(ok, logs, 0.0).sum(axis=0) / count  # a figure no GPU has: 0
+        spread = np.sqrt(np.where(ok, (logs - self.fig_center_) ** 2, 0.0).sum(axis=0) / count)
+        self.fig_scale_ = np.where(spread > 0, spread, 1.0)
         self.chosen_, self.inner_scores_ = self.select(X, log_y, gpus, table)
         self.core_ = self._fit_core(X, log_y, gpus, table, (self.chosen_[0],))
         self.table_ = table
