@@ -95,6 +95,7 @@ RUNS_ON: dict[str, tuple[On, ...]] = {
     "kernel_scaling": (PRE_RUN_PROFILES,),
     # not on autotune: a k-d tree over its 40-odd columns costs more than every other baseline together
     "knn": (KERNEL_TIME, On(config="stencil"), PRE_RUN_PROFILES),
+    "launch_transfer": (PRE_RUN_PROFILES,),
     "lgbm": (On(config=("kernels", "stencil", "autotune", "programs", "operators", "profiles")),),
     "lgbm_ranker": (On(config=("npb", "stencil", "autotune"), kind="recommendation"),),
     "median": (ANY,),
@@ -153,6 +154,8 @@ SEES: dict[str, str] = {
     "kernel_scaling": ("Launch (kernel, inputs, grid, block, registers, smem), GPU architecture and catalogue figures; "
                        "nothing else"),
     "knn": _TABULAR,
+    "launch_transfer": ("The launch, GPU architecture and catalogue figures, and the training GPUs' times of the "
+                        "same launch"),
     "gemm_waves": ("The GEMM's m, n, k, compute dtype, nominal bytes; the GPU's SMs, tensor peak of the dtype, "
                    "bandwidth"),
     "lgbm": _TREES,

@@ -29,6 +29,7 @@ DOC_TERMS = {
     "config_blend": ("the problem (kernel, problem size)", "configuration", "catalogue figures",
                      "training gpus' times"),
     "kernel_scaling": ("launch", "architecture", "catalogue figures"),
+    "launch_transfer": ("the launch", "architecture and catalogue figures", "training GPUs' times of the same launch"),
     "median": ("nothing but the training target",),
     "nearest_gpu": ("kernel", "launch_index", "gpu_architecture", "catalogue figures"),
     "neusight_wave": ("the operator, its shape and nominal work, and the GPU's catalogue figures (SMs, peak fp32, "
