@@ -41,6 +41,12 @@ def choice(conv) -> pd.DataFrame:
     return conv[n >= 2].reset_index(drop=True)
 
 
+@pytest.fixture(scope="module")
+def per_gpu(conv, choice) -> tuple[dict, dict]:
+    """Each GPU's rows (``conv``) and its conv-solver rows (``choice``), split once."""
+    return dict(iter(conv.groupby("gpu_name"))), dict(iter(choice.groupby("gpu_name")))  # a GroupBy has .keys
+
+
 def _committed(task: str, model: str) -> dict:
     return json.loads((RESULTS / task / "by-gpu" / f"{model}.json").read_text())
 
@@ -69,15 +75,15 @@ def test_each_time_is_one_find_figure_and_four_isas_have_one_gpu(conv):
 # ----- conv-time: one time ratio per GPU ----------------------------------------------------------------------
 
 
-def _best_single_ratio(conv: pd.DataFrame, target: str) -> tuple[float, str, int, int]:
+def _best_single_ratio(rows: dict, target: str) -> tuple[float, str, int, int]:
     """The best one-ratio transfer to ``target``: per training GPU, the same problem and solver's time there times
     the median target/source ratio; the lowest median APE (percent) over the sources, the source, the rows shared
     and the target's rows."""
     key = ["problem_id", "solver"]
-    tgt = conv[conv.gpu_name == target][[*key, "time_ms"]]
+    tgt = rows[target][[*key, "time_ms"]]
     best = None
-    for source in sorted(set(conv.gpu_name) - {target}):
-        src = conv[conv.gpu_name == source][[*key, "time_ms"]].rename(columns={"time_ms": "src"})
+    for source in sorted(set(rows) - {target}):
+        src = rows[source][[*key, "time_ms"]].rename(columns={"time_ms": "src"})
         both = tgt.merge(src, on=key)
         assert len(both) > 0, (target, source)  # every pair of GPUs shares rows: each has a figure
         ratio = float(np.median(both.time_ms / both.src))
@@ -88,8 +94,9 @@ def _best_single_ratio(conv: pd.DataFrame, target: str) -> tuple[float, str, int
 
 
 @pytest.fixture(scope="module")
-def single_ratio(conv) -> dict:
-    return {gpu: _best_single_ratio(conv, gpu) for gpu in SHORT}
+def single_ratio(per_gpu) -> dict:
+    assert sorted(per_gpu[0]) == sorted(SHORT)
+    return {gpu: _best_single_ratio(per_gpu[0], gpu) for gpu in SHORT}
 
 
 def test_the_single_ratio_floor_quoted_for_conv_time_is_the_shipped_rows(single_ratio):
@@ -127,12 +134,12 @@ def test_the_conv_time_goal_says_why_on_the_board():
 # ----- conv-solver: the regret's tail and transfer's training cap -----------------------------------------------
 
 
-def _single_source_regret(choice: pd.DataFrame, conv: pd.DataFrame, target: str, source: str):
+def _single_source_regret(per_gpu: tuple[dict, dict], target: str, source: str):
     """``source``'s fastest solver among those ``target`` timed, on the target's problems the source timed one of
     them: per-problem regret on the target and the share of the target's problems covered."""
-    tgt = choice[choice.gpu_name == target][["problem_id", "solver", "time_ms"]]
+    tgt = per_gpu[1][target][["problem_id", "solver", "time_ms"]]
     best = tgt.groupby("problem_id").time_ms.min()
-    src = conv[conv.gpu_name == source][["problem_id", "solver", "time_ms"]].rename(columns={"time_ms": "src"})
+    src = per_gpu[0][source][["problem_id", "solver", "time_ms"]].rename(columns={"time_ms": "src"})
     both = tgt.merge(src, on=["problem_id", "solver"])
     pick = both.loc[both.groupby("problem_id").src.idxmin()]
     regret = pick.time_ms.to_numpy() / best.loc[pick.problem_id].to_numpy() - 1
@@ -140,13 +147,13 @@ def _single_source_regret(choice: pd.DataFrame, conv: pd.DataFrame, target: str,
 
 
 @pytest.fixture(scope="module")
-def best_source(choice, conv) -> dict:
+def best_source(per_gpu) -> dict:
     """Per GPU: the hindsight best single source among those covering at least half of its problems."""
     out = {}
     for target in SHORT:
         cands = []
         for source in sorted(set(SHORT) - {target}):
-            regret, cover = _single_source_regret(choice, conv, target, source)
+            regret, cover = _single_source_regret(per_gpu, target, source)
             if cover >= 0.5:
                 cands.append((float(regret.mean()), source, regret))
         out[target] = min(cands, key=lambda c: c[0])
@@ -168,8 +175,8 @@ def test_the_best_single_source_figures_quoted_for_conv_solver_are_the_shipped_r
     assert "while costing nothing on the median problem of each" in CONV_SOLVER_WHY
 
 
-def test_a_few_problems_decide_the_mean_regret(choice, conv):
-    regret, _ = _single_source_regret(choice, conv, MI250X, MI210)
+def test_a_few_problems_decide_the_mean_regret(per_gpu):
+    regret, _ = _single_source_regret(per_gpu, MI250X, MI210)
     worst = regret.nlargest(len(regret) // 100).sum() / regret.sum()
     assert (f"from MI210, MI250X's worst 1 % of problems hold {100 * worst:.0f} % of its "
             f"{100 * regret.mean():.1f} %") in CONV_SOLVER_WHY
