@@ -206,7 +206,7 @@ CONV_TIME_WHY = ("per-solver scatter, not one speed factor per GPU: one time rat
                  "problem and solver; the ratio and the GPU chosen with the held-out GPU's own times, a hindsight "
                  "reference) leaves MI300X at 20.8 % (from MI100), MI50 at 21.3 % and MI60 at 22.3 % (from each "
                  "other, gfx906 with 60 and 64 CUs), Vega 56 at 36.2 % (MI50) and gfx1030 at 48.2 % (Vega 56) on "
-                 "the rows they share, MI100, MI210 and MI250X at 11.6, 6.2 and 6.3 %")
+                 "the rows they share (MI100, MI210 and MI250X at 11.6, 6.2 and 6.3 %)")
 CONV_SOLVER_WHY = ("a mean over problems that a few decide: the fastest solver of the best single training GPU "
                    "(chosen in hindsight among those that timed at least half of the held-out GPU's problems, on "
                    "the problems it timed) costs a median 64.1 % over the 8 GPUs (from 18.9 % on MI210, from "
