@@ -42,7 +42,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from kgpubench.features.occupancy import occupancy
+from kgpubench.features.occupancy import resident_blocks
 from kgpubench.tasks.preprocess import thread_count
 
 CATEGORICAL = ("application", "kernel")
@@ -54,10 +54,6 @@ ARCH = "gpu_architecture"
 FIGURES = ("gpu_sm_count", "gpu_cores", "gpu_memory_bytes", "gpu_memory_bandwidth_gbs", "gpu_l2_bytes",
            "gpu_smem_per_sm_bytes", "gpu_clock_sm_mhz", "gpu_clock_mem_mhz", "gpu_peak_fp32_gflops")
 CLOCK, SMS, BANDWIDTH = "gpu_clock_sm_mhz", "gpu_sm_count", "gpu_memory_bandwidth_gbs"
-# Architecture -> the compute capability whose limits its occupancy uses (the family's most common one).
-ARCH_CC = {"kepler": "3.5", "maxwell": "5.0", "maxwell2": "5.2", "pascal": "6.0", "volta": "7.0", "turing": "7.5",
-           "ampere": "8.0", "ada": "8.9", "hopper": "9.0"}
-FALLBACK_CC = "5.2"
 # FP32 cores per SM (CUDA C++ Programming Guide, arithmetic instruction throughput): the SM count of a GPU whose
 # catalogue lacks it (the Kepler GPUs) is its cores over these.
 CORES_PER_SM = {"kepler": 192, "maxwell": 128, "maxwell2": 128, "pascal": 64}
@@ -80,23 +76,6 @@ def _product(X: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
     for name in names:
         out = out * np.where(np.isfinite(v := _col(X, name)) & (v > 0), v, 1.0)
     return out
-
-
-_OCCUPANCY: dict[tuple, int] = {}
-
-
-def resident_blocks(arch: str, threads: int, registers: int, smem: int) -> int:
-    """Resident blocks per SM of a launch under its architecture's limits (at least 1)."""
-    key = (arch, threads, registers, smem)
-    if key not in _OCCUPANCY:
-        cc = ARCH_CC.get(str(arch).lower(), FALLBACK_CC)
-        try:
-            blocks = occupancy(cc, threads_per_block=max(threads, 1), registers_per_thread=max(registers, 0),
-                               shared_bytes_per_block=max(smem, 0)).blocks_per_sm
-        except ValueError:
-            blocks = 1
-        _OCCUPANCY[key] = max(int(blocks), 1)
-    return _OCCUPANCY[key]
 
 
 def _keys(X: pd.DataFrame, columns: tuple[str, ...]) -> np.ndarray:

@@ -14,12 +14,14 @@ in units of 256 bytes, registers per warp in units of 256 over 4 sub-partitions 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 from kgpubench.errors import unknown_name
 
-__all__ = ["LIMITS", "Occupancy", "SmLimits", "limits_for", "occupancy", "sm_saturation"]
+__all__ = ["FAMILY_CC", "LIMITS", "Occupancy", "SmLimits", "limits_for", "occupancy", "resident_blocks",
+           "sm_saturation"]
 
 KB = 1024
 
@@ -161,6 +163,27 @@ def occupancy(cc_or_arch: str, *, threads_per_block: int, registers_per_thread: 
                      occupancy=blocks * warps / lim.max_warps_per_sm, limit_blocks=limit_blocks,
                      limit_warps=limit_warps, limit_registers=limit_regs, limit_shared=limit_smem,
                      limiter=limiter)
+
+
+# An architecture family as the GPU catalogue names it (``gpu_architecture``) -> the compute capability whose limits
+# its launches' occupancy uses (the family's most common one).
+FAMILY_CC = {"kepler": "3.5", "maxwell": "5.0", "maxwell2": "5.2", "pascal": "6.0", "volta": "7.0", "turing": "7.5",
+             "ampere": "8.0", "ada": "8.9", "hopper": "9.0"}
+
+
+@functools.cache
+def resident_blocks(family: str, threads: int, registers: int, shared_bytes: int, fallback_cc: str = "5.2") -> int:
+    """Resident blocks per SM of a launch (threads per block, registers per thread, static shared memory per
+    block) under the limits of the architecture ``family`` (:data:`FAMILY_CC`, any case; a family outside it:
+    ``fallback_cc``'s), at least 1: a launch the limits refuse, or inputs they cannot take, count one block per SM
+    (it ran, so it fitted). Negative counts are read as 0, a block of no thread as 1."""
+    cc = FAMILY_CC.get(str(family).lower(), fallback_cc)
+    try:
+        blocks = occupancy(cc, threads_per_block=max(threads, 1), registers_per_thread=max(registers, 0),
+                           shared_bytes_per_block=max(shared_bytes, 0)).blocks_per_sm
+    except ValueError:
+        blocks = 1
+    return max(int(blocks), 1)
 
 
 def sm_saturation(blocks: int, sm_count: int, blocks_per_sm: int) -> float:
