@@ -37,7 +37,7 @@ from kgpubench.foundation.capped import loads_json
 from kgpubench.models.evaluation import fit_predict
 from kgpubench.results.result import Result, read_record, read_result_json
 from kgpubench.tasks import Task
-from kgpubench.tasks.data import TaskData, hashed_order
+from kgpubench.tasks.data import TaskData, hashed_order, subsample_rank, train_subsample
 from kgpubench.tasks.goals import Goal
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.metrics import METRICS
@@ -117,7 +117,7 @@ def plan_folds(data: TaskData, ks=KS, *, max_train_rows: int | None = None, max_
     ids = data.rows["row_id"].to_pylist()
     reveal_rank = hashed_order(ids, reveal_salt(data.task.name))
     cap = train_cap(data, max_train_rows)
-    train_rank = hashed_order(ids, data.task.name) if cap else None
+    train_rank = subsample_rank(data.task, data.rows) if cap else None
     plans, skipped = [], {}
     for fold in (data.fold_names if folds is None else folds):
         held = np.flatnonzero(data.folds == fold)
@@ -125,8 +125,7 @@ def plan_folds(data: TaskData, ks=KS, *, max_train_rows: int | None = None, max_
             skipped[fold] = f"{held.size} rows, fewer than max(k) + {min_test_rows} = {kmax + min_test_rows}"
             continue
         other = np.flatnonzero((data.folds != fold) & (data.folds != EXCLUDED))
-        if cap and other.size > cap:
-            other = np.sort(other[np.argsort(train_rank[other], kind="mergesort")[:cap]])
+        other = train_subsample(data.task, data.rows, other, cap or 0, rank=train_rank)
         ordered = held[np.argsort(reveal_rank[held], kind="mergesort")]
         if whole_problems(data.task):
             test = held

@@ -382,12 +382,13 @@ ALL_TASKS += (
         name="conv-solver", config="convolutions", target="time_ms", seed="-", kind="recommendation",
         features=CONV_FEATURES, problem_columns=("gpu_name", "problem_id"), completeness="choice",
         metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), schemes=("by-gpu",),
-        max_train_rows=150_000, sources=("miopen",), split_files=False, gpu_baseline=TRANSFER,
-        extras=("fewshot", "goals"), goals=CONV_SOLVER_GOALS,
+        max_train_rows=150_000, subsample_by=("gpu_name", "problem_id"), sources=("miopen",), split_files=False,
+        gpu_baseline=TRANSFER, extras=("fewshot", "goals"), goals=CONV_SOLVER_GOALS,
         description="Choose the fastest MIOpen solver for a convolution problem on an AMD GPU never trained on "
         "(leave one GPU out): the problems where at least two solvers were timed, scored by the chosen solver's "
         f"time against the fastest's (top-1 regret, as autotune-config). {CONV_TIMING} Training rows are a fixed "
-        "hashed subset of at most 150,000 per fold (the test folds are whole)."),
+        "hashed subset of whole problems (every solver of a problem kept or dropped together), at most 150,000 "
+        "rows per fold (the test folds are whole)."),
 )
 
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.
