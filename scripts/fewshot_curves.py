@@ -42,7 +42,7 @@ from kgpubench.foundation.files import atomic_write_bytes
 from kgpubench.models.evaluation import fit_predict, load_model_module, model_factory
 from kgpubench.sandbox.limits import Limits
 from kgpubench.tasks import get_task
-from kgpubench.tasks.data import hashed_order, task_data
+from kgpubench.tasks.data import task_data, train_subsample
 from kgpubench.tasks.goals import IDEAL_TRANSFER, grouped_mdape, grouped_rows
 from kgpubench.tasks.splits import EXCLUDED
 
@@ -126,9 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         if (gdata.scheme, fold, m) not in predictions:
             test = np.flatnonzero(gdata.folds == fold)
             train = np.flatnonzero((gdata.folds != fold) & (gdata.folds != EXCLUDED))
-            if task.max_train_rows and train.size > task.max_train_rows:
-                rank = hashed_order(gdata.rows["row_id"].to_pylist(), task.name)
-                train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+            train = train_subsample(task, gdata.rows, train)
             predictions[(gdata.scheme, fold, m)] = fit_predict(
                 factories[m], task, gdata.X.iloc[train].reset_index(drop=True), gdata.y[train],
                 gdata.X.iloc[test].reset_index(drop=True), limits=limits, model_name=m).predictions

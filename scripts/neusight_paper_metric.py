@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from kgpubench.foundation.files import atomic_write_bytes
     from kgpubench.models.evaluation import load_model_module, model_factory
     from kgpubench.tasks import feature_frame, get_task
-    from kgpubench.tasks.data import hashed_order, task_data
+    from kgpubench.tasks.data import task_data, train_subsample
     from kgpubench.tasks.extras import CLASS_LABELS, CLASSES, PAPER
     from kgpubench.tasks.paper_metric import calls_with_gpu_columns, class_errors, trace_calls
 
@@ -39,10 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
     task = get_task("operator-latency")
     data = task_data(task, "neusight", args.data)
-    train = np.flatnonzero(data.folds == "train")
-    rank = hashed_order(data.rows["row_id"].to_pylist(), task.name)
-    if task.max_train_rows and train.size > task.max_train_rows:
-        train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+    train = train_subsample(task, data.rows, np.flatnonzero(data.folds == "train"))
     calls = calls_with_gpu_columns(trace_calls(args.neusight))
     import pyarrow as pa
 

@@ -43,7 +43,7 @@ import numpy as np
 from kgpubench.errors import OptionError
 from kgpubench.models.evaluation import fit_predict
 from kgpubench.tasks._core import problem_keys
-from kgpubench.tasks.data import TaskData, hashed_order
+from kgpubench.tasks.data import TaskData, subsample_rank, train_subsample
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.splits import EXCLUDED, get_scheme
 
@@ -160,13 +160,12 @@ def plan_folds(data: TaskData, folds: list[str] | None = None) -> list[BudgetPla
         raise OptionError(f"tuning-budget curves need a recommendation task (configurations per problem); "
                           f"{data.task.name!r} is a {data.task.kind} task.")
     task = data.task
-    rank = hashed_order(data.rows["row_id"].to_pylist(), task.name) if task.max_train_rows else None
+    rank = subsample_rank(task, data.rows) if task.max_train_rows else None
     plans = []
     for fold in (data.fold_names if folds is None else folds):
         test = np.flatnonzero(data.folds == fold)
         train = np.flatnonzero((data.folds != fold) & (data.folds != EXCLUDED))
-        if rank is not None and train.size > task.max_train_rows:
-            train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+        train = train_subsample(task, data.rows, train, rank=rank)
         plans.append(BudgetPlan(str(fold), train, test))
     return plans
 

@@ -5,9 +5,10 @@ GPU's rows are put in a fixed order, ``hashed_order(row_ids, f"{task}-fewshot")`
 ``k`` the first ``k`` of them are *revealed*: they join the training rows of every other GPU. The scored rows are
 the held-out GPU's rows after the first ``max(ks)`` in that order (the same rows at every ``k``, so the curve
 compares like with like, and never a revealed row), at most ``max_test_rows`` of them (the next ones in the same
-hashed order). The other GPUs' rows keep the task's training subsample rule (``max_train_rows``, ordered by
-``hashed_order(row_ids, task.name)`` as the board does), capped further by ``max_train_rows`` here when given
-(recorded). A GPU with fewer than ``max(ks) + MIN_TEST_ROWS`` rows is skipped (recorded).
+hashed order). The other GPUs' rows keep the task's training subsample rule
+(:func:`kgpubench.tasks.data.train_subsample` under ``max_train_rows``, as the board does: rows, or whole units when
+the task declares ``subsample_by``), capped further by ``max_train_rows`` here when given (recorded). A GPU with
+fewer than ``max(ks) + MIN_TEST_ROWS`` rows is skipped (recorded).
 
 A recommendation task (``kind == "recommendation"``, e.g. autotune-config) is scored per problem (the best
 configuration of a GPU, kernel and problem size), so its scored rows are *every* row of the held-out GPU, whole
@@ -37,7 +38,7 @@ from kgpubench.foundation.capped import loads_json
 from kgpubench.models.evaluation import fit_predict
 from kgpubench.results.result import Result, read_record, read_result_json
 from kgpubench.tasks import Task
-from kgpubench.tasks.data import TaskData, hashed_order
+from kgpubench.tasks.data import TaskData, hashed_order, subsample_rank, train_subsample
 from kgpubench.tasks.goals import Goal
 from kgpubench.tasks.intervals import median_interval
 from kgpubench.tasks.metrics import METRICS
@@ -80,6 +81,16 @@ def train_cap(data: TaskData, max_train_rows: int | None) -> int | None:
     return min(caps) if caps else None
 
 
+def train_order(task: Task) -> str:
+    """The order the other GPUs' training rows are capped in (:func:`kgpubench.tasks.data.train_subsample`), in
+    words: by row, or by whole unit when the task declares ``subsample_by``."""
+    if task.subsample_by:
+        cols = ", ".join(task.subsample_by)
+        return (f"sha256('{task.name}' + the JSON list of ({cols})) over the other GPUs' units, whole units while "
+                "within the cap")
+    return f"sha256('{task.name}' + row_id) over the other GPUs' rows"
+
+
 def whole_problems(task: Task) -> bool:
     """Whether the held-out GPU is scored on all its rows, whole problems (a recommendation task), rather than on
     its rows after the revealed ones."""
@@ -117,7 +128,7 @@ def plan_folds(data: TaskData, ks=KS, *, max_train_rows: int | None = None, max_
     ids = data.rows["row_id"].to_pylist()
     reveal_rank = hashed_order(ids, reveal_salt(data.task.name))
     cap = train_cap(data, max_train_rows)
-    train_rank = hashed_order(ids, data.task.name) if cap else None
+    train_rank = subsample_rank(data.task, data.rows) if cap else None
     plans, skipped = [], {}
     for fold in (data.fold_names if folds is None else folds):
         held = np.flatnonzero(data.folds == fold)
@@ -125,8 +136,7 @@ def plan_folds(data: TaskData, ks=KS, *, max_train_rows: int | None = None, max_
             skipped[fold] = f"{held.size} rows, fewer than max(k) + {min_test_rows} = {kmax + min_test_rows}"
             continue
         other = np.flatnonzero((data.folds != fold) & (data.folds != EXCLUDED))
-        if cap and other.size > cap:
-            other = np.sort(other[np.argsort(train_rank[other], kind="mergesort")[:cap]])
+        other = train_subsample(data.task, data.rows, other, cap or 0, rank=train_rank)
         ordered = held[np.argsort(reveal_rank[held], kind="mergesort")]
         if whole_problems(data.task):
             test = held
@@ -198,7 +208,7 @@ def plan_record(data: TaskData, plans: list[FewshotPlan], skipped: dict[str, str
         "task": data.task.name, "scheme": data.scheme, "ks": [int(k) for k in ks],
         "reveal_order": f"sha256('{reveal_salt(data.task.name)}' + row_id), per held-out GPU",
         "train_rule": {"task_max_train_rows": data.task.max_train_rows, "cap": train_cap(data, max_train_rows),
-                       "order": f"sha256('{data.task.name}' + row_id) over the other GPUs' rows"},
+                       "order": train_order(data.task)},
         "test_rule": {"scored": scored_rule(data.task, ks),
                       "max_test_rows": None if whole_problems(data.task) else max_test_rows,
                       **({"whole_problems": True} if whole_problems(data.task) else {})},

@@ -117,7 +117,7 @@ from kgpubench.sandbox.limits import Limits
 from kgpubench.schema import get_table
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
-from kgpubench.tasks.data import hashed_order, inputs_sha256, task_data
+from kgpubench.tasks.data import inputs_sha256, task_data, train_subsample
 from kgpubench.tasks.splits import EXCLUDED, gpu_scheme  # noqa: F401 - gpu_scheme re-exported
 
 CACHE_FORMAT = 1
@@ -283,10 +283,7 @@ def train_model(task: Task, model_path: Path, scheme: str, data_dir: Path | str 
     cache entry: the fitted model, the feature columns and their kinds, the categories each string column holds,
     and per GPU of the data its figures and row count. Model code runs here, unsandboxed: trusted files only."""
     data = task_data(task, scheme, data_dir)
-    train = np.flatnonzero(data.folds != EXCLUDED)
-    if task.max_train_rows and train.size > task.max_train_rows:
-        rank = hashed_order(data.rows["row_id"].to_pylist(), task.name)
-        train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+    train = train_subsample(task, data.rows, np.flatnonzero(data.folds != EXCLUDED))
     X, y = data.X.iloc[train].reset_index(drop=True), data.y[train]
     factory = model_factory(load_model_module(model_path), model_path)
     name = Path(model_path).stem

@@ -172,8 +172,15 @@ def _task_notes(task: Task, entries: list[BoardEntry]) -> list[str]:
     if sel:
         notes.append(sel)
     if task.max_train_rows:
-        notes.append(f"Training rows are subsampled to a fixed hashed subset of at most {task.max_train_rows:,} "
-                     "rows per fold; every test row is scored.")
+        if task.subsample_by:
+            unit = ("problems" if set(task.subsample_by) == set(task.problem_columns)
+                    else f"units of ({', '.join(task.subsample_by)})")
+            notes.append(f"Training rows are subsampled to a fixed hashed subset of whole {unit} (all the rows of "
+                         f"one kept or dropped together), at most {task.max_train_rows:,} rows per fold; every test "
+                         "row is scored.")
+        else:
+            notes.append(f"Training rows are subsampled to a fixed hashed subset of at most "
+                         f"{task.max_train_rows:,} rows per fold; every test row is scored.")
     return notes
 
 

@@ -44,7 +44,7 @@ from kgpubench.sandbox.model_file import module_from_source, read_model_file
 from kgpubench.sandbox.session import ModelSession
 from kgpubench.store.store import sha256_file
 from kgpubench.tasks import Task, as_task, list_tasks
-from kgpubench.tasks.data import TaskData, hashed_order, scheme_problem, task_data
+from kgpubench.tasks.data import TaskData, scheme_problem, subsample_rank, task_data, train_subsample
 from kgpubench.tasks.intervals import percentile_interval
 from kgpubench.tasks.metrics import METRICS
 from kgpubench.tasks.reference import ORACLE
@@ -170,8 +170,7 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
     for f in wanted:
         if f not in data.fold_names:
             raise unknown_name(f"fold of scheme {data.scheme!r}", f, data.fold_names)
-    ids = data.rows["row_id"].to_pylist()
-    rank = hashed_order(ids, task.name) if task.max_train_rows else None
+    rank = subsample_rank(task, data.rows) if task.max_train_rows else None
     sample_rank = data.sample_rank
     out, samples = {}, []
     for fold in wanted:
@@ -179,8 +178,7 @@ def run_folds(data: TaskData, factory: Callable[..., Any], *, seed: int = 0, fol
         train = np.flatnonzero((data.folds != fold) & (data.folds != EXCLUDED))  # excluded: in no training set
         if train.size == 0:  # e.g. by-kernel with a single kernel: nothing to learn from
             continue
-        if rank is not None and train.size > task.max_train_rows:
-            train = np.sort(train[np.argsort(rank[train], kind="mergesort")[: task.max_train_rows]])
+        train = train_subsample(task, data.rows, train, rank=rank)
         test_rows = data.rows.take(pa.array(test))
         if oracle:
             result = FoldOutput(data.y[test].copy(), True, [] if task.measures else None)

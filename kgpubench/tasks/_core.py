@@ -60,7 +60,11 @@ class Task:
         Deterministic hashed subsample of the training rows of each fold (recorded in every result as
         ``train_subsample``; test folds are never subsampled). operator-latency (60,000) and rodinia-time
         (10,000) set one, to keep their board runs within minutes on two cores; the other tasks train on every
-        row (a cap changed their rankings).
+        row (a cap changed their rankings). Which rows go together: :attr:`subsample_by`.
+    subsample_by : tuple of str
+        The unit of that subsample: empty, single rows; else the columns whose values name one unit, whose rows
+        are kept or dropped together (a recommendation task whose problems must stay whole names its problem
+        columns: conv-solver). :func:`kgpubench.tasks.data.train_subsample` is the rule.
     board_schemes : tuple of str
         Schemes ``kgpubench leaderboard run`` evaluates (default: all of ``schemes``).
     seed_metrics : tuple of str
@@ -126,6 +130,7 @@ class Task:
     choice_columns: tuple[str, ...] = ()
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()
     max_train_rows: int | None = None
+    subsample_by: tuple[str, ...] = ()
     board_schemes: tuple[str, ...] | None = None
     seed_metrics: tuple[str, ...] = ()
     seed_reference: str = ""
@@ -168,6 +173,9 @@ class Task:
                                                     for g in self.goals))
         if not all(isinstance(g, Goal) for g in self.goals):
             raise ValueError(f"task {self.name!r}: goals must be kgpubench.tasks.goals.Goal instances")
+        if self.subsample_by and not self.max_train_rows:
+            raise ValueError(f"task {self.name!r}: subsample_by {self.subsample_by} names the unit of a training "
+                             "subsample, but max_train_rows is not set; set both or neither")
         if not set(self.seed_metrics) <= set(self.metrics):
             raise ValueError(f"task {self.name!r}: seed_metrics {self.seed_metrics} must be among its metrics")
 
@@ -201,7 +209,8 @@ class Task:
 
     def used_columns(self) -> list[str]:
         """Every column the task reads: features, target, problem/choice columns, filters, row_id."""
-        cols = ["row_id", self.target, "status", *self.features, *self.problem_columns, *self.choice_columns]
+        cols = ["row_id", self.target, "status", *self.features, *self.problem_columns, *self.choice_columns,
+                *self.subsample_by]
         cols += [c for c, _ in self.filters]
         return list(dict.fromkeys(cols))
 

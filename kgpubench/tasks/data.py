@@ -40,6 +40,45 @@ def hashed_order(row_ids: list[str], salt: str) -> np.ndarray:
     return rank
 
 
+def subsample_rank(task: Task, rows: pa.Table) -> np.ndarray:
+    """Per row of ``rows``, the rank of its subsample unit in the task's fixed order (:func:`train_subsample`).
+
+    Rows (``task.subsample_by`` empty): ``hashed_order(row_ids, task.name)``, one rank per row. Otherwise the unit
+    is the rows sharing the values of ``task.subsample_by``: each unit's key (the canonical JSON list of those
+    values, :func:`kgpubench.tasks.problem_keys`) is ranked by ``sha256(task.name + key)``, and its rows share
+    the rank. Neither depends on the order of the rows."""
+    if not task.subsample_by:
+        return hashed_order(rows["row_id"].to_pylist(), task.name)
+    keys = problem_keys(task, rows, task.subsample_by)
+    units, inverse = np.unique(keys.astype(str), return_inverse=True)
+    return hashed_order(units.tolist(), task.name)[inverse.ravel()]
+
+
+def train_subsample(task: Task, rows: pa.Table, train: np.ndarray, cap: int | None = None, *,
+                    rank: np.ndarray | None = None) -> np.ndarray:
+    """The training subsample: the indices of ``train`` (row indices of ``rows``) kept under a cap.
+
+    ``cap`` defaults to ``task.max_train_rows``; no cap, or at most ``cap`` training rows: ``train`` unchanged.
+    Otherwise the training rows are ordered by their unit's rank (:func:`subsample_rank`; pass ``rank``, computed
+    once for all folds, to skip recomputing it) and whole units are taken in that order while the row total stays
+    at most ``cap``: the first unit that does not fit ends the subsample (no smaller unit after it is tried), so a
+    unit is never split. With single rows as units this is the first ``cap`` rows in hashed order. Returns the
+    kept indices, sorted."""
+    cap = task.max_train_rows if cap is None else cap
+    train = np.asarray(train)
+    if not cap or train.size <= cap:
+        return train
+    rank = subsample_rank(task, rows) if rank is None else rank
+    ordered = train[np.argsort(rank[train], kind="mergesort")]
+    if not task.subsample_by:
+        return np.sort(ordered[:cap])
+    r = rank[ordered]
+    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])  # first position of each unit in the order
+    ends = np.r_[starts[1:], r.size]  # one past its last: the row total up to and with it
+    fits = np.flatnonzero(ends <= cap)
+    return np.sort(ordered[: ends[fits[-1]] if fits.size else 0])
+
+
 @dataclass
 class TaskData:
     """A task's usable rows with their features, target and folds under one scheme."""
@@ -116,11 +155,18 @@ PRESENTATION_FIELDS = frozenset({"description", "seed", "schemes", "board_scheme
                                  "split_files"})
 
 
+# Task fields added after committed results had recorded their task_sha256: left out of the hash while at their
+# default, so that a task which does not set one keeps the hash its results recorded (and ``--reuse`` keeps them);
+# a task that sets one gets a new hash. A field added later goes here too (tests/tasks/test_task_hash.py).
+LATER_FIELDS = frozenset({"subsample_by"})
+
+
 def task_sha256(task: Task) -> str:
     """sha256 of the task's declaration as far as it decides a score: every field of the
     :class:`~kgpubench.tasks.Task` except :data:`PRESENTATION_FIELDS` (name, config, target, features, metrics,
     filters, scorer, ...). Recorded in a result's dataset block; part of what ``leaderboard run --reuse`` compares."""
-    decl = {f.name: getattr(task, f.name) for f in fields(task) if f.name not in PRESENTATION_FIELDS}
+    decl = {f.name: getattr(task, f.name) for f in fields(task) if f.name not in PRESENTATION_FIELDS
+            and not (f.name in LATER_FIELDS and getattr(task, f.name) == f.default)}
     return hashlib.sha256(json.dumps(decl, sort_keys=True, default=repr).encode()).hexdigest()
 
 

@@ -211,9 +211,9 @@ CONV_SOLVER_WHY = ("a mean over problems that a few decide: the fastest solver o
                    "(chosen in hindsight among those that timed at least half of the held-out GPU's problems, on "
                    "the problems it timed) costs a median 64.1 % over the 8 GPUs (from 18.9 % on MI210, from "
                    "MI250X, to 149.7 % on MI60, from MI100) while costing nothing on the median problem of each; "
-                   "from MI210, MI250X's worst 1 % of problems hold 94 % of its 57.1 %. Transfer's 347-1,230 % "
-                   "comes with the 150,000-row training cap: a row hash that keeps 44-56 % of a fold's training "
-                   "rows and drops the fastest solver of 44-56 % of its training problems")
+                   "from MI210, MI250X's worst 1 % of problems hold 94 % of its 57.1 %. Transfer's 185-708 % trains on "
+                   "whole problems: the 150,000-row training cap keeps 44-56 % of a fold's training problems (44-56 % "
+                   "of its rows), each with every solver timed")
 CONV_TIME_GOALS = (
     Goal("leave-one-GPU-out over the AMD GPUs: median APE on each GPU", "by-gpu", 15.0,
          scaling="roofline_transfer", why=f"{CONV_TIME_WHY}; {CONV_WHY}"),
@@ -382,12 +382,13 @@ ALL_TASKS += (
         name="conv-solver", config="convolutions", target="time_ms", seed="-", kind="recommendation",
         features=CONV_FEATURES, problem_columns=("gpu_name", "problem_id"), completeness="choice",
         metrics=("top1_regret", "top5_regret", "kendall_tau", "male", "mdape"), schemes=("by-gpu",),
-        max_train_rows=150_000, sources=("miopen",), split_files=False, gpu_baseline=TRANSFER,
-        extras=("fewshot", "goals"), goals=CONV_SOLVER_GOALS,
+        max_train_rows=150_000, subsample_by=("gpu_name", "problem_id"), sources=("miopen",), split_files=False,
+        gpu_baseline=TRANSFER, extras=("fewshot", "goals"), goals=CONV_SOLVER_GOALS,
         description="Choose the fastest MIOpen solver for a convolution problem on an AMD GPU never trained on "
         "(leave one GPU out): the problems where at least two solvers were timed, scored by the chosen solver's "
         f"time against the fastest's (top-1 regret, as autotune-config). {CONV_TIMING} Training rows are a fixed "
-        "hashed subset of at most 150,000 per fold (the test folds are whole)."),
+        "hashed subset of whole problems (every solver of a problem kept or dropped together), at most 150,000 "
+        "rows per fold (the test folds are whole)."),
 )
 
 # The task whose split files `load_dataset(config, scheme=...)` uses unless told otherwise.

@@ -182,34 +182,36 @@ def test_a_few_problems_decide_the_mean_regret(per_gpu):
             f"{100 * regret.mean():.1f} %") in CONV_SOLVER_WHY
 
 
-def test_the_training_cap_keeps_and_drops_the_shares_quoted(choice):
-    # the cap as the task declares it and as the committed transfer result recorded it
+def test_the_training_cap_keeps_whole_problems_in_the_shares_quoted(choice):
+    # the cap and its unit as the task declares them and as the committed transfer result recorded them
     from kgpubench.tasks import get_task
 
-    assert get_task("conv-solver").max_train_rows == TRAIN_CAP
+    task = get_task("conv-solver")
+    assert task.max_train_rows == TRAIN_CAP and task.subsample_by == ("gpu_name", "problem_id")
     transfer = _committed("conv-solver", "transfer")
+    assert transfer["train_subsample"] == TRAIN_CAP
     n_test = choice.gpu_name.value_counts()
+    # the subsample by hand: the (GPU, problem) units in order of sha256(task name, unit separator, the JSON list
+    # of the two), whole units while the training rows stay within the cap (the first that does not fit ends it)
+    units = choice.groupby(["gpu_name", "problem_id"]).size().rename("rows").reset_index()
+    keys = [json.dumps([g, p], separators=(",", ":")) for g, p in zip(units.gpu_name, units.problem_id)]
+    digest = np.array([hashlib.sha256(f"conv-solver\x1f{k}".encode()).digest()[:8] for k in keys], dtype="S8")
+    units = units.iloc[np.argsort(digest, kind="mergesort")]
+    problem_share, row_share = [], []
     for fold, rec in transfer["folds"].items():
-        assert rec["n_train"] == TRAIN_CAP and rec["n_test"] == n_test[fold], fold
+        training = units[units.gpu_name != fold]
+        total = np.cumsum(training.rows.to_numpy())
+        kept = int(np.argmax(total > TRAIN_CAP)) if total[-1] > TRAIN_CAP else len(total)
+        assert rec["n_train"] == total[kept - 1] and rec["n_test"] == n_test[fold], fold
+        assert TRAIN_CAP - training.rows.max() < rec["n_train"] <= TRAIN_CAP
+        problem_share.append(100 * kept / len(training))
+        row_share.append(100 * rec["n_train"] / total[-1])
+    assert sorted(transfer["folds"]) == sorted(SHORT)
     regrets = [100 * rec["scores"]["top1_regret"] for rec in transfer["folds"].values()]
     assert f"Transfer's {min(regrets):,.0f}-{max(regrets):,.0f} %" in CONV_SOLVER_WHY
-    # the subsample: the training rows of lowest sha256(task name, unit separator, row_id), whole GPUs held out
-    digest = np.array([hashlib.sha256(f"conv-solver\x1f{r}".encode()).digest()[:8] for r in choice.row_id],
-                      dtype="S8")
-    order = np.argsort(digest, kind="mergesort")
-    gpu = choice.gpu_name.to_numpy()[order]
-    fastest = np.zeros(len(choice), dtype=bool)
-    fastest[choice.groupby(["gpu_name", "problem_id"]).time_ms.idxmin().to_numpy()] = True
-    fastest = fastest[order]
-    kept_share, dropped_share = [], []
-    for fold in SHORT:
-        training = gpu != fold
-        kept = training & (np.cumsum(training) <= TRAIN_CAP)
-        kept_share.append(100 * TRAIN_CAP / training.sum())
-        dropped_share.append(100 * (fastest & training & ~kept).sum() / (fastest & training).sum())
-    assert (f"a row hash that keeps {min(kept_share):.0f}-{max(kept_share):.0f} % of a fold's training rows and "
-            f"drops the fastest solver of {min(dropped_share):.0f}-{max(dropped_share):.0f} % of its training "
-            "problems") in CONV_SOLVER_WHY
+    assert (f"whole problems: the 150,000-row training cap keeps {min(problem_share):.0f}-{max(problem_share):.0f} % "
+            f"of a fold's training problems ({min(row_share):.0f}-{max(row_share):.0f} % of its rows), each with "
+            "every solver timed") in CONV_SOLVER_WHY
 
 
 def test_the_conv_solver_goal_says_why_on_the_board():
