@@ -157,7 +157,7 @@ PRESENTATION_FIELDS = frozenset({"description", "seed", "schemes", "board_scheme
 
 # Task fields added after committed results had recorded their task_sha256: left out of the hash while at their
 # default, so that a task which does not set one keeps the hash its results recorded (and ``--reuse`` keeps them);
-# a task that sets one gets a new hash. A field added later goes here too (tests/tasks/test_task_hash.py).
+# a task that sets one gets a new hash. A field added later goes here too (tests/tasks/test_subsample.py).
 LATER_FIELDS = frozenset({"subsample_by"})
 
 
