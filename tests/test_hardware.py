@@ -17,9 +17,12 @@ from kgpubench import hardware
 from kgpubench.errors import UnknownNameError
 from kgpubench.hardware import (
     ALIASES,
+    AMD_ARCHITECTURES,
+    AMD_PRODUCTS,
     GPU_COLUMNS,
     OTHER_NAMES,
     UnknownGpuWarning,
+    amd_architecture,
     catalogue_entry,
     device_name,
     find_gpu,
@@ -269,3 +272,30 @@ def test_the_packaged_kepler_rows_carry_the_cited_figures():
         assert values == {(cc, cores, cores // CITED_KEPLER_CORES_PER_SM, CITED_KEPLER_SMEM,
                            gpu_columns(name)["gpu_l2_bytes"])}, name
         assert sms == cores // CITED_KEPLER_CORES_PER_SM
+
+
+# From the tables kgpubench/hardware.py cites: LLVM's AMDGPU processor table (its section and ISA-manual headings) and
+# ROCm's GPU hardware specifications (columns Architecture and LLVM target name).
+@pytest.mark.parametrize("target, family", [
+    ("gfx900", "gcn5"), ("gfx906", "gcn5.1"), ("gfx908", "cdna1"), ("gfx90a", "cdna2"), ("gfx940", "cdna3"),
+    ("gfx942", "cdna3"), ("gfx950", "cdna4"), ("gfx1010", "rdna1"), ("gfx1030", "rdna2"), ("gfx1036", "rdna2"),
+    ("gfx1100", "rdna3"), ("gfx1151", "rdna3.5"), ("gfx1201", "rdna4"), (" GFX90A:sramecc+:xnack- ", "cdna2"),
+])
+def test_amd_architecture_of_a_documented_target(target, family):
+    assert amd_architecture(target) == family
+
+
+@pytest.mark.parametrize("target", ["gfx1999", "gfx1037", "gfx909", "gfx90c", "gfx803", "gfx1250", "sm_90", ""])
+def test_amd_architecture_of_a_target_no_table_places_is_none(target):
+    assert amd_architecture(target) is None  # never a guess from the digits (gfx1037 is not gfx103x by default)
+
+
+def test_amd_architecture_speaks_the_catalogues_labels_and_agrees_with_its_products():
+    db = hardware._database()
+    catalogue = {hardware._catalogue_architecture(db[n].architecture) for n in db.names
+                 if db[n].manufacturer == "AMD"}
+    assert set(AMD_ARCHITECTURES.values()) <= catalogue
+    for (target, cus), name in AMD_PRODUCTS.items():  # the product's rows carry the catalogue's architecture
+        family = gpu_columns(name)["gpu_architecture"]
+        assert family is not None and amd_architecture(target) == family, (target, cus, name)
+

@@ -13,9 +13,12 @@ applies). Other files (PROVENANCE.md, LICENSE, perf-db ``.db`` files) are ignore
 
 **The GPU.** ``gpu_name`` is :func:`kgpubench.hardware.amd_product` of (target, CUs); a pair it does not map keeps
 the name ``"AMD <target> (<CUs> CUs)"`` (e.g. ``"AMD gfx1030 (36 CUs)"``) with null catalogue figures and one
-notice (an :class:`~kgpubench.hardware.UnknownGpuWarning`), never a refusal. Every row says how its product was
-inferred (``gpu_inferred_from``), with ``gpu_arch``, ``gpu_target_features`` and ``gpu_compute_units`` from the
-file name.
+notice (an :class:`~kgpubench.hardware.UnknownGpuWarning`), never a refusal. Such rows still say what the target
+alone gives: ``gpu_vendor`` is ``amd`` (a find-db is AMD's) and ``gpu_architecture`` the target's family
+(:func:`kgpubench.hardware.amd_architecture`, from LLVM's and AMD's processor tables: gfx1030 is ``rdna2``), both
+``derived`` in ``gpu_specs_source``; a target with no documented family keeps a null architecture. Every row says
+how its product was inferred (``gpu_inferred_from``), with ``gpu_arch``, ``gpu_target_features`` and
+``gpu_compute_units`` from the file name.
 
 **Lines.** One problem per line, ``KEY=ENTRY;ENTRY;...``. The KEY is MIOpen's ``ProblemDescription::Serialize``,
 dash-separated: ``C-[D-]H-W-[FDx]FHxFW-K-[Do-]Ho-Wo-N-[pDx]pHxpW-[sDx]sHxsW-[dDx]dHxdW-bias-LAYOUT-DTYPE-DIR``:
@@ -84,7 +87,7 @@ import pyarrow.compute as pc
 from kgpubench.buildinfo import package_version
 from kgpubench.errors import ImportFormatError
 from kgpubench.foundation.capped import read_capped
-from kgpubench.hardware import UnknownGpuWarning, amd_product, gpu_columns
+from kgpubench.hardware import DERIVED, UnknownGpuWarning, amd_architecture, amd_product, gpu_columns
 from kgpubench.importers.api import folder_to_shard
 from kgpubench.importers.common import MIOPEN, Provenance, notice
 from kgpubench.schema import canonical_value, get_table
@@ -608,9 +611,23 @@ def _file_gpu(f: FindDbFile) -> dict:
         gpu = gpu_columns(gpu_name)
     else:
         gpu = gpu_columns(gpu_name, warn=True)
+    gpu.update(_target_identity(f.arch, gpu))
     gpu.update(gpu_arch=f.arch, gpu_target_features=f.features, gpu_compute_units=f.compute_units,
                gpu_inferred_from=inferred)
     return gpu
+
+
+def _target_identity(arch: str, gpu: dict) -> dict:
+    """The vendor (``amd``: a find-db is AMD's by construction) and the architecture family of the ISA target
+    (:func:`~kgpubench.hardware.amd_architecture`) where the catalogue's columns ``gpu`` give none, each recorded
+    as ``derived`` in ``gpu_specs_source``; a target with no known family keeps a null architecture."""
+    derived = {"gpu_vendor": "amd", "gpu_architecture": amd_architecture(arch)}
+    filled = {c: v for c, v in derived.items() if v is not None and gpu.get(c) is None}
+    if not filled:
+        return {}
+    sources = [s for s in gpu.get("gpu_specs_source") or [] if s["name"] not in filled]
+    sources += [{"name": c, "value": DERIVED} for c in filled]
+    return {**filled, "gpu_specs_source": sorted(sources, key=lambda s: s["name"])}
 
 
 def _file_rows(job: tuple[FindDbFile, Provenance, dict]) -> _FileRows:

