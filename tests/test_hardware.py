@@ -299,3 +299,11 @@ def test_amd_architecture_speaks_the_catalogues_labels_and_agrees_with_its_produ
         family = gpu_columns(name)["gpu_architecture"]
         assert family is not None and amd_architecture(target) == family, (target, cus, name)
 
+
+def test_the_packaged_convolutions_rows_say_amd_and_their_targets_family():
+    cols = ["gpu_name", "gpu_arch", "gpu_vendor", "gpu_architecture"]
+    (part,) = sorted((ROOT / "kgpubench" / "data" / "convolutions").glob("*.parquet"))
+    groups = pq.read_table(part, columns=cols).group_by(cols).aggregate([]).to_pylist()
+    assert {g["gpu_arch"] for g in groups} >= {"gfx1030", "gfx906", "gfx942"}
+    for g in groups:  # gfx1030 with 36 CUs (no product, so no catalogue figures) included
+        assert g["gpu_vendor"] == "amd" and g["gpu_architecture"] == amd_architecture(g["gpu_arch"]), g
