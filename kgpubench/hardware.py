@@ -291,7 +291,7 @@ def amd_product(arch: str, compute_units: int) -> str | None:
 # - AMD ROCm, "GPU hardware specifications" (https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html),
 #   columns Architecture and LLVM target name: gfx900 GCN5.0 (MI25), gfx906 GCN5.1 (MI50, MI60), gfx940/gfx941/
 #   gfx942 CDNA3 (MI300A, MI300X), gfx950 CDNA4 (MI350X, MI355X).
-# The GFX9 APU targets gfx909 and gfx90c, which neither document places in a family, are left out (None).
+# The GFX9 APU targets gfx909 and gfx90c, listed by LLVM with no ISA manual of their own, are left out (None).
 _AMD_FAMILIES: dict[str, tuple[str, ...]] = {
     "gcn5": ("gfx900", "gfx902", "gfx904"),
     "gcn5.1": ("gfx906",),

@@ -287,7 +287,7 @@ def test_amd_architecture_of_a_documented_target(target, family):
 
 @pytest.mark.parametrize("target", ["gfx1999", "gfx1037", "gfx909", "gfx90c", "gfx803", "gfx1250", "sm_90", ""])
 def test_amd_architecture_of_a_target_no_table_places_is_none(target):
-    assert amd_architecture(target) is None  # never a guess from the digits (gfx1037 is not gfx103x by default)
+    assert amd_architecture(target) is None  # never a guess from the digits: gfx1037 is not assumed rdna2
 
 
 def test_amd_architecture_speaks_the_catalogues_labels_and_agrees_with_its_products():
