@@ -4,7 +4,7 @@ GPU's optimum"; the bar a learned model must clear on an unseen GPU).
 A row is a GPU (its ``gpu_*`` columns), a problem (the task's ``problem_columns``) and a configuration: the
 columns :data:`CONFIGURATION` names for the task's dataset config (convolutions: the solver, since a row's other
 columns describe the problem or the solver's workspace on it), else every other column (autotune: the tuning
-parameters; stencil: variant, block size and tile; NPB: kernel and threads per block), always with the task's
+parameters; stencil: variant, block size and tile; NPB: kernel, threads per block, calls), always with the task's
 ``choice_columns``. Training stores, per training GPU and problem, every configuration's time relative to that
 problem's best. For a test problem on GPU g, the source is the training GPU with the same problem that measured
 at least half of the test problem's configurations (search spaces differ between GPUs: the AMD convolution space
@@ -51,7 +51,11 @@ class TransferBest(BaseEstimator):
         problem = [c for c in self.problem_columns if c in X.columns and c not in gpu]
         choice = [c for c in self.choice_columns if c in X.columns and c not in gpu and c not in problem]
         if self.config_columns:  # the declared configuration, with the choice columns
-            config = list(dict.fromkeys([*choice, *(c for c in self.config_columns if c in X.columns)]))
+            missing = [c for c in self.config_columns if c not in X.columns]
+            if missing:
+                raise ValueError(f"transfer: configuration column(s) {missing} are not among the {X.shape[1]} "
+                                 "feature columns; pass config_columns that the task's features hold")
+            config = list(dict.fromkeys([*choice, *self.config_columns]))
         else:
             config = [c for c in X.columns if c not in gpu and c not in problem]
         hw = np.log1p(np.nan_to_num(np.asarray(X[figures], dtype=float))) if figures else np.zeros((len(X), 0))

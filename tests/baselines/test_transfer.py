@@ -65,6 +65,12 @@ def test_the_other_tasks_keep_every_column_but_gpu_and_problem_as_the_configurat
     assert mod.make_model(get_task("conv-solver"), 0).config_columns == ("solver",)
 
 
+def test_a_declared_configuration_column_the_features_lack_is_one_clear_error():
+    X = _frame("A", "p1", ["Gemm", "Direct"]).drop(columns="solver")
+    with pytest.raises(ValueError, match=r"configuration column\(s\) \['solver'\] are not among the 5 feature"):
+        _module().make_model(get_task("conv-solver"), 0).fit(X, np.array([1.0, 2.0]))
+
+
 @pytest.mark.slow
 def test_on_the_shipped_conv_solver_rows_the_fallback_ranks_the_solvers():
     # MI300X's fold (the smallest test fold) as the board trains it: the task's whole-problem training subsample
