@@ -1,16 +1,20 @@
 """Transfer: use the measured times of the most similar GPU that has the same problem (BAT's "reuse another
 GPU's optimum"; the bar a learned model must clear on an unseen GPU).
 
-Training stores, per training GPU and problem, every configuration's time relative to that problem's best.
-For a test problem on GPU g, the source is the training GPU with the same problem (same non-GPU problem
-columns, e.g. kernel and problem size) that measured at least half of the test problem's configurations (search
-spaces differ between GPUs: the AMD convolution space has parameters the NVIDIA one lacks) and is most similar
-to g: same vendor first, then same architecture (when the task gives ``gpu_vendor``/``gpu_architecture``), then
-nearest in standardised log hardware figures (SMs, cores, memory, bandwidth, L2, shared memory, clocks, peak
-fp32); ties go to the first in sorted order. Without such a GPU, the one that measured most of them. Each test
-row scores the source's relative time of its configuration; a configuration the source never measured (or that failed
-there) scores after every measured one. A problem no training GPU has falls back to each configuration's
-median relative time over all training problems. Outputs are scores (``predicts_target = False``).
+A row is a GPU (its ``gpu_*`` columns), a problem (the task's ``problem_columns``) and a configuration: the
+columns :data:`CONFIGURATION` names for the task's dataset config (convolutions: the solver, since a row's other
+columns describe the problem or the solver's workspace on it), else every other column (autotune: the tuning
+parameters; stencil: variant, block size and tile; NPB: kernel, threads per block, calls), always with the task's
+``choice_columns``. Training stores, per training GPU and problem, every configuration's time relative to that
+problem's best. For a test problem on GPU g, the source is the training GPU with the same problem that measured
+at least half of the test problem's configurations (search spaces differ between GPUs: the AMD convolution space
+has parameters the NVIDIA one lacks) and is most similar to g: same vendor first, then same architecture (when
+the task gives ``gpu_vendor``/``gpu_architecture``), then nearest in standardised log hardware figures (SMs,
+cores, memory, bandwidth, L2, shared memory, clocks, peak fp32); ties go to the first in sorted order. Without
+such a GPU, the one that measured most of them. Each test row scores the source's relative time of its
+configuration; a configuration the source never measured (or that failed there) scores after every measured one.
+A problem no training GPU has falls back to each configuration's median relative time over all training
+problems. Outputs are scores (``predicts_target = False``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,11 @@ from sklearn.utils.validation import check_is_fitted
 UNMEASURED = 1e6
 MIN_COVER = 0.5
 IDENTITY = ("gpu_vendor", "gpu_architecture")
+# The columns naming a configuration, per dataset config, where they are not every column that is neither the GPU
+# nor the problem: a conv-solver row also carries the problem's shape (problem_id is its only problem column) and
+# the solver's workspace on that problem, which would make every configuration of one problem a configuration of
+# its own, and the fallback over all training problems would never find one.
+CONFIGURATION = {"convolutions": ("solver",)}
 
 
 class TransferBest(BaseEstimator):
@@ -29,9 +38,10 @@ class TransferBest(BaseEstimator):
 
     predicts_target = False
 
-    def __init__(self, *, problem_columns: tuple = (), choice_columns: tuple = ()) -> None:
+    def __init__(self, *, problem_columns: tuple = (), choice_columns: tuple = (), config_columns: tuple = ()) -> None:
         self.problem_columns = problem_columns
         self.choice_columns = choice_columns
+        self.config_columns = config_columns
 
     def _split(self, X):
         from kgpubench.tasks.ranking import row_keys
@@ -39,12 +49,19 @@ class TransferBest(BaseEstimator):
         gpu = [c for c in X.columns if c.startswith("gpu_")]
         figures = [c for c in gpu if c not in IDENTITY]
         problem = [c for c in self.problem_columns if c in X.columns and c not in gpu]
-        config = [c for c in X.columns if c not in gpu and c not in problem]
+        choice = [c for c in self.choice_columns if c in X.columns and c not in gpu and c not in problem]
+        if self.config_columns:  # the declared configuration, with the choice columns
+            missing = [c for c in self.config_columns if c not in X.columns]
+            if missing:
+                raise ValueError(f"transfer: configuration column(s) {missing} are not among the {X.shape[1]} "
+                                 "feature columns; pass config_columns that the task's features hold")
+            config = list(dict.fromkeys([*choice, *self.config_columns]))
+        else:
+            config = [c for c in X.columns if c not in gpu and c not in problem]
         hw = np.log1p(np.nan_to_num(np.asarray(X[figures], dtype=float))) if figures else np.zeros((len(X), 0))
         ident = [c for c in IDENTITY if c in X.columns]
         if ident:  # vendor and architecture codes lead the vector; the distance weighs them first
             hw = np.column_stack([row_keys(X, [c]).astype(np.float64) for c in ident] + [hw])
-        choice = [c for c in self.choice_columns if c in config]
         return hw, row_keys(X, problem), row_keys(X, config), row_keys(X, choice)
 
     def fit(self, X, y):
@@ -107,4 +124,5 @@ class TransferBest(BaseEstimator):
 
 
 def make_model(task, seed):
-    return TransferBest(problem_columns=tuple(task.problem_columns), choice_columns=tuple(task.choice_columns))
+    return TransferBest(problem_columns=tuple(task.problem_columns), choice_columns=tuple(task.choice_columns),
+                        config_columns=CONFIGURATION.get(task.config, ()))
