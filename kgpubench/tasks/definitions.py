@@ -217,7 +217,7 @@ CONV_SOLVER_WHY = ("a mean over problems that a few decide: the fastest solver o
                    "(chosen in hindsight among those that timed at least half of the held-out GPU's problems, on "
                    "the problems it timed) costs a median 64.1 % over the 8 GPUs (from 18.9 % on MI210, from "
                    "MI250X, to 149.7 % on MI60, from MI100) while costing nothing on the median problem of each; "
-                   "from MI210, MI250X's worst 1 % of problems hold 94 % of its 57.1 %. Transfer's 185-708 % trains on "
+                   "from MI210, MI250X's worst 1 % of problems hold 94 % of its 57.1 %. Transfer's 53-468 % trains on "
                    "whole problems: the 150,000-row training cap keeps 44-56 % of a fold's training problems (44-56 % "
                    "of its rows), each with every solver timed")
 CONV_TIME_GOALS = (
