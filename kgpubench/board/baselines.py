@@ -108,6 +108,7 @@ RUNS_ON: dict[str, tuple[On, ...]] = {
     "npb_qlearning": (On(config="npb"),),
     "npb_warp": (On(config="npb"),),
     "operator_roofline": (On(config="operators"),),
+    "operator_pairs": (On(config="operators"),),
     "operator_transfer": (On(config="operators"),),
     "power_nonlinear": (KERNEL_POWER,),
     "program_floor": (On(config="programs"),),
@@ -174,6 +175,8 @@ SEES: dict[str, str] = {
                       "model"),
     "npb_warp": "Only each row's tpb (it picks 32, the warp size): no times, no GPU figures",
     "operator_roofline": "The operator's nominal flops and bytes and the GPU's peak fp32 and memory bandwidth",
+    "operator_pairs": ("The operator, its shape and nominal work, the GPUs' catalogue figures, training GPUs' times "
+                       "of the same shape"),
     "operator_transfer": ("The operator, its shape and nominal work, the GPUs' catalogue figures; training GPUs' "
                           "times of that shape"),
     "power_nonlinear": ("SM saturation, compute density, fp64 share; one fit per GPU, told apart by SMs, peak fp32, "

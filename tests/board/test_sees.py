@@ -35,6 +35,8 @@ DOC_TERMS = {
     "neusight_wave": ("the operator, its shape and nominal work, and the GPU's catalogue figures (SMs, peak fp32, "
                       "bandwidth, ...)",),
     "operator_roofline": ("the operator's nominal flops and bytes and the GPU's peak fp32 and memory bandwidth",),
+    "operator_pairs": ("the operator, its shape and nominal work", "the GPUs' catalogue figures",
+                       "training GPUs' times of the same shape"),
     "operator_transfer": ("the operator, its shape and nominal work", "the GPUs' catalogue figures"),
     "program_transfer": ("the program's identity (set, level, file, compile mode)", "the GPU figures"),
     "roofline_util": ("roofline", "GPU figures", "prof_*"),
