@@ -115,6 +115,7 @@ from kgpubench.results.result import Record, Result, read_record, read_result_js
 from kgpubench.sandbox.checks import checked_predictions, not_numbers, refusal
 from kgpubench.sandbox.limits import Limits
 from kgpubench.schema import get_table
+from kgpubench.schema.operator_work import call_inputs
 from kgpubench.store.store import Store, sha256_file
 from kgpubench.tasks import PARAMS_PREFIX, Task, as_task
 from kgpubench.tasks.data import inputs_sha256, task_data, train_subsample
@@ -588,13 +589,14 @@ def check_names(task: Task, values: Mapping[str, Any], known: set[str] | None = 
             near = f" (did you mean {', '.join(hint)}?)" if hint else ""
             what = f"; a params column is given as {PARAMS_PREFIX}<name>" if params else ""
             raise OptionError(f"unknown column {name!r}{near}: {listing}{what}.")
+    for name in needed:  # a number where the schema declares one (param.<name> columns: once the model is known);
+        # before a missing column, which may be one a rule could not compute from this value
+        if name in values and name not in params and (decl.column(name).is_numeric or decl.column(name).type == "bool"):
+            _value(task, name, values[name], False, None)
     missing = [c for c in needed if c not in params and c not in values]
     if missing:
         raise OptionError(f"missing column {missing[0]!r}: {listing}; give it with --set {missing[0]}=VALUE "
                           "(null where it does not apply) or in --input.")
-    for name in needed:  # a number where the schema declares one (param.<name> columns: once the model is known)
-        if name in values and name not in params and (decl.column(name).is_numeric or decl.column(name).type == "bool"):
-            _value(task, name, values[name], False, None)
 
 
 def input_frame(task: Task, entry: Mapping[str, Any], spec: GpuSpec, values: Mapping[str, Any]) -> pd.DataFrame:
@@ -689,22 +691,34 @@ def _peak_tensor(values: Mapping[str, Any], gpu: Mapping[str, Any]) -> float | N
 GPU_DEPENDENT: dict[str, Any] = {"sm_saturation": _sm_saturation, "peak_tensor_tflops": _peak_tensor}
 # GPU-dependent inputs that are null where no cited figure exists (rows of the data have them null too).
 NULL_WHEN_UNCITED = frozenset({"peak_tensor_tflops"})
-# Inputs that follow from the others of a config's row (a call's nominal work from its dtype and shape), by the rule
+# Inputs that follow from the others of a config's row (a call's nominal work from its dtype and shape; a NeuSight
+# call's class, and null for the shape columns its operator does not carry), by the rule
 # its importer computes them with: left out, they are computed here.
-NOMINAL_INPUTS: dict[str, Any] = {"llm_operators": nominal_inputs}
+NOMINAL_INPUTS: dict[str, tuple[Any, str]] = {"llm_operators": (nominal_inputs, "the dtype and shape"),
+                                              "operators": (call_inputs, "the operator and shape")}
 
 
 def with_gpu_features(task: Task, values: Mapping[str, Any], spec: GpuSpec) -> tuple[dict[str, Any], list[str]]:
     """``values`` with every :data:`NOMINAL_INPUTS` and :data:`GPU_DEPENDENT` input the task reads and the caller
     left out (or null) computed (the latter for ``spec``'s GPU), and a note for each."""
     out, notes = dict(values), []
-    rule = NOMINAL_INPUTS.get(task.config)
+    rule, source = NOMINAL_INPUTS.get(task.config, (None, ""))
     if rule is not None:
+        nulls = []
         for column, value in rule(out).items():
-            if column in task.features and out.get(column) is None:
-                out[column] = value
-                shown = f"{value:.4g}" if isinstance(value, float) else str(value)
-                notes.append(f"{column} = {shown}, computed from the dtype and shape")
+            if column not in task.features or out.get(column) is not None:
+                continue
+            if value is None:  # a shape column this call does not carry: null, as on the data's rows
+                if column not in out:
+                    out[column] = None
+                    nulls.append(column)
+                continue
+            out[column] = value
+            shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+            notes.append(f"{column} = {shown}, computed from {source}")
+        if nulls:
+            notes.append(f"{', '.join(nulls)} = null: calls of {out.get('operator')} do not carry "
+                         f"{'it' if len(nulls) == 1 else 'them'}")
     gpu = spec.columns()
     for column, rule in GPU_DEPENDENT.items():
         if column in task.features and out.get(column) is None:

@@ -21,6 +21,10 @@ softmax        5 B H                                 8 B H
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 # operator -> operator_class (the table's declared classes)
@@ -30,6 +34,41 @@ CLASS_OF = {"bmm": "bmm", "linear": "linear", "conv2d": "conv", "layernorm": "la
 BINARY = ("add", "mul", "div", "pow")
 KEY_DIMS = ("dim_b", "dim_m", "dim_n", "dim_k", "dim_h", "in_channels", "out_channels", "kernel_size",
             "input_size", "stride", "padding")
+# The shape columns a call of each operator family carries (NeuSight's shape families); its other KEY_DIMS are null.
+GEMM_DIMS = ("dim_b", "dim_m", "dim_n", "dim_k")
+CONV_DIMS = ("dim_b", "in_channels", "out_channels", "kernel_size", "input_size", "stride", "padding")
+VECTOR_DIMS = ("dim_b", "dim_h")
+
+
+def shape_of(operator: str) -> tuple[str, ...] | None:
+    """The shape columns a call of ``operator`` carries (None for an operator :data:`CLASS_OF` does not know)."""
+    if operator not in CLASS_OF:
+        return None
+    return GEMM_DIMS if operator in ("bmm", "linear") else CONV_DIMS if operator == "conv2d" else VECTOR_DIMS
+
+
+def call_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The columns of one call that follow from its operator and shape, given as column values (``operator`` and
+    the shape columns): ``operator_class`` (:data:`CLASS_OF`), null for each shape column the operator does not
+    carry (:func:`shape_of`), and ``flops`` and ``bytes_min`` (:func:`nominal_work`) when every shape column it
+    carries is a finite number of at least 0. Empty for an operator the table does not know."""
+    operator = values.get("operator")
+    dims = shape_of(operator) if isinstance(operator, str) else None
+    if dims is None:
+        return {}
+    out: dict[str, Any] = {"operator_class": CLASS_OF[operator], **{c: None for c in KEY_DIMS if c not in dims}}
+    shape = {}
+    for c in dims:
+        try:
+            shape[c] = float(values.get(c))
+        except (TypeError, ValueError):
+            return out
+        if not math.isfinite(shape[c]) or shape[c] < 0:
+            return out
+    flops, nbytes = nominal_work(np.asarray([operator], dtype=object),
+                                 {c: np.asarray([shape.get(c, np.nan)]) for c in KEY_DIMS})
+    out.update(flops=float(flops[0]), bytes_min=float(nbytes[0]))
+    return out
 
 
 def nominal_work(operator: np.ndarray, d) -> tuple[np.ndarray, np.ndarray]:

@@ -255,7 +255,7 @@ def test_the_text_output_names_the_model_interval_and_neighbours(first, row, tmp
     (["predict", "no-such-task", "--gpu", "NVIDIA L4"], ["unknown task 'no-such-task'"]),
     (["predict", TASK, "--gpu", "NVIDIA H1000"], ["unknown GPU 'NVIDIA H1000'", "close names:", "'NVIDIA H100"]),
     (["predict", "operator-latency", "--gpu", "NVIDIA L4", "--set", "operator=add"],
-     ["missing column 'operator_class'", "task 'operator-latency' reads operator, operator_class, dim_b",
+     ["missing column 'dim_b'", "task 'operator-latency' reads operator, operator_class, dim_b",
       "kgpubench tasks operator-latency"]),
     (["predict", "operator-latency", "--gpu", "NVIDIA L4", "--set", "dim_q=3"], ["unknown column 'dim_q'"]),
     (["predict", "operator-latency", "--gpu", "NVIDIA L4", "--set", "gpu_sm_count=3"],
