@@ -52,19 +52,17 @@ from kgpubench.importers.common import (
     shown_path,
 )
 from kgpubench.schema import get_table
-from kgpubench.schema.operator_work import CLASS_OF, KEY_DIMS, nominal_work
+from kgpubench.schema.operator_work import CLASS_OF, KEY_DIMS, nominal_work, shape_of
 
-# Upstream OPName -> (operator, operator_class, shape family, elementwise arity for bytes).
+# Upstream OPName -> our operator (its class: CLASS_OF; its shape columns: shape_of; its work: nominal_work).
 OPERATOR_OF = {"bmm": "bmm", "linear": "linear", "conv": "conv2d", "ln": "layernorm", "softmax": "softmax",
                "add": "add", "addu": "addu", "mul": "mul", "mulu": "mulu", "div": "div", "divu": "divu",
                "pow": "pow", "powu": "powu", "relu": "relu", "gelu": "gelu", "tanh": "tanh"}
-GEMM_SHAPE = ("B", "M", "N", "K")
-CONV_SHAPE = ("B", "Input_Channel", "Output_Channel", "Kernel_Szie", "Input_Size", "Stride", "Padding")
-VEC_SHAPE = ("B", "H")
 # Upstream shape column -> our column.
 SHAPE_COLUMN = {"B": "dim_b", "M": "dim_m", "N": "dim_n", "K": "dim_k", "H": "dim_h", "Input_Channel": "in_channels",
                 "Output_Channel": "out_channels", "Kernel_Szie": "kernel_size", "Input_Size": "input_size",
                 "Stride": "stride", "Padding": "padding"}
+UPSTREAM_SHAPE = {ours: upstream for upstream, ours in SHAPE_COLUMN.items()}
 # The flat test files that are primary (when their test/ folder has no collect/): file stem -> allowed OPNames.
 FLAT_TEST_FILES = {"bmm": ("bmm",), "linear": ("linear",), "ln": ("ln",), "softmax": ("softmax",),
                    "elem": ("add", "addu", "mul", "mulu", "div", "divu", "pow", "powu", "relu", "gelu", "tanh")}
@@ -84,12 +82,9 @@ def device_of(label: str) -> str:
 
 
 def shape_columns(opname: str) -> tuple[str, ...]:
-    """The upstream shape columns of operator ``opname``."""
-    if opname in ("bmm", "linear"):
-        return GEMM_SHAPE
-    if opname == "conv":
-        return CONV_SHAPE
-    return VEC_SHAPE
+    """The upstream shape columns of operator ``opname`` (an ``OPERATOR_OF`` key): its operator's shape family
+    (:func:`~kgpubench.schema.operator_work.shape_of`) under upstream's names."""
+    return tuple(UPSTREAM_SHAPE[c] for c in shape_of(OPERATOR_OF[opname]))
 
 
 @dataclass(frozen=True)
